@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import { Counter, Histogram, Registry } from 'prom-client';
+import { registerAuthentication } from './http/authenticate.js';
+import { registerProblemHandlers } from './http/problem.js';
+import { accountRoutes } from './http/routes/accounts.js';
+import { oauthRoutes } from './http/routes/oauth.js';
+import { operationsRoutes } from './http/routes/operations.js';
+import type { Services } from './services.js';
+import type { Store } from './storage/database.js';
+
+/** Largest JSON body of an ordinary endpoint; the chunk and configuration routes set their own. */
+export const JSON_BODY_BYTES_MAX = 1024 * 1024;
+
+export interface AppDeps {
+  store: Store;
+  services: Services;
+  /** A pino logger configuration or instance; tests pass `false` or a capturing stream. */
+  logger?: FastifyServerOptions['logger'] | FastifyServerOptions['loggerInstance'];
+  version?: string;
+}
+
+function ajvFor(options: { coerceTypes: boolean | 'array' }): Ajv {
+  // Bodies are validated strictly (no coercion, unknown members rejected: contract section 0);
+  // query strings and path parameters are text, so they are coerced to the schema's types.
+  const ajv = new Ajv({
+    allErrors: true,
+    removeAdditional: false,
+    useDefaults: true,
+    coerceTypes: options.coerceTypes,
+    strict: false,
+  });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+/**
+ * Builds the HTTP application with every plugin and route registered. It never listens:
+ * `main.ts` does, and tests call `app.inject` (style: "build the app, never listen").
+ */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { store, services } = deps;
+  const loggerOptions =
+    deps.logger !== undefined && typeof deps.logger === 'object' && 'child' in deps.logger
+      ? { loggerInstance: deps.logger as FastifyServerOptions['loggerInstance'] }
+      : { logger: deps.logger ?? false };
+  const app = Fastify({
+    ...loggerOptions,
+    bodyLimit: JSON_BODY_BYTES_MAX,
+    genReqId: () => randomUUID(),
+    logController: new LogController({ requestIdLogLabel: 'reference' }),
+    requestIdHeader: false,
+    return503OnClosing: true,
+    forceCloseConnections: false,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const bodyAjv = ajvFor({ coerceTypes: false });
+  const textAjv = ajvFor({ coerceTypes: 'array' });
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    httpPart === 'body' ? bodyAjv.compile(schema) : textAjv.compile(schema),
+  );
+  app.addContentTypeParser(
+    ['application/merge-patch+json', 'application/problem+json'],
+    { parseAs: 'string' },
+    app.getDefaultJsonParser('error', 'error'),
+  );
+
+  registerProblemHandlers(app);
+
+  const registry = new Registry();
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route and status.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency, by method, route and status.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status_code: String(reply.statusCode),
+    };
+    requests.inc(labels);
+    latency.observe(labels, reply.elapsedTime / 1000);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Ledgerflow API',
+        version: deps.version ?? '0.1.0',
+        description:
+          'Financial data platform: ingestion sessions and chunks, Configuration Data, journals. Every /api/v1 call needs an OAuth 2.0 bearer token from POST /auth/token.',
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer' },
+          oauth2: { type: 'oauth2', flows: { clientCredentials: { tokenUrl: '/auth/token', scopes: {} } } },
+        },
+      },
+      security: [],
+    },
+    transform: ({ schema, url, route }) => {
+      const permission = route.config?.permission;
+      if (permission === undefined || schema === undefined) return { schema, url };
+      return {
+        schema: {
+          ...schema,
+          security: [{ bearer: [] }],
+          description: `${schema.description ?? ''}\n\nNeeds the permission \`${permission}\`.`.trim(),
+        },
+        url,
+      };
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  registerAuthentication(app, services.tokens);
+  operationsRoutes(app, store, registry);
+  oauthRoutes(app, services.tokens);
+  await app.register(accountRoutes, { accounts: services.accounts });
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

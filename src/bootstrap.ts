@@ -1,0 +1,26 @@
+import type { Env } from './env.js';
+import type { Services } from './services.js';
+
+/** What start-up did to the access data, for main to report. */
+export interface BootstrapReport {
+  adminCreated: boolean;
+  generatedAdminPassword: string | undefined;
+  bootstrapClientId: string | undefined;
+}
+
+/**
+ * Creates the first administrator on an empty store and makes sure the bootstrap credential of
+ * contract section 1 exists (owned by that administrator, who has every permission). Safe to
+ * run on every start and from several instances at once.
+ */
+export async function bootstrapAccess(env: Env, services: Services): Promise<BootstrapReport> {
+  const admin = await services.accounts.ensureFirstAdmin(env.adminEmail, env.adminPassword);
+  if (env.bootstrapClientId !== undefined && env.bootstrapClientSecret !== undefined) {
+    await services.accounts.ensureCredential(env.bootstrapClientId, env.bootstrapClientSecret, env.adminEmail.toLowerCase());
+  }
+  return {
+    adminCreated: admin.created,
+    generatedAdminPassword: admin.generatedPassword,
+    bootstrapClientId: env.bootstrapClientId,
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * Process settings from the environment (contract section 1). This is "env", not the
+ * Configuration Data document, which lives in the store.
+ */
+export interface Env {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  bootstrapClientId: string | undefined;
+  bootstrapClientSecret: string | undefined;
+  adminEmail: string;
+  adminPassword: string | undefined;
+  businessDate: string | undefined;
+  logLevel: string;
+}
+
+const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+const TTL_SECONDS_MAX = 366 * 24 * 3600;
+
+/** Thrown for a setting that cannot be used; main prints it and exits with status 2. */
+export class EnvError extends Error {}
+
+function integerSetting(
+  vars: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const text = vars[name];
+  if (text === undefined || text === '') return fallback;
+  if (!/^\d+$/.test(text)) throw new EnvError(`${name} must be a whole number, got "${text}"`);
+  const value = Number(text);
+  if (value < min || value > max) throw new EnvError(`${name} must be between ${min} and ${max}`);
+  return value;
+}
+
+function isRealDate(text: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
+  const date = new Date(`${text}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text);
+}
+
+/** Reads and checks every setting of contract section 1; throws EnvError naming the bad one. */
+export function parseEnv(vars: NodeJS.ProcessEnv): Env {
+  const databaseUrl = vars.DATABASE_URL || 'sqlite:./data/ledgerflow.db';
+  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
+    throw new EnvError('DATABASE_URL must start with sqlite: or postgres://');
+  }
+  const logLevel = vars.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.has(logLevel)) throw new EnvError(`LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}`);
+  const businessDate = vars.BUSINESS_DATE || undefined;
+  if (businessDate !== undefined && !isRealDate(businessDate)) {
+    throw new EnvError('BUSINESS_DATE must be a date YYYY-MM-DD');
+  }
+  const bootstrapClientId = vars.BOOTSTRAP_CLIENT_ID || undefined;
+  const bootstrapClientSecret = vars.BOOTSTRAP_CLIENT_SECRET || undefined;
+  if ((bootstrapClientId === undefined) !== (bootstrapClientSecret === undefined)) {
+    throw new EnvError('BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET must be set together');
+  }
+  return {
+    port: integerSetting(vars, 'PORT', 8080, 0, 65535),
+    host: vars.HOST || '127.0.0.1',
+    databaseUrl,
+    accessTokenTtlSeconds: integerSetting(vars, 'ACCESS_TOKEN_TTL', 300, 1, TTL_SECONDS_MAX),
+    refreshTokenTtlSeconds: integerSetting(vars, 'REFRESH_TOKEN_TTL', 1800, 1, TTL_SECONDS_MAX),
+    bootstrapClientId,
+    bootstrapClientSecret,
+    adminEmail: vars.ADMIN_EMAIL || 'admin@localhost',
+    adminPassword: vars.ADMIN_PASSWORD || undefined,
+    businessDate,
+    logLevel,
+  };
+}

@@ -1,0 +1,54 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../lib/errors.js';
+import type { Permission } from '../modules/auth/permissions.js';
+import type { Principal, TokenService } from '../modules/auth/token-service.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The permission a route needs (contract 2.3); routes without one are public. */
+    permission?: Permission;
+  }
+  interface FastifyRequest {
+    principal: Principal | undefined;
+  }
+}
+
+const BEARER = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/;
+
+/** The caller of a route that requires a permission; the hook below guarantees it is set. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (request.principal === undefined) throw new AppError('unauthorized', 'no authenticated caller');
+  return request.principal;
+}
+
+/**
+ * Authenticates every route that declares a permission, before its body is read: 401 with
+ * `WWW-Authenticate: Bearer` for a missing or bad token (RFC 6750 3), 403 naming the missing
+ * permission (contract 2.2).
+ */
+export function registerAuthentication(app: FastifyInstance, tokens: TokenService): void {
+  app.decorateRequest('principal', undefined);
+  app.addHook('onRequest', async (request) => {
+    const permission = request.routeOptions.config.permission;
+    if (permission === undefined) return;
+    const header = request.headers.authorization;
+    if (header === undefined) {
+      throw new AppError('unauthorized', 'this endpoint needs an access token: Authorization: Bearer <token>', {}, {
+        'www-authenticate': 'Bearer realm="ledgerflow"',
+      });
+    }
+    const match = BEARER.exec(header);
+    if (match?.[1] === undefined) {
+      throw new AppError('invalid-token', 'the Authorization header is not of the form Bearer <token>', {}, {
+        'www-authenticate': 'Bearer realm="ledgerflow", error="invalid_request"',
+      });
+    }
+    const principal = await tokens.authenticateBearer(match[1]);
+    if (!principal.permissions.has(permission)) {
+      throw new AppError('forbidden', `this request needs the permission ${permission}`, {
+        missingPermission: permission,
+      });
+    }
+    request.principal = principal;
+  });
+}

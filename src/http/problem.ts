@@ -1,0 +1,134 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, PROBLEMS, type ProblemCode, problemType } from '../lib/errors.js';
+import { OAuthError } from '../modules/auth/oauth-error.js';
+
+/** One failed rule of a request body or query, as a JSON Pointer path and a message. */
+export interface PathError {
+  path: string;
+  message: string;
+}
+
+interface AjvLikeError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+function pointerEscape(segment: string): string {
+  return segment.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+/** Turns Ajv errors into JSON Pointer paths that name the field at fault and the rule broken. */
+export function ajvErrorsToPaths(errors: readonly AjvLikeError[], prefix = ''): PathError[] {
+  return errors.map((error) => {
+    const base = `${prefix}${error.instancePath}`;
+    if (error.keyword === 'required' && typeof error.params.missingProperty === 'string') {
+      return { path: `${base}/${pointerEscape(error.params.missingProperty)}`, message: 'is required' };
+    }
+    if (error.keyword === 'additionalProperties' && typeof error.params.additionalProperty === 'string') {
+      return { path: `${base}/${pointerEscape(error.params.additionalProperty)}`, message: 'is not a known member' };
+    }
+    if (error.keyword === 'enum' && Array.isArray(error.params.allowedValues)) {
+      return { path: base, message: `must be one of ${error.params.allowedValues.join(', ')}` };
+    }
+    return { path: base, message: error.message ?? error.keyword };
+  });
+}
+
+/**
+ * Sends a problem+json answer (RFC 9457, contract section 0) whose `reference` is the request
+ * id, which is also on every log line of the request.
+ */
+export function sendProblem(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  code: ProblemCode,
+  detail: string,
+  extensions: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): FastifyReply {
+  const { status, title } = PROBLEMS[code];
+  for (const [name, value] of Object.entries(headers)) reply.header(name, value);
+  return reply
+    .code(status)
+    .type('application/problem+json')
+    .send({
+      type: problemType(code),
+      title,
+      status,
+      detail,
+      instance: request.url.split('?')[0],
+      timestamp: new Date().toISOString(),
+      reference: request.id,
+      ...extensions,
+    });
+}
+
+function frameworkProblem(error: FastifyError): { code: ProblemCode; detail: string; extensions?: Record<string, unknown> } {
+  if (error.validation !== undefined) {
+    const context = error.validationContext ?? 'body';
+    const prefix = context === 'body' ? '' : `/${context}`;
+    const errors = ajvErrorsToPaths(error.validation as AjvLikeError[], prefix);
+    const first = errors[0];
+    return {
+      code: 'validation-failed',
+      detail: first === undefined ? 'the request is not valid' : `${first.path || context} ${first.message}`,
+      extensions: { errors },
+    };
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { code: 'payload-too-large', detail: 'the body is larger than this endpoint accepts' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { code: 'unsupported-media-type', detail: error.message };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { code: 'malformed-json', detail: 'the body is empty; a JSON document is expected' };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { code: 'malformed-json', detail: error.message };
+  }
+  if (error instanceof SyntaxError || error.statusCode === 400) {
+    return { code: 'malformed-json', detail: `the body is not valid JSON: ${error.message}` };
+  }
+  if (error.statusCode === 413) return { code: 'payload-too-large', detail: error.message };
+  if (error.statusCode === 415) return { code: 'unsupported-media-type', detail: error.message };
+  if (error.statusCode === 431 || error.statusCode === 414) return { code: 'validation-failed', detail: error.message };
+  return { code: 'internal', detail: 'an unexpected error occurred; quote the reference when reporting it' };
+}
+
+/**
+ * Installs the error and not-found handlers: every failure becomes problem+json, except at the
+ * OAuth endpoints, which answer in RFC 6749's own form.
+ */
+export function registerProblemHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof OAuthError) {
+      if (error.error === 'invalid_client' && request.headers.authorization?.startsWith('Basic ')) {
+        reply.header('www-authenticate', 'Basic realm="ledgerflow"');
+      }
+      return reply
+        .code(error.status)
+        .header('cache-control', 'no-store')
+        .header('pragma', 'no-cache')
+        .send({ error: error.error, error_description: error.message });
+    }
+    if (error instanceof AppError) {
+      if (error.status >= 500) request.log.error({ err: error }, 'request failed');
+      return sendProblem(request, reply, error.code, error.message, error.extensions, error.headers);
+    }
+    const problem = frameworkProblem(error);
+    if (request.url.startsWith('/auth/') && problem.code !== 'internal') {
+      return reply
+        .code(PROBLEMS[problem.code].status)
+        .header('cache-control', 'no-store')
+        .send({ error: 'invalid_request', error_description: problem.detail });
+    }
+    if (problem.code === 'internal') request.log.error({ err: error }, 'request failed');
+    return sendProblem(request, reply, problem.code, problem.detail, problem.extensions);
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(request, reply, 'not-found', `no resource at ${request.method} ${request.url.split('?')[0]}`),
+  );
+}

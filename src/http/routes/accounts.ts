@@ -1,0 +1,138 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Accounts } from '../../modules/auth/accounts.js';
+import { CREDENTIAL_EXPIRY_DAYS_MAX } from '../../modules/auth/accounts.js';
+import { ROLE_NAMES } from '../../modules/auth/permissions.js';
+import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from '../schemas.js';
+
+const Credential = Type.Object({
+  clientId: Type.String(),
+  ownerEmail: Type.String(),
+  name: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+  expiresAt: Type.String({ format: 'date-time' }),
+  revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+
+const User = Type.Object({
+  email: Type.String(),
+  displayName: Type.String(),
+  roles: Type.Array(Type.String()),
+  disabled: Type.Boolean(),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+
+const RoleName = Type.Union(ROLE_NAMES.map((role) => Type.Literal(role)));
+
+/** Users and API credentials over HTTP (contract 2.3). */
+export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = async (app, { accounts }) => {
+  app.post(
+    '/api/v1/credentials',
+    {
+      config: { permission: 'credentials:manage' },
+      schema: {
+        tags: ['access'],
+        summary: 'Create an API credential; the secret is in this answer only',
+        body: Type.Object(
+          {
+            ownerEmail: Type.String({ description: 'E-mail of the user the credential acts for.' }),
+            name: Type.Optional(Type.String({ maxLength: 200 })),
+            expiresInDays: Type.Optional(
+              Type.Integer({ minimum: 1, maximum: CREDENTIAL_EXPIRY_DAYS_MAX, description: 'Default 90.' }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Type.Composite([Credential, Type.Object({ clientSecret: Type.String() })]), 404: Problem, ...AUTH_ERRORS },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await accounts.createCredential(request.body)),
+  );
+
+  app.get(
+    '/api/v1/credentials',
+    {
+      config: { permission: 'credentials:manage' },
+      schema: { tags: ['access'], summary: 'List credentials (never a secret)', querystring: Type.Object(PageQuery), response: { 200: Page(Credential), ...AUTH_ERRORS } },
+    },
+    async (request) => {
+      const { page, limit } = request.query;
+      const { rows, total } = await accounts.listCredentials(page, limit);
+      return pageOf(rows, page, limit, total);
+    },
+  );
+
+  app.delete(
+    '/api/v1/credentials/:clientId',
+    {
+      config: { permission: 'credentials:manage' },
+      schema: {
+        tags: ['access'],
+        summary: 'Revoke a credential; its tokens stop working at once',
+        params: Type.Object({ clientId: Type.String() }),
+        response: { 204: Type.Null(), 404: Problem, ...AUTH_ERRORS },
+      },
+    },
+    async (request, reply) => {
+      await accounts.revokeCredential(request.params.clientId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/api/v1/users',
+    {
+      config: { permission: 'users:manage' },
+      schema: {
+        tags: ['access'],
+        summary: 'Create a user',
+        body: Type.Object(
+          {
+            email: Type.String({ maxLength: 320 }),
+            displayName: Type.Optional(Type.String({ maxLength: 200 })),
+            roles: Type.Array(RoleName, { maxItems: ROLE_NAMES.length }),
+            password: Type.Optional(Type.String({ minLength: 12, maxLength: 256 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: User, 409: Problem, ...AUTH_ERRORS },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await accounts.createUser(request.body)),
+  );
+
+  app.get(
+    '/api/v1/users',
+    {
+      config: { permission: 'users:manage' },
+      schema: { tags: ['access'], summary: 'List users', querystring: Type.Object(PageQuery), response: { 200: Page(User), ...AUTH_ERRORS } },
+    },
+    async (request) => {
+      const { page, limit } = request.query;
+      const { rows, total } = await accounts.listUsers(page, limit);
+      return pageOf(rows, page, limit, total);
+    },
+  );
+
+  app.patch(
+    '/api/v1/users/:email',
+    {
+      config: { permission: 'users:manage' },
+      schema: {
+        tags: ['access'],
+        summary: 'Change a user: roles, display name, disabled (takes effect on the next request)',
+        params: Type.Object({ email: Type.String() }),
+        body: Type.Object(
+          {
+            roles: Type.Optional(Type.Array(RoleName, { maxItems: ROLE_NAMES.length })),
+            displayName: Type.Optional(Type.String({ maxLength: 200 })),
+            disabled: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: User, 404: Problem, ...AUTH_ERRORS },
+      },
+    },
+    async (request) => accounts.updateUser(request.params.email, request.body),
+  );
+};

@@ -1,0 +1,149 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { OAuthError } from '../../modules/auth/oauth-error.js';
+import type { ClientAuth, TokenService } from '../../modules/auth/token-service.js';
+
+/** Largest accepted form body at the OAuth endpoints. */
+const FORM_BODY_BYTES_MAX = 8 * 1024;
+
+type Form = Map<string, string[]>;
+
+function single(form: Form, name: string): string | undefined {
+  const values = form.get(name);
+  if (values === undefined) return undefined;
+  if (values.length !== 1) throw new OAuthError('invalid_request', `the field ${name} is repeated`);
+  return values[0];
+}
+
+function required(form: Form, name: string): string {
+  const value = single(form, name);
+  if (value === undefined || value === '') throw new OAuthError('invalid_request', `the field ${name} is required`);
+  return value;
+}
+
+/**
+ * Client authentication by form fields or HTTP Basic (RFC 6749 2.3.1), never both (contract
+ * 2.1). Basic credentials are form-urlencoded before base64, as the RFC says.
+ */
+function clientAuthOf(request: FastifyRequest, form: Form): ClientAuth {
+  const header = request.headers.authorization;
+  const formId = single(form, 'client_id');
+  const formSecret = single(form, 'client_secret');
+  if (header !== undefined) {
+    if (formSecret !== undefined) {
+      throw new OAuthError('invalid_request', 'use either HTTP Basic or client_secret in the form, not both');
+    }
+    const match = /^Basic ([A-Za-z0-9+/]+=*)$/.exec(header);
+    if (match?.[1] === undefined) throw new OAuthError('invalid_request', 'the Authorization header is not valid Basic');
+    const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) throw new OAuthError('invalid_request', 'the Basic credentials have no colon');
+    try {
+      const clientId = decodeURIComponent(decoded.slice(0, colon).replaceAll('+', ' '));
+      const clientSecret = decodeURIComponent(decoded.slice(colon + 1).replaceAll('+', ' '));
+      if (formId !== undefined && formId !== clientId) {
+        throw new OAuthError('invalid_request', 'client_id in the form differs from the Basic credentials');
+      }
+      return { clientId, clientSecret };
+    } catch (error) {
+      if (error instanceof OAuthError) throw error;
+      throw new OAuthError('invalid_request', 'the Basic credentials are not form-urlencoded');
+    }
+  }
+  if (formId === undefined || formId === '' || formSecret === undefined) {
+    throw new OAuthError('invalid_client', 'client authentication is required: client_id and client_secret, or HTTP Basic');
+  }
+  return { clientId: formId, clientSecret: formSecret };
+}
+
+function formOf(request: FastifyRequest): Form {
+  if (!(request.body instanceof Map)) {
+    throw new OAuthError('invalid_request', 'the body must be application/x-www-form-urlencoded');
+  }
+  return request.body as Form;
+}
+
+/**
+ * The OAuth 2.0 endpoints (contract 2.1): token, revocation (RFC 7009) and the authorisation
+ * server metadata (RFC 8414).
+ */
+export function oauthRoutes(app: FastifyInstance, tokens: TokenService): void {
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: FORM_BODY_BYTES_MAX },
+    (_request, body, done) => {
+      const form: Form = new Map();
+      for (const [name, value] of new URLSearchParams(String(body))) {
+        const values = form.get(name);
+        if (values === undefined) form.set(name, [value]);
+        else values.push(value);
+      }
+      done(null, form);
+    },
+  );
+
+  const noStore = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+  app.post(
+    '/auth/token',
+    {
+      bodyLimit: FORM_BODY_BYTES_MAX,
+      schema: {
+        tags: ['auth'],
+        summary: 'Request an access token (client credentials or refresh grant)',
+        description:
+          'Form fields `grant_type`, `client_id`, `client_secret` (or HTTP Basic), and `refresh_token` for the refresh grant. Errors are RFC 6749 `{error, error_description}`.',
+        consumes: ['application/x-www-form-urlencoded'],
+      },
+    },
+    async (request, reply) => {
+      const form = formOf(request);
+      const grantType = required(form, 'grant_type');
+      if (grantType !== 'client_credentials' && grantType !== 'refresh_token') {
+        throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
+      }
+      const auth = clientAuthOf(request, form);
+      const response =
+        grantType === 'client_credentials'
+          ? await tokens.clientCredentialsGrant(auth)
+          : await tokens.refreshGrant(auth, required(form, 'refresh_token'));
+      return reply.headers(noStore).send(response);
+    },
+  );
+
+  app.post(
+    '/auth/revoke',
+    {
+      bodyLimit: FORM_BODY_BYTES_MAX,
+      schema: {
+        tags: ['auth'],
+        summary: 'Revoke a token (RFC 7009)',
+        description: 'Form field `token`; client authentication as at the token endpoint. Always 200 for a known client.',
+        consumes: ['application/x-www-form-urlencoded'],
+      },
+    },
+    async (request, reply) => {
+      const form = formOf(request);
+      const token = required(form, 'token');
+      await tokens.revoke(clientAuthOf(request, form), token);
+      return reply.headers(noStore).send({});
+    },
+  );
+
+  app.get(
+    '/.well-known/oauth-authorization-server',
+    { schema: { tags: ['auth'], summary: 'Authorisation server metadata (RFC 8414)' } },
+    async (request) => {
+      const issuer = `${request.protocol}://${request.host}`;
+      return {
+        issuer,
+        token_endpoint: `${issuer}/auth/token`,
+        revocation_endpoint: `${issuer}/auth/revoke`,
+        grant_types_supported: ['client_credentials', 'refresh_token'],
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+        revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+        response_types_supported: ['none'],
+        service_documentation: `${issuer}/docs`,
+      };
+    },
+  );
+}

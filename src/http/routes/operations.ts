@@ -1,0 +1,23 @@
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import type { Registry } from 'prom-client';
+import { AppError } from '../../lib/errors.js';
+import type { Store } from '../../storage/database.js';
+
+/** Liveness, readiness and metrics (contract section 0); none needs a token. */
+export function operationsRoutes(app: FastifyInstance, store: Store, registry: Registry): void {
+  app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is alive' } }, async () => ({ status: 'ok' }));
+
+  app.get('/readyz', { schema: { tags: ['operations'], summary: 'Storage is reachable' } }, async () => {
+    try {
+      await sql`select 1`.execute(store.db);
+    } catch {
+      throw new AppError('unavailable', 'storage is not reachable');
+    }
+    return { status: 'ready' };
+  });
+
+  app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics', hide: false } }, async (_request, reply) =>
+    reply.type(registry.contentType).send(await registry.metrics()),
+  );
+}

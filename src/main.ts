@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { pino } from 'pino';
+import { buildApp } from './app.js';
+import { bootstrapAccess } from './bootstrap.js';
+import { EnvError, parseEnv } from './env.js';
+import { systemClock } from './lib/clock.js';
+import { createServices } from './services.js';
+import { migrateToLatest, openStore } from './storage/database.js';
+
+/** Log paths that could carry a secret; pino replaces them, whatever a plugin logs. */
+export const LOG_REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'client_secret',
+  'clientSecret',
+  'access_token',
+  'refresh_token',
+  'password',
+];
+
+async function main(): Promise<void> {
+  let env: ReturnType<typeof parseEnv>;
+  try {
+    env = parseEnv(process.env);
+  } catch (error) {
+    if (error instanceof EnvError) {
+      process.stderr.write(`ledgerflow: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = pino({ level: env.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } });
+  const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
+  const store = openStore(env.databaseUrl);
+  await migrateToLatest(store);
+  const services = createServices(store, systemClock, env);
+  const report = await bootstrapAccess(env, services);
+  const app = await buildApp({ store, services, logger, version: packageJson.version });
+
+  const address = await app.listen({ port: env.port, host: env.host });
+  const url = address.replace('[::1]', 'localhost');
+  logger.info({ url, dialect: store.dialect }, 'ledgerflow listening');
+  process.stdout.write(`Ledgerflow listening on ${url} (storage: ${store.dialect})\n`);
+  if (report.generatedAdminPassword !== undefined) {
+    process.stdout.write(
+      `First administrator ${env.adminEmail} created; generated password (shown once): ${report.generatedAdminPassword}\n`,
+    );
+  }
+  if (report.bootstrapClientId === undefined) {
+    process.stdout.write(
+      `Get a first token: create a credential with \`npx ledgerflow credentials create --owner ${env.adminEmail}\`, then\n` +
+        `  curl -s -X POST ${url}/auth/token -d grant_type=client_credentials -d client_id=ID -d client_secret=SECRET\n`,
+    );
+  } else {
+    process.stdout.write(
+      `Get a first token: curl -s -X POST ${url}/auth/token -d grant_type=client_credentials -d client_id=${report.bootstrapClientId} -d client_secret=$BOOTSTRAP_CLIENT_SECRET\n`,
+    );
+  }
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping: no new connections, finishing requests in flight');
+    // app.close stops accepting, waits for requests in flight, then runs the onClose hooks.
+    app
+      .close()
+      .then(() => store.close())
+      .then(() => {
+        logger.info('stopped');
+        logger.flush();
+        process.exit(0);
+      })
+      .catch((error: unknown) => {
+        logger.error({ err: error }, 'error while stopping');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`ledgerflow: failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,188 @@
+import type { Clock } from '../../lib/clock.js';
+import { AppError } from '../../lib/errors.js';
+import { newOpaqueToken } from '../../lib/ids.js';
+import { isRole, ROLE_NAMES } from './permissions.js';
+import { hashSecret, verifySecret } from './secret-hash.js';
+import type { AuthStore, CredentialRow, UserRow } from './store.js';
+
+/** Credentials expire after this many days unless another lifetime is asked for (contract 2.3). */
+export const CREDENTIAL_EXPIRY_DAYS_DEFAULT = 90;
+export const CREDENTIAL_EXPIRY_DAYS_MAX = 3650;
+const CLIENT_ID_PREFIX = 'lfc_';
+const CLIENT_SECRET_PREFIX = 'lfs_';
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
+
+/** A credential as shown to callers: never the secret, never its hash. */
+export interface CredentialView {
+  clientId: string;
+  ownerEmail: string;
+  name: string;
+  createdAt: string;
+  expiresAt: string;
+  revokedAt: string | null;
+}
+
+/** A user as shown to callers: never the password hash. */
+export interface UserView {
+  email: string;
+  displayName: string;
+  roles: string[];
+  disabled: boolean;
+  createdAt: string;
+}
+
+export function credentialView(row: CredentialRow): CredentialView {
+  return {
+    clientId: row.clientId,
+    ownerEmail: row.ownerEmail,
+    name: row.name,
+    createdAt: row.createdAt,
+    expiresAt: row.expiresAt,
+    revokedAt: row.revokedAt,
+  };
+}
+
+export function userView(row: UserRow): UserView {
+  return {
+    email: row.email,
+    displayName: row.displayName,
+    roles: row.roles,
+    disabled: row.disabled,
+    createdAt: row.createdAt,
+  };
+}
+
+function checkRoles(roles: readonly string[]): void {
+  const unknown = roles.filter((role) => !isRole(role));
+  if (unknown.length > 0) {
+    throw new AppError('validation-failed', `unknown role ${unknown.join(', ')}; roles are ${ROLE_NAMES.join(', ')}`, {
+      errors: [{ path: '/roles', message: `must be one of ${ROLE_NAMES.join(', ')}` }],
+    });
+  }
+}
+
+/**
+ * Users and API credentials (contract 2.3), shared by the HTTP endpoints and the CLI. Secrets
+ * and passwords are hashed with scrypt before they reach the store; a new secret is returned
+ * once, to the caller that created it.
+ */
+export class Accounts {
+  readonly #store: AuthStore;
+  readonly #clock: Clock;
+
+  constructor(store: AuthStore, clock: Clock) {
+    this.#store = store;
+    this.#clock = clock;
+  }
+
+  /**
+   * Creates a user. Errors: `validation-failed` (bad e-mail or role), `conflict` (the e-mail
+   * exists).
+   */
+  async createUser(input: { email: string; displayName?: string; roles: string[]; password?: string }): Promise<UserView> {
+    if (!EMAIL_PATTERN.test(input.email)) {
+      throw new AppError('validation-failed', 'email must be an e-mail address', {
+        errors: [{ path: '/email', message: 'must be an e-mail address' }],
+      });
+    }
+    checkRoles(input.roles);
+    const row: UserRow = {
+      email: input.email.toLowerCase(),
+      displayName: input.displayName ?? input.email,
+      passwordHash: input.password === undefined ? null : await hashSecret(input.password),
+      roles: [...new Set(input.roles)],
+      disabled: false,
+      createdAt: this.#clock.now().toISOString(),
+    };
+    if (!(await this.#store.insertUser(row))) {
+      throw new AppError('conflict', `a user with e-mail ${row.email} exists already`);
+    }
+    return userView(row);
+  }
+
+  /** Changes a user's roles, name or disabled flag. Errors: `not-found`, `validation-failed`. */
+  async updateUser(email: string, change: { roles?: string[]; disabled?: boolean; displayName?: string }): Promise<UserView> {
+    if (change.roles !== undefined) checkRoles(change.roles);
+    const row = await this.#store.updateUser(email.toLowerCase(), change);
+    if (row === undefined) throw new AppError('not-found', `no user with e-mail ${email}`);
+    return userView(row);
+  }
+
+  async listUsers(page: number, limit: number): Promise<{ rows: UserView[]; total: number }> {
+    const { rows, total } = await this.#store.listUsers(page, limit);
+    return { rows: rows.map(userView), total };
+  }
+
+  /**
+   * Creates a credential for an existing owner and returns it with its secret, the only time
+   * the secret is ever available. Errors: `not-found` (no such owner), `validation-failed`.
+   */
+  async createCredential(input: {
+    ownerEmail: string;
+    name?: string;
+    expiresInDays?: number;
+  }): Promise<CredentialView & { clientSecret: string }> {
+    const owner = await this.#store.findUser(input.ownerEmail.toLowerCase());
+    if (owner === undefined) throw new AppError('not-found', `no user with e-mail ${input.ownerEmail}`);
+    const days = input.expiresInDays ?? CREDENTIAL_EXPIRY_DAYS_DEFAULT;
+    if (!Number.isInteger(days) || days < 1 || days > CREDENTIAL_EXPIRY_DAYS_MAX) {
+      throw new AppError('validation-failed', `expiresInDays must be a whole number from 1 to ${CREDENTIAL_EXPIRY_DAYS_MAX}`, {
+        errors: [{ path: '/expiresInDays', message: `must be from 1 to ${CREDENTIAL_EXPIRY_DAYS_MAX}` }],
+      });
+    }
+    const clientId = newOpaqueToken(CLIENT_ID_PREFIX).slice(0, CLIENT_ID_PREFIX.length + 24);
+    const clientSecret = newOpaqueToken(CLIENT_SECRET_PREFIX);
+    return { ...(await this.#saveCredential(clientId, clientSecret, owner.email, input.name ?? clientId, days)), clientSecret };
+  }
+
+  /**
+   * Makes sure a credential with exactly this id and secret exists, owned by `ownerEmail`
+   * (BOOTSTRAP_CLIENT_ID / BOOTSTRAP_CLIENT_SECRET, contract section 1). It is re-hashed only
+   * when missing or when the secret changed.
+   */
+  async ensureCredential(clientId: string, clientSecret: string, ownerEmail: string): Promise<void> {
+    const existing = await this.#store.findCredential(clientId);
+    if (existing !== undefined && existing.revokedAt === null && existing.ownerEmail === ownerEmail) {
+      if (await verifySecret(clientSecret, existing.secretHash)) return;
+    }
+    await this.#saveCredential(clientId, clientSecret, ownerEmail, 'bootstrap', CREDENTIAL_EXPIRY_DAYS_MAX);
+  }
+
+  async listCredentials(page: number, limit: number): Promise<{ rows: CredentialView[]; total: number }> {
+    const { rows, total } = await this.#store.listCredentials(page, limit);
+    return { rows: rows.map(credentialView), total };
+  }
+
+  /** Revokes a credential at once; its live tokens stop working. Errors: `not-found`. */
+  async revokeCredential(clientId: string): Promise<void> {
+    if (!(await this.#store.revokeCredential(clientId, this.#clock.now().toISOString()))) {
+      throw new AppError('not-found', `no credential with client id ${clientId}`);
+    }
+  }
+
+  /**
+   * Creates the first administrator when the store has no user yet (contract section 1).
+   * Returns the generated password when one was made, so the caller can print it once.
+   */
+  async ensureFirstAdmin(email: string, password: string | undefined): Promise<{ created: boolean; generatedPassword?: string }> {
+    if ((await this.#store.countUsers()) > 0) return { created: false };
+    const generated = password === undefined ? newOpaqueToken('') : undefined;
+    await this.createUser({ email, displayName: 'Administrator', roles: ['admin'], password: password ?? generated });
+    return generated === undefined ? { created: true } : { created: true, generatedPassword: generated };
+  }
+
+  async #saveCredential(clientId: string, secret: string, ownerEmail: string, name: string, days: number): Promise<CredentialView> {
+    const now = this.#clock.now();
+    const row: CredentialRow = {
+      clientId,
+      secretHash: await hashSecret(secret),
+      ownerEmail,
+      name,
+      createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + days * 24 * 3600 * 1000).toISOString(),
+      revokedAt: null,
+    };
+    await this.#store.upsertCredential(row);
+    return credentialView(row);
+  }
+}

@@ -1,0 +1,87 @@
+import { createHmac, randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
+
+/**
+ * scrypt cost (RFC 7914): N = 2^15, r = 8, p = 1 needs 32 MiB and about 60 ms per hash here,
+ * above the OWASP minimum. The parameters are stored in every hash, so they can be raised later
+ * without invalidating existing secrets.
+ */
+const SCRYPT_N = 2 ** 15;
+const SCRYPT_R = 8;
+const SCRYPT_P = 1;
+const SCRYPT_KEY_BYTES = 32;
+const SCRYPT_SALT_BYTES = 16;
+const SCRYPT_MAXMEM_BYTES = 256 * 1024 * 1024;
+
+function scryptAsync(secret: string, salt: Buffer, keyBytes: number, options: ScryptOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    scrypt(secret, salt, keyBytes, options, (error, key) => (error ? reject(error) : resolve(key)));
+  });
+}
+
+/** A slow salted hash of a secret or password: `scrypt$N$r$p$salt$key` (base64url parts). */
+export async function hashSecret(secret: string): Promise<string> {
+  const salt = randomBytes(SCRYPT_SALT_BYTES);
+  const key = await scryptAsync(secret, salt, SCRYPT_KEY_BYTES, {
+    N: SCRYPT_N,
+    r: SCRYPT_R,
+    p: SCRYPT_P,
+    maxmem: SCRYPT_MAXMEM_BYTES,
+  });
+  return ['scrypt', SCRYPT_N, SCRYPT_R, SCRYPT_P, salt.toString('base64url'), key.toString('base64url')].join('$');
+}
+
+/**
+ * Checks a secret against a stored hash in constant time (the comparison does not depend on
+ * where the keys differ). A malformed stored hash never matches.
+ */
+export async function verifySecret(secret: string, stored: string): Promise<boolean> {
+  const parts = stored.split('$');
+  if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
+  const [, n, r, p, saltText, keyText] = parts;
+  const expected = Buffer.from(keyText ?? '', 'base64url');
+  if (expected.length !== SCRYPT_KEY_BYTES) return false;
+  const key = await scryptAsync(secret, Buffer.from(saltText ?? '', 'base64url'), expected.length, {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+    maxmem: SCRYPT_MAXMEM_BYTES,
+  });
+  return timingSafeEqual(key, expected);
+}
+
+/** Entries at most in the cache of recently verified secrets. */
+const VERIFIED_CACHE_ENTRIES_MAX = 10_000;
+/** How long a verified secret is remembered. */
+const VERIFIED_CACHE_TTL_MS = 10 * 60 * 1000;
+
+/**
+ * Remembers, in this process's memory only, that a secret matched a stored hash, so that a
+ * client asking for tokens again does not pay the full scrypt cost each time (ADR 0003). What is
+ * kept is an HMAC of the secret under a key made at start and never stored, tied to the exact
+ * stored hash: a changed or removed credential does not match. Revocation and expiry are
+ * checked from the store on every request regardless.
+ */
+export class VerifiedSecretCache {
+  readonly #key = randomBytes(32);
+  readonly #entries = new Map<string, { mac: Buffer; untilMs: number }>();
+
+  #mac(storedHash: string, secret: string): Buffer {
+    return createHmac('sha256', this.#key).update(storedHash).update('\0').update(secret).digest();
+  }
+
+  /** True when this secret was verified against this stored hash recently. */
+  has(storedHash: string, secret: string, nowMs: number): boolean {
+    const entry = this.#entries.get(storedHash);
+    if (entry === undefined || entry.untilMs < nowMs) return false;
+    return timingSafeEqual(entry.mac, this.#mac(storedHash, secret));
+  }
+
+  /** Records a successful verification. */
+  add(storedHash: string, secret: string, nowMs: number): void {
+    if (this.#entries.size >= VERIFIED_CACHE_ENTRIES_MAX) {
+      const oldest = this.#entries.keys().next();
+      if (!oldest.done) this.#entries.delete(oldest.value);
+    }
+    this.#entries.set(storedHash, { mac: this.#mac(storedHash, secret), untilMs: nowMs + VERIFIED_CACHE_TTL_MS });
+  }
+}

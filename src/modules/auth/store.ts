@@ -1,0 +1,76 @@
+/** A user as stored (contract 2.3). */
+export interface UserRow {
+  email: string;
+  displayName: string;
+  passwordHash: string | null;
+  roles: string[];
+  disabled: boolean;
+  createdAt: string;
+}
+
+/** A credential as stored; the secret exists only as its slow hash. */
+export interface CredentialRow {
+  clientId: string;
+  secretHash: string;
+  ownerEmail: string;
+  name: string;
+  createdAt: string;
+  expiresAt: string;
+  revokedAt: string | null;
+}
+
+/** A token as stored: only its SHA-256, never the token itself. */
+export interface TokenRow {
+  tokenHash: string;
+  kind: 'access' | 'refresh';
+  familyId: string;
+  clientId: string;
+  issuedAt: string;
+  expiresAt: string;
+  usedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** Everything needed to decide whether an access token may call the API, in one read. */
+export interface TokenGrantView {
+  token: TokenRow;
+  familyRevokedAt: string | null;
+  credential: CredentialRow;
+  owner: UserRow;
+}
+
+/**
+ * The storage port of the auth module, implemented in `storage/auth-store.ts`. Every method is
+ * one statement or one transaction, safe when several instances share one database.
+ */
+export interface AuthStore {
+  findUser(email: string): Promise<UserRow | undefined>;
+  listUsers(page: number, limit: number): Promise<{ rows: UserRow[]; total: number }>;
+  /** Inserts a user; returns false when the e-mail exists already. */
+  insertUser(user: UserRow): Promise<boolean>;
+  updateUser(email: string, change: { roles?: string[]; disabled?: boolean; displayName?: string }): Promise<UserRow | undefined>;
+  countUsers(): Promise<number>;
+
+  findCredential(clientId: string): Promise<CredentialRow | undefined>;
+  /** Inserts a credential, or replaces the secret hash and owner of an existing one (bootstrap). */
+  upsertCredential(credential: CredentialRow): Promise<void>;
+  listCredentials(page: number, limit: number): Promise<{ rows: CredentialRow[]; total: number }>;
+  /** Marks a credential revoked; returns false when it does not exist. */
+  revokeCredential(clientId: string, at: string): Promise<boolean>;
+
+  /** Stores a new token family with its first tokens. */
+  insertFamily(familyId: string, clientId: string, at: string, tokens: TokenRow[]): Promise<void>;
+  insertTokens(tokens: TokenRow[]): Promise<void>;
+  findToken(tokenHash: string): Promise<(TokenRow & { familyRevokedAt: string | null }) | undefined>;
+  /** The access-check view of a token, or undefined when no such token exists. */
+  findGrant(tokenHash: string): Promise<TokenGrantView | undefined>;
+  /**
+   * Marks a refresh token used, only if it was not used before. Returns false when another
+   * request used it first (the caller then treats it as reuse).
+   */
+  markRefreshTokenUsed(tokenHash: string, at: string): Promise<boolean>;
+  revokeFamily(familyId: string, at: string): Promise<void>;
+  revokeToken(tokenHash: string, at: string): Promise<void>;
+  /** Deletes tokens that expired before `before`; returns how many. */
+  purgeExpiredTokens(before: string): Promise<number>;
+}

@@ -1,0 +1,212 @@
+import type { Clock } from '../../lib/clock.js';
+import { AppError } from '../../lib/errors.js';
+import { newOpaqueToken, newUuid, sha256Hex } from '../../lib/ids.js';
+import { OAuthError } from './oauth-error.js';
+import { type Permission, permissionsOf } from './permissions.js';
+import { VerifiedSecretCache, verifySecret } from './secret-hash.js';
+import type { AuthStore, CredentialRow, TokenRow, UserRow } from './store.js';
+
+/** Prefixes make a leaked token recognisable by secret scanners and tell the kinds apart. */
+const ACCESS_TOKEN_PREFIX = 'lfa_';
+const REFRESH_TOKEN_PREFIX = 'lfr_';
+/** A token longer than this is not one of ours; rejected before any hashing. */
+export const TOKEN_LENGTH_MAX = 128;
+/** Client ids and secrets longer than this are rejected before any hashing. */
+export const CLIENT_FIELD_LENGTH_MAX = 256;
+
+export interface TokenLifetimes {
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+}
+
+/** The token response of seed 2.1. */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  refresh_expires_in: number;
+}
+
+/** Who is calling, as established from a valid access token (roles as they are now). */
+export interface Principal {
+  clientId: string;
+  ownerEmail: string;
+  roles: string[];
+  permissions: Set<Permission>;
+}
+
+/** Client authentication as presented at the token or revocation endpoint. */
+export interface ClientAuth {
+  clientId: string;
+  clientSecret: string;
+}
+
+/**
+ * The OAuth 2.0 authorisation server and resource-server check (contract 2.1, 2.2): client
+ * credentials and refresh grants with rotation and reuse detection (RFC 9700 4.14), revocation
+ * (RFC 7009) and bearer validation. Tokens are opaque random strings stored as SHA-256 (ADR
+ * 0003), so revoking a credential or disabling a user takes effect on the next request on every
+ * instance: each check reads the store.
+ */
+export class TokenService {
+  readonly #store: AuthStore;
+  readonly #clock: Clock;
+  readonly #lifetimes: TokenLifetimes;
+  readonly #verified = new VerifiedSecretCache();
+
+  constructor(store: AuthStore, clock: Clock, lifetimes: TokenLifetimes) {
+    this.#store = store;
+    this.#clock = clock;
+    this.#lifetimes = lifetimes;
+  }
+
+  /**
+   * Authenticates a client and checks that its owner may log in. Errors: `invalid_client`
+   * (unknown, wrong secret, expired, revoked), `unauthorized_client` (owner disabled or without
+   * a role that grants API access).
+   */
+  async authenticateClient(auth: ClientAuth): Promise<{ credential: CredentialRow; owner: UserRow }> {
+    const invalid = new OAuthError('invalid_client', 'client authentication failed');
+    if (auth.clientId.length > CLIENT_FIELD_LENGTH_MAX || auth.clientSecret.length > CLIENT_FIELD_LENGTH_MAX) {
+      throw invalid;
+    }
+    const credential = await this.#store.findCredential(auth.clientId);
+    const nowMs = this.#clock.now().getTime();
+    if (credential === undefined) {
+      // Spend the same time as a real check, so response times do not reveal which ids exist.
+      await verifySecret(auth.clientSecret, DUMMY_HASH);
+      throw invalid;
+    }
+    if (!this.#verified.has(credential.secretHash, auth.clientSecret, nowMs)) {
+      if (!(await verifySecret(auth.clientSecret, credential.secretHash))) throw invalid;
+      this.#verified.add(credential.secretHash, auth.clientSecret, nowMs);
+    }
+    if (credential.revokedAt !== null) throw new OAuthError('invalid_client', 'the credential has been revoked');
+    if (Date.parse(credential.expiresAt) <= nowMs) throw new OAuthError('invalid_client', 'the credential has expired');
+    const owner = await this.#store.findUser(credential.ownerEmail);
+    if (owner === undefined || owner.disabled) {
+      throw new OAuthError('unauthorized_client', 'the owner of this credential is disabled');
+    }
+    if (permissionsOf(owner.roles).size === 0) {
+      throw new OAuthError('unauthorized_client', 'the owner of this credential has no role that allows API access');
+    }
+    return { credential, owner };
+  }
+
+  /** The client credentials grant (RFC 6749 4.4): a new token family. */
+  async clientCredentialsGrant(auth: ClientAuth): Promise<TokenResponse> {
+    const { credential } = await this.authenticateClient(auth);
+    const familyId = newUuid();
+    const { response, rows } = this.#mint(familyId, credential.clientId);
+    await this.#store.insertFamily(familyId, credential.clientId, this.#clock.now().toISOString(), rows);
+    return response;
+  }
+
+  /**
+   * The refresh grant (RFC 6749 6) with rotation: the used refresh token is spent, and a second
+   * use of it revokes its whole family (contract 2.1). Errors: those of `authenticateClient`,
+   * then `invalid_grant`.
+   */
+  async refreshGrant(auth: ClientAuth, refreshToken: string): Promise<TokenResponse> {
+    const { credential } = await this.authenticateClient(auth);
+    const invalid = (why: string) => new OAuthError('invalid_grant', why);
+    if (!refreshToken.startsWith(REFRESH_TOKEN_PREFIX) || refreshToken.length > TOKEN_LENGTH_MAX) {
+      throw invalid('the refresh token is not valid');
+    }
+    const hash = sha256Hex(refreshToken);
+    const token = await this.#store.findToken(hash);
+    const now = this.#clock.now();
+    if (token === undefined || token.kind !== 'refresh') throw invalid('the refresh token is not valid');
+    if (token.clientId !== credential.clientId) throw invalid('the refresh token was issued to another client');
+    if (token.revokedAt !== null || token.familyRevokedAt !== null) throw invalid('the refresh token has been revoked');
+    if (Date.parse(token.expiresAt) <= now.getTime()) throw invalid('the refresh token has expired');
+    if (token.usedAt !== null || !(await this.#store.markRefreshTokenUsed(hash, now.toISOString()))) {
+      await this.#store.revokeFamily(token.familyId, now.toISOString());
+      throw invalid('the refresh token was used before; every token of its grant is now revoked');
+    }
+    const { response, rows } = this.#mint(token.familyId, credential.clientId);
+    await this.#store.insertTokens(rows);
+    return response;
+  }
+
+  /**
+   * Token revocation (RFC 7009): a client revokes one of its own tokens; revoking a refresh
+   * token revokes its whole family. Unknown tokens and other clients' tokens are ignored, as
+   * the RFC asks, so the answer reveals nothing.
+   */
+  async revoke(auth: ClientAuth, token: string): Promise<void> {
+    const { credential } = await this.authenticateClient(auth);
+    if (token.length > TOKEN_LENGTH_MAX) return;
+    const hash = sha256Hex(token);
+    const row = await this.#store.findToken(hash);
+    if (row === undefined || row.clientId !== credential.clientId) return;
+    const at = this.#clock.now().toISOString();
+    if (row.kind === 'refresh') await this.#store.revokeFamily(row.familyId, at);
+    else await this.#store.revokeToken(hash, at);
+  }
+
+  /**
+   * Validates a bearer access token (RFC 6750) and returns the caller with the roles its owner
+   * has now. Errors: AppError `invalid-token` (401) for a token that is unknown, malformed,
+   * expired or revoked, whose credential is revoked or expired, or whose owner is disabled.
+   */
+  async authenticateBearer(accessToken: string): Promise<Principal> {
+    const reject = (why: string) =>
+      new AppError('invalid-token', why, {}, { 'www-authenticate': `Bearer error="invalid_token", error_description="${why}"` });
+    if (!accessToken.startsWith(ACCESS_TOKEN_PREFIX) || accessToken.length > TOKEN_LENGTH_MAX) {
+      throw reject('the access token is malformed');
+    }
+    const grant = await this.#store.findGrant(sha256Hex(accessToken));
+    const nowMs = this.#clock.now().getTime();
+    if (grant === undefined || grant.token.kind !== 'access') throw reject('the access token is not known');
+    if (Date.parse(grant.token.expiresAt) <= nowMs) throw reject('the access token has expired');
+    if (grant.token.revokedAt !== null || grant.familyRevokedAt !== null) throw reject('the access token has been revoked');
+    if (grant.credential.revokedAt !== null) throw reject('the credential of this token has been revoked');
+    if (Date.parse(grant.credential.expiresAt) <= nowMs) throw reject('the credential of this token has expired');
+    if (grant.owner.disabled) throw reject('the owner of this token is disabled');
+    return {
+      clientId: grant.credential.clientId,
+      ownerEmail: grant.owner.email,
+      roles: grant.owner.roles,
+      permissions: permissionsOf(grant.owner.roles),
+    };
+  }
+
+  /** Deletes tokens that expired more than a day ago, so the token table does not grow forever. */
+  async purgeExpired(): Promise<number> {
+    const before = new Date(this.#clock.now().getTime() - 24 * 3600 * 1000).toISOString();
+    return this.#store.purgeExpiredTokens(before);
+  }
+
+  #mint(familyId: string, clientId: string): { response: TokenResponse; rows: TokenRow[] } {
+    const now = this.#clock.now();
+    const access = newOpaqueToken(ACCESS_TOKEN_PREFIX);
+    const refresh = newOpaqueToken(REFRESH_TOKEN_PREFIX);
+    const { accessTokenTtlSeconds, refreshTokenTtlSeconds } = this.#lifetimes;
+    const row = (token: string, kind: TokenRow['kind'], ttlSeconds: number): TokenRow => ({
+      tokenHash: sha256Hex(token),
+      kind,
+      familyId,
+      clientId,
+      issuedAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + ttlSeconds * 1000).toISOString(),
+      usedAt: null,
+      revokedAt: null,
+    });
+    return {
+      response: {
+        access_token: access,
+        token_type: 'Bearer',
+        expires_in: accessTokenTtlSeconds,
+        refresh_token: refresh,
+        refresh_expires_in: refreshTokenTtlSeconds,
+      },
+      rows: [row(access, 'access', accessTokenTtlSeconds), row(refresh, 'refresh', refreshTokenTtlSeconds)],
+    };
+  }
+}
+
+/** A well-formed hash of a random value, used to spend scrypt time for unknown client ids. */
+const DUMMY_HASH =
+  'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';

@@ -1,0 +1,24 @@
+import type { Env } from './env.js';
+import type { Clock } from './lib/clock.js';
+import { Accounts } from './modules/auth/accounts.js';
+import { TokenService } from './modules/auth/token-service.js';
+import { createAuthStore } from './storage/auth-store.js';
+import type { Store } from './storage/database.js';
+
+/** The settings of `Env` that the modules use. */
+export type ServiceSettings = Pick<Env, 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'businessDate'>;
+
+/** Every module service, wired to one store and one clock; shared by the app, main and the CLI. */
+export interface Services {
+  tokens: TokenService;
+  accounts: Accounts;
+}
+
+/** Wires the module services to their storage adapters. */
+export function createServices(store: Store, clock: Clock, settings: ServiceSettings): Services {
+  const authStore = createAuthStore(store.db);
+  return {
+    tokens: new TokenService(authStore, clock, settings),
+    accounts: new Accounts(authStore, clock),
+  };
+}

@@ -1,0 +1,277 @@
+import type { Kysely, Selectable, Updateable } from 'kysely';
+import type { AuthStore, CredentialRow, TokenRow, UserRow } from '../modules/auth/store.js';
+import type { CredentialsTable, Database, OAuthTokensTable, UsersTable } from './schema.js';
+
+function toUser(row: Selectable<UsersTable>): UserRow {
+  return {
+    email: row.email,
+    displayName: row.display_name,
+    passwordHash: row.password_hash,
+    roles: JSON.parse(row.roles) as string[],
+    disabled: Number(row.disabled) === 1,
+    createdAt: row.created_at,
+  };
+}
+
+function toCredential(row: Selectable<CredentialsTable>): CredentialRow {
+  return {
+    clientId: row.client_id,
+    secretHash: row.secret_hash,
+    ownerEmail: row.owner_email,
+    name: row.name,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function toToken(row: Selectable<OAuthTokensTable>): TokenRow {
+  return {
+    tokenHash: row.token_hash,
+    kind: row.kind,
+    familyId: row.family_id,
+    clientId: row.client_id,
+    issuedAt: row.issued_at,
+    expiresAt: row.expires_at,
+    usedAt: row.used_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function tokenValues(token: TokenRow) {
+  return {
+    token_hash: token.tokenHash,
+    kind: token.kind,
+    family_id: token.familyId,
+    client_id: token.clientId,
+    issued_at: token.issuedAt,
+    expires_at: token.expiresAt,
+    used_at: token.usedAt,
+    revoked_at: token.revokedAt,
+  };
+}
+
+/** The auth module's port over Kysely; the same statements on SQLite and PostgreSQL. */
+export function createAuthStore(db: Kysely<Database>): AuthStore {
+  return {
+    async findUser(email) {
+      const row = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+      return row === undefined ? undefined : toUser(row);
+    },
+
+    async listUsers(page, limit) {
+      const rows = await db
+        .selectFrom('users')
+        .selectAll()
+        .orderBy('email')
+        .limit(limit)
+        .offset(page * limit)
+        .execute();
+      const { total } = await db
+        .selectFrom('users')
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
+      return { rows: rows.map(toUser), total: Number(total) };
+    },
+
+    async insertUser(user) {
+      const result = await db
+        .insertInto('users')
+        .values({
+          email: user.email,
+          display_name: user.displayName,
+          password_hash: user.passwordHash,
+          roles: JSON.stringify(user.roles),
+          disabled: user.disabled ? 1 : 0,
+          created_at: user.createdAt,
+        })
+        .onConflict((oc) => oc.column('email').doNothing())
+        .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+    },
+
+    async updateUser(email, change) {
+      const values: Updateable<UsersTable> = {};
+      if (change.roles !== undefined) values.roles = JSON.stringify(change.roles);
+      if (change.disabled !== undefined) values.disabled = change.disabled ? 1 : 0;
+      if (change.displayName !== undefined) values.display_name = change.displayName;
+      if (Object.keys(values).length > 0) {
+        await db.updateTable('users').set(values).where('email', '=', email).execute();
+      }
+      const row = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+      return row === undefined ? undefined : toUser(row);
+    },
+
+    async countUsers() {
+      const { total } = await db
+        .selectFrom('users')
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
+      return Number(total);
+    },
+
+    async findCredential(clientId) {
+      const row = await db.selectFrom('credentials').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+      return row === undefined ? undefined : toCredential(row);
+    },
+
+    async upsertCredential(credential) {
+      const values = {
+        client_id: credential.clientId,
+        secret_hash: credential.secretHash,
+        owner_email: credential.ownerEmail,
+        name: credential.name,
+        created_at: credential.createdAt,
+        expires_at: credential.expiresAt,
+        revoked_at: credential.revokedAt,
+      };
+      await db
+        .insertInto('credentials')
+        .values(values)
+        .onConflict((oc) =>
+          oc.column('client_id').doUpdateSet({
+            secret_hash: values.secret_hash,
+            owner_email: values.owner_email,
+            expires_at: values.expires_at,
+            revoked_at: null,
+          }),
+        )
+        .execute();
+    },
+
+    async listCredentials(page, limit) {
+      const rows = await db
+        .selectFrom('credentials')
+        .selectAll()
+        .orderBy('created_at', 'desc')
+        .orderBy('client_id')
+        .limit(limit)
+        .offset(page * limit)
+        .execute();
+      const { total } = await db
+        .selectFrom('credentials')
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
+      return { rows: rows.map(toCredential), total: Number(total) };
+    },
+
+    async revokeCredential(clientId, at) {
+      const exists = await db.selectFrom('credentials').select('client_id').where('client_id', '=', clientId).executeTakeFirst();
+      if (exists === undefined) return false;
+      await db
+        .updateTable('credentials')
+        .set({ revoked_at: at })
+        .where('client_id', '=', clientId)
+        .where('revoked_at', 'is', null)
+        .execute();
+      return true;
+    },
+
+    async insertFamily(familyId, clientId, at, tokens) {
+      await db.transaction().execute(async (trx) => {
+        await trx.insertInto('token_families').values({ family_id: familyId, client_id: clientId, created_at: at, revoked_at: null }).execute();
+        await trx.insertInto('oauth_tokens').values(tokens.map(tokenValues)).execute();
+      });
+    },
+
+    async insertTokens(tokens) {
+      await db.insertInto('oauth_tokens').values(tokens.map(tokenValues)).execute();
+    },
+
+    async findToken(tokenHash) {
+      const row = await db
+        .selectFrom('oauth_tokens as t')
+        .innerJoin('token_families as f', 'f.family_id', 't.family_id')
+        .selectAll('t')
+        .select('f.revoked_at as family_revoked_at')
+        .where('t.token_hash', '=', tokenHash)
+        .executeTakeFirst();
+      if (row === undefined) return undefined;
+      return { ...toToken(row), familyRevokedAt: row.family_revoked_at };
+    },
+
+    async findGrant(tokenHash) {
+      const row = await db
+        .selectFrom('oauth_tokens as t')
+        .innerJoin('token_families as f', 'f.family_id', 't.family_id')
+        .innerJoin('credentials as c', 'c.client_id', 't.client_id')
+        .innerJoin('users as u', 'u.email', 'c.owner_email')
+        .selectAll('t')
+        .select([
+          'f.revoked_at as family_revoked_at',
+          'c.secret_hash',
+          'c.owner_email',
+          'c.name',
+          'c.created_at as credential_created_at',
+          'c.expires_at as credential_expires_at',
+          'c.revoked_at as credential_revoked_at',
+          'u.email',
+          'u.display_name',
+          'u.roles',
+          'u.disabled',
+          'u.created_at as user_created_at',
+        ])
+        .where('t.token_hash', '=', tokenHash)
+        .executeTakeFirst();
+      if (row === undefined) return undefined;
+      return {
+        token: toToken(row),
+        familyRevokedAt: row.family_revoked_at,
+        credential: toCredential({
+          client_id: row.client_id,
+          secret_hash: row.secret_hash,
+          owner_email: row.owner_email,
+          name: row.name,
+          created_at: row.credential_created_at,
+          expires_at: row.credential_expires_at,
+          revoked_at: row.credential_revoked_at,
+        }),
+        owner: toUser({
+          email: row.email,
+          display_name: row.display_name,
+          password_hash: null,
+          roles: row.roles,
+          disabled: row.disabled,
+          created_at: row.user_created_at,
+        }),
+      };
+    },
+
+    async markRefreshTokenUsed(tokenHash, at) {
+      const result = await db
+        .updateTable('oauth_tokens')
+        .set({ used_at: at })
+        .where('token_hash', '=', tokenHash)
+        .where('used_at', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+
+    async revokeFamily(familyId, at) {
+      await db.transaction().execute(async (trx) => {
+        await trx.updateTable('token_families').set({ revoked_at: at }).where('family_id', '=', familyId).execute();
+        await trx
+          .updateTable('oauth_tokens')
+          .set({ revoked_at: at })
+          .where('family_id', '=', familyId)
+          .where('revoked_at', 'is', null)
+          .execute();
+      });
+    },
+
+    async revokeToken(tokenHash, at) {
+      await db.updateTable('oauth_tokens').set({ revoked_at: at }).where('token_hash', '=', tokenHash).execute();
+    },
+
+    async purgeExpiredTokens(before) {
+      const result = await db.deleteFrom('oauth_tokens').where('expires_at', '<', before).executeTakeFirst();
+      await db
+        .deleteFrom('token_families')
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('oauth_tokens').select('token_hash').whereRef('oauth_tokens.family_id', '=', 'token_families.family_id'))),
+        )
+        .execute();
+      return Number(result.numDeletedRows);
+    },
+  };
+}

@@ -1,0 +1,177 @@
+import type { Generated } from 'kysely';
+
+/**
+ * The tables as Kysely sees them. Both dialects store the same shapes: timestamps are RFC 3339
+ * UTC strings (`2026-11-22T10:04:05.123Z`, which sort as text), dates are `YYYY-MM-DD`, flags are
+ * 0/1 integers, JSON documents are text. Amounts are `NUMERIC` on PostgreSQL and text on SQLite
+ * (whose NUMERIC affinity would turn them into binary floats); both come back as strings.
+ */
+export interface Database {
+  users: UsersTable;
+  credentials: CredentialsTable;
+  token_families: TokenFamiliesTable;
+  oauth_tokens: OAuthTokensTable;
+  configuration: ConfigurationTable;
+  audit_log: AuditLogTable;
+  ingestions: IngestionsTable;
+  chunks: ChunksTable;
+  records: RecordsTable;
+  record_errors: RecordErrorsTable;
+  processing_errors: ProcessingErrorsTable;
+  journals: JournalsTable;
+  journal_lines: JournalLinesTable;
+}
+
+export interface UsersTable {
+  email: string;
+  display_name: string;
+  password_hash: string | null;
+  roles: string;
+  disabled: number;
+  created_at: string;
+}
+
+export interface CredentialsTable {
+  client_id: string;
+  secret_hash: string;
+  owner_email: string;
+  name: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export interface TokenFamiliesTable {
+  family_id: string;
+  client_id: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface OAuthTokensTable {
+  token_hash: string;
+  kind: 'access' | 'refresh';
+  family_id: string;
+  client_id: string;
+  issued_at: string;
+  expires_at: string;
+  used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface ConfigurationTable {
+  id: number;
+  revision: number;
+  version: string;
+  document: string;
+  updated_at: string;
+  updated_by: string | null;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: string;
+  actor: string;
+  action: string;
+  version: string | null;
+  revision: number;
+  sections: string;
+}
+
+export interface IngestionsTable {
+  ingestion_id: string;
+  ingestion_name: string | null;
+  namespace: string;
+  entity: string;
+  state: 'pending' | 'closed';
+  timeout: string;
+  timeout_ms: number;
+  opened_by: string;
+  opened_on: string;
+  closed_by: string | null;
+  closed_on: string | null;
+  close_reason: 'manual' | null;
+  last_activity_on: string;
+  expires_at: string;
+  chunks: number;
+  api_calls: number;
+  total_rows: number;
+  success_rows: number;
+  failed_rows: number;
+  processed_rows: number;
+  processing_failed_rows: number;
+}
+
+export interface ChunksTable {
+  ingestion_id: string;
+  chunk_seq: number;
+  chunk_name: string | null;
+  idempotency_key: string | null;
+  body_sha256: string | null;
+  status_code: number;
+  response: string;
+  accepted_rows: number;
+  failed_rows: number;
+  created_at: string;
+}
+
+export interface RecordsTable {
+  record_id: Generated<number>;
+  ingestion_id: string;
+  chunk_seq: number;
+  record_index: number;
+  namespace: string;
+  entity: string;
+  data: string;
+  processing: number;
+  created_at: string;
+}
+
+export interface RecordErrorsTable {
+  id: Generated<number>;
+  ingestion_id: string;
+  chunk_seq: number;
+  record_index: number;
+  record: string;
+  errors: string;
+  created_at: string;
+}
+
+export interface ProcessingErrorsTable {
+  id: Generated<number>;
+  ingestion_id: string;
+  record_id: number;
+  namespace: string;
+  entity: string;
+  code: string;
+  message: string;
+  record: string;
+  created_at: string;
+}
+
+export interface JournalsTable {
+  journal_id: string;
+  ingestion_id: string;
+  record_id: number;
+  core_date: string;
+  original_core_date: string | null;
+  journal_type: string;
+  accounting_config: string;
+  node: string;
+  node_key: string;
+  posted: number;
+  reverses: string | null;
+  reversed_by: string | null;
+  line_count: number;
+  created_at: string;
+}
+
+export interface JournalLinesTable {
+  line_id: string;
+  journal_id: string;
+  line_no: number;
+  account: string;
+  amount: string;
+  currency: string;
+  record: string;
+}
