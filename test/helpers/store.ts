@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { migrateToLatest, openStore, type Store } from '../../src/storage/database.js';
+
+/**
+ * The database the suite runs on: `TEST_DATABASE_URL` (a `postgres://` server URL, or
+ * `sqlite:...`), SQLite in memory by default. `.ci/run` runs the whole suite once per dialect.
+ */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'sqlite::memory:';
+export const TEST_DIALECT = TEST_DATABASE_URL.startsWith('postgres') ? 'postgres' : 'sqlite';
+
+/**
+ * A URL of a brand-new empty database: on PostgreSQL a database made for this test (dropped by
+ * `dropTestDatabase`), on SQLite a fresh in-memory store or a temporary file when `file` is set
+ * (needed when two processes share it).
+ */
+export async function createTestDatabaseUrl(options: { file?: boolean } = {}): Promise<string> {
+  if (TEST_DIALECT === 'sqlite') {
+    if (!options.file && TEST_DATABASE_URL === 'sqlite::memory:') return 'sqlite::memory:';
+    return `sqlite:/tmp/ledgerflow-test-${randomBytes(6).toString('hex')}/ledgerflow.db`;
+  }
+  const name = `lf_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Drops a database made by `createTestDatabaseUrl` (PostgreSQL only; SQLite needs nothing). */
+export async function dropTestDatabase(url: string): Promise<void> {
+  if (!url.startsWith('postgres')) return;
+  const name = new URL(url).pathname.slice(1);
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists ${name} with (force)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** A migrated store on a fresh database, and a function that closes and drops it. */
+export async function createTestStore(options: { file?: boolean } = {}): Promise<{ store: Store; url: string; dispose(): Promise<void> }> {
+  const url = await createTestDatabaseUrl(options);
+  const store = openStore(url);
+  await migrateToLatest(store);
+  return {
+    store,
+    url,
+    dispose: async () => {
+      await store.close();
+      await dropTestDatabase(url);
+    },
+  };
+}
