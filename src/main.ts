@@ -43,22 +43,22 @@ async function main(): Promise<void> {
   const address = await app.listen({ port: env.port, host: env.host });
   const url = address.replace('[::1]', 'localhost');
   logger.info({ url, dialect: store.dialect }, 'ledgerflow listening');
-  process.stdout.write(`Ledgerflow listening on ${url} (storage: ${store.dialect})\n`);
+  // One write, so a reader that sees the URL line also sees how to get a first token.
+  const lines = [`Ledgerflow listening on ${url} (storage: ${store.dialect})`];
   if (report.generatedAdminPassword !== undefined) {
-    process.stdout.write(
-      `First administrator ${env.adminEmail} created; generated password (shown once): ${report.generatedAdminPassword}\n`,
-    );
+    lines.push(`First administrator ${env.adminEmail} created; generated password (shown once): ${report.generatedAdminPassword}`);
   }
   if (report.bootstrapClientId === undefined) {
-    process.stdout.write(
-      `Get a first token: create a credential with \`npx ledgerflow credentials create --owner ${env.adminEmail}\`, then\n` +
-        `  curl -s -X POST ${url}/auth/token -d grant_type=client_credentials -d client_id=ID -d client_secret=SECRET\n`,
+    lines.push(
+      `Get a first token: create a credential with \`npx ledgerflow credentials create --owner ${env.adminEmail}\`, then`,
+      `  curl -s -X POST ${url}/auth/token -d grant_type=client_credentials -d client_id=ID -d client_secret=SECRET`,
     );
   } else {
-    process.stdout.write(
-      `Get a first token: curl -s -X POST ${url}/auth/token -d grant_type=client_credentials -d client_id=${report.bootstrapClientId} -d client_secret=$BOOTSTRAP_CLIENT_SECRET\n`,
+    lines.push(
+      `Get a first token: curl -s -X POST ${url}/auth/token -d grant_type=client_credentials -d client_id=${report.bootstrapClientId} -d client_secret=$BOOTSTRAP_CLIENT_SECRET`,
     );
   }
+  process.stdout.write(`${lines.join('\n')}\n`);
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -1,0 +1,71 @@
+/**
+ * What the accounting core hands to storage: journal drafts (accounting.md 2 and 3), the context a
+ * caller supplies (clock, id source, ingestion id), and the all-or-nothing outcome of one record
+ * (accounting.md 1.7). Drafts are plain data; storage persists them as they are.
+ */
+import type { ProcessingError } from './processing-error.js';
+
+/** Side of a journal line. */
+export type DrCr = 'DR' | 'CR';
+
+/** Posting status of a journal (accounting.md 4). */
+export type JournalStatus = 'posted' | 'unposted';
+
+/** One journal line. */
+export interface JournalLineDraft {
+  /** System UUID of the line (role `lineId`). */
+  lineId: string;
+  /** 1..n within the journal (role `journalLineNo`). */
+  lineNo: number;
+  account: string;
+  /** Signed exact decimal: debit positive, credit negative (accounting.md 2, choice). */
+  amount: string;
+  currency: string;
+  /** Derived from the sign of `amount`. */
+  drCr: DrCr;
+  /**
+   * The line as a record keyed by every `journalDefinition.fields` name (a field with no value is
+   * `null`). `drCr` is not part of it; the API adds it beside the record (contract 6).
+   */
+  record: Record<string, unknown>;
+}
+
+/** One journal: lines of one core date, node, accounting configuration and journal type. */
+export interface JournalDraft {
+  /** System UUID of the journal (role `journalId`). */
+  journalId: string;
+  /** ISO date `YYYY-MM-DD`. */
+  coreDate: string;
+  /** The date the journal asked for when a closed period moved it (accounting.md 4). */
+  originalCoreDate?: string;
+  journalType: string;
+  accountingConfig: string;
+  /** Node field name to value. */
+  node: Record<string, string>;
+  ingestionId: string;
+  status: JournalStatus;
+  /** `journalId` of the journal this one reverses (accounting.md 3). */
+  reverses?: string;
+  /** `journalId` of the journal that reverses this one (accounting.md 3). */
+  reversedBy?: string;
+  /** The sender's journal id of a directly ingested journal (accounting.md 5). */
+  originJournalId?: string;
+  lines: JournalLineDraft[];
+}
+
+/** What the caller supplies to every processing call; the core reads no clock and makes no ids. */
+export interface ProcessingContext {
+  /** Ingestion of the record; copied into the `ingestionId` field of every line. */
+  ingestionId: string;
+  /** The instant processing happens, for business dates and periods. */
+  now: Date;
+  /** `BUSINESS_DATE` (`YYYY-MM-DD`) when set: the business date of every node (accounting.md 4). */
+  businessDatePinned?: string;
+  /** A fresh UUID per call; called only once every check passed, journal id before its line ids. */
+  newId: () => string;
+}
+
+/** All or nothing: the journals of one record, or the one error that kept it from producing any. */
+export type ProcessingOutcome =
+  | { ok: true; journals: JournalDraft[] }
+  | { ok: false; error: ProcessingError };

@@ -1,0 +1,263 @@
+/**
+ * Journals ingested directly (accounting.md 5): `ledger/journal` records are journal lines sent
+ * by an upstream system. Lines with the same `originJournalId` in one chunk form one journal,
+ * which passes the same checks as a generated one and gets system ids, posting status and, for a
+ * reversing type, its reversal.
+ */
+import { decimalFromValue, sign } from '../../lib/decimal.js';
+import type { JournalFieldRole } from '../configuration/model.js';
+import { parseIsoDate } from './dates.js';
+import { assembleJournals, type CandidateLine, type JournalCandidate } from './journal-assembly.js';
+import type { ProcessingContext, ProcessingOutcome } from './journal-draft.js';
+import { nodeKeyOf, type PreparedAccounting } from './prepare.js';
+import { type ProcessingError, processingError } from './processing-error.js';
+
+/** Roles whose fields a sender must supply on every line (accounting.md 5). */
+export const SENDER_ROLES = [
+  'originJournalId',
+  'coreDate',
+  'journalType',
+  'accountingConfig',
+  'account',
+  'transactionAmount',
+  'transactionCurrency',
+] as const satisfies readonly JournalFieldRole[];
+
+/** The outcome of the lines of one origin journal, with the positions of its records. */
+export interface JournalLinesGroup {
+  /** `undefined` for a line without an origin journal id (a group of its own). */
+  originJournalId: string | undefined;
+  /** Indexes into the `lines` argument, in order. */
+  recordIndexes: number[];
+  outcome: ProcessingOutcome;
+}
+
+/** A checked line and the journal-level values it names. */
+interface ReadLine {
+  candidateLine: CandidateLine;
+  coreDate: string;
+  journalType: string;
+  accountingConfig: string;
+  nodeKey: string;
+}
+
+/**
+ * Processes the `ledger/journal` records of one chunk (accounting.md 5): groups them by
+ * `originJournalId` in order of first appearance and turns each group into a journal (and its
+ * reversal for a reversing type) or one error for the whole group. Per line, in order:
+ * `missing-field` (a sender role without a field in journalDefinition or without a value),
+ * `unknown-node`, `unknown-accounting-config`, `accounting-config-not-assigned`,
+ * `unknown-journal-type`, `invalid-amount`, `zero-amount`, `invalid-currency`, `invalid-date`;
+ * then per journal `inconsistent-journal` (lines disagree on core date, type, basis or node),
+ * `journal-split-across-chunks`, `too-many-lines`, `unbalanced`, `invalid-time-zone`,
+ * `closed-period`. A journal split across chunks can only be seen by the caller: it passes the
+ * origin journal ids already stored for earlier chunks in `seenOriginJournalIds`.
+ */
+export function processJournalLines(
+  prepared: PreparedAccounting,
+  lines: readonly Readonly<Record<string, unknown>>[],
+  ctx: ProcessingContext & { seenOriginJournalIds?: ReadonlySet<string> },
+): JournalLinesGroup[] {
+  const originField = prepared.journalDefinition.fieldByRole.get('originJournalId');
+  const groups = new Map<string, JournalLinesGroup>();
+  const result: JournalLinesGroup[] = [];
+  lines.forEach((line, index) => {
+    const origin = originField === undefined ? undefined : line[originField];
+    if (typeof origin !== 'string' || origin === '') {
+      const error = missingField(prepared, 'originJournalId', `line ${index + 1} of the chunk`, origin);
+      result.push({ originJournalId: undefined, recordIndexes: [index], outcome: { ok: false, error } });
+      return;
+    }
+    let group = groups.get(origin);
+    if (group === undefined) {
+      group = { originJournalId: origin, recordIndexes: [], outcome: { ok: true, journals: [] } };
+      groups.set(origin, group);
+      result.push(group);
+    }
+    group.recordIndexes.push(index);
+  });
+  for (const group of groups.values()) {
+    const origin = group.originJournalId ?? '';
+    const groupLines = group.recordIndexes.map((index) => lines[index] ?? {});
+    group.outcome = processOriginJournal(prepared, origin, groupLines, ctx);
+  }
+  return result;
+}
+
+function processOriginJournal(
+  prepared: PreparedAccounting,
+  origin: string,
+  lines: readonly Readonly<Record<string, unknown>>[],
+  ctx: ProcessingContext & { seenOriginJournalIds?: ReadonlySet<string> },
+): ProcessingOutcome {
+  const read: ReadLine[] = [];
+  for (const [index, line] of lines.entries()) {
+    const result = readLine(prepared, line, `line ${index + 1} of origin journal "${origin}"`);
+    if ('code' in result) return { ok: false, error: result };
+    read.push(result);
+  }
+  const first = read[0];
+  if (first === undefined) return { ok: true, journals: [] };
+  for (const [index, line] of read.entries()) {
+    for (const key of ['coreDate', 'journalType', 'accountingConfig', 'nodeKey'] as const) {
+      if (line[key] !== first[key]) {
+        const what = key === 'nodeKey' ? 'node' : key;
+        return fail(
+          'inconsistent-journal',
+          `line ${index + 1} of origin journal "${origin}" differs from line 1 in ${what}; the lines of one ` +
+            'journal share core date, journal type, accounting configuration and node',
+        );
+      }
+    }
+  }
+  if (ctx.seenOriginJournalIds?.has(origin) === true) {
+    return fail(
+      'journal-split-across-chunks',
+      `origin journal "${origin}" already has lines from an earlier chunk; a journal is sent in one chunk`,
+    );
+  }
+  const node = prepared.nodesByKey.get(first.nodeKey);
+  const accountingConfig = prepared.accountingConfigs.get(first.accountingConfig);
+  const journalType = prepared.journalTypes.get(first.journalType);
+  const nodeConfig = node?.configs.get(first.accountingConfig);
+  const coreDay = parseIsoDate(first.coreDate);
+  if (node === undefined || accountingConfig === undefined || journalType === undefined) {
+    throw new Error('readLine resolved the node, accounting configuration and journal type');
+  }
+  if (nodeConfig === undefined || coreDay === undefined) {
+    throw new Error('readLine resolved the node config and the core date');
+  }
+  const candidate: JournalCandidate = {
+    coreDay,
+    node,
+    nodeConfig,
+    accountingConfig,
+    journalType,
+    originJournalId: origin,
+    label: `origin journal "${origin}"`,
+    copyEventAttributesOnly: false,
+    lines: read.map((line) => line.candidateLine),
+  };
+  return assembleJournals(prepared, [candidate], ctx);
+}
+
+function fail(code: ProcessingError['code'], message: string): ProcessingOutcome {
+  return { ok: false, error: processingError(code, message) };
+}
+
+function missingField(
+  prepared: PreparedAccounting,
+  role: JournalFieldRole,
+  where: string,
+  value: unknown,
+): ProcessingError {
+  const field = prepared.journalDefinition.fieldByRole.get(role);
+  if (field === undefined) {
+    return processingError(
+      'missing-field',
+      `journalDefinition has no field with role ${role}, which ${where} needs`,
+    );
+  }
+  return processingError(
+    'missing-field',
+    `field "${field}" (role ${role}) of ${where} is ${JSON.stringify(value ?? null)}; the sender must supply it`,
+  );
+}
+
+/** Reads and checks one line (accounting.md 5); `where` names it in messages. */
+function readLine(
+  prepared: PreparedAccounting,
+  line: Readonly<Record<string, unknown>>,
+  where: string,
+): ReadLine | ProcessingError {
+  const values = new Map<JournalFieldRole, unknown>();
+  for (const role of SENDER_ROLES) {
+    const field = prepared.journalDefinition.fieldByRole.get(role);
+    const value = field === undefined ? undefined : line[field];
+    if (value === undefined || value === null || value === '')
+      return missingField(prepared, role, where, value);
+    values.set(role, value);
+  }
+  const nodeFields: Record<string, string> = {};
+  for (const name of prepared.journalDefinition.nodeFields) {
+    const value = line[name];
+    if (typeof value !== 'string' || value === '') {
+      return processingError(
+        'missing-field',
+        `field "${name}" (role node) of ${where} is ${JSON.stringify(value ?? null)}; the sender must supply it`,
+      );
+    }
+    nodeFields[name] = value;
+  }
+  const nodeKey = nodeKeyOf(nodeFields);
+  const node = prepared.nodesByKey.get(nodeKey);
+  if (node === undefined) {
+    return processingError(
+      'unknown-node',
+      `no nodes entry has the fields ${JSON.stringify(nodeFields)} (journal fields with role node) of ${where}`,
+    );
+  }
+  const accountingConfig = String(values.get('accountingConfig'));
+  if (!prepared.accountingConfigs.has(accountingConfig)) {
+    return processingError(
+      'unknown-accounting-config',
+      `accounting configuration "${accountingConfig}" of ${where} is not in accountingConfigurations`,
+    );
+  }
+  if (!node.configs.has(accountingConfig)) {
+    return processingError(
+      'accounting-config-not-assigned',
+      `accounting configuration "${accountingConfig}" of ${where} is not assigned to node ` +
+        `${JSON.stringify(nodeFields)} (nodeConfigs)`,
+    );
+  }
+  const journalType = String(values.get('journalType'));
+  if (!prepared.journalTypes.has(journalType)) {
+    return processingError(
+      'unknown-journal-type',
+      `journal type "${journalType}" of ${where} is not in journalTypes`,
+    );
+  }
+  const rawAmount = values.get('transactionAmount');
+  const amount = decimalFromValue(rawAmount);
+  if (amount === undefined) {
+    return processingError(
+      'invalid-amount',
+      `transaction amount ${JSON.stringify(rawAmount)} of ${where} is not an exact decimal`,
+    );
+  }
+  if (sign(amount) === 0) {
+    return processingError(
+      'zero-amount',
+      `transaction amount of ${where} is zero; journal lines are never zero`,
+    );
+  }
+  const currency = values.get('transactionCurrency');
+  if (typeof currency !== 'string') {
+    return processingError(
+      'invalid-currency',
+      `transaction currency ${JSON.stringify(currency)} of ${where} is not a currency code`,
+    );
+  }
+  const coreDate = values.get('coreDate');
+  if (typeof coreDate !== 'string' || parseIsoDate(coreDate) === undefined) {
+    return processingError(
+      'invalid-date',
+      `core date ${JSON.stringify(coreDate)} of ${where} is not a date YYYY-MM-DD`,
+    );
+  }
+  const originLineField = prepared.journalDefinition.fieldByRole.get('originJournalLineId');
+  return {
+    candidateLine: {
+      account: String(values.get('account')),
+      amount,
+      currency,
+      source: line,
+      originJournalLineId: originLineField === undefined ? undefined : line[originLineField],
+    },
+    coreDate,
+    journalType,
+    accountingConfig,
+    nodeKey,
+  };
+}

@@ -1,0 +1,302 @@
+/**
+ * Lookup tables of the accounting core, built once per configuration upload so that processing an
+ * event is map lookups and decimal additions (seed 2.4 sections, accounting.md 1-5). Cross
+ * references the upload validates (contract 3) are still resolved defensively here: an unresolved
+ * one is kept as `undefined` and becomes a processing error naming the item when an event needs
+ * it, never a crash.
+ */
+import type {
+  AmountSignage,
+  Configuration,
+  DebitCredit,
+  JournalFieldRole,
+  Node,
+  PostingComponent,
+} from '../configuration/model.js';
+import { createZoneClock, type ZoneClock } from './business-date.js';
+import { DAY_MS, HOUR_MS } from './dates.js';
+import { type PreparedFiscalCalendar, prepareFiscalCalendar } from './periods.js';
+
+/** Name of the feature flag that lets a closed-period journal move to the first open day. */
+export const POSTING_DATE_OVERRIDE_FLAG = 'posting-date-override';
+
+/** A journal type as processing needs it. */
+export interface PreparedJournalType {
+  code: string;
+  /** `REVERSING`: a reversal follows the journal (accounting.md 3). */
+  reversing: boolean;
+  /** Days from the journal's core date to its reversal's (`NEXT_DAY` = 1). */
+  reversalOffsetDays: number;
+}
+
+/** An accounting basis with its calendars. */
+export interface PreparedAccountingConfig {
+  name: string;
+  businessCalendarName: string;
+  /** `undefined` when the named fiscal calendar does not exist. */
+  fiscalCalendar: PreparedFiscalCalendar | undefined;
+}
+
+/** The assignment of an accounting basis to a node (`nodeConfigs` entry). */
+export interface PreparedNodeConfig {
+  accountingConfigName: string;
+  graceDays: number;
+  graceHours: number;
+  /** `graceDays` days plus `graceHours` hours, in milliseconds. */
+  graceMs: number;
+  /** `overridePostingDate` is set and not `none`. */
+  overridePostingDate: boolean;
+}
+
+/** A subledger node. */
+export interface PreparedNode {
+  /** Canonical key of its field values; see {@link nodeKeyOf}. */
+  key: string;
+  fields: Readonly<Record<string, string>>;
+  timeZone: string;
+  /** `undefined` when `timeZone` is not a known IANA zone. */
+  clock: ZoneClock | undefined;
+  /** Node configs by accounting configuration name. */
+  configs: ReadonlyMap<string, PreparedNodeConfig>;
+}
+
+/** A posting pattern with its account resolved. */
+export interface PreparedPattern {
+  amountField: string;
+  currencyField: string;
+  postingDateField: string;
+  postingCode: string;
+  signage: AmountSignage;
+  side: DebitCredit;
+  /** First account of the posting code's lookup; `undefined` is `no-account` when used. */
+  account: string | undefined;
+}
+
+/** A posting component with its references resolved. */
+export interface PreparedComponent {
+  code: string;
+  accountingConfigName: string;
+  accountingConfig: PreparedAccountingConfig | undefined;
+  journalTypeCode: string;
+  journalType: PreparedJournalType | undefined;
+  patterns: readonly PreparedPattern[];
+}
+
+/** A posting component code named by an identification, resolved or not. */
+export interface ComponentReference {
+  code: string;
+  /** `undefined` when no `postingComponents` entry has the code. */
+  component: PreparedComponent | undefined;
+}
+
+/** One `journalDefinition.fields` entry. */
+export interface PreparedJournalField {
+  name: string;
+  role: JournalFieldRole | undefined;
+  /** No role and the name of a business event attribute: the line takes the event's value. */
+  copiesEventAttribute: boolean;
+}
+
+/** The journal definition as line building needs it. */
+export interface PreparedJournalDefinition {
+  /** Every field, in configured order; records are keyed by these names. */
+  fields: readonly PreparedJournalField[];
+  /** The first field with each role. */
+  fieldByRole: ReadonlyMap<JournalFieldRole, string>;
+  /** Names of the fields with role `node`. */
+  nodeFields: readonly string[];
+}
+
+/** Everything processing reads, derived from one configuration. Treat as immutable. */
+export interface PreparedAccounting {
+  /** Name of the BE attribute with role `event_type`. */
+  eventTypeAttribute: string | undefined;
+  /** Names of the BE attributes with role `node`, sorted. */
+  nodeAttributes: readonly string[];
+  /** Names of every BE attribute. */
+  eventAttributes: ReadonlySet<string>;
+  eventTypes: ReadonlySet<string>;
+  /** Node by {@link nodeKeyOf} of its fields. */
+  nodesByKey: ReadonlyMap<string, PreparedNode>;
+  /** Posting components to apply, by business event type name, in configured order. */
+  componentsByEventType: ReadonlyMap<string, readonly ComponentReference[]>;
+  accountingConfigs: ReadonlyMap<string, PreparedAccountingConfig>;
+  journalTypes: ReadonlyMap<string, PreparedJournalType>;
+  fiscalCalendars: ReadonlyMap<string, PreparedFiscalCalendar>;
+  journalDefinition: PreparedJournalDefinition;
+  /** `businessDateSettings.businessDateShift`, in days. */
+  businessDateShiftDays: number;
+  /** Feature flag `posting-date-override`. */
+  postingDateOverride: boolean;
+}
+
+/**
+ * The canonical key of a set of node field values: names sorted, each `name=value` pair
+ * separated by control characters that no configured name or value contains in practice.
+ * Events, direct journal lines and `nodes` entries are matched by this key (accounting.md 1.2).
+ */
+export function nodeKeyOf(fields: Readonly<Record<string, string>>): string {
+  return Object.keys(fields)
+    .sort()
+    .map((name) => `${name}\u0001${fields[name] ?? ''}`)
+    .join('\u0000');
+}
+
+/**
+ * Builds the lookup tables of a configuration once per upload: event types, nodes by field
+ * values, posting components by event type (with accounts, journal types and accounting
+ * configurations resolved), journal types, accounting configurations, fiscal calendars, the roles
+ * of business event attributes and journal definition fields, the business date shift and the
+ * posting-date-override flag. Pure and total: it never throws; where a section names something
+ * that does not exist, the first entry of a duplicated name wins and a dangling reference is left
+ * `undefined` for the engine to report with a rule-named error.
+ */
+export function prepareAccounting(configuration: Configuration): PreparedAccounting {
+  const attributes = configuration.businessEventDefinition.attributes ?? [];
+  const eventTypeAttribute = attributes.find((attribute) => attribute.role === 'event_type')?.name;
+  const nodeAttributes = attributes
+    .filter((attribute) => attribute.role === 'node')
+    .map((attribute) => attribute.name)
+    .sort();
+
+  const fiscalCalendars = new Map<string, PreparedFiscalCalendar>();
+  for (const calendar of configuration.fiscalCalendars) {
+    const prepared = prepareFiscalCalendar(calendar);
+    if (prepared !== undefined && !fiscalCalendars.has(calendar.name))
+      fiscalCalendars.set(calendar.name, prepared);
+  }
+
+  const accountingConfigs = new Map<string, PreparedAccountingConfig>();
+  for (const config of configuration.accountingConfigurations) {
+    if (accountingConfigs.has(config.name)) continue;
+    accountingConfigs.set(config.name, {
+      name: config.name,
+      businessCalendarName: config.businessCalendarName,
+      fiscalCalendar: fiscalCalendars.get(config.fiscalCalendarName),
+    });
+  }
+
+  const journalTypes = new Map<string, PreparedJournalType>();
+  for (const type of configuration.journalTypes) {
+    if (journalTypes.has(type.code)) continue;
+    // NEXT_DAY is the only reversing date of seed 2.4; a REVERSING type without one reverses on
+    // the next day too (choice).
+    journalTypes.set(type.code, {
+      code: type.code,
+      reversing: type.behavior === 'REVERSING',
+      reversalOffsetDays: 1,
+    });
+  }
+
+  const accountByPostingCode = new Map<string, string>();
+  for (const lookup of configuration.accountLookups) {
+    const account = lookup.accountLookupPatterns[0]?.account;
+    if (account !== undefined && !accountByPostingCode.has(lookup.postingCode)) {
+      accountByPostingCode.set(lookup.postingCode, account);
+    }
+  }
+
+  const components = new Map<string, PreparedComponent>();
+  for (const component of configuration.postingComponents) {
+    if (components.has(component.code)) continue;
+    components.set(
+      component.code,
+      prepareComponent(component, accountingConfigs, journalTypes, accountByPostingCode),
+    );
+  }
+
+  const componentsByEventType = new Map<string, ComponentReference[]>();
+  for (const identification of configuration.postingComponentIdentifications) {
+    const list = componentsByEventType.get(identification.businessEventTypeName) ?? [];
+    for (const { postingComponentCode: code } of identification.postingComponents) {
+      list.push({ code, component: components.get(code) });
+    }
+    componentsByEventType.set(identification.businessEventTypeName, list);
+  }
+
+  const nodesByKey = new Map<string, PreparedNode>();
+  for (const node of configuration.nodes) {
+    const prepared = prepareNode(node);
+    if (!nodesByKey.has(prepared.key)) nodesByKey.set(prepared.key, prepared);
+  }
+
+  const eventAttributes = new Set(attributes.map((attribute) => attribute.name));
+  const definitionFields = (configuration.journalDefinition.fields ?? []).map(
+    (field): PreparedJournalField => ({
+      name: field.name,
+      role: field.role,
+      copiesEventAttribute: field.role === undefined && eventAttributes.has(field.name),
+    }),
+  );
+  const fieldByRole = new Map<JournalFieldRole, string>();
+  for (const field of definitionFields) {
+    if (field.role !== undefined && !fieldByRole.has(field.role)) fieldByRole.set(field.role, field.name);
+  }
+
+  return {
+    eventTypeAttribute,
+    nodeAttributes,
+    eventAttributes,
+    eventTypes: new Set(configuration.businessEventTypes.map((type) => type.name)),
+    nodesByKey,
+    componentsByEventType,
+    accountingConfigs,
+    journalTypes,
+    fiscalCalendars,
+    journalDefinition: {
+      fields: definitionFields,
+      fieldByRole,
+      nodeFields: definitionFields.filter((field) => field.role === 'node').map((field) => field.name),
+    },
+    businessDateShiftDays: configuration.businessDateSettings.businessDateShift ?? 0,
+    postingDateOverride: configuration.featureFlags[POSTING_DATE_OVERRIDE_FLAG] === true,
+  };
+}
+
+function prepareComponent(
+  component: PostingComponent,
+  accountingConfigs: ReadonlyMap<string, PreparedAccountingConfig>,
+  journalTypes: ReadonlyMap<string, PreparedJournalType>,
+  accountByPostingCode: ReadonlyMap<string, string>,
+): PreparedComponent {
+  return {
+    code: component.code,
+    accountingConfigName: component.accountingConfigName,
+    accountingConfig: accountingConfigs.get(component.accountingConfigName),
+    journalTypeCode: component.journalType,
+    journalType: journalTypes.get(component.journalType),
+    patterns: component.postingPatterns.map((pattern) => ({
+      amountField: pattern.amountField,
+      currencyField: pattern.currencyField,
+      postingDateField: pattern.postingDateField,
+      postingCode: pattern.postingCode,
+      signage: pattern.amountSignage ?? 'AUTO',
+      side: pattern.debitCredit,
+      account: accountByPostingCode.get(pattern.postingCode),
+    })),
+  };
+}
+
+function prepareNode(node: Node): PreparedNode {
+  const configs = new Map<string, PreparedNodeConfig>();
+  for (const config of node.nodeConfigs) {
+    if (configs.has(config.accountingConfigName)) continue;
+    const graceDays = config.graceDays ?? 0;
+    const graceHours = config.graceHours ?? 0;
+    configs.set(config.accountingConfigName, {
+      accountingConfigName: config.accountingConfigName,
+      graceDays,
+      graceHours,
+      graceMs: graceDays * DAY_MS + graceHours * HOUR_MS,
+      overridePostingDate: (config.overridePostingDate ?? 'none') !== 'none',
+    });
+  }
+  const fields = { ...node.fields };
+  return {
+    key: nodeKeyOf(fields),
+    fields,
+    timeZone: node.timeZone,
+    clock: createZoneClock(node.timeZone),
+    configs,
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * Shape helpers of the Configuration Data document: the section list, the empty configuration,
+ * section counts (for the upload response and the audit log) and the canonical key order that
+ * downloads use (contract 3: "sections and their keys are emitted in a stable order").
+ */
+import type { TSchema } from '@sinclair/typebox';
+import { type Configuration, ConfigurationSchema } from './model.js';
+
+/** A section name of the configuration. */
+export type ConfigurationSectionName = keyof Configuration;
+
+/** Section names in the order of the seed's table (seed 2.4), which is also the download order. */
+export const CONFIGURATION_SECTIONS = [
+  'accountLookups',
+  'accountingConfigurations',
+  'businessCalendars',
+  'businessDateSettings',
+  'businessEventDefinition',
+  'businessEventTypes',
+  'dimensionSets',
+  'entities',
+  'featureFlags',
+  'fiscalCalendars',
+  'flows',
+  'journalDefinition',
+  'journalTypes',
+  'nodeValues',
+  'nodes',
+  'postingComponentIdentifications',
+  'postingComponents',
+] as const satisfies readonly ConfigurationSectionName[];
+
+/** Sections that are a single object rather than an array of elements. */
+export const OBJECT_SECTIONS: ReadonlySet<ConfigurationSectionName> = new Set([
+  'businessDateSettings',
+  'businessEventDefinition',
+  'featureFlags',
+  'journalDefinition',
+]);
+
+/**
+ * Returns a configuration with every section empty: `[]` for array sections and `{}` for object
+ * sections, as an empty instance downloads it (contract 3). A fresh object is returned on every
+ * call, so callers may mutate it. Never fails.
+ */
+export function emptyConfiguration(): Configuration {
+  return {
+    accountLookups: [],
+    accountingConfigurations: [],
+    businessCalendars: [],
+    businessDateSettings: {},
+    businessEventDefinition: {},
+    businessEventTypes: [],
+    dimensionSets: [],
+    entities: [],
+    featureFlags: {},
+    fiscalCalendars: [],
+    flows: [],
+    journalDefinition: {},
+    journalTypes: [],
+    nodeValues: [],
+    nodes: [],
+    postingComponentIdentifications: [],
+    postingComponents: [],
+  };
+}
+
+/**
+ * Counts the content of every section, keyed by section name in canonical order. Array sections
+ * count their elements; `featureFlags` counts its flags; the settings and definition objects
+ * (`businessDateSettings`, `businessEventDefinition`, `journalDefinition`) count 1 when they hold
+ * any member and 0 when they are `{}`, because each is one configuration item. Never fails.
+ */
+export function sectionCounts(c: Configuration): Record<ConfigurationSectionName, number> {
+  const counts = {} as Record<ConfigurationSectionName, number>;
+  for (const section of CONFIGURATION_SECTIONS) {
+    const value: unknown = c[section];
+    if (Array.isArray(value)) counts[section] = value.length;
+    else if (section === 'featureFlags') counts[section] = Object.keys(c.featureFlags).length;
+    else counts[section] = isPlainObject(value) && Object.keys(value).length > 0 ? 1 : 0;
+  }
+  return counts;
+}
+
+/**
+ * Returns a copy of the configuration whose object keys follow the declaration order of the
+ * TypeBox schema (sections in seed order, element members as the model declares them). Keys of
+ * free-form maps (`featureFlags`, node `fields`, flow graph `edges` and `nodes`) are sorted by
+ * code unit; array order is meaningful and kept. Flow steps follow the schema of their `type`.
+ * Values are not converted. The caller passes a validated configuration; members the schema does
+ * not know are kept after the known ones rather than dropped.
+ */
+export function canonicalConfiguration(c: Configuration): Configuration {
+  return canonicalValue(ConfigurationSchema, c) as Configuration;
+}
+
+/** The parts of a JSON Schema node the canonical walk looks at. */
+interface SchemaNode {
+  readonly properties?: Readonly<Record<string, SchemaNode>>;
+  readonly patternProperties?: Readonly<Record<string, SchemaNode>>;
+  readonly items?: SchemaNode;
+  readonly anyOf?: readonly SchemaNode[];
+  readonly const?: unknown;
+}
+
+function canonicalValue(schema: TSchema | SchemaNode, value: unknown): unknown {
+  const node = schema as SchemaNode;
+  if (Array.isArray(value)) {
+    const items = node.items;
+    return items === undefined ? [...value] : value.map((item: unknown) => canonicalValue(items, item));
+  }
+  if (!isPlainObject(value)) return value;
+  if (node.anyOf !== undefined) {
+    const branch =
+      node.anyOf.find((b) => b.properties?.type?.const === value.type) ?? node.anyOf.find(isObjectNode);
+    return branch === undefined ? { ...value } : canonicalValue(branch, value);
+  }
+  const out: Record<string, unknown> = {};
+  if (node.properties !== undefined) {
+    for (const [key, child] of Object.entries(node.properties)) {
+      if (Object.hasOwn(value, key)) out[key] = canonicalValue(child, value[key]);
+    }
+    for (const key of Object.keys(value).sort()) {
+      if (!Object.hasOwn(out, key)) out[key] = value[key];
+    }
+    return out;
+  }
+  const entrySchema =
+    node.patternProperties === undefined ? undefined : Object.values(node.patternProperties)[0];
+  for (const key of Object.keys(value).sort()) {
+    out[key] = entrySchema === undefined ? value[key] : canonicalValue(entrySchema, value[key]);
+  }
+  return out;
+}
+
+function isObjectNode(node: SchemaNode): boolean {
+  return node.properties !== undefined;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,206 @@
+import type {
+  BusinessEventAttribute,
+  BusinessEventAttributeRole,
+  Configuration,
+  Entity,
+  JournalField,
+  JournalFieldRole,
+} from '../configuration/model.js';
+import {
+  BUSINESS_EVENT_ENTITY_NAME,
+  type EntityAttribute,
+  type EntityDefinition,
+  type FieldType,
+  JOURNAL_ENTITY_NAME,
+  LEDGER_NAMESPACE,
+  normalizeFieldType,
+} from './entity.js';
+import type { ExampleSamples } from './example.js';
+
+/**
+ * The ingestion targets of a configuration (contract 3.1): user entities from `entities`, and the
+ * two ledger entities derived from `businessEventDefinition` and `journalDefinition`.
+ *
+ * Mandatory flags of the ledger entities (the seed gives none; these are our choices, also in
+ * docs/adr/0005-entity-validation.md):
+ * - `ledger/businessEvent`: attributes with role `event_type`, `effective_date` or `node` are
+ *   mandatory; role `attribute` is optional, including the amount, currency and posting date
+ *   fields of posting patterns. Which attributes an event needs depends on its event type, so a
+ *   missing one is a processing error of that event (accounting.md 1), not a rejected chunk.
+ * - `ledger/journal` (accounting.md 5): the sender supplies the roles `coreDate`, `journalType`,
+ *   `accountingConfig`, `account`, `transactionAmount`, `transactionCurrency`, `node` and
+ *   `originJournalId` (mandatory) and `originJournalLineId` (optional); fields without a role are
+ *   optional; the system-filled roles are not fields of the entity at all.
+ */
+
+/** Business event roles whose attribute every event must carry. */
+const MANDATORY_BUSINESS_EVENT_ROLES: ReadonlySet<BusinessEventAttributeRole> = new Set([
+  'event_type',
+  'effective_date',
+  'node',
+]);
+
+/** Journal roles the service fills (accounting.md 2 and 5); a sender may not send them. */
+export const SYSTEM_FILLED_JOURNAL_ROLES: ReadonlySet<JournalFieldRole> = new Set([
+  'journalId',
+  'lineId',
+  'journalLineNo',
+  'ingestionId',
+  'reverses',
+  'reversedBy',
+]);
+
+/** Journal roles a sender must supply (accounting.md 5). */
+const MANDATORY_JOURNAL_ROLES: ReadonlySet<JournalFieldRole> = new Set([
+  'coreDate',
+  'journalType',
+  'accountingConfig',
+  'account',
+  'transactionAmount',
+  'transactionCurrency',
+  'node',
+  'originJournalId',
+]);
+
+/** `temporalityType` and `type` that the entity endpoints show for the two ledger entities. */
+const LEDGER_TEMPORALITY_TYPE = 'Transaction';
+const LEDGER_ENTITY_TYPE = 'SystemEntity';
+
+/** The currency of example amounts. */
+const EXAMPLE_CURRENCY = 'EUR';
+
+function fieldTypeOf(typeName: string, where: string): FieldType {
+  const type = normalizeFieldType(typeName);
+  if (type === undefined) {
+    // The upload schema only admits known type names (configuration/model.ts), so this is a bug.
+    throw new Error(`${where} has type "${typeName}", which is not a field type of contract 3.1.`);
+  }
+  return type;
+}
+
+function userEntityOf(entity: Entity): EntityDefinition {
+  const label = `Entity ${entity.namespace}/${entity.name}`;
+  return {
+    namespace: entity.namespace,
+    name: entity.name,
+    description: entity.description ?? '',
+    temporalityType: entity.temporalityType,
+    type: entity.type,
+    kind: 'user',
+    attributes: entity.attributes.map((attribute) => {
+      const where = `${label} attribute "${attribute.name}"`;
+      const type = fieldTypeOf(attribute.type.typeName, where);
+      const defined: EntityAttribute = {
+        name: attribute.name,
+        label: attribute.label ?? attribute.name,
+        mandatory: attribute.mandatory ?? false,
+        type,
+      };
+      if (type === 'LIST') defined.elementType = fieldTypeOf(attribute.type.elementType ?? 'TEXT', where);
+      return defined;
+    }),
+  };
+}
+
+function businessEventAttributeOf(attribute: BusinessEventAttribute): EntityAttribute {
+  return {
+    name: attribute.name,
+    label: attribute.label ?? attribute.name,
+    mandatory: MANDATORY_BUSINESS_EVENT_ROLES.has(attribute.role),
+    type: fieldTypeOf(attribute.type, `Business event attribute "${attribute.name}"`),
+    role: attribute.role,
+  };
+}
+
+function journalAttributeOf(field: JournalField): EntityAttribute {
+  const defined: EntityAttribute = {
+    name: field.name,
+    label: field.label ?? field.name,
+    mandatory: field.role !== undefined && MANDATORY_JOURNAL_ROLES.has(field.role),
+    type: fieldTypeOf(field.type, `Journal field "${field.name}"`),
+  };
+  if (field.role !== undefined) defined.role = field.role;
+  return defined;
+}
+
+/**
+ * Lists every ingestion target of a configuration (contract 3.1): the user entities of
+ * `entities` in configured order, then `ledger/businessEvent` (fields: the
+ * `businessEventDefinition.attributes`) and `ledger/journal` (fields: the `journalDefinition`
+ * fields whose role is not system-filled), each with attributes in configured order and types
+ * normalized. A ledger entity is left out while its definition is inactive (`active: false`) or
+ * has no attributes or fields, so that sessions cannot target an unconfigured entity. Mandatory
+ * flags follow the module comment; a user attribute without `mandatory` is optional and without
+ * `label` is labelled by its name. Pure; it expects a configuration that passed the upload
+ * validation and throws only on a type name that validation would have refused.
+ */
+export function entitiesOf(configuration: Configuration): EntityDefinition[] {
+  const entities = configuration.entities.map(userEntityOf);
+  const events = configuration.businessEventDefinition;
+  if (events.active !== false && events.attributes !== undefined && events.attributes.length > 0) {
+    entities.push({
+      namespace: LEDGER_NAMESPACE,
+      name: BUSINESS_EVENT_ENTITY_NAME,
+      description: 'Business events; their fields are the attributes of businessEventDefinition.',
+      temporalityType: LEDGER_TEMPORALITY_TYPE,
+      type: LEDGER_ENTITY_TYPE,
+      kind: 'businessEvent',
+      attributes: events.attributes.map(businessEventAttributeOf),
+    });
+  }
+  const journals = configuration.journalDefinition;
+  if (journals.active !== false && journals.fields !== undefined && journals.fields.length > 0) {
+    entities.push({
+      namespace: LEDGER_NAMESPACE,
+      name: JOURNAL_ENTITY_NAME,
+      description:
+        'Journal lines from an upstream system; their fields are the journalDefinition fields a sender supplies.',
+      temporalityType: LEDGER_TEMPORALITY_TYPE,
+      type: LEDGER_ENTITY_TYPE,
+      kind: 'journal',
+      attributes: journals.fields
+        .filter((field) => field.role === undefined || !SYSTEM_FILLED_JOURNAL_ROLES.has(field.role))
+        .map(journalAttributeOf),
+    });
+  }
+  return entities;
+}
+
+/**
+ * Picks TEXT values from the configuration that make the example chunk of a ledger entity
+ * processable as well as valid (example.ts): the first business event type for `event_type`,
+ * the first node's field values for `node` attributes, the first journal type, accounting
+ * configuration and looked-up account for the journal roles, and `EUR` for every business event
+ * attribute that a posting pattern reads as its currency. An item the configuration lacks is
+ * simply not sampled, and a user entity gets no samples. Pure; never throws.
+ */
+export function exampleSamplesOf(configuration: Configuration, entity: EntityDefinition): ExampleSamples {
+  if (entity.kind === 'user') return {};
+  const firstNode = configuration.nodes[0]?.fields ?? {};
+  const currencyFields = new Set(
+    configuration.postingComponents.flatMap((component) =>
+      component.postingPatterns.map((p) => p.currencyField),
+    ),
+  );
+  const byRole: Record<string, string | undefined> = {
+    event_type: configuration.businessEventTypes[0]?.name,
+    journalType: configuration.journalTypes[0]?.code,
+    accountingConfig: configuration.accountingConfigurations[0]?.name,
+    account: configuration.accountLookups[0]?.accountLookupPatterns[0]?.account,
+    transactionCurrency: EXAMPLE_CURRENCY,
+  };
+  const samples: Record<string, string> = {};
+  for (const attribute of entity.attributes) {
+    if (attribute.type !== 'TEXT') continue;
+    const sample =
+      attribute.role === 'node'
+        ? firstNode[attribute.name]
+        : entity.kind === 'businessEvent' && currencyFields.has(attribute.name)
+          ? EXAMPLE_CURRENCY
+          : attribute.role === undefined
+            ? undefined
+            : byRole[attribute.role];
+    if (sample !== undefined) samples[attribute.name] = sample;
+  }
+  return samples;
+}

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+
+describe('operations endpoints and problem details (contract section 0)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t?.close());
+
+  it('answers healthz and readyz without a token', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
+    expect((await t.app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ready' });
+  });
+
+  it('counts requests per route and status in Prometheus format', async () => {
+    await t.app.inject({ method: 'GET', url: '/healthz' });
+    const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.statusCode).toBe(200);
+    expect(metrics.headers['content-type']).toContain('text/plain');
+    expect(metrics.body).toMatch(/http_requests_total\{method="GET",route="\/healthz",status_code="200"\} \d+/);
+    expect(metrics.body).toContain('http_request_duration_seconds_bucket');
+  });
+
+  it('serves an OpenAPI 3.1 document of every endpoint and a docs page', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(response.statusCode).toBe(200);
+    const document = response.json();
+    expect(document.openapi).toBe('3.1.0');
+    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/auth/token', '/api/v1/credentials', '/api/v1/users/{email}']));
+    const docs = await t.app.inject({ method: 'GET', url: '/docs/' });
+    expect(docs.statusCode).toBe(200);
+    expect(docs.body).toContain('<html');
+  });
+
+  it('answers unknown routes and malformed JSON with problem+json carrying a reference', async () => {
+    const missing = await t.app.inject({ method: 'GET', url: '/api/v1/nothing-here' });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.headers['content-type']).toContain('application/problem+json');
+    expect(missing.json()).toEqual({
+      type: 'urn:ledgerflow:problem:not-found',
+      title: expect.any(String),
+      status: 404,
+      detail: expect.any(String),
+      instance: '/api/v1/nothing-here',
+      timestamp: expect.stringMatching(/Z$/),
+      reference: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+    const admin = await t.tokenFor(['admin']);
+    const malformed = await t.call(admin, {
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"email": ',
+    });
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json().type).toBe('urn:ledgerflow:problem:malformed-json');
+  });
+});

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { EnvError, parseEnv } from '../../src/env.js';
+
+describe('environment (contract section 1)', () => {
+  it('has the documented defaults', () => {
+    expect(parseEnv({})).toEqual({
+      port: 8080,
+      host: '127.0.0.1',
+      databaseUrl: 'sqlite:./data/ledgerflow.db',
+      accessTokenTtlSeconds: 300,
+      refreshTokenTtlSeconds: 1800,
+      bootstrapClientId: undefined,
+      bootstrapClientSecret: undefined,
+      adminEmail: 'admin@localhost',
+      adminPassword: undefined,
+      businessDate: undefined,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable', () => {
+    const env = parseEnv({
+      PORT: '0',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://u@h/db',
+      ACCESS_TOKEN_TTL: '2',
+      REFRESH_TOKEN_TTL: '5',
+      BOOTSTRAP_CLIENT_ID: 'id',
+      BOOTSTRAP_CLIENT_SECRET: 'secret',
+      ADMIN_EMAIL: 'root@x.y',
+      ADMIN_PASSWORD: 'pw',
+      BUSINESS_DATE: '2024-02-29',
+      LOG_LEVEL: 'debug',
+    });
+    expect(env).toMatchObject({ port: 0, accessTokenTtlSeconds: 2, refreshTokenTtlSeconds: 5, businessDate: '2024-02-29' });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ ACCESS_TOKEN_TTL: '0' }, 'ACCESS_TOKEN_TTL'],
+    [{ REFRESH_TOKEN_TTL: '-5' }, 'REFRESH_TOKEN_TTL'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ BUSINESS_DATE: '2023-02-29' }, 'BUSINESS_DATE'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ BOOTSTRAP_CLIENT_ID: 'only-id' }, 'BOOTSTRAP_CLIENT_ID'],
+  ])('rejects %j naming %s', (vars, name) => {
+    expect(() => parseEnv(vars)).toThrow(EnvError);
+    expect(() => parseEnv(vars)).toThrow(name);
+  });
+});
