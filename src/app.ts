@@ -73,6 +73,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerProblemHandlers(app);
 
+  // Answers sent while stopping close their connection, so a keep-alive client does not hold
+  // the process open after its last request in flight is answered (contract section 1).
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+
   const registry = new Registry();
   const requests = new Counter({
     name: 'http_requests_total',

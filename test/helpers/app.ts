@@ -1,4 +1,4 @@
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { createServices, type Services, type ServiceSettings } from '../../src/services.js';
@@ -15,7 +15,7 @@ export interface TestApp {
   /** A new credential of a new user with these roles. */
   credentialFor(roles: string[]): Promise<{ clientId: string; clientSecret: string; ownerEmail: string }>;
   /** `app.inject` with a bearer token. */
-  call(token: string, options: InjectOptions): ReturnType<FastifyInstance['inject']>;
+  call(token: string, options: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
