@@ -10,14 +10,14 @@ import type { FieldError } from './field-error.js';
  * Why compiled closures and not Ajv (docs/adr/0005-entity-validation.md). The project guide
  * suggests Ajv compiled from the configuration, so we measured both on one core (Node 20.20, a
  * ten-field entity: TEXT, DATE, DECIMAL as string, DECIMAL as number, INTEGER, BOOLEAN, UUID,
- * DATETIME, LIST of TEXT, optional TEXT; 100k distinct parsed records, best of five runs, three
- * repetitions):
+ * DATETIME, LIST of TEXT, optional TEXT; 100k distinct parsed records, best of five runs, several
+ * repetitions on a shared machine):
  *
  *   - Ajv 8.20 (allErrors, ajv-formats 3, `anyOf` string/number branches, a custom keyword for
- *     the 15-digit rule) alone: 0.86-0.88M records/s; with the conversion pass it needs anyway:
- *     0.52-0.58M/s valid, 0.59-0.61M/s with one failing field (its errors then have to be
+ *     the 15-digit rule) alone: 0.70-0.88M records/s; with the conversion pass it needs anyway:
+ *     0.52-0.58M/s valid, 0.49-0.61M/s with one failing field (its errors then have to be
  *     re-derived per field to get our codes and messages);
- *   - these closures, which check and convert in one pass: 1.34-1.44M/s valid, 1.11-1.25M/s
+ *   - these closures, which check and convert in one pass: 1.18-1.44M/s valid, 1.11-1.25M/s
  *     with one failing field. For scale, `JSON.parse` of the same records runs at 0.76M/s.
  *
  * Both clear the 300k records/s target, but the closures are about 2.5 times faster, produce
