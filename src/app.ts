@@ -9,6 +9,8 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import { registerAuthentication } from './http/authenticate.js';
 import { registerProblemHandlers } from './http/problem.js';
 import { accountRoutes } from './http/routes/accounts.js';
+import { configurationRoutes } from './http/routes/configuration.js';
+import { entityRoutes } from './http/routes/entities.js';
 import { oauthRoutes } from './http/routes/oauth.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import type { Services } from './services.js';
@@ -131,7 +133,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         schema: {
           ...schema,
           security: [{ bearer: [] }],
-          description: `${schema.description ?? ''}\n\nNeeds the permission \`${permission}\`.`.trim(),
+          description:
+            `${schema.description ?? ''}\n\nNeeds the permission \`${[permission].flat().join('` or `')}\`.`.trim(),
         },
         url,
       };
@@ -143,6 +146,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   operationsRoutes(app, store, registry);
   oauthRoutes(app, services.tokens);
   await app.register(accountRoutes, { accounts: services.accounts });
+  await app.register(configurationRoutes, { configuration: services.configuration });
+  await app.register(entityRoutes, { catalog: services.catalog });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

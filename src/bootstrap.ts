@@ -16,7 +16,11 @@ export interface BootstrapReport {
 export async function bootstrapAccess(env: Env, services: Services): Promise<BootstrapReport> {
   const admin = await services.accounts.ensureFirstAdmin(env.adminEmail, env.adminPassword);
   if (env.bootstrapClientId !== undefined && env.bootstrapClientSecret !== undefined) {
-    await services.accounts.ensureCredential(env.bootstrapClientId, env.bootstrapClientSecret, env.adminEmail.toLowerCase());
+    await services.accounts.ensureCredential(
+      env.bootstrapClientId,
+      env.bootstrapClientSecret,
+      env.adminEmail.toLowerCase(),
+    );
   }
   return {
     adminCreated: admin.created,

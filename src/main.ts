@@ -32,7 +32,9 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = pino({ level: env.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } });
-  const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
 
   const store = openStore(env.databaseUrl);
   await migrateToLatest(store);
@@ -46,7 +48,9 @@ async function main(): Promise<void> {
   // One write, so a reader that sees the URL line also sees how to get a first token.
   const lines = [`Ledgerflow listening on ${url} (storage: ${store.dialect})`];
   if (report.generatedAdminPassword !== undefined) {
-    lines.push(`First administrator ${env.adminEmail} created; generated password (shown once): ${report.generatedAdminPassword}`);
+    lines.push(
+      `First administrator ${env.adminEmail} created; generated password (shown once): ${report.generatedAdminPassword}`,
+    );
   }
   if (report.bootstrapClientId === undefined) {
     lines.push(
@@ -84,6 +88,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`ledgerflow: failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.stderr.write(
+    `ledgerflow: failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
+  );
   process.exit(1);
 });

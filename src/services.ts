@@ -2,7 +2,12 @@ import type { Env } from './env.js';
 import type { Clock } from './lib/clock.js';
 import { Accounts } from './modules/auth/accounts.js';
 import { TokenService } from './modules/auth/token-service.js';
+import { ConfigurationService } from './modules/configuration/service.js';
+import { ConfigurationSnapshots } from './modules/configuration/snapshot.js';
+import { EntityCatalog } from './modules/entities/catalog.js';
+import { type PreparedConfiguration, prepareConfiguration } from './modules/prepared-configuration.js';
 import { createAuthStore } from './storage/auth-store.js';
+import { createConfigurationStore } from './storage/configuration-store.js';
 import type { Store } from './storage/database.js';
 
 /** The settings of `Env` that the modules use. */
@@ -12,13 +17,21 @@ export type ServiceSettings = Pick<Env, 'accessTokenTtlSeconds' | 'refreshTokenT
 export interface Services {
   tokens: TokenService;
   accounts: Accounts;
+  snapshots: ConfigurationSnapshots<PreparedConfiguration>;
+  configuration: ConfigurationService<PreparedConfiguration>;
+  catalog: EntityCatalog;
 }
 
 /** Wires the module services to their storage adapters. */
 export function createServices(store: Store, clock: Clock, settings: ServiceSettings): Services {
   const authStore = createAuthStore(store.db);
+  const configurationStore = createConfigurationStore(store);
+  const snapshots = new ConfigurationSnapshots(configurationStore, prepareConfiguration);
   return {
     tokens: new TokenService(authStore, clock, settings),
     accounts: new Accounts(authStore, clock),
+    snapshots,
+    configuration: new ConfigurationService(configurationStore, snapshots, clock),
+    catalog: new EntityCatalog(snapshots),
   };
 }

@@ -26,16 +26,26 @@ async function withServices<T>(run: (services: Services) => Promise<T>): Promise
  */
 export async function usersCommand(args: string[], io: Io): Promise<void> {
   const [action, ...rest] = args;
-  if (action !== 'create') throw usageError('usage: ledgerflow users create --email E --role R [--role R2] [--name N]');
+  if (action !== 'create')
+    throw usageError('usage: ledgerflow users create --email E --role R [--role R2] [--name N]');
   const { values } = parseArgs({
     args: rest,
-    options: { email: { type: 'string' }, role: { type: 'string', multiple: true }, name: { type: 'string' } },
+    options: {
+      email: { type: 'string' },
+      role: { type: 'string', multiple: true },
+      name: { type: 'string' },
+    },
     strict: true,
   });
-  if (values.email === undefined || values.role === undefined) throw usageError('users create needs --email and --role');
+  if (values.email === undefined || values.role === undefined)
+    throw usageError('users create needs --email and --role');
   const { email, role, name } = values;
   const user = await withServices((services) =>
-    services.accounts.createUser({ email, roles: role, ...(name === undefined ? {} : { displayName: name }) }),
+    services.accounts.createUser({
+      email,
+      roles: role,
+      ...(name === undefined ? {} : { displayName: name }),
+    }),
   );
   io.out(`created user ${user.email} with roles ${user.roles.join(', ')}`);
 }
@@ -54,7 +64,8 @@ export async function credentialsCommand(args: string[], io: Io): Promise<void> 
     });
     if (values.owner === undefined) throw usageError('credentials create needs --owner EMAIL');
     const days = values['expires-in-days'];
-    if (days !== undefined && !/^\d+$/.test(days)) throw usageError('--expires-in-days must be a whole number');
+    if (days !== undefined && !/^\d+$/.test(days))
+      throw usageError('--expires-in-days must be a whole number');
     const { owner, name } = values;
     const created = await withServices((services) =>
       services.accounts.createCredential({
@@ -73,14 +84,16 @@ export async function credentialsCommand(args: string[], io: Io): Promise<void> 
   if (action === 'list') {
     const { rows } = await withServices((services) => services.accounts.listCredentials(0, 1000));
     for (const row of rows) {
-      const state = row.revokedAt === null ? (Date.parse(row.expiresAt) <= Date.now() ? 'expired' : 'active') : 'revoked';
+      const state =
+        row.revokedAt === null ? (Date.parse(row.expiresAt) <= Date.now() ? 'expired' : 'active') : 'revoked';
       io.out(`${row.clientId}\t${row.ownerEmail}\t${row.name}\t${state}\texpires ${row.expiresAt}`);
     }
     return;
   }
   if (action === 'revoke') {
     const clientId = rest[0];
-    if (clientId === undefined || rest.length !== 1) throw usageError('usage: ledgerflow credentials revoke CLIENT_ID');
+    if (clientId === undefined || rest.length !== 1)
+      throw usageError('usage: ledgerflow credentials revoke CLIENT_ID');
     await withServices((services) => services.accounts.revokeCredential(clientId));
     io.out(`revoked ${clientId}`);
     return;

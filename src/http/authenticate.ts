@@ -5,8 +5,11 @@ import type { Principal, TokenService } from '../modules/auth/token-service.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The permission a route needs (contract 2.3); routes without one are public. */
-    permission?: Permission;
+    /**
+     * The permission a route needs (contract 2.3), or a list of which any one suffices;
+     * routes without one are public.
+     */
+    permission?: Permission | readonly Permission[];
   }
   interface FastifyRequest {
     principal: Principal | undefined;
@@ -33,20 +36,32 @@ export function registerAuthentication(app: FastifyInstance, tokens: TokenServic
     if (permission === undefined) return;
     const header = request.headers.authorization;
     if (header === undefined) {
-      throw new AppError('unauthorized', 'this endpoint needs an access token: Authorization: Bearer <token>', {}, {
-        'www-authenticate': 'Bearer realm="ledgerflow"',
-      });
+      throw new AppError(
+        'unauthorized',
+        'this endpoint needs an access token: Authorization: Bearer <token>',
+        {},
+        {
+          'www-authenticate': 'Bearer realm="ledgerflow"',
+        },
+      );
     }
     const match = BEARER.exec(header);
     if (match?.[1] === undefined) {
-      throw new AppError('invalid-token', 'the Authorization header is not of the form Bearer <token>', {}, {
-        'www-authenticate': 'Bearer realm="ledgerflow", error="invalid_request"',
-      });
+      throw new AppError(
+        'invalid-token',
+        'the Authorization header is not of the form Bearer <token>',
+        {},
+        {
+          'www-authenticate': 'Bearer realm="ledgerflow", error="invalid_request"',
+        },
+      );
     }
     const principal = await tokens.authenticateBearer(match[1]);
-    if (!principal.permissions.has(permission)) {
-      throw new AppError('forbidden', `this request needs the permission ${permission}`, {
-        missingPermission: permission,
+    const anyOf: readonly Permission[] = typeof permission === 'string' ? [permission] : permission;
+    if (!anyOf.some((p) => principal.permissions.has(p))) {
+      const named = anyOf.join(' or ');
+      throw new AppError('forbidden', `this request needs the permission ${named}`, {
+        missingPermission: named,
       });
     }
     request.principal = principal;

@@ -27,7 +27,10 @@ export function ajvErrorsToPaths(errors: readonly AjvLikeError[], prefix = ''): 
       return { path: `${base}/${pointerEscape(error.params.missingProperty)}`, message: 'is required' };
     }
     if (error.keyword === 'additionalProperties' && typeof error.params.additionalProperty === 'string') {
-      return { path: `${base}/${pointerEscape(error.params.additionalProperty)}`, message: 'is not a known member' };
+      return {
+        path: `${base}/${pointerEscape(error.params.additionalProperty)}`,
+        message: 'is not a known member',
+      };
     }
     if (error.keyword === 'enum' && Array.isArray(error.params.allowedValues)) {
       return { path: base, message: `must be one of ${error.params.allowedValues.join(', ')}` };
@@ -65,7 +68,11 @@ export function sendProblem(
     });
 }
 
-function frameworkProblem(error: FastifyError): { code: ProblemCode; detail: string; extensions?: Record<string, unknown> } {
+function frameworkProblem(error: FastifyError): {
+  code: ProblemCode;
+  detail: string;
+  extensions?: Record<string, unknown>;
+} {
   if (error.validation !== undefined) {
     const context = error.validationContext ?? 'body';
     const prefix = context === 'body' ? '' : `/${context}`;
@@ -93,7 +100,8 @@ function frameworkProblem(error: FastifyError): { code: ProblemCode; detail: str
   }
   if (error.statusCode === 413) return { code: 'payload-too-large', detail: error.message };
   if (error.statusCode === 415) return { code: 'unsupported-media-type', detail: error.message };
-  if (error.statusCode === 431 || error.statusCode === 414) return { code: 'validation-failed', detail: error.message };
+  if (error.statusCode === 431 || error.statusCode === 414)
+    return { code: 'validation-failed', detail: error.message };
   return { code: 'internal', detail: 'an unexpected error occurred; quote the reference when reporting it' };
 }
 

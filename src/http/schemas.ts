@@ -33,7 +33,9 @@ export function pageOf<T>(data: T[], page: number, limit: number, totalSize: num
 /** A problem details body (RFC 9457) as documented in the OpenAPI document. */
 export const Problem = Type.Object(
   {
-    type: Type.String({ description: 'Stable URI-like kind of error, e.g. urn:ledgerflow:problem:session-closed.' }),
+    type: Type.String({
+      description: 'Stable URI-like kind of error, e.g. urn:ledgerflow:problem:session-closed.',
+    }),
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.String(),

@@ -111,7 +111,11 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
     },
 
     async findCredential(clientId) {
-      const row = await db.selectFrom('credentials').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+      const row = await db
+        .selectFrom('credentials')
+        .selectAll()
+        .where('client_id', '=', clientId)
+        .executeTakeFirst();
       return row === undefined ? undefined : toCredential(row);
     },
 
@@ -156,7 +160,11 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
     },
 
     async revokeCredential(clientId, at) {
-      const exists = await db.selectFrom('credentials').select('client_id').where('client_id', '=', clientId).executeTakeFirst();
+      const exists = await db
+        .selectFrom('credentials')
+        .select('client_id')
+        .where('client_id', '=', clientId)
+        .executeTakeFirst();
       if (exists === undefined) return false;
       await db
         .updateTable('credentials')
@@ -169,7 +177,10 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
 
     async insertFamily(familyId, clientId, at, tokens) {
       await db.transaction().execute(async (trx) => {
-        await trx.insertInto('token_families').values({ family_id: familyId, client_id: clientId, created_at: at, revoked_at: null }).execute();
+        await trx
+          .insertInto('token_families')
+          .values({ family_id: familyId, client_id: clientId, created_at: at, revoked_at: null })
+          .execute();
         await trx.insertInto('oauth_tokens').values(tokens.map(tokenValues)).execute();
       });
     },
@@ -249,7 +260,11 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
 
     async revokeFamily(familyId, at) {
       await db.transaction().execute(async (trx) => {
-        await trx.updateTable('token_families').set({ revoked_at: at }).where('family_id', '=', familyId).execute();
+        await trx
+          .updateTable('token_families')
+          .set({ revoked_at: at })
+          .where('family_id', '=', familyId)
+          .execute();
         await trx
           .updateTable('oauth_tokens')
           .set({ revoked_at: at })
@@ -260,7 +275,11 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
     },
 
     async revokeToken(tokenHash, at) {
-      await db.updateTable('oauth_tokens').set({ revoked_at: at }).where('token_hash', '=', tokenHash).execute();
+      await db
+        .updateTable('oauth_tokens')
+        .set({ revoked_at: at })
+        .where('token_hash', '=', tokenHash)
+        .execute();
     },
 
     async purgeExpiredTokens(before) {
@@ -268,7 +287,13 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
       await db
         .deleteFrom('token_families')
         .where(({ not, exists, selectFrom }) =>
-          not(exists(selectFrom('oauth_tokens').select('token_hash').whereRef('oauth_tokens.family_id', '=', 'token_families.family_id'))),
+          not(
+            exists(
+              selectFrom('oauth_tokens')
+                .select('token_hash')
+                .whereRef('oauth_tokens.family_id', '=', 'token_families.family_id'),
+            ),
+          ),
         )
         .execute();
       return Number(result.numDeletedRows);

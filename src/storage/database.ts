@@ -51,7 +51,9 @@ export function openStore(databaseUrl: string): Store {
       // int8 (counters, serial ids) as JS numbers: every value we store is far below 2^53.
       // NUMERIC stays a string (the default), so amounts are never binary floats.
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+        oid === 20
+          ? (value: string) => Number(value)
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
 import { startServer } from '../helpers/server.js';
+import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
 
 describe('process lifecycle (contract section 1)', () => {
   it('prints its URL and how to get a token, and on SIGTERM finishes the request in flight and exits 0', async () => {

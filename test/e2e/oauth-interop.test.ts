@@ -3,8 +3,8 @@ import { dirname } from 'node:path';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/storage/database.js';
-import { createTestDatabaseUrl, dropTestDatabase, TEST_DIALECT } from '../helpers/store.js';
 import { type ServerProcess, startServer } from '../helpers/server.js';
+import { createTestDatabaseUrl, dropTestDatabase, TEST_DIALECT } from '../helpers/store.js';
 
 const CLIENT_ID = 'lfc_interop';
 const CLIENT_SECRET = 'lfs_interop-secret-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -36,7 +36,10 @@ describe('OAuth 2.0 interoperability and secrecy (running server)', () => {
 
   async function discover(): Promise<oauth.AuthorizationServer> {
     const issuer = new URL(server.url);
-    const response = await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', [oauth.allowInsecureRequests]: true });
+    const response = await oauth.discoveryRequest(issuer, {
+      algorithm: 'oauth2',
+      [oauth.allowInsecureRequests]: true,
+    });
     return oauth.processDiscoveryResponse(issuer, response);
   }
 
@@ -57,7 +60,9 @@ describe('OAuth 2.0 interoperability and secrecy (running server)', () => {
     expect(typeof granted.refresh_token).toBe('string');
     seen.push(granted.access_token, String(granted.refresh_token));
 
-    const api = await fetch(`${server.url}/api/v1/users`, { headers: { authorization: `Bearer ${granted.access_token}` } });
+    const api = await fetch(`${server.url}/api/v1/users`, {
+      headers: { authorization: `Bearer ${granted.access_token}` },
+    });
     expect(api.status).toBe(200);
 
     const refreshed = await oauth.processRefreshTokenResponse(
@@ -74,7 +79,11 @@ describe('OAuth 2.0 interoperability and secrecy (running server)', () => {
     const refused = await fetch(`${server.url}/auth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: wrong }),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: CLIENT_ID,
+        client_secret: wrong,
+      }),
     });
     expect(refused.status).toBe(401);
   });
@@ -98,7 +107,9 @@ describe('OAuth 2.0 interoperability and secrecy (running server)', () => {
       const store = openStore(databaseUrl);
       try {
         const tables = ['users', 'credentials', 'token_families', 'oauth_tokens'] as const;
-        const rows = await Promise.all(tables.map((table) => store.db.selectFrom(table).selectAll().execute()));
+        const rows = await Promise.all(
+          tables.map((table) => store.db.selectFrom(table).selectAll().execute()),
+        );
         bytes = JSON.stringify(rows);
       } finally {
         await store.close();

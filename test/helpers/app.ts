@@ -1,7 +1,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { createServices, type Services, type ServiceSettings } from '../../src/services.js';
+import { createServices, type ServiceSettings, type Services } from '../../src/services.js';
 import type { Store } from '../../src/storage/database.js';
 import { createTestStore } from './store.js';
 
@@ -25,7 +25,10 @@ let userCounter = 0;
  * Builds the whole app on a fresh store with a manual clock, as the tests of every endpoint
  * need it. The clock starts at the real time, so the store's timestamps look ordinary.
  */
-export async function createTestApp(settings: Partial<ServiceSettings> = {}, options: { file?: boolean } = {}): Promise<TestApp> {
+export async function createTestApp(
+  settings: Partial<ServiceSettings> = {},
+  options: { file?: boolean } = {},
+): Promise<TestApp> {
   const { store, dispose } = await createTestStore(options);
   const clock = new ManualClock(new Date());
   const services = createServices(store, clock, {

@@ -24,18 +24,35 @@ export function itRequiresPermission(
   });
 
   it(`${label}: 401 invalid_token for a malformed or unknown token`, async () => {
-    for (const authorization of ['Bearer', 'Basic abc', 'Bearer lfa_unknown', `Bearer ${'x'.repeat(5000)}`, 'Bearer a b']) {
-      const response = await getApp().app.inject({ ...request, headers: { ...request.headers, authorization } });
+    for (const authorization of [
+      'Bearer',
+      'Basic abc',
+      'Bearer lfa_unknown',
+      `Bearer ${'x'.repeat(5000)}`,
+      'Bearer a b',
+    ]) {
+      const response = await getApp().app.inject({
+        ...request,
+        headers: { ...request.headers, authorization },
+      });
       expect(response.statusCode, authorization.slice(0, 20)).toBe(401);
       expect(response.headers['www-authenticate']).toMatch(/^Bearer/);
     }
   });
 
   it(`${label}: 403 naming ${permission} for roles ${rolesWithout.join(', ') || '(none)'}`, async () => {
-    const token = await getApp().tokenFor(rolesWithout);
-    const response = await getApp().call(token, request);
+    // Every role reads something, so a caller without any role is made by taking the roles
+    // away after the token was issued; the token then acts with no permission at all.
+    const t = getApp();
+    const credential = await t.credentialFor(['viewer']);
+    const token = (await t.services.tokens.clientCredentialsGrant(credential)).access_token;
+    await t.services.accounts.updateUser(credential.ownerEmail, { roles: rolesWithout });
+    const response = await t.call(token, request);
     expect(response.statusCode).toBe(403);
-    expect(response.json()).toMatchObject({ type: 'urn:ledgerflow:problem:forbidden', missingPermission: permission });
+    expect(response.json()).toMatchObject({
+      type: 'urn:ledgerflow:problem:forbidden',
+      missingPermission: permission,
+    });
     expect(response.json().detail).toContain(permission);
   });
 }

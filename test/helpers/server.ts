@@ -25,7 +25,10 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`server did not start in time:\n${output}`)),
+      START_TIMEOUT_MS,
+    );
     const onData = (data: Buffer) => {
       output += data.toString('utf8');
       const match = /Ledgerflow listening on (\S+)/.exec(output);
@@ -57,7 +60,11 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000, everyMs = 50): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 20_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -46,7 +46,9 @@ export async function dropTestDatabase(url: string): Promise<void> {
 }
 
 /** A migrated store on a fresh database, and a function that closes and drops it. */
-export async function createTestStore(options: { file?: boolean } = {}): Promise<{ store: Store; url: string; dispose(): Promise<void> }> {
+export async function createTestStore(
+  options: { file?: boolean } = {},
+): Promise<{ store: Store; url: string; dispose(): Promise<void> }> {
   const url = await createTestDatabaseUrl(options);
   const store = openStore(url);
   await migrateToLatest(store);

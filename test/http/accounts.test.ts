@@ -12,24 +12,59 @@ describe('users and credentials endpoints (contract 2.3)', () => {
   afterAll(async () => t?.close());
   const app = () => t;
 
-  itRequiresPermission(app, { method: 'GET', url: '/api/v1/credentials' }, 'credentials:manage', ['bulk-operator']);
-  itRequiresPermission(app, { method: 'POST', url: '/api/v1/credentials', payload: { ownerEmail: 'x@y.z' } }, 'credentials:manage', ['viewer']);
-  itRequiresPermission(app, { method: 'DELETE', url: '/api/v1/credentials/lfc_x' }, 'credentials:manage', ['api-client']);
+  itRequiresPermission(app, { method: 'GET', url: '/api/v1/credentials' }, 'credentials:manage', [
+    'bulk-operator',
+  ]);
+  itRequiresPermission(
+    app,
+    { method: 'POST', url: '/api/v1/credentials', payload: { ownerEmail: 'x@y.z' } },
+    'credentials:manage',
+    ['viewer'],
+  );
+  itRequiresPermission(app, { method: 'DELETE', url: '/api/v1/credentials/lfc_x' }, 'credentials:manage', [
+    'api-client',
+  ]);
   itRequiresPermission(app, { method: 'GET', url: '/api/v1/users' }, 'users:manage', ['viewer']);
-  itRequiresPermission(app, { method: 'POST', url: '/api/v1/users', payload: { email: 'a@b.c', roles: [] } }, 'users:manage', ['bulk-operator']);
-  itRequiresPermission(app, { method: 'PATCH', url: '/api/v1/users/a@b.c', payload: { disabled: true } }, 'users:manage', ['api-client']);
+  itRequiresPermission(
+    app,
+    { method: 'POST', url: '/api/v1/users', payload: { email: 'a@b.c', roles: [] } },
+    'users:manage',
+    ['bulk-operator'],
+  );
+  itRequiresPermission(
+    app,
+    { method: 'PATCH', url: '/api/v1/users/a@b.c', payload: { disabled: true } },
+    'users:manage',
+    ['api-client'],
+  );
 
   it('creates a user, a credential whose secret is shown once, lists without secrets, revokes', async () => {
-    const user = await t.call(admin, { method: 'POST', url: '/api/v1/users', payload: { email: 'Ops@Example.com', roles: ['api-client'] } });
+    const user = await t.call(admin, {
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { email: 'Ops@Example.com', roles: ['api-client'] },
+    });
     expect(user.statusCode).toBe(201);
     expect(user.json()).toMatchObject({ email: 'ops@example.com', roles: ['api-client'], disabled: false });
-    const duplicate = await t.call(admin, { method: 'POST', url: '/api/v1/users', payload: { email: 'ops@example.com', roles: [] } });
+    const duplicate = await t.call(admin, {
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { email: 'ops@example.com', roles: [] },
+    });
     expect(duplicate.statusCode).toBe(409);
 
-    const created = await t.call(admin, { method: 'POST', url: '/api/v1/credentials', payload: { ownerEmail: 'ops@example.com', name: 'nightly' } });
+    const created = await t.call(admin, {
+      method: 'POST',
+      url: '/api/v1/credentials',
+      payload: { ownerEmail: 'ops@example.com', name: 'nightly' },
+    });
     expect(created.statusCode).toBe(201);
     const credential = created.json();
-    expect(credential).toMatchObject({ ownerEmail: 'ops@example.com', name: 'nightly', clientSecret: expect.stringMatching(/^lfs_/) });
+    expect(credential).toMatchObject({
+      ownerEmail: 'ops@example.com',
+      name: 'nightly',
+      clientSecret: expect.stringMatching(/^lfs_/),
+    });
     const days = (Date.parse(credential.expiresAt) - Date.parse(credential.createdAt)) / 86_400_000;
     expect(days).toBe(90);
 
@@ -40,30 +75,62 @@ describe('users and credentials endpoints (contract 2.3)', () => {
     expect(list.json()).toMatchObject({ page: 0, limit: 1000, totalSize: expect.any(Number), totalPages: 1 });
     expect(list.json().data.map((c: { clientId: string }) => c.clientId)).toContain(credential.clientId);
 
-    expect((await t.call(admin, { method: 'DELETE', url: `/api/v1/credentials/${credential.clientId}` })).statusCode).toBe(204);
-    expect((await t.call(admin, { method: 'DELETE', url: '/api/v1/credentials/lfc_missing' })).statusCode).toBe(404);
+    expect(
+      (await t.call(admin, { method: 'DELETE', url: `/api/v1/credentials/${credential.clientId}` }))
+        .statusCode,
+    ).toBe(204);
+    expect(
+      (await t.call(admin, { method: 'DELETE', url: '/api/v1/credentials/lfc_missing' })).statusCode,
+    ).toBe(404);
   });
 
   it('rejects unknown members, unknown roles, an unknown owner and an out-of-range expiry', async () => {
-    const unknownMember = await t.call(admin, { method: 'POST', url: '/api/v1/users', payload: { email: 'u@x.y', roles: [], admin: true } });
+    const unknownMember = await t.call(admin, {
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { email: 'u@x.y', roles: [], admin: true },
+    });
     expect(unknownMember.statusCode).toBe(400);
     expect(unknownMember.json().errors).toContainEqual({ path: '/admin', message: 'is not a known member' });
-    const badRole = await t.call(admin, { method: 'POST', url: '/api/v1/users', payload: { email: 'u@x.y', roles: ['root'] } });
+    const badRole = await t.call(admin, {
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { email: 'u@x.y', roles: ['root'] },
+    });
     expect(badRole.statusCode).toBe(400);
     expect(badRole.json().errors[0].path).toBe('/roles/0');
-    const noOwner = await t.call(admin, { method: 'POST', url: '/api/v1/credentials', payload: { ownerEmail: 'ghost@x.y' } });
+    const noOwner = await t.call(admin, {
+      method: 'POST',
+      url: '/api/v1/credentials',
+      payload: { ownerEmail: 'ghost@x.y' },
+    });
     expect(noOwner.statusCode).toBe(404);
-    const expiry = await t.call(admin, { method: 'POST', url: '/api/v1/credentials', payload: { ownerEmail: 'ops@example.com', expiresInDays: 0 } });
+    const expiry = await t.call(admin, {
+      method: 'POST',
+      url: '/api/v1/credentials',
+      payload: { ownerEmail: 'ops@example.com', expiresInDays: 0 },
+    });
     expect(expiry.statusCode).toBe(400);
     expect(expiry.json().errors[0].path).toBe('/expiresInDays');
   });
 
   it('changes roles and the disabled flag, and 404s an unknown user', async () => {
-    await t.call(admin, { method: 'POST', url: '/api/v1/users', payload: { email: 'p@x.y', roles: ['viewer'] } });
-    const patched = await t.call(admin, { method: 'PATCH', url: '/api/v1/users/p@x.y', payload: { roles: ['bulk-operator'], disabled: true } });
+    await t.call(admin, {
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { email: 'p@x.y', roles: ['viewer'] },
+    });
+    const patched = await t.call(admin, {
+      method: 'PATCH',
+      url: '/api/v1/users/p@x.y',
+      payload: { roles: ['bulk-operator'], disabled: true },
+    });
     expect(patched.statusCode).toBe(200);
     expect(patched.json()).toMatchObject({ roles: ['bulk-operator'], disabled: true });
-    expect((await t.call(admin, { method: 'PATCH', url: '/api/v1/users/none@x.y', payload: { disabled: true } })).statusCode).toBe(404);
+    expect(
+      (await t.call(admin, { method: 'PATCH', url: '/api/v1/users/none@x.y', payload: { disabled: true } }))
+        .statusCode,
+    ).toBe(404);
     const users = await t.call(admin, { method: 'GET', url: '/api/v1/users?limit=2&page=0' });
     expect(users.json().data).toHaveLength(2);
     expect(users.body).not.toContain('password');

@@ -14,12 +14,23 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
 
   const token = (fields: Record<string, string>, headers: Record<string, string> = {}) => {
     const body = form(fields);
-    return t.app.inject({ method: 'POST', url: '/auth/token', payload: body.payload, headers: { ...body.headers, ...headers } });
+    return t.app.inject({
+      method: 'POST',
+      url: '/auth/token',
+      payload: body.payload,
+      headers: { ...body.headers, ...headers },
+    });
   };
   const basic = (id: string, secret: string) =>
     `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
-  const grant = () => token({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret });
-  const ingestionsWith = (accessToken: string) => t.call(accessToken, { method: 'GET', url: '/api/v1/credentials' });
+  const grant = () =>
+    token({
+      grant_type: 'client_credentials',
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+    });
+  const ingestionsWith = (accessToken: string) =>
+    t.call(accessToken, { method: 'GET', url: '/api/v1/credentials' });
 
   it('issues tokens for client credentials sent as form fields, with lifetimes from the settings', async () => {
     const response = await grant();
@@ -37,7 +48,10 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
   });
 
   it('issues tokens for client credentials sent with HTTP Basic', async () => {
-    const response = await token({ grant_type: 'client_credentials' }, { authorization: basic(client.clientId, client.clientSecret) });
+    const response = await token(
+      { grant_type: 'client_credentials' },
+      { authorization: basic(client.clientId, client.clientSecret) },
+    );
     expect(response.statusCode).toBe(200);
     expect(response.json().token_type).toBe('Bearer');
   });
@@ -63,7 +77,10 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
   });
 
   it('adds WWW-Authenticate Basic to invalid_client when Basic was used', async () => {
-    const response = await token({ grant_type: 'client_credentials' }, { authorization: basic(client.clientId, 'wrong') });
+    const response = await token(
+      { grant_type: 'client_credentials' },
+      { authorization: basic(client.clientId, 'wrong') },
+    );
     expect(response.statusCode).toBe(401);
     expect(response.headers['www-authenticate']).toBe('Basic realm="ledgerflow"');
   });
@@ -73,7 +90,11 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
     [{ grant_type: 'authorization_code' }, 'unsupported_grant_type'],
     [{}, 'invalid_request'],
   ])('answers 400 for grant %j', async (fields, error) => {
-    const response = await token({ ...fields, client_id: client.clientId, client_secret: client.clientSecret });
+    const response = await token({
+      ...fields,
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json().error).toBe(error);
   });
@@ -87,7 +108,11 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
     });
     expect(repeated.statusCode).toBe(400);
     expect(repeated.json().error).toBe('invalid_request');
-    const json = await t.app.inject({ method: 'POST', url: '/auth/token', payload: { grant_type: 'client_credentials' } });
+    const json = await t.app.inject({
+      method: 'POST',
+      url: '/auth/token',
+      payload: { grant_type: 'client_credentials' },
+    });
     expect(json.statusCode).toBe(400);
     expect(json.json().error).toBe('invalid_request');
     const huge = await token({ grant_type: 'client_credentials', client_id: 'x'.repeat(20_000) });
@@ -113,7 +138,12 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
   it('treats a reused refresh token as theft and revokes the whole family (RFC 9700)', async () => {
     const first = (await grant()).json();
     const refresh = (refreshToken: string) =>
-      token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: client.clientId, client_secret: client.clientSecret });
+      token({
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      });
     const second = (await refresh(first.refresh_token)).json();
     const reuse = await refresh(first.refresh_token);
     expect(reuse.statusCode).toBe(400);
@@ -146,25 +176,36 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
     expect(response.json().error).toBe('invalid_client');
   });
 
-  it.each(['garbage', 'lfr_unknown', '', 'lfa_looks-like-access'])('refuses refresh token %j', async (refreshToken) => {
-    const response = await token({
-      grant_type: 'refresh_token',
-      refresh_token: refreshToken,
-      client_id: client.clientId,
-      client_secret: client.clientSecret,
-    });
-    expect(response.statusCode).toBe(400);
-    expect(response.json().error).toMatch(/invalid_grant|invalid_request/);
-  });
+  it.each(['garbage', 'lfr_unknown', '', 'lfa_looks-like-access'])(
+    'refuses refresh token %j',
+    async (refreshToken) => {
+      const response = await token({
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      });
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error).toMatch(/invalid_grant|invalid_request/);
+    },
+  );
 
   it('answers 403 unauthorized_client when the owner is disabled or has no role', async () => {
     const disabled = await t.credentialFor(['api-client']);
     await t.services.accounts.updateUser(disabled.ownerEmail, { disabled: true });
-    const response = await token({ grant_type: 'client_credentials', client_id: disabled.clientId, client_secret: disabled.clientSecret });
+    const response = await token({
+      grant_type: 'client_credentials',
+      client_id: disabled.clientId,
+      client_secret: disabled.clientSecret,
+    });
     expect(response.statusCode).toBe(403);
     expect(response.json().error).toBe('unauthorized_client');
     const roleless = await t.credentialFor([]);
-    const second = await token({ grant_type: 'client_credentials', client_id: roleless.clientId, client_secret: roleless.clientSecret });
+    const second = await token({
+      grant_type: 'client_credentials',
+      client_id: roleless.clientId,
+      client_secret: roleless.clientSecret,
+    });
     expect(second.statusCode).toBe(403);
     expect(second.json().error).toBe('unauthorized_client');
   });
@@ -173,18 +214,24 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
     const victim = await t.credentialFor(['api-client']);
     const live = await t.services.tokens.clientCredentialsGrant(victim);
     const admin = await t.tokenFor(['admin']);
-    expect((await t.call(live.access_token, { method: 'GET', url: '/api/v1/configuration/bulk' })).statusCode).not.toBe(401);
+    expect(
+      (await t.call(live.access_token, { method: 'GET', url: '/api/v1/configuration/bulk' })).statusCode,
+    ).not.toBe(401);
     const revoked = await t.call(admin, { method: 'DELETE', url: `/api/v1/credentials/${victim.clientId}` });
     expect(revoked.statusCode).toBe(204);
     const after = await t.call(live.access_token, { method: 'GET', url: '/api/v1/configuration/bulk' });
     expect(after.statusCode).toBe(401);
     expect(after.headers['www-authenticate']).toContain('error="invalid_token"');
-    const again = await token({ grant_type: 'client_credentials', client_id: victim.clientId, client_secret: victim.clientSecret });
+    const again = await token({
+      grant_type: 'client_credentials',
+      client_id: victim.clientId,
+      client_secret: victim.clientSecret,
+    });
     expect(again.statusCode).toBe(401);
     expect(again.json().error).toBe('invalid_client');
   });
 
-  it("stops a live token at once when its owner is disabled, and applies role changes on the next request", async () => {
+  it('stops a live token at once when its owner is disabled, and applies role changes on the next request', async () => {
     const user = await t.credentialFor(['admin']);
     const live = await t.services.tokens.clientCredentialsGrant(user);
     expect((await t.call(live.access_token, { method: 'GET', url: '/api/v1/users' })).statusCode).toBe(200);
@@ -205,10 +252,17 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
     });
     expect(created.statusCode).toBe(201);
     const { clientId, clientSecret } = created.json();
-    expect((await token({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret })).statusCode).toBe(200);
+    expect(
+      (await token({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }))
+        .statusCode,
+    ).toBe(200);
     t.clock.advance(25 * 3600 * 1000);
     try {
-      const response = await token({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret });
+      const response = await token({
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: clientSecret,
+      });
       expect(response.statusCode).toBe(401);
       expect(response.json().error).toBe('invalid_client');
     } finally {
@@ -265,9 +319,16 @@ describe('token lifetimes', () => {
     const refresh = await t.app.inject({
       method: 'POST',
       url: '/auth/token',
-      ...form({ grant_type: 'refresh_token', refresh_token: issued.refresh_token, ...{ client_id: client.clientId, client_secret: client.clientSecret } }),
+      ...form({
+        grant_type: 'refresh_token',
+        refresh_token: issued.refresh_token,
+        ...{ client_id: client.clientId, client_secret: client.clientSecret },
+      }),
     });
     expect(refresh.statusCode).toBe(400);
-    expect(refresh.json()).toEqual({ error: 'invalid_grant', error_description: 'the refresh token has expired' });
+    expect(refresh.json()).toEqual({
+      error: 'invalid_grant',
+      error_description: 'the refresh token has expired',
+    });
   });
 });

@@ -18,7 +18,9 @@ describe('operations endpoints and problem details (contract section 0)', () => 
     const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.statusCode).toBe(200);
     expect(metrics.headers['content-type']).toContain('text/plain');
-    expect(metrics.body).toMatch(/http_requests_total\{method="GET",route="\/healthz",status_code="200"\} \d+/);
+    expect(metrics.body).toMatch(
+      /http_requests_total\{method="GET",route="\/healthz",status_code="200"\} \d+/,
+    );
     expect(metrics.body).toContain('http_request_duration_seconds_bucket');
   });
 
@@ -27,7 +29,9 @@ describe('operations endpoints and problem details (contract section 0)', () => 
     expect(response.statusCode).toBe(200);
     const document = response.json();
     expect(document.openapi).toBe('3.1.0');
-    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/auth/token', '/api/v1/credentials', '/api/v1/users/{email}']));
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining(['/auth/token', '/api/v1/credentials', '/api/v1/users/{email}']),
+    );
     const docs = await t.app.inject({ method: 'GET', url: '/docs/' });
     expect(docs.statusCode).toBe(200);
     expect(docs.body).toContain('<html');

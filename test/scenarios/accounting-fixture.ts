@@ -4,16 +4,17 @@
  * with no grace but posting-date override) and one in New York (IFRS only); a TAX basis exists
  * but is assigned to no node.
  */
+
+import type {
+  JournalDraft,
+  ProcessingContext,
+  ProcessingOutcome,
+} from '../../src/modules/accounting/journal-draft.js';
 import type { Configuration } from '../../src/modules/configuration/model.js';
-import type { JournalDraft, ProcessingContext, ProcessingOutcome } from '../../src/modules/accounting/journal-draft.js';
 
 type Pattern = Configuration['postingComponents'][number]['postingPatterns'][number];
 
-function pattern(
-  debitCredit: 'DR' | 'CR',
-  postingCode: string,
-  more: Partial<Pattern> = {},
-): Pattern {
+function pattern(debitCredit: 'DR' | 'CR', postingCode: string, more: Partial<Pattern> = {}): Pattern {
   return {
     amountField: 'amount',
     currencyField: 'currency',
@@ -65,7 +66,10 @@ export function testConfiguration(change: (configuration: Configuration) => void
       ['UNMAPPED', ''],
     ]
       .filter(([, account]) => account !== '')
-      .map(([postingCode, account]) => ({ postingCode: postingCode ?? '', accountLookupPatterns: [{ account: account ?? '' }] })),
+      .map(([postingCode, account]) => ({
+        postingCode: postingCode ?? '',
+        accountLookupPatterns: [{ account: account ?? '' }],
+      })),
     accountingConfigurations: ['IFRS', 'LOCAL_GAAP', 'TAX'].map((name) => ({
       name,
       businessCalendarName: 'TARGET2',
@@ -92,7 +96,9 @@ export function testConfiguration(change: (configuration: Configuration) => void
     dimensionSets: [{ name: 'DIMENSIONS', attributes: [] }],
     entities: [],
     featureFlags: { 'posting-date-override': true },
-    fiscalCalendars: [{ name: 'CALENDAR_YEAR', type: 'gregorian', endOfFirstYear: '2024-12-31', startYear: 2024 }],
+    fiscalCalendars: [
+      { name: 'CALENDAR_YEAR', type: 'gregorian', endOfFirstYear: '2024-12-31', startYear: 2024 },
+    ],
     flows: [],
     journalDefinition: {
       fields: [
@@ -127,7 +133,12 @@ export function testConfiguration(change: (configuration: Configuration) => void
         timeZone: 'Europe/Amsterdam',
         nodeConfigs: [
           { accountingConfigName: 'IFRS', graceDays: 3, graceHours: 0, overridePostingDate: 'none' },
-          { accountingConfigName: 'LOCAL_GAAP', graceDays: 0, graceHours: 0, overridePostingDate: 'firstOpenPeriod' },
+          {
+            accountingConfigName: 'LOCAL_GAAP',
+            graceDays: 0,
+            graceHours: 0,
+            overridePostingDate: 'firstOpenPeriod',
+          },
         ],
       },
       {
@@ -144,7 +155,10 @@ export function testConfiguration(change: (configuration: Configuration) => void
       })),
     postingComponents: [
       component('SALE_IFRS', 'IFRS', 'STD', [pattern('DR', 'RECEIVABLE'), pattern('CR', 'REVENUE')]),
-      component('SALE_LOCAL', 'LOCAL_GAAP', 'STD', [pattern('DR', 'RECEIVABLE'), pattern('CR', 'REVENUE_LOCAL')]),
+      component('SALE_LOCAL', 'LOCAL_GAAP', 'STD', [
+        pattern('DR', 'RECEIVABLE'),
+        pattern('CR', 'REVENUE_LOCAL'),
+      ]),
       component('SALE_TAX', 'TAX', 'STD', [pattern('DR', 'RECEIVABLE'), pattern('CR', 'TAX_PAYABLE')]),
       component('TAX_IFRS', 'IFRS', 'STD', [
         pattern('DR', 'RECEIVABLE', { amountField: 'taxAmount' }),
@@ -192,7 +206,10 @@ export function saleEvent(fields: Record<string, unknown> = {}): Record<string, 
 export const TUESDAY_10_MARCH = new Date('2026-03-10T10:00:00Z');
 
 /** A processing context with a fixed clock and ids `id-1`, `id-2`, ... */
-export function context(now: Date = TUESDAY_10_MARCH, more: Partial<ProcessingContext> = {}): ProcessingContext {
+export function context(
+  now: Date = TUESDAY_10_MARCH,
+  more: Partial<ProcessingContext> = {},
+): ProcessingContext {
   let next = 0;
   return {
     ingestionId: 'in_test',
@@ -206,7 +223,15 @@ export function context(now: Date = TUESDAY_10_MARCH, more: Partial<ProcessingCo
 }
 
 /** One journal line as an accountant reads it: date, basis, type, account, debit, credit, currency. */
-export type LedgerRow = [coreDate: string, basis: string, type: string, account: string, debit: string, credit: string, currency: string];
+export type LedgerRow = [
+  coreDate: string,
+  basis: string,
+  type: string,
+  account: string,
+  debit: string,
+  credit: string,
+  currency: string,
+];
 
 /** The journal lines of drafts as ledger rows, in order. */
 export function ledgerRows(journals: readonly JournalDraft[]): LedgerRow[] {

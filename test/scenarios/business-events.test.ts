@@ -7,7 +7,14 @@ import { processBusinessEvent } from '../../src/modules/accounting/engine.js';
 import { prepareAccounting } from '../../src/modules/accounting/prepare.js';
 import type { Configuration } from '../../src/modules/configuration/model.js';
 import realistic from '../fixtures/configuration.realistic.json' with { type: 'json' };
-import { type LedgerRow, context, journalsOf, ledgerRows, saleEvent, testConfiguration } from './accounting-fixture.js';
+import {
+  context,
+  journalsOf,
+  type LedgerRow,
+  ledgerRows,
+  saleEvent,
+  testConfiguration,
+} from './accounting-fixture.js';
 
 const prepared = prepareAccounting(testConfiguration());
 
@@ -87,7 +94,13 @@ describe('business events become journal lines (accounting.md 1)', () => {
     },
     {
       rule: 'a journal balances per currency, each currency on its own',
-      event: saleEvent({ eventType: 'FX_SALE', amount: '110.00', currency: 'USD', localAmount: '100.00', localCurrency: 'EUR' }),
+      event: saleEvent({
+        eventType: 'FX_SALE',
+        amount: '110.00',
+        currency: 'USD',
+        localAmount: '100.00',
+        localCurrency: 'EUR',
+      }),
       lines: [
         ['2026-03-10', 'IFRS', 'STD', '1100 Receivables', '110.00', '', 'USD'],
         ['2026-03-10', 'IFRS', 'STD', '8000 Revenue', '', '110.00', 'USD'],
@@ -157,14 +170,20 @@ describe('business events become journal lines (accounting.md 1)', () => {
     expect(journals.map((journal) => journal.accountingConfig)).toEqual(['IFRS', 'LOCAL_GAAP']);
     for (const journal of journals) {
       expect(journal.lines.map((line) => line.amount)).toEqual(['250000.00', '-250000.00']);
-      expect(journal.lines[0]?.record).toMatchObject({ legalEntity: 'LF_NL', branch: 'AMS', productCode: 'MORTGAGE' });
+      expect(journal.lines[0]?.record).toMatchObject({
+        legalEntity: 'LF_NL',
+        branch: 'AMS',
+        productCode: 'MORTGAGE',
+      });
     }
   });
 });
 
 describe('journal records (accounting.md 2)', () => {
   it('keys every line by the journal definition field names, filled per role', () => {
-    const [journal] = journalsOf(processBusinessEvent(prepared, saleEvent({ legalEntity: 'US01' }), context()));
+    const [journal] = journalsOf(
+      processBusinessEvent(prepared, saleEvent({ legalEntity: 'US01' }), context()),
+    );
     expect(journal?.lines.map((line) => line.record)).toEqual([
       {
         journalId: 'id-1',
@@ -208,7 +227,9 @@ describe('journal records (accounting.md 2)', () => {
   });
 
   it('signs amounts (debit positive, credit negative) and derives drCr', () => {
-    const [journal] = journalsOf(processBusinessEvent(prepared, saleEvent({ legalEntity: 'US01' }), context()));
+    const [journal] = journalsOf(
+      processBusinessEvent(prepared, saleEvent({ legalEntity: 'US01' }), context()),
+    );
     expect(journal?.lines.map((line) => [line.lineNo, line.account, line.amount, line.drCr])).toEqual([
       [1, '1100 Receivables', '100.00', 'DR'],
       [2, '8000 Revenue', '-100.00', 'CR'],
@@ -217,7 +238,9 @@ describe('journal records (accounting.md 2)', () => {
 
   it('numbers lines 1..n per journal and draws the journal id before its line ids', () => {
     const journals = journalsOf(processBusinessEvent(prepared, saleEvent(), context()));
-    expect(journals.map((journal) => [journal.journalId, journal.lines.map((line) => [line.lineNo, line.lineId])])).toEqual([
+    expect(
+      journals.map((journal) => [journal.journalId, journal.lines.map((line) => [line.lineNo, line.lineId])]),
+    ).toEqual([
       [
         'id-1',
         [

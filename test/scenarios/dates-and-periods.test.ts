@@ -18,7 +18,9 @@ function ifrsSale(postingDate: string, legalEntity = 'NL01'): Record<string, unk
 
 function statusAt(now: string, event: Record<string, unknown>, more = {}) {
   const outcome = processBusinessEvent(prepared, event, context(new Date(now), more));
-  return outcome.ok ? outcome.journals.map((journal) => `${journal.coreDate} ${journal.status}`) : outcome.error.code;
+  return outcome.ok
+    ? outcome.journals.map((journal) => `${journal.coreDate} ${journal.status}`)
+    : outcome.error.code;
 }
 
 describe('business date of a node', () => {
@@ -80,9 +82,9 @@ describe('posted and unposted journals', () => {
   });
 
   it('a pinned business date decides posting', () => {
-    expect(statusAt('2026-03-10T10:00:00Z', ifrsSale('2026-03-13'), { businessDatePinned: '2026-03-13' })).toEqual([
-      '2026-03-13 posted',
-    ]);
+    expect(
+      statusAt('2026-03-10T10:00:00Z', ifrsSale('2026-03-13'), { businessDatePinned: '2026-03-13' }),
+    ).toEqual(['2026-03-13 posted']);
   });
 
   it('a journal in a later period is accepted and waits unposted', () => {
@@ -97,15 +99,59 @@ describe('posted and unposted journals', () => {
 });
 
 describe('periods and grace time', () => {
-  const cases: Array<[rule: string, now: string, postingDate: string, legalEntity: string, result: string[] | string]> = [
+  const cases: Array<
+    [rule: string, now: string, postingDate: string, legalEntity: string, result: string[] | string]
+  > = [
     ['the current period is open', '2026-03-10T10:00:00Z', '2026-03-01', 'NL01', ['2026-03-01 posted']],
-    ['the previous period is closed once grace is over', '2026-03-10T10:00:00Z', '2026-02-27', 'NL01', 'closed-period'],
-    ['the previous period is open during 3 grace days', '2026-03-02T10:00:00Z', '2026-02-27', 'NL01', ['2026-02-27 posted']],
-    ['one minute before the end of grace (Amsterdam 3 March 23:59)', '2026-03-03T22:59:00Z', '2026-02-27', 'NL01', ['2026-02-27 posted']],
-    ['grace ends 3 days after the period starts (Amsterdam 4 March 00:00)', '2026-03-03T23:00:00Z', '2026-02-27', 'NL01', 'closed-period'],
-    ['periods older than the previous one are closed, even during grace', '2026-03-02T10:00:00Z', '2026-01-30', 'NL01', 'closed-period'],
-    ['grace hours: New York 1 March 11:59 is within 12 hours', '2026-03-01T16:59:00Z', '2026-02-27', 'US01', ['2026-02-27 posted']],
-    ['grace hours: New York 1 March 12:00 is not', '2026-03-01T17:00:00Z', '2026-02-27', 'US01', 'closed-period'],
+    [
+      'the previous period is closed once grace is over',
+      '2026-03-10T10:00:00Z',
+      '2026-02-27',
+      'NL01',
+      'closed-period',
+    ],
+    [
+      'the previous period is open during 3 grace days',
+      '2026-03-02T10:00:00Z',
+      '2026-02-27',
+      'NL01',
+      ['2026-02-27 posted'],
+    ],
+    [
+      'one minute before the end of grace (Amsterdam 3 March 23:59)',
+      '2026-03-03T22:59:00Z',
+      '2026-02-27',
+      'NL01',
+      ['2026-02-27 posted'],
+    ],
+    [
+      'grace ends 3 days after the period starts (Amsterdam 4 March 00:00)',
+      '2026-03-03T23:00:00Z',
+      '2026-02-27',
+      'NL01',
+      'closed-period',
+    ],
+    [
+      'periods older than the previous one are closed, even during grace',
+      '2026-03-02T10:00:00Z',
+      '2026-01-30',
+      'NL01',
+      'closed-period',
+    ],
+    [
+      'grace hours: New York 1 March 11:59 is within 12 hours',
+      '2026-03-01T16:59:00Z',
+      '2026-02-27',
+      'US01',
+      ['2026-02-27 posted'],
+    ],
+    [
+      'grace hours: New York 1 March 12:00 is not',
+      '2026-03-01T17:00:00Z',
+      '2026-02-27',
+      'US01',
+      'closed-period',
+    ],
   ];
   it.each(cases)('%s', (_rule, now, postingDate, legalEntity, result) => {
     expect(statusAt(now, ifrsSale(postingDate, legalEntity))).toEqual(result);
@@ -127,7 +173,8 @@ describe('periods and grace time', () => {
   });
 
   it('reports the open window of a node and basis', () => {
-    const at = (now: string) => nodeOpenPeriods(prepared, { legalEntity: 'NL01' }, 'IFRS', { now: new Date(now) });
+    const at = (now: string) =>
+      nodeOpenPeriods(prepared, { legalEntity: 'NL01' }, 'IFRS', { now: new Date(now) });
     expect(at('2026-03-02T10:00:00Z')).toEqual({
       businessDate: '2026-03-02',
       currentPeriodFirstDay: '2026-03-01',
@@ -143,7 +190,11 @@ describe('posting date override (accounting.md 4)', () => {
 
   it('moves a closed-period journal to the first day of the earliest open period and keeps the original date', () => {
     const [journal] = journalsOf(processBusinessEvent(prepared, localSale, context()));
-    expect(journal).toMatchObject({ coreDate: '2026-03-01', originalCoreDate: '2026-02-27', status: 'posted' });
+    expect(journal).toMatchObject({
+      coreDate: '2026-03-01',
+      originalCoreDate: '2026-02-27',
+      status: 'posted',
+    });
     expect(journal?.lines.map((line) => line.record.coreDate)).toEqual(['2026-03-01', '2026-03-01']);
   });
 
@@ -168,7 +219,9 @@ describe('posting date override (accounting.md 4)', () => {
   it('a reversal of a moved journal follows the moved date', () => {
     const moved = prepareAccounting(
       testConfiguration((configuration) => {
-        const accrual = configuration.postingComponents.find((component) => component.code === 'ACCRUAL_IFRS');
+        const accrual = configuration.postingComponents.find(
+          (component) => component.code === 'ACCRUAL_IFRS',
+        );
         if (accrual !== undefined) accrual.accountingConfigName = 'LOCAL_GAAP';
       }),
     );

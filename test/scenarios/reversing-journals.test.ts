@@ -5,7 +5,14 @@
 import { describe, expect, it } from 'vitest';
 import { processBusinessEvent } from '../../src/modules/accounting/engine.js';
 import { prepareAccounting } from '../../src/modules/accounting/prepare.js';
-import { type LedgerRow, context, journalsOf, ledgerRows, saleEvent, testConfiguration } from './accounting-fixture.js';
+import {
+  context,
+  journalsOf,
+  type LedgerRow,
+  ledgerRows,
+  saleEvent,
+  testConfiguration,
+} from './accounting-fixture.js';
 
 const prepared = prepareAccounting(testConfiguration());
 
@@ -32,7 +39,9 @@ describe('reversing journals (accounting.md 3)', () => {
       [null, 'id-4'],
       [null, 'id-4'],
     ]);
-    expect(reversal?.lines.map((line) => [line.record.journalId, line.record.reverses, line.record.reversedBy])).toEqual([
+    expect(
+      reversal?.lines.map((line) => [line.record.journalId, line.record.reverses, line.record.reversedBy]),
+    ).toEqual([
       ['id-4', 'id-1', null],
       ['id-4', 'id-1', null],
     ]);
@@ -55,7 +64,9 @@ describe('reversing journals (accounting.md 3)', () => {
   });
 
   it('a permanent journal type has no reversal', () => {
-    const journals = journalsOf(processBusinessEvent(prepared, saleEvent({ legalEntity: 'US01' }), context()));
+    const journals = journalsOf(
+      processBusinessEvent(prepared, saleEvent({ legalEntity: 'US01' }), context()),
+    );
     expect(journals).toHaveLength(1);
     expect(journals[0]?.reversedBy).toBeUndefined();
   });

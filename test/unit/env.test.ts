@@ -32,7 +32,12 @@ describe('environment (contract section 1)', () => {
       BUSINESS_DATE: '2024-02-29',
       LOG_LEVEL: 'debug',
     });
-    expect(env).toMatchObject({ port: 0, accessTokenTtlSeconds: 2, refreshTokenTtlSeconds: 5, businessDate: '2024-02-29' });
+    expect(env).toMatchObject({
+      port: 0,
+      accessTokenTtlSeconds: 2,
+      refreshTokenTtlSeconds: 5,
+      businessDate: '2024-02-29',
+    });
   });
 
   it.each([

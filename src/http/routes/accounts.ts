@@ -43,7 +43,11 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = 
           },
           { additionalProperties: false },
         ),
-        response: { 201: Type.Composite([Credential, Type.Object({ clientSecret: Type.String() })]), 404: Problem, ...AUTH_ERRORS },
+        response: {
+          201: Type.Composite([Credential, Type.Object({ clientSecret: Type.String() })]),
+          404: Problem,
+          ...AUTH_ERRORS,
+        },
       },
     },
     async (request, reply) => reply.code(201).send(await accounts.createCredential(request.body)),
@@ -53,7 +57,12 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = 
     '/api/v1/credentials',
     {
       config: { permission: 'credentials:manage' },
-      schema: { tags: ['access'], summary: 'List credentials (never a secret)', querystring: Type.Object(PageQuery), response: { 200: Page(Credential), ...AUTH_ERRORS } },
+      schema: {
+        tags: ['access'],
+        summary: 'List credentials (never a secret)',
+        querystring: Type.Object(PageQuery),
+        response: { 200: Page(Credential), ...AUTH_ERRORS },
+      },
     },
     async (request) => {
       const { page, limit } = request.query;
@@ -105,7 +114,12 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = 
     '/api/v1/users',
     {
       config: { permission: 'users:manage' },
-      schema: { tags: ['access'], summary: 'List users', querystring: Type.Object(PageQuery), response: { 200: Page(User), ...AUTH_ERRORS } },
+      schema: {
+        tags: ['access'],
+        summary: 'List users',
+        querystring: Type.Object(PageQuery),
+        response: { 200: Page(User), ...AUTH_ERRORS },
+      },
     },
     async (request) => {
       const { page, limit } = request.query;

@@ -16,7 +16,8 @@ function single(form: Form, name: string): string | undefined {
 
 function required(form: Form, name: string): string {
   const value = single(form, name);
-  if (value === undefined || value === '') throw new OAuthError('invalid_request', `the field ${name} is required`);
+  if (value === undefined || value === '')
+    throw new OAuthError('invalid_request', `the field ${name} is required`);
   return value;
 }
 
@@ -33,7 +34,8 @@ function clientAuthOf(request: FastifyRequest, form: Form): ClientAuth {
       throw new OAuthError('invalid_request', 'use either HTTP Basic or client_secret in the form, not both');
     }
     const match = /^Basic ([A-Za-z0-9+/]+=*)$/.exec(header);
-    if (match?.[1] === undefined) throw new OAuthError('invalid_request', 'the Authorization header is not valid Basic');
+    if (match?.[1] === undefined)
+      throw new OAuthError('invalid_request', 'the Authorization header is not valid Basic');
     const decoded = Buffer.from(match[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) throw new OAuthError('invalid_request', 'the Basic credentials have no colon');
@@ -50,7 +52,10 @@ function clientAuthOf(request: FastifyRequest, form: Form): ClientAuth {
     }
   }
   if (formId === undefined || formId === '' || formSecret === undefined) {
-    throw new OAuthError('invalid_client', 'client authentication is required: client_id and client_secret, or HTTP Basic');
+    throw new OAuthError(
+      'invalid_client',
+      'client authentication is required: client_id and client_secret, or HTTP Basic',
+    );
   }
   return { clientId: formId, clientSecret: formSecret };
 }
@@ -117,7 +122,8 @@ export function oauthRoutes(app: FastifyInstance, tokens: TokenService): void {
       schema: {
         tags: ['auth'],
         summary: 'Revoke a token (RFC 7009)',
-        description: 'Form field `token`; client authentication as at the token endpoint. Always 200 for a known client.',
+        description:
+          'Form field `token`; client authentication as at the token endpoint. Always 200 for a known client.',
         consumes: ['application/x-www-form-urlencoded'],
       },
     },

@@ -6,7 +6,9 @@ import type { Store } from '../../storage/database.js';
 
 /** Liveness, readiness and metrics (contract section 0); none needs a token. */
 export function operationsRoutes(app: FastifyInstance, store: Store, registry: Registry): void {
-  app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is alive' } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is alive' } }, async () => ({
+    status: 'ok',
+  }));
 
   app.get('/readyz', { schema: { tags: ['operations'], summary: 'Storage is reachable' } }, async () => {
     try {
@@ -17,7 +19,9 @@ export function operationsRoutes(app: FastifyInstance, store: Store, registry: R
     return { status: 'ready' };
   });
 
-  app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics', hide: false } }, async (_request, reply) =>
-    reply.type(registry.contentType).send(await registry.metrics()),
+  app.get(
+    '/metrics',
+    { schema: { tags: ['operations'], summary: 'Prometheus metrics', hide: false } },
+    async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()),
   );
 }

@@ -9,14 +9,23 @@ import { abs, type Decimal, decimalFromValue, negate, sign } from '../../lib/dec
 import { parseIsoDate } from './dates.js';
 import { assembleJournals, type CandidateLine, type JournalCandidate } from './journal-assembly.js';
 import type { ProcessingContext, ProcessingOutcome } from './journal-draft.js';
-import type { PreparedAccounting, PreparedComponent, PreparedNode, PreparedPattern } from './prepare.js';
-import { nodeKeyOf } from './prepare.js';
+import {
+  nodeKeyOf,
+  type PreparedAccounting,
+  type PreparedComponent,
+  type PreparedNode,
+  type PreparedNodeConfig,
+  type PreparedPattern,
+} from './prepare.js';
 import { type ProcessingError, processingError } from './processing-error.js';
 
 export { isPosted } from './business-date.js';
 export type { JournalLinesGroup } from './journal-lines.js';
 export { processJournalLines } from './journal-lines.js';
-export { nodeBusinessDate } from './node-business-date.js';
+export { nodeBusinessDate, nodeOpenPeriods } from './node-business-date.js';
+
+/** A journal of one event in the making, with the posting components that fed it. */
+type EventJournal = JournalCandidate & { components: string[] };
 
 /**
  * Turns one validated business event (a `ledger/businessEvent` record: decimals as strings, dates
@@ -30,6 +39,7 @@ export { nodeBusinessDate } from './node-business-date.js';
  * `no-journal`, `too-many-lines`, `unbalanced`, `invalid-time-zone` or `closed-period`, with a
  * message naming the configuration item at fault. The caller records the error with the event and
  * persists the drafts in one transaction; `ctx.newId` is called only when the event succeeds.
+ * Throws a `RangeError` only when `ctx.businessDatePinned` is not an ISO date (validated at start-up).
  */
 export function processBusinessEvent(
   prepared: PreparedAccounting,
@@ -42,7 +52,7 @@ export function processBusinessEvent(
   if ('code' in node) return { ok: false, error: node };
 
   const references = prepared.componentsByEventType.get(eventType) ?? [];
-  const groups = new Map<string, JournalCandidate & { components: string[] }>();
+  const groups = new Map<string, EventJournal>();
   const unassigned: string[] = [];
   for (const reference of references) {
     const component = reference.component;
@@ -120,8 +130,8 @@ function applyComponent(
   component: PreparedComponent,
   event: Readonly<Record<string, unknown>>,
   node: PreparedNode,
-  nodeConfig: JournalCandidate['nodeConfig'],
-  groups: Map<string, JournalCandidate & { components: string[] }>,
+  nodeConfig: PreparedNodeConfig,
+  groups: Map<string, EventJournal>,
 ): ProcessingError | undefined {
   const accountingConfig = component.accountingConfig;
   if (accountingConfig === undefined) {

@@ -151,7 +151,12 @@ function placeInOpenPeriod(
   }
   const local = localTimeOf(node.clock, nowMs);
   const businessDay = businessDayOf(local, rule);
-  const open = openPeriodsAt(businessDay, rule.pinnedDay ?? local.dayNumber, local.msOfDay, nodeConfig.graceMs);
+  const open = openPeriodsAt(
+    businessDay,
+    rule.pinnedDay ?? local.dayNumber,
+    local.msOfDay,
+    nodeConfig.graceMs,
+  );
   if (!isInClosedPeriod(open, coreDay)) return { coreDay, originalCoreDay: undefined, businessDay };
   if (nodeConfig.overridePostingDate && prepared.postingDateOverride) {
     return { coreDay: open.earliestOpenFirstDay, originalCoreDay: coreDay, businessDay };

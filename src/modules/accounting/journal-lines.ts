@@ -51,7 +51,8 @@ interface ReadLine {
  * then per journal `inconsistent-journal` (lines disagree on core date, type, basis or node),
  * `journal-split-across-chunks`, `too-many-lines`, `unbalanced`, `invalid-time-zone`,
  * `closed-period`. A journal split across chunks can only be seen by the caller: it passes the
- * origin journal ids already stored for earlier chunks in `seenOriginJournalIds`.
+ * origin journal ids already stored for earlier chunks in `seenOriginJournalIds`. Throws a
+ * `RangeError` only when `ctx.businessDatePinned` is not an ISO date (validated at start-up).
  */
 export function processJournalLines(
   prepared: PreparedAccounting,

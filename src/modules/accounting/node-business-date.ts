@@ -65,7 +65,12 @@ export function nodeOpenPeriods(
   const rule = businessDateRule(prepared.businessDateShiftDays, clock.businessDatePinned);
   const local = localTimeOf(found.clock, clock.now.getTime());
   const businessDay = businessDayOf(local, rule);
-  const open = openPeriodsAt(businessDay, rule.pinnedDay ?? local.dayNumber, local.msOfDay, nodeConfig.graceMs);
+  const open = openPeriodsAt(
+    businessDay,
+    rule.pinnedDay ?? local.dayNumber,
+    local.msOfDay,
+    nodeConfig.graceMs,
+  );
   return {
     businessDate: formatIsoDate(businessDay),
     currentPeriodFirstDay: formatIsoDate(open.currentFirstDay),

@@ -96,7 +96,12 @@ export function fiscalPeriodOf(calendar: PreparedFiscalCalendar, dayNumber: numb
  * neither adds nor removes an hour. Periods after the current one are open (their journals wait
  * unposted).
  */
-export function openPeriodsAt(businessDay: number, clockDay: number, msOfDay: number, graceMs: number): OpenPeriods {
+export function openPeriodsAt(
+  businessDay: number,
+  clockDay: number,
+  msOfDay: number,
+  graceMs: number,
+): OpenPeriods {
   const currentFirstDay = periodFirstDayOf(businessDay);
   const elapsedMs = (clockDay - currentFirstDay) * DAY_MS + msOfDay;
   const previousOpen = elapsedMs < graceMs;

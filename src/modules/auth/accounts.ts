@@ -55,9 +55,13 @@ export function userView(row: UserRow): UserView {
 function checkRoles(roles: readonly string[]): void {
   const unknown = roles.filter((role) => !isRole(role));
   if (unknown.length > 0) {
-    throw new AppError('validation-failed', `unknown role ${unknown.join(', ')}; roles are ${ROLE_NAMES.join(', ')}`, {
-      errors: [{ path: '/roles', message: `must be one of ${ROLE_NAMES.join(', ')}` }],
-    });
+    throw new AppError(
+      'validation-failed',
+      `unknown role ${unknown.join(', ')}; roles are ${ROLE_NAMES.join(', ')}`,
+      {
+        errors: [{ path: '/roles', message: `must be one of ${ROLE_NAMES.join(', ')}` }],
+      },
+    );
   }
 }
 
@@ -79,7 +83,12 @@ export class Accounts {
    * Creates a user. Errors: `validation-failed` (bad e-mail or role), `conflict` (the e-mail
    * exists).
    */
-  async createUser(input: { email: string; displayName?: string; roles: string[]; password?: string }): Promise<UserView> {
+  async createUser(input: {
+    email: string;
+    displayName?: string;
+    roles: string[];
+    password?: string;
+  }): Promise<UserView> {
     if (!EMAIL_PATTERN.test(input.email)) {
       throw new AppError('validation-failed', 'email must be an e-mail address', {
         errors: [{ path: '/email', message: 'must be an e-mail address' }],
@@ -101,7 +110,10 @@ export class Accounts {
   }
 
   /** Changes a user's roles, name or disabled flag. Errors: `not-found`, `validation-failed`. */
-  async updateUser(email: string, change: { roles?: string[]; disabled?: boolean; displayName?: string }): Promise<UserView> {
+  async updateUser(
+    email: string,
+    change: { roles?: string[]; disabled?: boolean; displayName?: string },
+  ): Promise<UserView> {
     if (change.roles !== undefined) checkRoles(change.roles);
     const row = await this.#store.updateUser(email.toLowerCase(), change);
     if (row === undefined) throw new AppError('not-found', `no user with e-mail ${email}`);
@@ -126,13 +138,20 @@ export class Accounts {
     if (owner === undefined) throw new AppError('not-found', `no user with e-mail ${input.ownerEmail}`);
     const days = input.expiresInDays ?? CREDENTIAL_EXPIRY_DAYS_DEFAULT;
     if (!Number.isInteger(days) || days < 1 || days > CREDENTIAL_EXPIRY_DAYS_MAX) {
-      throw new AppError('validation-failed', `expiresInDays must be a whole number from 1 to ${CREDENTIAL_EXPIRY_DAYS_MAX}`, {
-        errors: [{ path: '/expiresInDays', message: `must be from 1 to ${CREDENTIAL_EXPIRY_DAYS_MAX}` }],
-      });
+      throw new AppError(
+        'validation-failed',
+        `expiresInDays must be a whole number from 1 to ${CREDENTIAL_EXPIRY_DAYS_MAX}`,
+        {
+          errors: [{ path: '/expiresInDays', message: `must be from 1 to ${CREDENTIAL_EXPIRY_DAYS_MAX}` }],
+        },
+      );
     }
     const clientId = newOpaqueToken(CLIENT_ID_PREFIX).slice(0, CLIENT_ID_PREFIX.length + 24);
     const clientSecret = newOpaqueToken(CLIENT_SECRET_PREFIX);
-    return { ...(await this.#saveCredential(clientId, clientSecret, owner.email, input.name ?? clientId, days)), clientSecret };
+    return {
+      ...(await this.#saveCredential(clientId, clientSecret, owner.email, input.name ?? clientId, days)),
+      clientSecret,
+    };
   }
 
   /**
@@ -164,14 +183,28 @@ export class Accounts {
    * Creates the first administrator when the store has no user yet (contract section 1).
    * Returns the generated password when one was made, so the caller can print it once.
    */
-  async ensureFirstAdmin(email: string, password: string | undefined): Promise<{ created: boolean; generatedPassword?: string }> {
+  async ensureFirstAdmin(
+    email: string,
+    password: string | undefined,
+  ): Promise<{ created: boolean; generatedPassword?: string }> {
     if ((await this.#store.countUsers()) > 0) return { created: false };
     const generated = password === undefined ? newOpaqueToken('') : undefined;
-    await this.createUser({ email, displayName: 'Administrator', roles: ['admin'], password: password ?? generated });
+    await this.createUser({
+      email,
+      displayName: 'Administrator',
+      roles: ['admin'],
+      password: password ?? generated,
+    });
     return generated === undefined ? { created: true } : { created: true, generatedPassword: generated };
   }
 
-  async #saveCredential(clientId: string, secret: string, ownerEmail: string, name: string, days: number): Promise<CredentialView> {
+  async #saveCredential(
+    clientId: string,
+    secret: string,
+    ownerEmail: string,
+    name: string,
+    days: number,
+  ): Promise<CredentialView> {
     const now = this.#clock.now();
     const row: CredentialRow = {
       clientId,

@@ -12,7 +12,12 @@ const SCRYPT_KEY_BYTES = 32;
 const SCRYPT_SALT_BYTES = 16;
 const SCRYPT_MAXMEM_BYTES = 256 * 1024 * 1024;
 
-function scryptAsync(secret: string, salt: Buffer, keyBytes: number, options: ScryptOptions): Promise<Buffer> {
+function scryptAsync(
+  secret: string,
+  salt: Buffer,
+  keyBytes: number,
+  options: ScryptOptions,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     scrypt(secret, salt, keyBytes, options, (error, key) => (error ? reject(error) : resolve(key)));
   });
@@ -27,7 +32,9 @@ export async function hashSecret(secret: string): Promise<string> {
     p: SCRYPT_P,
     maxmem: SCRYPT_MAXMEM_BYTES,
   });
-  return ['scrypt', SCRYPT_N, SCRYPT_R, SCRYPT_P, salt.toString('base64url'), key.toString('base64url')].join('$');
+  return ['scrypt', SCRYPT_N, SCRYPT_R, SCRYPT_P, salt.toString('base64url'), key.toString('base64url')].join(
+    '$',
+  );
 }
 
 /**
@@ -82,6 +89,9 @@ export class VerifiedSecretCache {
       const oldest = this.#entries.keys().next();
       if (!oldest.done) this.#entries.delete(oldest.value);
     }
-    this.#entries.set(storedHash, { mac: this.#mac(storedHash, secret), untilMs: nowMs + VERIFIED_CACHE_TTL_MS });
+    this.#entries.set(storedHash, {
+      mac: this.#mac(storedHash, secret),
+      untilMs: nowMs + VERIFIED_CACHE_TTL_MS,
+    });
   }
 }

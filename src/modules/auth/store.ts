@@ -48,7 +48,10 @@ export interface AuthStore {
   listUsers(page: number, limit: number): Promise<{ rows: UserRow[]; total: number }>;
   /** Inserts a user; returns false when the e-mail exists already. */
   insertUser(user: UserRow): Promise<boolean>;
-  updateUser(email: string, change: { roles?: string[]; disabled?: boolean; displayName?: string }): Promise<UserRow | undefined>;
+  updateUser(
+    email: string,
+    change: { roles?: string[]; disabled?: boolean; displayName?: string },
+  ): Promise<UserRow | undefined>;
   countUsers(): Promise<number>;
 
   findCredential(clientId: string): Promise<CredentialRow | undefined>;

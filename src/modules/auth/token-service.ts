@@ -68,7 +68,10 @@ export class TokenService {
    */
   async authenticateClient(auth: ClientAuth): Promise<{ credential: CredentialRow; owner: UserRow }> {
     const invalid = new OAuthError('invalid_client', 'client authentication failed');
-    if (auth.clientId.length > CLIENT_FIELD_LENGTH_MAX || auth.clientSecret.length > CLIENT_FIELD_LENGTH_MAX) {
+    if (
+      auth.clientId.length > CLIENT_FIELD_LENGTH_MAX ||
+      auth.clientSecret.length > CLIENT_FIELD_LENGTH_MAX
+    ) {
       throw invalid;
     }
     const credential = await this.#store.findCredential(auth.clientId);
@@ -82,14 +85,19 @@ export class TokenService {
       if (!(await verifySecret(auth.clientSecret, credential.secretHash))) throw invalid;
       this.#verified.add(credential.secretHash, auth.clientSecret, nowMs);
     }
-    if (credential.revokedAt !== null) throw new OAuthError('invalid_client', 'the credential has been revoked');
-    if (Date.parse(credential.expiresAt) <= nowMs) throw new OAuthError('invalid_client', 'the credential has expired');
+    if (credential.revokedAt !== null)
+      throw new OAuthError('invalid_client', 'the credential has been revoked');
+    if (Date.parse(credential.expiresAt) <= nowMs)
+      throw new OAuthError('invalid_client', 'the credential has expired');
     const owner = await this.#store.findUser(credential.ownerEmail);
     if (owner === undefined || owner.disabled) {
       throw new OAuthError('unauthorized_client', 'the owner of this credential is disabled');
     }
     if (permissionsOf(owner.roles).size === 0) {
-      throw new OAuthError('unauthorized_client', 'the owner of this credential has no role that allows API access');
+      throw new OAuthError(
+        'unauthorized_client',
+        'the owner of this credential has no role that allows API access',
+      );
     }
     return { credential, owner };
   }
@@ -118,8 +126,10 @@ export class TokenService {
     const token = await this.#store.findToken(hash);
     const now = this.#clock.now();
     if (token === undefined || token.kind !== 'refresh') throw invalid('the refresh token is not valid');
-    if (token.clientId !== credential.clientId) throw invalid('the refresh token was issued to another client');
-    if (token.revokedAt !== null || token.familyRevokedAt !== null) throw invalid('the refresh token has been revoked');
+    if (token.clientId !== credential.clientId)
+      throw invalid('the refresh token was issued to another client');
+    if (token.revokedAt !== null || token.familyRevokedAt !== null)
+      throw invalid('the refresh token has been revoked');
     if (Date.parse(token.expiresAt) <= now.getTime()) throw invalid('the refresh token has expired');
     if (token.usedAt !== null || !(await this.#store.markRefreshTokenUsed(hash, now.toISOString()))) {
       await this.#store.revokeFamily(token.familyId, now.toISOString());
@@ -153,7 +163,12 @@ export class TokenService {
    */
   async authenticateBearer(accessToken: string): Promise<Principal> {
     const reject = (why: string) =>
-      new AppError('invalid-token', why, {}, { 'www-authenticate': `Bearer error="invalid_token", error_description="${why}"` });
+      new AppError(
+        'invalid-token',
+        why,
+        {},
+        { 'www-authenticate': `Bearer error="invalid_token", error_description="${why}"` },
+      );
     if (!accessToken.startsWith(ACCESS_TOKEN_PREFIX) || accessToken.length > TOKEN_LENGTH_MAX) {
       throw reject('the access token is malformed');
     }
@@ -161,9 +176,11 @@ export class TokenService {
     const nowMs = this.#clock.now().getTime();
     if (grant === undefined || grant.token.kind !== 'access') throw reject('the access token is not known');
     if (Date.parse(grant.token.expiresAt) <= nowMs) throw reject('the access token has expired');
-    if (grant.token.revokedAt !== null || grant.familyRevokedAt !== null) throw reject('the access token has been revoked');
+    if (grant.token.revokedAt !== null || grant.familyRevokedAt !== null)
+      throw reject('the access token has been revoked');
     if (grant.credential.revokedAt !== null) throw reject('the credential of this token has been revoked');
-    if (Date.parse(grant.credential.expiresAt) <= nowMs) throw reject('the credential of this token has expired');
+    if (Date.parse(grant.credential.expiresAt) <= nowMs)
+      throw reject('the credential of this token has expired');
     if (grant.owner.disabled) throw reject('the owner of this token is disabled');
     return {
       clientId: grant.credential.clientId,
@@ -208,5 +225,4 @@ export class TokenService {
 }
 
 /** A well-formed hash of a random value, used to spend scrypt time for unknown client ids. */
-const DUMMY_HASH =
-  'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';

@@ -40,7 +40,9 @@ export async function up(db: Db, dialect: Dialect): Promise<void> {
   await db.schema
     .createTable('token_families')
     .addColumn('family_id', 'text', (c) => c.primaryKey())
-    .addColumn('client_id', 'text', (c) => c.notNull().references('credentials.client_id').onDelete('cascade'))
+    .addColumn('client_id', 'text', (c) =>
+      c.notNull().references('credentials.client_id').onDelete('cascade'),
+    )
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('revoked_at', 'text')
     .execute();

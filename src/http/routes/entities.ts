@@ -1,0 +1,125 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { EntityCatalog } from '../../modules/entities/catalog.js';
+import { AUTH_ERRORS, Problem } from '../schemas.js';
+
+const EntitySummary = Type.Object({
+  name: Type.String(),
+  temporalityType: Type.String(),
+  description: Type.String(),
+});
+
+const Attribute = Type.Object({
+  name: Type.String(),
+  label: Type.String(),
+  mandatory: Type.Boolean(),
+  type: Type.String({ description: 'TEXT, DATE, DATETIME, INTEGER, DECIMAL, BOOLEAN, UUID or LIST.' }),
+  elementType: Type.Optional(Type.String({ description: 'Element type of a LIST.' })),
+});
+
+const EntityDetail = Type.Object({
+  name: Type.String(),
+  namespace: Type.String(),
+  description: Type.String(),
+  temporalityType: Type.String(),
+  type: Type.String(),
+  attributes: Type.Array(Attribute, { description: 'In their configured order.' }),
+});
+
+const NsParams = Type.Object({ ns: Type.String() });
+const EntityParams = Type.Object({ ns: Type.String(), entity: Type.String() });
+
+/** Namespaces, entities and example chunks (contract 3.1). */
+export const entityRoutes: FastifyPluginAsyncTypebox<{ catalog: EntityCatalog }> = async (
+  app,
+  { catalog },
+) => {
+  const permission = 'configuration:read' as const;
+
+  app.get(
+    '/api/v1/namespaces',
+    {
+      config: { permission },
+      schema: {
+        tags: ['entities'],
+        summary: 'List namespaces',
+        response: {
+          200: Type.Object({ data: Type.Array(Type.Object({ name: Type.String() })) }),
+          ...AUTH_ERRORS,
+        },
+      },
+    },
+    async () => ({ data: (await catalog.namespaces()).map((name) => ({ name })) }),
+  );
+
+  app.get(
+    '/api/v1/namespaces/:ns/entities',
+    {
+      config: { permission },
+      schema: {
+        tags: ['entities'],
+        summary: 'List the entities of a namespace',
+        params: NsParams,
+        response: { 200: Type.Object({ data: Type.Array(EntitySummary) }), 404: Problem, ...AUTH_ERRORS },
+      },
+    },
+    async (request) => ({
+      data: (await catalog.entities(request.params.ns)).map((entity) => ({
+        name: entity.name,
+        temporalityType: entity.temporalityType,
+        description: entity.description,
+      })),
+    }),
+  );
+
+  app.get(
+    '/api/v1/namespaces/:ns/entities/:entity',
+    {
+      config: { permission },
+      schema: {
+        tags: ['entities'],
+        summary: 'One entity with its ordered attributes',
+        params: EntityParams,
+        response: { 200: EntityDetail, 404: Problem, ...AUTH_ERRORS },
+      },
+    },
+    async (request) => {
+      const { definition } = await catalog.entity(request.params.ns, request.params.entity);
+      return {
+        name: definition.name,
+        namespace: definition.namespace,
+        description: definition.description,
+        temporalityType: definition.temporalityType,
+        type: definition.type,
+        attributes: definition.attributes.map((attribute) => ({
+          name: attribute.name,
+          label: attribute.label,
+          mandatory: attribute.mandatory,
+          type: attribute.type,
+          ...(attribute.elementType === undefined ? {} : { elementType: attribute.elementType }),
+        })),
+      };
+    },
+  );
+
+  app.get(
+    '/api/v1/namespaces/:ns/entities/:entity/example',
+    {
+      config: { permission },
+      schema: {
+        tags: ['entities'],
+        summary: 'An example chunk body that the chunk endpoint accepts as it is',
+        params: EntityParams,
+        response: {
+          200: Type.Object({
+            chunkName: Type.String(),
+            data: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+          }),
+          404: Problem,
+          ...AUTH_ERRORS,
+        },
+      },
+    },
+    async (request) => catalog.example(request.params.ns, request.params.entity),
+  );
+};

@@ -1,0 +1,40 @@
+import type { ConfigurationStore, StoredConfiguration } from './store.js';
+
+/**
+ * Keeps the configuration of the current revision together with the work prepared from it
+ * (entity validators, accounting lookup tables), made once per revision and shared by every
+ * request (issue 3: "prepared once here, not per request"). Each use reads only the revision
+ * number from the store, so an upload through another instance is picked up on the next
+ * request; concurrent callers of a new revision share one preparation.
+ */
+export class ConfigurationSnapshots<T> {
+  readonly #store: ConfigurationStore;
+  readonly #prepare: (stored: StoredConfiguration) => T;
+  #current: { revision: number; value: Promise<{ stored: StoredConfiguration; prepared: T }> } | undefined;
+
+  constructor(store: ConfigurationStore, prepare: (stored: StoredConfiguration) => T) {
+    this.#store = store;
+    this.#prepare = prepare;
+  }
+
+  /** The snapshot of the current revision, prepared once. */
+  async current(): Promise<{ stored: StoredConfiguration; prepared: T }> {
+    const revision = await this.#store.readRevision();
+    if (this.#current?.revision !== revision) {
+      const value = this.#store.read().then((stored) => ({ stored, prepared: this.#prepare(stored) }));
+      this.#current = { revision, value };
+      value.catch(() => {
+        if (this.#current?.value === value) this.#current = undefined;
+      });
+    }
+    const snapshot = await this.#current.value;
+    // The document may have moved on between the two reads; the snapshot is still one whole
+    // revision, which is all a caller may rely on.
+    return snapshot;
+  }
+
+  /** Prepares a configuration without storing it (an upload prepares before it commits). */
+  prepare(stored: StoredConfiguration): T {
+    return this.#prepare(stored);
+  }
+}

@@ -1,0 +1,132 @@
+import { emptyConfiguration } from '../modules/configuration/document.js';
+import { CONFIGURATION_FORMAT_VERSION, type Configuration } from '../modules/configuration/model.js';
+import type { AuditEntry, ConfigurationStore } from '../modules/configuration/store.js';
+import type { Store } from './database.js';
+
+/** The single row that holds the configuration document. */
+const CONFIGURATION_ROW_ID = 1;
+
+/**
+ * The configuration port over Kysely. The document is one row, replaced in one transaction
+ * with the wipe of the processing data and the audit entry; on PostgreSQL the row is locked
+ * first, so concurrent uploads from several instances apply one after the other and every
+ * revision number is used once.
+ */
+export function createConfigurationStore(store: Store): ConfigurationStore {
+  const { db, dialect } = store;
+  return {
+    async read() {
+      const row = await db
+        .selectFrom('configuration')
+        .selectAll()
+        .where('id', '=', CONFIGURATION_ROW_ID)
+        .executeTakeFirst();
+      if (row === undefined) {
+        return {
+          revision: 0,
+          version: CONFIGURATION_FORMAT_VERSION,
+          configuration: emptyConfiguration(),
+          updatedAt: null,
+          updatedBy: null,
+        };
+      }
+      return {
+        revision: Number(row.revision),
+        version: row.version,
+        configuration: JSON.parse(row.document) as Configuration,
+        updatedAt: row.updated_at,
+        updatedBy: row.updated_by,
+      };
+    },
+
+    async readRevision() {
+      const row = await db
+        .selectFrom('configuration')
+        .select('revision')
+        .where('id', '=', CONFIGURATION_ROW_ID)
+        .executeTakeFirst();
+      return row === undefined ? 0 : Number(row.revision);
+    },
+
+    async replace(input) {
+      return db.transaction().execute(async (trx) => {
+        // Make sure the row exists, then lock it: the revision read below is ours alone.
+        await trx
+          .insertInto('configuration')
+          .values({
+            id: CONFIGURATION_ROW_ID,
+            revision: 0,
+            version: CONFIGURATION_FORMAT_VERSION,
+            document: JSON.stringify(emptyConfiguration()),
+            updated_at: input.at,
+            updated_by: null,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
+        // SQLite runs one write transaction at a time, so only PostgreSQL needs the row lock.
+        const current = trx
+          .selectFrom('configuration')
+          .select('revision')
+          .where('id', '=', CONFIGURATION_ROW_ID);
+        const { revision } = await (dialect === 'postgres'
+          ? current.forUpdate()
+          : current
+        ).executeTakeFirstOrThrow();
+        const next = Number(revision) + 1;
+        // Deleting the sessions cascades to their chunks, records, errors and journals.
+        await trx.deleteFrom('ingestions').execute();
+        await trx
+          .updateTable('configuration')
+          .set({
+            revision: next,
+            version: input.version,
+            document: JSON.stringify(input.configuration),
+            updated_at: input.at,
+            updated_by: input.actor,
+          })
+          .where('id', '=', CONFIGURATION_ROW_ID)
+          .execute();
+        await trx
+          .insertInto('audit_log')
+          .values({
+            at: input.at,
+            actor: input.actor,
+            action: input.action,
+            version: input.version,
+            revision: next,
+            sections: JSON.stringify(input.sections),
+          })
+          .execute();
+        return next;
+      });
+    },
+
+    async listAudit(page, limit) {
+      const rows = await db
+        .selectFrom('audit_log')
+        .selectAll()
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .offset(page * limit)
+        .execute();
+      const { total } = await db
+        .selectFrom('audit_log')
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
+      return {
+        rows: rows.map(
+          (row): AuditEntry => ({
+            id: Number(row.id),
+            at: row.at,
+            actor: row.actor,
+            action: row.action as AuditEntry['action'],
+            version: row.version,
+            revision: Number(row.revision),
+            sections: JSON.parse(row.sections) as Record<string, number>,
+          }),
+        ),
+        total: Number(total),
+      };
+    },
+  };
+}
