@@ -11,6 +11,7 @@ import { registerProblemHandlers } from './http/problem.js';
 import { accountRoutes } from './http/routes/accounts.js';
 import { configurationRoutes } from './http/routes/configuration.js';
 import { entityRoutes } from './http/routes/entities.js';
+import { ingestionRoutes } from './http/routes/ingestions.js';
 import { oauthRoutes } from './http/routes/oauth.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import type { Services } from './services.js';
@@ -148,6 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(accountRoutes, { accounts: services.accounts });
   await app.register(configurationRoutes, { configuration: services.configuration });
   await app.register(entityRoutes, { catalog: services.catalog });
+  await app.register(ingestionRoutes, { ingestion: services.ingestion });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

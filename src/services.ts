@@ -5,10 +5,12 @@ import { TokenService } from './modules/auth/token-service.js';
 import { ConfigurationService } from './modules/configuration/service.js';
 import { ConfigurationSnapshots } from './modules/configuration/snapshot.js';
 import { EntityCatalog } from './modules/entities/catalog.js';
+import { IngestionService } from './modules/ingestion/service.js';
 import { type PreparedConfiguration, prepareConfiguration } from './modules/prepared-configuration.js';
 import { createAuthStore } from './storage/auth-store.js';
 import { createConfigurationStore } from './storage/configuration-store.js';
 import type { Store } from './storage/database.js';
+import { createIngestionStore } from './storage/ingestion-store.js';
 
 /** The settings of `Env` that the modules use. */
 export type ServiceSettings = Pick<Env, 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'businessDate'>;
@@ -20,6 +22,7 @@ export interface Services {
   snapshots: ConfigurationSnapshots<PreparedConfiguration>;
   configuration: ConfigurationService<PreparedConfiguration>;
   catalog: EntityCatalog;
+  ingestion: IngestionService;
 }
 
 /** Wires the module services to their storage adapters. */
@@ -27,11 +30,13 @@ export function createServices(store: Store, clock: Clock, settings: ServiceSett
   const authStore = createAuthStore(store.db);
   const configurationStore = createConfigurationStore(store);
   const snapshots = new ConfigurationSnapshots(configurationStore, prepareConfiguration);
+  const catalog = new EntityCatalog(snapshots);
   return {
     tokens: new TokenService(authStore, clock, settings),
     accounts: new Accounts(authStore, clock),
     snapshots,
     configuration: new ConfigurationService(configurationStore, snapshots, clock),
-    catalog: new EntityCatalog(snapshots),
+    catalog,
+    ingestion: new IngestionService(createIngestionStore(store), catalog, clock),
   };
 }

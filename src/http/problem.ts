@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, PROBLEMS, type ProblemCode, problemType } from '../lib/errors.js';
+import { AppError, PROBLEMS, type ProblemCode, type ProblemContext, problemBody } from '../lib/errors.js';
 import { OAuthError } from '../modules/auth/oauth-error.js';
 
 /** One failed rule of a request body or query, as a JSON Pointer path and a message. */
@@ -39,6 +39,11 @@ export function ajvErrorsToPaths(errors: readonly AjvLikeError[], prefix = ''): 
   });
 }
 
+/** The instance (path) and reference (request id) of a request's problems. */
+export function problemContextOf(request: FastifyRequest): ProblemContext {
+  return { instance: request.url.split('?')[0] ?? request.url, reference: request.id };
+}
+
 /**
  * Sends a problem+json answer (RFC 9457, contract section 0) whose `reference` is the request
  * id, which is also on every log line of the request.
@@ -51,21 +56,11 @@ export function sendProblem(
   extensions: Record<string, unknown> = {},
   headers: Record<string, string> = {},
 ): FastifyReply {
-  const { status, title } = PROBLEMS[code];
   for (const [name, value] of Object.entries(headers)) reply.header(name, value);
   return reply
-    .code(status)
+    .code(PROBLEMS[code].status)
     .type('application/problem+json')
-    .send({
-      type: problemType(code),
-      title,
-      status,
-      detail,
-      instance: request.url.split('?')[0],
-      timestamp: new Date().toISOString(),
-      reference: request.id,
-      ...extensions,
-    });
+    .send(problemBody(code, detail, problemContextOf(request), extensions));
 }
 
 function frameworkProblem(error: FastifyError): {

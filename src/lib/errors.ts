@@ -61,3 +61,29 @@ export class AppError extends Error {
     this.headers = headers;
   }
 }
+
+/** Where a problem happened: the request path and the request id (the log reference). */
+export interface ProblemContext {
+  instance: string;
+  reference: string;
+}
+
+/** The problem details body of contract section 0. */
+export function problemBody(
+  code: ProblemCode,
+  detail: string,
+  context: ProblemContext,
+  extensions: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const { status, title } = PROBLEMS[code];
+  return {
+    type: problemType(code),
+    title,
+    status,
+    detail,
+    instance: context.instance,
+    timestamp: new Date().toISOString(),
+    reference: context.reference,
+    ...extensions,
+  };
+}

@@ -92,7 +92,11 @@ export interface IngestionsTable {
   closed_on: string | null;
   close_reason: 'manual' | null;
   last_activity_on: string;
-  expires_at: string;
+  /** Epoch milliseconds: `now + timeout` at the last request, so SQL on both dialects can compare it. */
+  expires_at_ms: number;
+  /** The last chunk sequence number handed out; numbers are never reused, even by a failed chunk. */
+  chunk_seq_next: number;
+  /** Chunks answered (stored or rejected), counted in the chunk's own transaction. */
   chunks: number;
   api_calls: number;
   total_rows: number;

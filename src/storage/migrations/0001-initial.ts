@@ -99,7 +99,8 @@ export async function up(db: Db, dialect: Dialect): Promise<void> {
     .addColumn('closed_on', 'text')
     .addColumn('close_reason', 'text')
     .addColumn('last_activity_on', 'text', (c) => c.notNull())
-    .addColumn('expires_at', 'text', (c) => c.notNull())
+    .addColumn('expires_at_ms', bigint, (c) => c.notNull())
+    .addColumn('chunk_seq_next', bigint, (c) => c.notNull().defaultTo(0))
     .addColumn('chunks', bigint, (c) => c.notNull().defaultTo(0))
     .addColumn('api_calls', bigint, (c) => c.notNull().defaultTo(0))
     .addColumn('total_rows', bigint, (c) => c.notNull().defaultTo(0))
@@ -109,6 +110,7 @@ export async function up(db: Db, dialect: Dialect): Promise<void> {
     .addColumn('processing_failed_rows', bigint, (c) => c.notNull().defaultTo(0))
     .execute();
   await db.schema.createIndex('ingestions_opened_on').on('ingestions').column('opened_on').execute();
+  await db.schema.createIndex('ingestions_expires_at_ms').on('ingestions').column('expires_at_ms').execute();
 
   await db.schema
     .createTable('chunks')

@@ -1,0 +1,290 @@
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { AppError } from '../../lib/errors.js';
+import { CHUNK_BODY_BYTES_MAX } from '../../modules/ingestion/chunk-body.js';
+import type { IngestionService } from '../../modules/ingestion/service.js';
+import { principalOf } from '../authenticate.js';
+import { problemContextOf } from '../problem.js';
+import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from '../schemas.js';
+
+const Session = Type.Object({
+  ingestionId: Type.String({ description: '`in_` followed by 32 lower-case hex digits.' }),
+  ingestionName: Type.Union([Type.String(), Type.Null()]),
+  namespace: Type.String(),
+  entity: Type.String(),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('closed'), Type.Literal('expired')]),
+  timeout: Type.String({ description: 'ISO 8601 duration of inactivity after which the session expires.' }),
+  openedBy: Type.String(),
+  openedOn: Type.String({ format: 'date-time' }),
+  closedBy: Type.Union([Type.String(), Type.Null()]),
+  closedOn: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  closeReason: Type.Union([Type.Literal('manual'), Type.Literal('timeout'), Type.Null()]),
+  lastActivityOn: Type.String({ format: 'date-time' }),
+  chunks: Type.Integer(),
+  totalRows: Type.Integer(),
+  successRows: Type.Integer(),
+  failedRows: Type.Integer(),
+  processingStatus: Type.Union([
+    Type.Literal('pending'),
+    Type.Literal('processing'),
+    Type.Literal('completed'),
+    Type.Literal('completed_with_errors'),
+  ]),
+});
+
+const FieldError = Type.Object({ field: Type.String(), code: Type.String(), message: Type.String() });
+const FailedRecord = Type.Object({
+  index: Type.Integer({ description: 'Position of the record in the chunk, from 0.' }),
+  record: Type.Unknown({ description: 'The record as it was sent.' }),
+  errors: Type.Array(FieldError),
+});
+const ChunkAccepted = Type.Object({
+  ingestionId: Type.String(),
+  chunkName: Type.Union([Type.String(), Type.Null()]),
+  chunkSeq: Type.Integer({ description: 'Sequence number of the chunk in its session, distinct per chunk.' }),
+  acceptedRows: Type.Integer(),
+  failedRows: Type.Integer(),
+  errors: Type.Array(FailedRecord),
+});
+
+const IdParams = Type.Object({ ingestionId: Type.String({ maxLength: 100 }) });
+
+/** Ingestion sessions, chunks, and what they stored (contract 4). */
+export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionService }> = async (
+  app,
+  { ingestion },
+) => {
+  app.post(
+    '/api/v1/ingestions',
+    {
+      config: { permission: 'ingestion:write' },
+      schema: {
+        tags: ['ingestion'],
+        summary: 'Open an ingestion session for one entity',
+        body: Type.Object(
+          {
+            namespace: Type.String({ minLength: 1, maxLength: 200 }),
+            entity: Type.String({ minLength: 1, maxLength: 200 }),
+            timeout: Type.Optional(
+              Type.String({
+                description: 'ISO 8601 duration, PT1S to P7D; default PT15M.',
+                examples: ['PT15M'],
+              }),
+            ),
+            ingestionName: Type.Optional(Type.String({ maxLength: 200 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Session, 400: Problem, 404: Problem, ...AUTH_ERRORS },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await ingestion.createSession(request.body, principalOf(request).ownerEmail)),
+  );
+
+  app.get(
+    '/api/v1/ingestions',
+    {
+      config: { permission: 'ingestion:read' },
+      schema: {
+        tags: ['ingestion'],
+        summary: 'List sessions, newest first',
+        querystring: Type.Object({
+          ...PageQuery,
+          state: Type.Optional(
+            Type.Union([Type.Literal('pending'), Type.Literal('closed'), Type.Literal('expired')]),
+          ),
+          namespace: Type.Optional(Type.String()),
+          entity: Type.Optional(Type.String()),
+        }),
+        response: { 200: Page(Session), ...AUTH_ERRORS },
+      },
+    },
+    async (request) => {
+      const { page, limit, ...filter } = request.query;
+      const { rows, total } = await ingestion.listSessions(filter, page, limit);
+      return pageOf(rows, page, limit, total);
+    },
+  );
+
+  app.get(
+    '/api/v1/ingestions/:ingestionId',
+    {
+      config: { permission: 'ingestion:read' },
+      schema: {
+        tags: ['ingestion'],
+        summary: 'Status of a session (seed 4.5)',
+        params: IdParams,
+        response: { 200: Session, 404: Problem, ...AUTH_ERRORS },
+      },
+    },
+    async (request) => ingestion.getSession(request.params.ingestionId),
+  );
+
+  app.patch(
+    '/api/v1/ingestions/:ingestionId',
+    {
+      config: { permission: 'ingestion:write' },
+      schema: {
+        tags: ['ingestion'],
+        summary: 'Close a session: {"state": "closed"} (application/merge-patch+json)',
+        params: IdParams,
+        body: Type.Object(
+          { state: Type.String({ description: '`closed` (case-insensitive).' }) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Session, 400: Problem, 404: Problem, 409: Problem, ...AUTH_ERRORS },
+      },
+    },
+    async (request) => {
+      if (request.body.state.toLowerCase() !== 'closed') {
+        throw new AppError('validation-failed', 'the only change a session accepts is {"state": "closed"}', {
+          errors: [{ path: '/state', message: 'must be closed' }],
+        });
+      }
+      return ingestion.closeSession(request.params.ingestionId, principalOf(request).ownerEmail);
+    },
+  );
+
+  // The chunk route reads its body as raw bytes: the service hashes them for idempotency and
+  // parses them itself. Its own content-type parser lives in this encapsulated context only.
+  await app.register(async (plugin) => {
+    const chunks = plugin.withTypeProvider<TypeBoxTypeProvider>();
+    chunks.removeAllContentTypeParsers();
+    chunks.addContentTypeParser(
+      'application/json',
+      { parseAs: 'buffer', bodyLimit: CHUNK_BODY_BYTES_MAX },
+      (_request, body, done) => done(null, body),
+    );
+    chunks.post(
+      '/api/v1/ingestions/:ingestionId',
+      {
+        config: { permission: 'ingestion:write' },
+        bodyLimit: CHUNK_BODY_BYTES_MAX,
+        schema: {
+          tags: ['ingestion'],
+          summary: 'Submit a chunk of records (at most 1 MiB)',
+          description:
+            'Atomic by default: if any record fails, 400 lists every failed record as sent and nothing is kept. With `partial=true` the valid records are kept (201) and the failed ones listed. A repeated `Idempotency-Key` with the same body replays the earlier answer (`Idempotent-Replayed: true`); with another body it is 422.',
+          params: IdParams,
+          querystring: Type.Object({ partial: Type.Boolean({ default: false }) }),
+          headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
+          body: Type.Object({
+            chunkName: Type.Optional(Type.String()),
+            data: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+              description: 'Records shaped by the session entity.',
+            }),
+          }),
+          response: {
+            201: ChunkAccepted,
+            400: Problem,
+            404: Problem,
+            409: Problem,
+            413: Problem,
+            422: Problem,
+            ...AUTH_ERRORS,
+          },
+        },
+        // The body schema documents the chunk; the service validates it from the raw bytes.
+        validatorCompiler: ({ httpPart }) => (httpPart === 'body' ? () => true : undefined) as never,
+      },
+      async (request, reply) => {
+        if (!Buffer.isBuffer(request.body))
+          throw new AppError('malformed-json', 'the body must be application/json');
+        const answer = await ingestion.submitChunk({
+          ingestionId: request.params.ingestionId,
+          raw: request.body,
+          partial: request.query.partial,
+          idempotencyKey: request.headers['idempotency-key'],
+          problemContext: problemContextOf(request),
+        });
+        if (answer.replayed) reply.header('idempotent-replayed', 'true');
+        if (answer.statusCode >= 400) reply.type('application/problem+json');
+        return reply.code(answer.statusCode as 201).send(answer.body as never);
+      },
+    );
+  });
+
+  app.get(
+    '/api/v1/ingestions/:ingestionId/errors',
+    {
+      config: { permission: 'ingestion:read' },
+      schema: {
+        tags: ['ingestion'],
+        summary: 'Failed records of a session: validation failures, then processing errors',
+        params: IdParams,
+        querystring: Type.Object(PageQuery),
+        response: {
+          200: Page(
+            Type.Object({
+              kind: Type.Union([Type.Literal('validation'), Type.Literal('processing')]),
+              chunkSeq: Type.Union([Type.Integer(), Type.Null()]),
+              index: Type.Union([Type.Integer(), Type.Null()]),
+              record: Type.Unknown(),
+              errors: Type.Array(FieldError),
+              at: Type.String({ format: 'date-time' }),
+            }),
+          ),
+          404: Problem,
+          ...AUTH_ERRORS,
+        },
+      },
+    },
+    async (request) => {
+      const { page, limit } = request.query;
+      const { rows, total } = await ingestion.listErrors(request.params.ingestionId, page, limit);
+      return pageOf(
+        rows.map((row) => ({ ...row, record: JSON.parse(row.record) as unknown })),
+        page,
+        limit,
+        total,
+      );
+    },
+  );
+
+  app.get(
+    '/api/v1/namespaces/:ns/entities/:entity/records',
+    {
+      config: { permission: 'ingestion:read' },
+      schema: {
+        tags: ['ingestion'],
+        summary: 'Stored records of an entity, each with its ingestionId',
+        params: Type.Object({ ns: Type.String(), entity: Type.String() }),
+        querystring: Type.Object({ ...PageQuery, ingestionId: Type.Optional(Type.String()) }),
+        response: {
+          200: Page(
+            Type.Object({
+              ingestionId: Type.String(),
+              chunkSeq: Type.Integer(),
+              index: Type.Integer(),
+              record: Type.Record(Type.String(), Type.Unknown()),
+            }),
+          ),
+          404: Problem,
+          ...AUTH_ERRORS,
+        },
+      },
+    },
+    async (request) => {
+      const { page, limit, ingestionId } = request.query;
+      const { rows, total } = await ingestion.listRecords(
+        request.params.ns,
+        request.params.entity,
+        ingestionId,
+        page,
+        limit,
+      );
+      return pageOf(
+        rows.map((row) => ({
+          ingestionId: row.ingestionId,
+          chunkSeq: row.chunkSeq,
+          index: row.index,
+          record: JSON.parse(row.data) as Record<string, unknown>,
+        })),
+        page,
+        limit,
+        total,
+      );
+    },
+  );
+};

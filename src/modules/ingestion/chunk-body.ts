@@ -1,0 +1,55 @@
+import { AppError } from '../../lib/errors.js';
+
+/** A chunk as sent (seed 2.3, contract 4.2): at most 1 MiB of JSON. */
+export const CHUNK_BODY_BYTES_MAX = 1024 * 1024;
+export const CHUNK_NAME_LENGTH_MAX = 200;
+
+export interface ChunkBody {
+  chunkName: string | null;
+  data: unknown[];
+}
+
+/**
+ * Parses a chunk body: JSON with a `data` array and an optional `chunkName` string, nothing
+ * else. Errors: `malformed-json` (not JSON) and `validation-failed` (wrong shape), each naming
+ * the member at fault.
+ */
+export function parseChunkBody(raw: Buffer | string): ChunkBody {
+  let body: unknown;
+  try {
+    body = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
+  } catch (error) {
+    throw new AppError('malformed-json', `the body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw invalid('', 'must be a JSON object with a data array');
+  }
+  const errors: { path: string; message: string }[] = [];
+  const record = body as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (key !== 'data' && key !== 'chunkName')
+      errors.push({ path: `/${key}`, message: 'is not a known member' });
+  }
+  if (!Array.isArray(record.data))
+    errors.push({ path: '/data', message: record.data === undefined ? 'is required' : 'must be an array' });
+  const name = record.chunkName;
+  if (
+    name !== undefined &&
+    name !== null &&
+    (typeof name !== 'string' || name.length > CHUNK_NAME_LENGTH_MAX)
+  ) {
+    errors.push({
+      path: '/chunkName',
+      message: `must be a string of at most ${CHUNK_NAME_LENGTH_MAX} characters`,
+    });
+  }
+  if (errors.length > 0) {
+    const first = errors[0];
+    throw new AppError('validation-failed', `the chunk ${first?.path} ${first?.message}`, { errors });
+  }
+  return { chunkName: typeof name === 'string' ? name : null, data: record.data as unknown[] };
+}
+
+function invalid(path: string, message: string): AppError {
+  return new AppError('validation-failed', `the chunk ${message}`, { errors: [{ path, message }] });
+}

@@ -1,0 +1,269 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from '../../lib/clock.js';
+import { AppError, type ProblemContext, problemBody } from '../../lib/errors.js';
+import { newIngestionId } from '../../lib/ids.js';
+import { parseIsoDurationMs } from '../../lib/iso-duration.js';
+import type { EntityCatalog } from '../entities/catalog.js';
+import { validateChunk } from '../entities/record-validator.js';
+import { parseChunkBody } from './chunk-body.js';
+import { type SessionRow, type SessionState, type SessionView, sessionView, stateAt } from './session.js';
+import type { IngestionStore, SessionErrorRow, StoredRecord } from './store.js';
+
+/** Session timeouts (contract 4.1): default 15 minutes, from one second to seven days. */
+export const SESSION_TIMEOUT_DEFAULT = 'PT15M';
+export const SESSION_TIMEOUT_MS_MIN = 1000;
+export const SESSION_TIMEOUT_MS_MAX = 7 * 24 * 3600 * 1000;
+export const IDEMPOTENCY_KEY_LENGTH_MAX = 200;
+
+/** What a chunk request gets back: status, body, and whether it is a replay. */
+export interface ChunkAnswer {
+  statusCode: number;
+  body: unknown;
+  replayed: boolean;
+}
+
+/**
+ * Ingestion sessions and chunks (seed 3, 4.2-4.5; contract 4). Sessions open for one entity,
+ * take chunks while open, and close on request or expire after their timeout of inactivity.
+ * Each chunk is validated with the entity's validator compiled at configuration upload and
+ * written in one transaction before it is answered.
+ */
+export class IngestionService {
+  readonly #store: IngestionStore;
+  readonly #catalog: EntityCatalog;
+  readonly #clock: Clock;
+
+  constructor(store: IngestionStore, catalog: EntityCatalog, clock: Clock) {
+    this.#store = store;
+    this.#catalog = catalog;
+    this.#clock = clock;
+  }
+
+  /**
+   * Opens a session for an existing entity. Errors: `entity-not-found` (404),
+   * `validation-failed` (a timeout that is not an ISO 8601 duration from PT1S to P7D).
+   */
+  async createSession(
+    input: { namespace: string; entity: string; timeout?: string; ingestionName?: string },
+    openedBy: string,
+  ): Promise<SessionView> {
+    const timeout = input.timeout ?? SESSION_TIMEOUT_DEFAULT;
+    const timeoutMs = parseIsoDurationMs(timeout);
+    if (timeoutMs === undefined || timeoutMs < SESSION_TIMEOUT_MS_MIN || timeoutMs > SESSION_TIMEOUT_MS_MAX) {
+      throw new AppError('validation-failed', 'timeout must be an ISO 8601 duration from PT1S to P7D', {
+        errors: [{ path: '/timeout', message: 'must be an ISO 8601 duration from PT1S to P7D' }],
+      });
+    }
+    await this.#catalog.entity(input.namespace, input.entity);
+    const now = this.#clock.now();
+    const row: SessionRow = {
+      ingestionId: newIngestionId(),
+      ingestionName: input.ingestionName ?? null,
+      namespace: input.namespace,
+      entity: input.entity,
+      state: 'pending',
+      timeout,
+      timeoutMs,
+      openedBy,
+      openedOn: now.toISOString(),
+      closedBy: null,
+      closedOn: null,
+      closeReason: null,
+      lastActivityOn: now.toISOString(),
+      expiresAtMs: now.getTime() + timeoutMs,
+      chunks: 0,
+      apiCalls: 1,
+      totalRows: 0,
+      successRows: 0,
+      failedRows: 0,
+      processedRows: 0,
+      processingFailedRows: 0,
+    };
+    await this.#store.insertSession(row);
+    return sessionView(row, now.getTime());
+  }
+
+  /** One session. Errors: `session-not-found`. */
+  async getSession(ingestionId: string): Promise<SessionView> {
+    return sessionView(await this.#existing(ingestionId), this.#clock.now().getTime());
+  }
+
+  /** Sessions, newest first, filtered by derived state, namespace and entity. */
+  async listSessions(
+    filter: { state?: SessionState; namespace?: string; entity?: string },
+    page: number,
+    limit: number,
+  ): Promise<{ rows: SessionView[]; total: number }> {
+    const nowMs = this.#clock.now().getTime();
+    const { rows, total } = await this.#store.listSessions(filter, nowMs, page, limit);
+    return { rows: rows.map((row) => sessionView(row, nowMs)), total };
+  }
+
+  /**
+   * Closes a session (seed 4.4, contract 4.1). Closing a closed session returns it unchanged.
+   * Errors: `session-not-found`, `session-expired` (409).
+   */
+  async closeSession(ingestionId: string, closedBy: string): Promise<SessionView> {
+    const now = this.#clock.now();
+    const closed = await this.#store.closeOpenSession(
+      ingestionId,
+      closedBy,
+      now.getTime(),
+      now.toISOString(),
+    );
+    if (closed !== undefined) return sessionView(closed, now.getTime());
+    const row = await this.#existing(ingestionId);
+    if (stateAt(row, now.getTime()) === 'expired') {
+      throw new AppError(
+        'session-expired',
+        `session ${ingestionId} expired after ${row.timeout} without activity`,
+      );
+    }
+    return sessionView(row, now.getTime());
+  }
+
+  /**
+   * Validates and stores one chunk (contract 4.2). Atomic by default: any failed record
+   * rejects the chunk with 400 and keeps nothing; with `partial` the valid records are kept.
+   * A repeated idempotency key with the same body replays the earlier answer. Errors:
+   * `session-not-found`, `session-closed`, `session-expired`, `malformed-json`,
+   * `validation-failed`, `idempotency-key-reused`.
+   */
+  async submitChunk(input: {
+    ingestionId: string;
+    raw: Buffer;
+    partial: boolean;
+    idempotencyKey: string | undefined;
+    problemContext: ProblemContext;
+  }): Promise<ChunkAnswer> {
+    const { ingestionId, idempotencyKey } = input;
+    if (
+      idempotencyKey !== undefined &&
+      (idempotencyKey.length === 0 || idempotencyKey.length > IDEMPOTENCY_KEY_LENGTH_MAX)
+    ) {
+      throw new AppError(
+        'validation-failed',
+        `Idempotency-Key must have 1 to ${IDEMPOTENCY_KEY_LENGTH_MAX} characters`,
+        {
+          errors: [
+            {
+              path: '/headers/idempotency-key',
+              message: `must have 1 to ${IDEMPOTENCY_KEY_LENGTH_MAX} characters`,
+            },
+          ],
+        },
+      );
+    }
+    const bodySha256 =
+      idempotencyKey === undefined ? null : createHash('sha256').update(input.raw).digest('hex');
+    if (idempotencyKey !== undefined) {
+      const earlier = await this.#store.findChunkAnswer(ingestionId, idempotencyKey);
+      if (earlier !== undefined) return this.#replay(earlier, bodySha256, idempotencyKey);
+    }
+
+    const now = this.#clock.now();
+    const session = await this.#store.touchOpenSession(ingestionId, now.getTime(), now.toISOString());
+    if (session === undefined) throw await this.#notOpen(ingestionId);
+    const entity = await this.#catalog.entity(session.namespace, session.entity).catch(() => {
+      throw new AppError('session-not-found', `session ${ingestionId} no longer exists`);
+    });
+
+    const chunk = parseChunkBody(input.raw);
+    const { accepted, failed } = validateChunk(entity.validator, chunk.data);
+    const rejected = failed.length > 0 && !input.partial;
+    const base = { ingestionId, chunkName: chunk.chunkName };
+    const result = await this.#store.commitChunk({
+      ingestionId,
+      namespace: session.namespace,
+      entity: session.entity,
+      chunkName: chunk.chunkName,
+      idempotencyKey: idempotencyKey ?? null,
+      bodySha256,
+      accepted: rejected
+        ? []
+        : accepted.map((record) => ({ index: record.index, json: JSON.stringify(record.value) })),
+      failed,
+      totalRows: chunk.data.length,
+      awaitsProcessing: entity.awaitsProcessing,
+      at: now.toISOString(),
+      answer: (chunkSeq) =>
+        rejected
+          ? {
+              statusCode: 400,
+              body: problemBody(
+                'chunk-invalid',
+                `${failed.length} of ${chunk.data.length} records failed validation; nothing of the chunk was kept (send ?partial=true to keep the valid records)`,
+                input.problemContext,
+                { ...base, chunkSeq, acceptedRows: 0, failedRows: chunk.data.length, errors: failed },
+              ),
+            }
+          : {
+              statusCode: 201,
+              body: {
+                ...base,
+                chunkSeq,
+                acceptedRows: accepted.length,
+                failedRows: failed.length,
+                errors: failed,
+              },
+            },
+    });
+    if (result.kind === 'gone')
+      throw new AppError('session-not-found', `session ${ingestionId} no longer exists`);
+    if (result.kind === 'replay') return this.#replay(result.answer, bodySha256, idempotencyKey ?? '');
+    return { statusCode: result.statusCode, body: result.body, replayed: false };
+  }
+
+  /** Stored records of an entity, optionally of one session, in arrival order. */
+  async listRecords(
+    namespace: string,
+    entity: string,
+    ingestionId: string | undefined,
+    page: number,
+    limit: number,
+  ): Promise<{ rows: StoredRecord[]; total: number }> {
+    await this.#catalog.entity(namespace, entity);
+    return this.#store.listRecords(namespace, entity, ingestionId, page, limit);
+  }
+
+  /** Failed records of a session: validation failures, then processing errors. */
+  async listErrors(
+    ingestionId: string,
+    page: number,
+    limit: number,
+  ): Promise<{ rows: SessionErrorRow[]; total: number }> {
+    await this.#existing(ingestionId);
+    return this.#store.listErrors(ingestionId, page, limit);
+  }
+
+  #replay(
+    earlier: { bodySha256: string | null; statusCode: number; response: string },
+    bodySha256: string | null,
+    key: string,
+  ): ChunkAnswer {
+    if (earlier.bodySha256 !== bodySha256) {
+      throw new AppError(
+        'idempotency-key-reused',
+        `Idempotency-Key ${key} was used before in this session with another body`,
+      );
+    }
+    return { statusCode: earlier.statusCode, body: JSON.parse(earlier.response), replayed: true };
+  }
+
+  async #existing(ingestionId: string): Promise<SessionRow> {
+    const row = await this.#store.findSession(ingestionId);
+    if (row === undefined) throw new AppError('session-not-found', `no ingestion session ${ingestionId}`);
+    return row;
+  }
+
+  async #notOpen(ingestionId: string): Promise<AppError> {
+    const row = await this.#existing(ingestionId);
+    if (stateAt(row, this.#clock.now().getTime()) === 'expired') {
+      return new AppError(
+        'session-expired',
+        `session ${ingestionId} expired after ${row.timeout} without activity; open a new one`,
+      );
+    }
+    return new AppError('session-closed', `session ${ingestionId} is closed and accepts no more data`);
+  }
+}

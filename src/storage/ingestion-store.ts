@@ -1,0 +1,365 @@
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import type { SessionRow } from '../modules/ingestion/session.js';
+import type {
+  ChunkWrite,
+  FieldErrorView,
+  IngestionStore,
+  StoredChunkAnswer,
+} from '../modules/ingestion/store.js';
+import type { Store } from './database.js';
+import type { Database, IngestionsTable } from './schema.js';
+
+/** Rows per multi-row statement on SQLite (each row binds 8 values; SQLite allows 32,766). */
+const SQLITE_RECORD_BATCH_ROWS = 500;
+
+function toSession(row: Selectable<IngestionsTable>): SessionRow {
+  return {
+    ingestionId: row.ingestion_id,
+    ingestionName: row.ingestion_name,
+    namespace: row.namespace,
+    entity: row.entity,
+    state: row.state,
+    timeout: row.timeout,
+    timeoutMs: Number(row.timeout_ms),
+    openedBy: row.opened_by,
+    openedOn: row.opened_on,
+    closedBy: row.closed_by,
+    closedOn: row.closed_on,
+    closeReason: row.close_reason,
+    lastActivityOn: row.last_activity_on,
+    expiresAtMs: Number(row.expires_at_ms),
+    chunks: Number(row.chunks),
+    apiCalls: Number(row.api_calls),
+    totalRows: Number(row.total_rows),
+    successRows: Number(row.success_rows),
+    failedRows: Number(row.failed_rows),
+    processedRows: Number(row.processed_rows),
+    processingFailedRows: Number(row.processing_failed_rows),
+  };
+}
+
+/** True for a unique-key violation (the idempotency key) on either dialect. */
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** True for a foreign-key violation: the session was deleted while the chunk was written. */
+function isForeignKeyViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
+/**
+ * The ingestion port over Kysely. A chunk takes its sequence number in a statement of its
+ * own, then writes chunk, records and errors, and adds to the session's counters last, so the
+ * session row is locked only for the end of each chunk's transaction and parallel chunks of
+ * one session overlap on PostgreSQL. Records go in as one statement per chunk (PostgreSQL:
+ * `unnest` arrays; SQLite: multi-row VALUES batches).
+ */
+export function createIngestionStore(store: Store): IngestionStore {
+  const { db, dialect } = store;
+
+  async function insertRecords(
+    trx: Transaction<Database>,
+    write: ChunkWrite,
+    chunkSeq: number,
+  ): Promise<void> {
+    const processing = write.awaitsProcessing ? 1 : 0;
+    if (write.accepted.length === 0) return;
+    if (dialect === 'postgres') {
+      await sql`insert into records (ingestion_id, chunk_seq, record_index, namespace, entity, data, processing, created_at)
+        select ${write.ingestionId}, ${chunkSeq}, r.idx, ${write.namespace}, ${write.entity}, r.data, ${processing}, ${write.at}
+        from unnest(${write.accepted.map((r) => r.index)}::int[], ${write.accepted.map((r) => r.json)}::text[]) as r(idx, data)`.execute(
+        trx,
+      );
+      return;
+    }
+    for (let start = 0; start < write.accepted.length; start += SQLITE_RECORD_BATCH_ROWS) {
+      const batch = write.accepted.slice(start, start + SQLITE_RECORD_BATCH_ROWS);
+      await trx
+        .insertInto('records')
+        .values(
+          batch.map((r) => ({
+            ingestion_id: write.ingestionId,
+            chunk_seq: chunkSeq,
+            record_index: r.index,
+            namespace: write.namespace,
+            entity: write.entity,
+            data: r.json,
+            processing,
+            created_at: write.at,
+          })),
+        )
+        .execute();
+    }
+  }
+
+  async function findChunkAnswer(
+    executor: Kysely<Database>,
+    ingestionId: string,
+    key: string,
+  ): Promise<StoredChunkAnswer | undefined> {
+    const row = await executor
+      .selectFrom('chunks')
+      .select(['body_sha256', 'status_code', 'response'])
+      .where('ingestion_id', '=', ingestionId)
+      .where('idempotency_key', '=', key)
+      .executeTakeFirst();
+    return row === undefined
+      ? undefined
+      : { bodySha256: row.body_sha256, statusCode: row.status_code, response: row.response };
+  }
+
+  return {
+    async insertSession(row) {
+      await db
+        .insertInto('ingestions')
+        .values({
+          ingestion_id: row.ingestionId,
+          ingestion_name: row.ingestionName,
+          namespace: row.namespace,
+          entity: row.entity,
+          state: row.state,
+          timeout: row.timeout,
+          timeout_ms: row.timeoutMs,
+          opened_by: row.openedBy,
+          opened_on: row.openedOn,
+          closed_by: row.closedBy,
+          closed_on: row.closedOn,
+          close_reason: row.closeReason,
+          last_activity_on: row.lastActivityOn,
+          expires_at_ms: row.expiresAtMs,
+          chunk_seq_next: 0,
+          chunks: row.chunks,
+          api_calls: row.apiCalls,
+          total_rows: row.totalRows,
+          success_rows: row.successRows,
+          failed_rows: row.failedRows,
+          processed_rows: row.processedRows,
+          processing_failed_rows: row.processingFailedRows,
+        })
+        .execute();
+    },
+
+    async findSession(ingestionId) {
+      const row = await db
+        .selectFrom('ingestions')
+        .selectAll()
+        .where('ingestion_id', '=', ingestionId)
+        .executeTakeFirst();
+      return row === undefined ? undefined : toSession(row);
+    },
+
+    async listSessions(filter, nowMs, page, limit) {
+      let query = db.selectFrom('ingestions');
+      if (filter.namespace !== undefined) query = query.where('namespace', '=', filter.namespace);
+      if (filter.entity !== undefined) query = query.where('entity', '=', filter.entity);
+      if (filter.state === 'closed') query = query.where('state', '=', 'closed');
+      if (filter.state === 'pending')
+        query = query.where('state', '=', 'pending').where('expires_at_ms', '>', nowMs);
+      if (filter.state === 'expired')
+        query = query.where('state', '=', 'pending').where('expires_at_ms', '<=', nowMs);
+      const rows = await query
+        .selectAll()
+        .orderBy('opened_on', 'desc')
+        .orderBy('ingestion_id', 'desc')
+        .limit(limit)
+        .offset(page * limit)
+        .execute();
+      const { total } = await query
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
+      return { rows: rows.map(toSession), total: Number(total) };
+    },
+
+    async touchOpenSession(ingestionId, nowMs, at) {
+      const row = await db
+        .updateTable('ingestions')
+        .set((eb) => ({
+          last_activity_on: at,
+          expires_at_ms: eb(sql.lit(nowMs), '+', eb.ref('timeout_ms')),
+          api_calls: eb('api_calls', '+', 1),
+        }))
+        .where('ingestion_id', '=', ingestionId)
+        .where('state', '=', 'pending')
+        .where('expires_at_ms', '>', nowMs)
+        .returningAll()
+        .executeTakeFirst();
+      return row === undefined ? undefined : toSession(row);
+    },
+
+    async closeOpenSession(ingestionId, closedBy, nowMs, at) {
+      const row = await db
+        .updateTable('ingestions')
+        .set((eb) => ({
+          state: 'closed',
+          closed_by: closedBy,
+          closed_on: at,
+          close_reason: 'manual',
+          last_activity_on: at,
+          api_calls: eb('api_calls', '+', 1),
+        }))
+        .where('ingestion_id', '=', ingestionId)
+        .where('state', '=', 'pending')
+        .where('expires_at_ms', '>', nowMs)
+        .returningAll()
+        .executeTakeFirst();
+      return row === undefined ? undefined : toSession(row);
+    },
+
+    findChunkAnswer: (ingestionId, key) => findChunkAnswer(db, ingestionId, key),
+
+    async commitChunk(write) {
+      const seq = await db
+        .updateTable('ingestions')
+        .set((eb) => ({ chunk_seq_next: eb('chunk_seq_next', '+', 1) }))
+        .where('ingestion_id', '=', write.ingestionId)
+        .returning('chunk_seq_next')
+        .executeTakeFirst();
+      if (seq === undefined) return { kind: 'gone' };
+      const chunkSeq = Number(seq.chunk_seq_next);
+      const answer = write.answer(chunkSeq);
+      const acceptedRows = write.accepted.length;
+      try {
+        const stored = await db.transaction().execute(async (trx) => {
+          await trx
+            .insertInto('chunks')
+            .values({
+              ingestion_id: write.ingestionId,
+              chunk_seq: chunkSeq,
+              chunk_name: write.chunkName,
+              idempotency_key: write.idempotencyKey,
+              body_sha256: write.bodySha256,
+              status_code: answer.statusCode,
+              response: JSON.stringify(answer.body),
+              accepted_rows: acceptedRows,
+              failed_rows: write.totalRows - acceptedRows,
+              created_at: write.at,
+            })
+            .execute();
+          await insertRecords(trx, write, chunkSeq);
+          if (write.failed.length > 0) {
+            await trx
+              .insertInto('record_errors')
+              .values(
+                write.failed.map((f) => ({
+                  ingestion_id: write.ingestionId,
+                  chunk_seq: chunkSeq,
+                  record_index: f.index,
+                  record: JSON.stringify(f.record) ?? 'null',
+                  errors: JSON.stringify(f.errors),
+                  created_at: write.at,
+                })),
+              )
+              .execute();
+          }
+          const counted = await trx
+            .updateTable('ingestions')
+            .set((eb) => ({
+              chunks: eb('chunks', '+', 1),
+              total_rows: eb('total_rows', '+', write.totalRows),
+              success_rows: eb('success_rows', '+', acceptedRows),
+              failed_rows: eb('failed_rows', '+', write.totalRows - acceptedRows),
+              processed_rows: eb('processed_rows', '+', write.awaitsProcessing ? 0 : acceptedRows),
+            }))
+            .where('ingestion_id', '=', write.ingestionId)
+            .returning('chunks')
+            .executeTakeFirst();
+          return counted !== undefined;
+        });
+        return stored
+          ? { kind: 'stored', chunkSeq, statusCode: answer.statusCode, body: answer.body }
+          : { kind: 'gone' };
+      } catch (error) {
+        if (isForeignKeyViolation(error)) return { kind: 'gone' };
+        if (write.idempotencyKey !== null && isUniqueViolation(error)) {
+          const earlier = await findChunkAnswer(db, write.ingestionId, write.idempotencyKey);
+          if (earlier !== undefined) return { kind: 'replay', answer: earlier };
+        }
+        throw error;
+      }
+    },
+
+    async listRecords(namespace, entity, ingestionId, page, limit) {
+      let query = db.selectFrom('records').where('namespace', '=', namespace).where('entity', '=', entity);
+      if (ingestionId !== undefined) query = query.where('ingestion_id', '=', ingestionId);
+      const rows = await query
+        .select(['record_id', 'ingestion_id', 'chunk_seq', 'record_index', 'data'])
+        .orderBy('record_id')
+        .limit(limit)
+        .offset(page * limit)
+        .execute();
+      const { total } = await query
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
+      return {
+        rows: rows.map((r) => ({
+          recordId: Number(r.record_id),
+          ingestionId: r.ingestion_id,
+          chunkSeq: Number(r.chunk_seq),
+          index: r.record_index,
+          data: r.data,
+        })),
+        total: Number(total),
+      };
+    },
+
+    async listErrors(ingestionId, page, limit) {
+      const count = async (table: 'record_errors' | 'processing_errors') =>
+        Number(
+          (
+            await db
+              .selectFrom(table)
+              .where('ingestion_id', '=', ingestionId)
+              .select((eb) => eb.fn.countAll<number>().as('total'))
+              .executeTakeFirstOrThrow()
+          ).total,
+        );
+      const validationTotal = await count('record_errors');
+      const processingTotal = await count('processing_errors');
+      const offset = page * limit;
+      const validation = await db
+        .selectFrom('record_errors')
+        .selectAll()
+        .where('ingestion_id', '=', ingestionId)
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset)
+        .execute();
+      const rest = limit - validation.length;
+      const processing =
+        rest > 0
+          ? await db
+              .selectFrom('processing_errors')
+              .selectAll()
+              .where('ingestion_id', '=', ingestionId)
+              .orderBy('id')
+              .limit(rest)
+              .offset(Math.max(0, offset - validationTotal))
+              .execute()
+          : [];
+      return {
+        rows: [
+          ...validation.map((r) => ({
+            kind: 'validation' as const,
+            chunkSeq: Number(r.chunk_seq),
+            index: r.record_index,
+            record: r.record,
+            errors: JSON.parse(r.errors) as FieldErrorView[],
+            at: r.created_at,
+          })),
+          ...processing.map((r) => ({
+            kind: 'processing' as const,
+            chunkSeq: null,
+            index: null,
+            record: r.record,
+            errors: [{ field: '', code: r.code, message: r.message }],
+            at: r.created_at,
+          })),
+        ],
+        total: validationTotal + processingTotal,
+      };
+    },
+  };
+}
