@@ -12,6 +12,7 @@ import { accountRoutes } from './http/routes/accounts.js';
 import { configurationRoutes } from './http/routes/configuration.js';
 import { entityRoutes } from './http/routes/entities.js';
 import { ingestionRoutes } from './http/routes/ingestions.js';
+import { statisticsRoutes } from './http/routes/statistics.js';
 import { oauthRoutes } from './http/routes/oauth.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import type { Services } from './services.js';
@@ -150,6 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(configurationRoutes, { configuration: services.configuration });
   await app.register(entityRoutes, { catalog: services.catalog });
   await app.register(ingestionRoutes, { ingestion: services.ingestion });
+  await app.register(statisticsRoutes, { statistics: services.statistics });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

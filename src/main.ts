@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     version: string;
   };
 
-  const store = openStore(env.databaseUrl);
+  const store = openStore(env.databaseUrl, (error) => logger.warn({ err: error }, 'idle database connection lost'));
   await migrateToLatest(store);
   const services = createServices(store, systemClock, env);
   const report = await bootstrapAccess(env, services);

@@ -6,11 +6,13 @@ import { ConfigurationService } from './modules/configuration/service.js';
 import { ConfigurationSnapshots } from './modules/configuration/snapshot.js';
 import { EntityCatalog } from './modules/entities/catalog.js';
 import { IngestionService } from './modules/ingestion/service.js';
+import { StatisticsService } from './modules/statistics/service.js';
 import { type PreparedConfiguration, prepareConfiguration } from './modules/prepared-configuration.js';
 import { createAuthStore } from './storage/auth-store.js';
 import { createConfigurationStore } from './storage/configuration-store.js';
 import type { Store } from './storage/database.js';
 import { createIngestionStore } from './storage/ingestion-store.js';
+import { createStatisticsStore } from './storage/statistics-store.js';
 
 /** The settings of `Env` that the modules use. */
 export type ServiceSettings = Pick<Env, 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'businessDate'>;
@@ -23,6 +25,7 @@ export interface Services {
   configuration: ConfigurationService<PreparedConfiguration>;
   catalog: EntityCatalog;
   ingestion: IngestionService;
+  statistics: StatisticsService;
 }
 
 /** Wires the module services to their storage adapters. */
@@ -38,5 +41,6 @@ export function createServices(store: Store, clock: Clock, settings: ServiceSett
     configuration: new ConfigurationService(configurationStore, snapshots, clock),
     catalog,
     ingestion: new IngestionService(createIngestionStore(store), catalog, clock),
+    statistics: new StatisticsService(createStatisticsStore(store), clock),
   };
 }

@@ -1,5 +1,8 @@
 import { EnvError } from '../env.js';
 import { CliError, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, type Io, processIo } from './output.js';
+import { configCommand } from './remote/config-commands.js';
+import { ingestCommand } from './remote/ingest-command.js';
+import { journalsCommand } from './remote/journals-command.js';
 import { credentialsCommand, usersCommand } from './store-commands.js';
 
 const USAGE = `usage: ledgerflow <command>
@@ -12,15 +15,25 @@ On the store (DATABASE_URL):
 
 Against a running service (--url, --client-id, --client-secret or LEDGERFLOW_URL,
 LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET):
-  config pull FILE | config push FILE | config wipe
-  ingest FILE --namespace NS --entity E
-  journals export --format csv|jsonl|ledger [--output FILE]`;
+  config pull FILE            download the configuration as pretty JSON (FILE - for stdout)
+  config push FILE            upload it; validation errors are printed as PATH: MESSAGE
+  config wipe                 delete the configuration and the processing data
+  ingest FILE --namespace NS --entity E [--name N] [--format json|ndjson|csv]
+         [--parallel 4] [--timeout PT15M] [--partial]
+                              upload a JSON, NDJSON or CSV file in chunks under 1 MiB
+  journals export --format csv|jsonl|ledger [--output FILE] [--status posted|unposted]
+         [--accounting-config NAME]
+
+Exit status: 0 success, 1 refused request or failed records, 2 bad usage.`;
 
 type Command = (args: string[], io: Io) => Promise<void>;
 
 const COMMANDS: Record<string, Command> = {
   users: usersCommand,
   credentials: credentialsCommand,
+  config: configCommand,
+  ingest: ingestCommand,
+  journals: journalsCommand,
 };
 
 /** Runs one command line and returns its exit status (contract section 7). */

@@ -32,7 +32,7 @@ export interface Store {
  * with full synchronous commits, so that an answered write survives a crash of the process or
  * the machine. Does not migrate; call `migrateToLatest`.
  */
-export function openStore(databaseUrl: string): Store {
+export function openStore(databaseUrl: string, onIdleError: (error: Error) => void = () => {}): Store {
   if (databaseUrl.startsWith('sqlite:')) {
     const path = databaseUrl.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -56,6 +56,10 @@ export function openStore(databaseUrl: string): Store {
           : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
+  // An idle pooled connection that the server drops (restart, failover, admin termination)
+  // emits 'error' on the pool; without a listener that would end the process. The pool has
+  // already discarded the connection and the next query opens a new one.
+  pool.on('error', (error) => onIdleError(error));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', sqlite: undefined, close: () => db.destroy() };
 }

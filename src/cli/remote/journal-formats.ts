@@ -1,0 +1,194 @@
+import { isRecord } from './client.js';
+
+/** A journal as `GET /api/v1/journals` gives it (contract section 6). */
+export interface JournalView {
+  journalId: string;
+  status: string;
+  coreDate: string;
+  journalType: string;
+  accountingConfig: string;
+  ingestionId: string | null;
+  reverses: string | null;
+  reversedBy: string | null;
+  /** Records keyed by the journalDefinition field names, plus `drCr`. */
+  lines: Record<string, unknown>[];
+}
+
+/** A field of `configuration.journalDefinition.fields`. */
+export interface JournalField {
+  name: string;
+  role?: string | undefined;
+}
+
+/** The configured names of the line fields an export needs, and every field in order. */
+export interface JournalLayout {
+  account: string;
+  transactionAmount: string;
+  transactionCurrency: string;
+  fields: JournalField[];
+}
+
+/** The journal-level columns, in the order of the CSV export. */
+export const JOURNAL_COLUMNS = [
+  'journalId',
+  'status',
+  'coreDate',
+  'journalType',
+  'accountingConfig',
+  'ingestionId',
+  'reverses',
+  'reversedBy',
+] as const;
+
+/** A decimal as the service writes it: optional sign, digits, optional fraction. */
+const DECIMAL_PATTERN = /^[+-]?\d+(\.\d+)?$/;
+
+/**
+ * The journal layout from a Configuration Data document (`configuration.journalDefinition.fields`
+ * with roles `account`, `transactionAmount`, `transactionCurrency`). Throws Error naming the
+ * missing role when the definition lacks one.
+ */
+export function journalLayoutOf(document: unknown): JournalLayout {
+  const configuration = isRecord(document) ? document.configuration : undefined;
+  const definition = isRecord(configuration) ? configuration.journalDefinition : undefined;
+  const rawFields = isRecord(definition) && Array.isArray(definition.fields) ? definition.fields : [];
+  const fields: JournalField[] = rawFields
+    .filter(isRecord)
+    .filter((field) => typeof field.name === 'string')
+    .map((field) => ({
+      name: String(field.name),
+      role: typeof field.role === 'string' ? field.role : undefined,
+    }));
+  const named = (role: string): string => {
+    const field = fields.find((candidate) => candidate.role === role);
+    if (field === undefined)
+      throw new Error(`the configuration's journalDefinition has no field with the role ${role}`);
+    return field.name;
+  };
+  return {
+    account: named('account'),
+    transactionAmount: named('transactionAmount'),
+    transactionCurrency: named('transactionCurrency'),
+    fields,
+  };
+}
+
+/** A CSV column: its header and where its value comes from. */
+export interface CsvColumn {
+  header: string;
+  source: 'journal' | 'line';
+  key: string;
+}
+
+/**
+ * The CSV columns: the journal columns, then every journalDefinition field, then `drCr`. A line
+ * field that repeats a journal column with the same role (journalId, coreDate, ...) is left
+ * out; one that only shares the name is headed `line.NAME`. Pure.
+ */
+export function csvColumnsOf(fields: readonly JournalField[]): CsvColumn[] {
+  const journalColumns = new Set<string>(JOURNAL_COLUMNS);
+  const columns: CsvColumn[] = JOURNAL_COLUMNS.map((key) => ({ header: key, source: 'journal', key }));
+  for (const field of [...fields, { name: 'drCr', role: undefined }]) {
+    if (journalColumns.has(field.name)) {
+      if (field.role === field.name) continue;
+      columns.push({ header: `line.${field.name}`, source: 'line', key: field.name });
+    } else {
+      columns.push({ header: field.name, source: 'line', key: field.name });
+    }
+  }
+  return columns;
+}
+
+/** One CSV value (RFC 4180): quoted when it holds a comma, quote or line break. Pure. */
+export function csvValue(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text =
+    typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** The CSV header row. Pure. */
+export function csvHeaderOf(columns: readonly CsvColumn[]): string {
+  return columns.map((column) => csvValue(column.header)).join(',');
+}
+
+/** The CSV rows of one journal, one per line, joined by `\n`. Pure. */
+export function journalToCsv(journal: JournalView, columns: readonly CsvColumn[]): string {
+  const journalValues: Record<string, unknown> = { ...journal };
+  return journal.lines
+    .map((line) =>
+      columns
+        .map((column) => csvValue(column.source === 'journal' ? journalValues[column.key] : line[column.key]))
+        .join(','),
+    )
+    .join('\n');
+}
+
+/** One journal as one JSON line. Pure. */
+export function journalToJsonl(journal: JournalView): string {
+  return JSON.stringify(journal);
+}
+
+/** A tag value of a ledger comment: commas end a tag and line breaks end the comment. */
+function tagValue(value: string): string {
+  return value.replace(/[,\r\n]+/g, ' ').trim();
+}
+
+/**
+ * An account name as ledger and hledger read it: two spaces or a tab would end the name, so
+ * runs of white space become one space.
+ */
+function ledgerAccount(account: string): string {
+  return account.replace(/\s+/g, ' ').trim();
+}
+
+/** A commodity symbol: plain letters as they are, anything else in double quotes (hledger). */
+function ledgerCommodity(currency: string): string {
+  return /^[A-Za-z]+$/.test(currency) ? currency : `"${currency.replaceAll('"', '')}"`;
+}
+
+/**
+ * One journal as a transaction of the plain-text journal format of ledger-cli and hledger:
+ * `DATE JOURNALTYPE JOURNALID`, a comment with `accountingConfig:` and `status:` tags (and
+ * `ingestionId:`, `reverses:`, `reversedBy:` when set), and a posting per line,
+ * `    ACCOUNT  AMOUNT CURRENCY`. Amounts are written exactly as the service gives them (signed
+ * decimal strings, debit positive), never through a float. Throws Error for a line without an
+ * account, currency, or decimal-string amount. Pure.
+ */
+export function journalToLedger(journal: JournalView, layout: JournalLayout): string {
+  const tags = [
+    `accountingConfig:${tagValue(journal.accountingConfig)}`,
+    `status:${tagValue(journal.status)}`,
+    ...(['ingestionId', 'reverses', 'reversedBy'] as const)
+      .filter((name) => journal[name] !== null && journal[name] !== undefined && journal[name] !== '')
+      .map((name) => `${name}:${tagValue(String(journal[name]))}`),
+  ];
+  const postings = journal.lines.map((line, index) => {
+    const account = line[layout.account];
+    const amount = line[layout.transactionAmount];
+    const currency = line[layout.transactionCurrency];
+    const where = `journal ${journal.journalId} line ${index + 1}`;
+    if (typeof account !== 'string' || ledgerAccount(account) === '')
+      throw new Error(`${where} has no account`);
+    if (typeof amount !== 'string' || !DECIMAL_PATTERN.test(amount))
+      throw new Error(`${where}: the amount must be a decimal string, got ${JSON.stringify(amount)}`);
+    if (typeof currency !== 'string' || currency === '') throw new Error(`${where} has no currency`);
+    return `    ${ledgerAccount(account)}  ${amount.startsWith('+') ? amount.slice(1) : amount} ${ledgerCommodity(currency)}`;
+  });
+  const description = `${journal.journalType} ${journal.journalId}`.replace(/[\r\n]+/g, ' ');
+  return [`${journal.coreDate} ${description}`, `    ; ${tags.join(', ')}`, ...postings].join('\n');
+}
+
+/** True when a value has the shape of a JournalView (the fields an export reads). */
+export function isJournalView(value: unknown): value is JournalView {
+  return (
+    isRecord(value) &&
+    typeof value.journalId === 'string' &&
+    typeof value.coreDate === 'string' &&
+    typeof value.journalType === 'string' &&
+    typeof value.accountingConfig === 'string' &&
+    typeof value.status === 'string' &&
+    Array.isArray(value.lines) &&
+    value.lines.every(isRecord)
+  );
+}

@@ -1,0 +1,297 @@
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { parse } from 'csv-parse';
+import { usageError } from '../output.js';
+import { isRecord } from './client.js';
+
+/** Input file formats of `ledgerflow ingest`. */
+export type InputFormat = 'json' | 'ndjson' | 'csv';
+
+/** Characters of a top-level JSON member name kept while looking for `data`. */
+const MEMBER_NAME_CHARS_MAX = 64;
+
+/**
+ * One item read from an input file: a record as the JSON text to send (its numbers exactly as
+ * written, so a decimal is never rounded through a float), or a piece of input that cannot be
+ * sent. `where` locates it in the file (`line 12`, `record 7`).
+ */
+export type SourceItem =
+  | { kind: 'record'; text: string; where: string }
+  | { kind: 'invalid'; where: string; message: string };
+
+/**
+ * The format named by `--format`, or else by the file extension (`.json`, `.ndjson`/`.jsonl`,
+ * `.csv`). Throws a usage error when neither names one.
+ */
+export function inputFormatOf(file: string, explicit: string | undefined): InputFormat {
+  const name = (explicit ?? file.slice(file.lastIndexOf('.') + 1)).toLowerCase();
+  if (name === 'json') return 'json';
+  if (name === 'ndjson' || name === 'jsonl') return 'ndjson';
+  if (name === 'csv') return 'csv';
+  throw usageError(
+    explicit === undefined
+      ? `cannot tell the format of ${file} from its extension; use --format json|ndjson|csv`
+      : `--format must be json, ndjson or csv, got ${explicit}`,
+  );
+}
+
+/** A record text checked to be one JSON object, or the reason it cannot be sent. */
+function recordItem(text: string, where: string): SourceItem {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { kind: 'invalid', where, message: `not valid JSON (${(error as Error).message})` };
+  }
+  if (!isRecord(value)) return { kind: 'invalid', where, message: 'is not a JSON object' };
+  return { kind: 'record', text, where };
+}
+
+/**
+ * NDJSON (one record per line, blank lines skipped), read line by line so that a file of any
+ * size takes the memory of one line.
+ */
+export async function* ndjsonRecords(input: Readable): AsyncGenerator<SourceItem> {
+  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  let lineNo = 0;
+  for await (const line of lines) {
+    lineNo += 1;
+    const text = line.trim();
+    if (text !== '') yield recordItem(text, `line ${lineNo}`);
+  }
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+
+function isJsonSpace(code: number): boolean {
+  return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
+}
+
+/**
+ * Splits a JSON document that is an array of records, or an object with a `data` array of
+ * records, into the raw text of each record, as the text arrives. It tracks only strings and
+ * nesting; each record's text is checked by JSON.parse afterwards, and a structural error of the
+ * document as a whole (unclosed, no `data`) is reported by `end`. Memory: one record.
+ */
+export class JsonRecordsScanner {
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  private state: 'start' | 'object' | 'records' | 'after' = 'start';
+  /** Nesting depth of the elements of the records array. */
+  private recordsDepth = 0;
+  private memberName = '';
+  private pendingMember: string | undefined;
+  private inRecord = false;
+  private recordParts: string[] = [];
+  private recordNo = 0;
+
+  /** Feeds the next piece of the document; returns the record texts completed by it. */
+  push(piece: string): { text: string; where: string }[] {
+    const done: { text: string; where: string }[] = [];
+    let start = this.inRecord ? 0 : -1;
+    const finishRecord = (end: number) => {
+      this.recordParts.push(piece.slice(start, end));
+      this.recordNo += 1;
+      done.push({ text: this.recordParts.join('').trim(), where: `record ${this.recordNo}` });
+      this.recordParts = [];
+      this.inRecord = false;
+      start = -1;
+    };
+    const beginRecordIfDue = (index: number) => {
+      if (this.state === 'records' && !this.inRecord && this.depth === this.recordsDepth) {
+        this.inRecord = true;
+        start = index;
+      }
+    };
+    for (let index = 0; index < piece.length; index += 1) {
+      const code = piece.charCodeAt(index);
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (code === BACKSLASH) this.escaped = true;
+        else if (code === QUOTE) this.inString = false;
+        else if (
+          this.state === 'object' &&
+          this.depth === 1 &&
+          this.memberName.length < MEMBER_NAME_CHARS_MAX
+        )
+          this.memberName += piece[index];
+        continue;
+      }
+      if (isJsonSpace(code)) continue;
+      if (this.state === 'start') {
+        if (code === OPEN_BRACKET) {
+          this.state = 'records';
+          this.recordsDepth = 1;
+        } else if (code === OPEN_BRACE) {
+          this.state = 'object';
+        } else {
+          throw usageError('the JSON file must hold an array of records or an object with a "data" array');
+        }
+        this.depth = 1;
+        continue;
+      }
+      if (code === QUOTE) {
+        beginRecordIfDue(index);
+        this.inString = true;
+        if (this.state === 'object' && this.depth === 1) this.memberName = '';
+      } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+        beginRecordIfDue(index);
+        if (
+          this.state === 'object' &&
+          this.depth === 1 &&
+          code === OPEN_BRACKET &&
+          this.pendingMember === 'data'
+        ) {
+          this.state = 'records';
+          this.recordsDepth = 2;
+        }
+        this.depth += 1;
+      } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
+        this.depth -= 1;
+        if (this.state === 'records' && this.depth === this.recordsDepth - 1) {
+          if (this.inRecord) finishRecord(index);
+          this.state = 'after';
+        }
+      } else if (code === COMMA) {
+        if (this.state === 'records' && this.depth === this.recordsDepth && this.inRecord)
+          finishRecord(index);
+        if (this.state === 'object' && this.depth === 1) this.pendingMember = undefined;
+      } else if (code === COLON) {
+        if (this.state === 'object' && this.depth === 1) this.pendingMember = this.memberName;
+      } else {
+        beginRecordIfDue(index);
+      }
+    }
+    if (this.inRecord) this.recordParts.push(piece.slice(start));
+    return done;
+  }
+
+  /** Checks that the document was complete; throws a usage error when it was not. */
+  end(): void {
+    if (this.state === 'start') throw usageError('the JSON file is empty');
+    if (this.state === 'object') throw usageError('the JSON file is an object without a "data" array');
+    if (this.state === 'records' || this.depth !== 0 || this.inString)
+      throw usageError('the JSON file ends in the middle of the document');
+  }
+}
+
+/** A JSON file (array of records or `{ "data": [...] }`), streamed through JsonRecordsScanner. */
+export async function* jsonRecords(input: Readable): AsyncGenerator<SourceItem> {
+  input.setEncoding('utf8');
+  const scanner = new JsonRecordsScanner();
+  for await (const piece of input) {
+    for (const { text, where } of scanner.push(String(piece))) yield recordItem(text, where);
+  }
+  scanner.end();
+}
+
+/** What CSV typing needs to know of an entity attribute (GET .../entities/{entity}). */
+export interface AttributeType {
+  name: string;
+  type: string;
+  elementType?: string | undefined;
+}
+
+/**
+ * A CSV cell as a JSON value of the attribute's type: INTEGER as a number (when it is a safe
+ * integer), BOOLEAN as true/false, DECIMAL and AMOUNT kept as the exact string, LIST as a JSON
+ * array written as JSON text or `;`-separated elements (typed by `elementType`), everything else
+ * as text. A cell that does not convert is sent as written, so the service names the error.
+ */
+export function typedCell(cell: string, type: string | undefined, elementType?: string): unknown {
+  const kind = (type ?? 'TEXT').toUpperCase();
+  const trimmed = cell.trim();
+  switch (kind) {
+    case 'INTEGER': {
+      const value = Number(trimmed);
+      return /^[+-]?\d+$/.test(trimmed) && Number.isSafeInteger(value) ? value : cell;
+    }
+    case 'BOOLEAN': {
+      const lower = trimmed.toLowerCase();
+      return lower === 'true' ? true : lower === 'false' ? false : cell;
+    }
+    case 'DECIMAL':
+    case 'AMOUNT':
+    case 'DATE':
+    case 'DATETIME':
+    case 'UUID':
+      return trimmed;
+    case 'LIST':
+    case 'LISTTYPE': {
+      if (trimmed.startsWith('[')) {
+        try {
+          const parsed: unknown = JSON.parse(trimmed);
+          if (Array.isArray(parsed)) return parsed;
+        } catch {
+          // Not JSON after all: read as a ;-separated list.
+        }
+      }
+      return trimmed.split(';').map((element) => typedCell(element.trim(), elementType ?? 'TEXT'));
+    }
+    default:
+      return cell;
+  }
+}
+
+/**
+ * One CSV row as a record keyed by the header: an empty cell leaves the field out, a column
+ * that is not an attribute is sent as text (the service reports it as unknown).
+ */
+export function csvRecordOf(
+  header: readonly string[],
+  cells: readonly string[],
+  attributes: ReadonlyMap<string, AttributeType>,
+): Record<string, unknown> {
+  const record: Record<string, unknown> = {};
+  header.forEach((name, index) => {
+    const cell = cells[index];
+    if (cell === undefined || cell === '') return;
+    const attribute = attributes.get(name);
+    record[name] = typedCell(cell, attribute?.type, attribute?.elementType);
+  });
+  return record;
+}
+
+/**
+ * A CSV file with a header row, streamed through csv-parse; values are typed by the entity's
+ * attributes (csvRecordOf). A row whose field count differs from the header's cannot be sent.
+ * Throws a usage error for a missing, empty or repeated column name, and csv-parse's error
+ * (with its line) for a file that is not CSV.
+ */
+export async function* csvRecords(
+  input: Readable,
+  attributes: ReadonlyMap<string, AttributeType>,
+): AsyncGenerator<SourceItem> {
+  const parser = input.pipe(
+    parse({ bom: true, skip_empty_lines: true, relax_column_count: true, info: true }),
+  );
+  let header: string[] | undefined;
+  for await (const row of parser as AsyncIterable<unknown>) {
+    if (!isRecord(row) || !Array.isArray(row.record) || !isRecord(row.info)) continue;
+    const cells = row.record.map(String);
+    const where = `line ${String(row.info.lines)}`;
+    if (header === undefined) {
+      header = cells.map((name) => name.trim());
+      const seen = new Set<string>();
+      for (const name of header) {
+        if (name === '') throw usageError('the CSV header has an empty column name');
+        if (seen.has(name)) throw usageError(`the CSV header names ${name} twice`);
+        seen.add(name);
+      }
+      continue;
+    }
+    if (cells.length !== header.length) {
+      yield { kind: 'invalid', where, message: `has ${cells.length} fields, the header ${header.length}` };
+      continue;
+    }
+    yield { kind: 'record', text: JSON.stringify(csvRecordOf(header, cells, attributes)), where };
+  }
+}

@@ -1,0 +1,110 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { StatisticsService } from '../../modules/statistics/service.js';
+import { AUTH_ERRORS, Problem } from '../schemas.js';
+
+const Range = Type.Object({
+  from: Type.Optional(Type.String({ description: 'Start (inclusive): a date YYYY-MM-DD (midnight UTC) or an RFC 3339 date-time.' })),
+  to: Type.Optional(Type.String({ description: 'End (exclusive): a date or a date-time.' })),
+});
+
+const I = Type.Integer();
+
+/** The operational dashboard (contract 5). */
+export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: StatisticsService }> = async (app, { statistics }) => {
+  const base = '/api/v1/statistics/operational-dashboard';
+  const config = { permission: 'statistics:read' as const };
+
+  app.get(
+    `${base}/ingestion-metrics`,
+    {
+      config,
+      schema: {
+        tags: ['statistics'],
+        summary: 'Ingestion counters for sessions opened in [from, to)',
+        querystring: Range,
+        response: {
+          200: Type.Object({
+            ingestions: I,
+            pendingIngestions: I,
+            closedIngestions: I,
+            expiredIngestions: I,
+            chunks: I,
+            apiCalls: I,
+            totalRows: I,
+            successRows: I,
+            failedRows: I,
+          }),
+          400: Problem,
+          ...AUTH_ERRORS,
+        },
+      },
+    },
+    async (request) => statistics.ingestionMetrics(request.query),
+  );
+
+  app.get(
+    `${base}/journal-metrics`,
+    {
+      config,
+      schema: {
+        tags: ['statistics'],
+        summary: 'Journal counters: journals by core date in [from, to), errors by time recorded',
+        querystring: Range,
+        response: {
+          200: Type.Object({
+            postedJournals: I,
+            unpostedJournals: I,
+            totalJournalLines: I,
+            errors: I,
+            awaitingApproval: I,
+            deniedApproval: I,
+          }),
+          400: Problem,
+          ...AUTH_ERRORS,
+        },
+      },
+    },
+    async (request) => statistics.journalMetrics(request.query),
+  );
+
+  app.get(
+    `${base}/journal-metrics-by-day`,
+    {
+      config,
+      schema: {
+        tags: ['statistics'],
+        summary: 'Journal counters per day',
+        querystring: Range,
+        response: {
+          200: Type.Object({
+            data: Type.Array(
+              Type.Object({ date: Type.String({ format: 'date' }), postedJournals: I, unpostedJournals: I, totalJournalLines: I, errors: I }),
+            ),
+          }),
+          400: Problem,
+          ...AUTH_ERRORS,
+        },
+      },
+    },
+    async (request) => ({ data: await statistics.journalMetricsByDay(request.query) }),
+  );
+
+  app.get(
+    '/api/v1/statistics/processing',
+    {
+      config,
+      schema: {
+        tags: ['statistics'],
+        summary: 'Per entity: records waiting for processing, processed, failed',
+        response: {
+          200: Type.Object({
+            data: Type.Array(Type.Object({ namespace: Type.String(), entity: Type.String(), pending: I, processed: I, failed: I })),
+          }),
+          ...AUTH_ERRORS,
+        },
+      },
+    },
+    async () => ({ data: await statistics.processingMetrics() }),
+  );
+};

@@ -1,0 +1,22 @@
+import { randomUUID } from 'node:crypto';
+
+/** A valid `loans/loanTransaction` record of the realistic fixture; `n` varies it. */
+export function loanRecord(n: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    transactionId: randomUUID(),
+    transactionType: n % 2 === 0 ? 'DISBURSEMENT' : 'REPAYMENT',
+    valueDate: '2026-11-20',
+    amount: `${1000 + n}.${String(n % 100).padStart(2, '0')}`,
+    currency: 'EUR',
+    legalEntity: 'LF_NL',
+    branch: 'AMS',
+    productCode: 'MORTGAGE',
+    installmentNumber: n,
+    ...overrides,
+  };
+}
+
+/** `count` valid loan records. */
+export function loanRecords(count: number, start = 0): Record<string, unknown>[] {
+  return Array.from({ length: count }, (_, i) => loanRecord(start + i));
+}
