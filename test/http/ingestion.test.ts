@@ -307,13 +307,18 @@ describe('ingestion sessions and chunks (contract 4)', () => {
 
     it('keeps a chunk whose request started before the session was closed', async () => {
       const { ingestionId } = await open();
-      const chunk = send(ingestionId, { data: loanRecords(100) });
-      const closing = close(ingestionId);
-      const [chunkAnswer, closeAnswer] = await Promise.all([chunk, closing]);
+      t.clock.advance(1_000);
+      const chunk = send(ingestionId, { data: loanRecords(3000) });
+      // The chunk has passed the open-session check once it moved lastActivityOn; close then,
+      // while it is still being validated and written.
+      const opened = (await session(ingestionId)).lastActivityOn;
+      for (let i = 0; i < 2000 && (await session(ingestionId)).lastActivityOn === opened; i += 1);
+      const closeAnswer = await close(ingestionId);
+      const chunkAnswer = await chunk;
       expect(chunkAnswer.statusCode).toBe(201);
       expect(closeAnswer.statusCode).toBe(200);
-      expect(await session(ingestionId)).toMatchObject({ state: 'closed', successRows: 100 });
-      expect((await records(ingestionId)).totalSize).toBe(100);
+      expect(await session(ingestionId)).toMatchObject({ state: 'closed', successRows: 3000 });
+      expect((await records(ingestionId)).totalSize).toBe(3000);
     });
 
     it('accepts the example chunk of every entity kind as it is (contract 3.1)', async () => {
