@@ -12,9 +12,10 @@ import { accountRoutes } from './http/routes/accounts.js';
 import { configurationRoutes } from './http/routes/configuration.js';
 import { entityRoutes } from './http/routes/entities.js';
 import { ingestionRoutes } from './http/routes/ingestions.js';
-import { statisticsRoutes } from './http/routes/statistics.js';
+import { journalRoutes } from './http/routes/journals.js';
 import { oauthRoutes } from './http/routes/oauth.js';
 import { operationsRoutes } from './http/routes/operations.js';
+import { statisticsRoutes } from './http/routes/statistics.js';
 import type { Services } from './services.js';
 import type { Store } from './storage/database.js';
 
@@ -144,6 +145,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
+  // The background processor belongs to the app's lifetime: stopped before storage closes.
+  app.addHook('onClose', async () => services.processor.stop());
+
   registerAuthentication(app, services.tokens);
   operationsRoutes(app, store, registry);
   oauthRoutes(app, services.tokens);
@@ -152,6 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(entityRoutes, { catalog: services.catalog });
   await app.register(ingestionRoutes, { ingestion: services.ingestion });
   await app.register(statisticsRoutes, { statistics: services.statistics });
+  await app.register(journalRoutes, { journals: services.journals });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

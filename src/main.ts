@@ -36,13 +36,18 @@ async function main(): Promise<void> {
     version: string;
   };
 
-  const store = openStore(env.databaseUrl, (error) => logger.warn({ err: error }, 'idle database connection lost'));
+  const store = openStore(env.databaseUrl, (error) =>
+    logger.warn({ err: error }, 'idle database connection lost'),
+  );
   await migrateToLatest(store);
-  const services = createServices(store, systemClock, env);
+  const services = createServices(store, systemClock, env, (error) =>
+    logger.error({ err: error }, 'background processing failed; retrying'),
+  );
   const report = await bootstrapAccess(env, services);
   const app = await buildApp({ store, services, logger, version: packageJson.version });
 
   const address = await app.listen({ port: env.port, host: env.host });
+  services.processor.start();
   const url = address.replace('[::1]', 'localhost');
   logger.info({ url, dialect: store.dialect }, 'ledgerflow listening');
   // One write, so a reader that sees the URL line also sees how to get a first token.

@@ -1,21 +1,30 @@
 import type { Env } from './env.js';
 import type { Clock } from './lib/clock.js';
+import { JournalQueries } from './modules/accounting/journals.js';
+import { AccountingProcessor } from './modules/accounting/processor.js';
 import { Accounts } from './modules/auth/accounts.js';
 import { TokenService } from './modules/auth/token-service.js';
 import { ConfigurationService } from './modules/configuration/service.js';
 import { ConfigurationSnapshots } from './modules/configuration/snapshot.js';
 import { EntityCatalog } from './modules/entities/catalog.js';
 import { IngestionService } from './modules/ingestion/service.js';
-import { StatisticsService } from './modules/statistics/service.js';
 import { type PreparedConfiguration, prepareConfiguration } from './modules/prepared-configuration.js';
+import { StatisticsService } from './modules/statistics/service.js';
 import { createAuthStore } from './storage/auth-store.js';
 import { createConfigurationStore } from './storage/configuration-store.js';
 import type { Store } from './storage/database.js';
 import { createIngestionStore } from './storage/ingestion-store.js';
+import { createProcessingStore } from './storage/processing-store.js';
 import { createStatisticsStore } from './storage/statistics-store.js';
 
 /** The settings of `Env` that the modules use. */
-export type ServiceSettings = Pick<Env, 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'businessDate'>;
+export type ServiceSettings = Pick<
+  Env,
+  'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'businessDate'
+> & {
+  /** How often unposted journals are checked against business dates (tests shorten it). */
+  postingIntervalMs?: number;
+};
 
 /** Every module service, wired to one store and one clock; shared by the app, main and the CLI. */
 export interface Services {
@@ -26,21 +35,36 @@ export interface Services {
   catalog: EntityCatalog;
   ingestion: IngestionService;
   statistics: StatisticsService;
+  processor: AccountingProcessor;
+  journals: JournalQueries;
 }
 
 /** Wires the module services to their storage adapters. */
-export function createServices(store: Store, clock: Clock, settings: ServiceSettings): Services {
+export function createServices(
+  store: Store,
+  clock: Clock,
+  settings: ServiceSettings,
+  onBackgroundError: (error: unknown) => void = () => {},
+): Services {
   const authStore = createAuthStore(store.db);
   const configurationStore = createConfigurationStore(store);
   const snapshots = new ConfigurationSnapshots(configurationStore, prepareConfiguration);
   const catalog = new EntityCatalog(snapshots);
+  const processingStore = createProcessingStore(store);
+  const processor = new AccountingProcessor(processingStore, snapshots, clock, {
+    businessDatePinned: settings.businessDate,
+    onError: onBackgroundError,
+    ...(settings.postingIntervalMs === undefined ? {} : { postingIntervalMs: settings.postingIntervalMs }),
+  });
   return {
     tokens: new TokenService(authStore, clock, settings),
     accounts: new Accounts(authStore, clock),
     snapshots,
     configuration: new ConfigurationService(configurationStore, snapshots, clock),
     catalog,
-    ingestion: new IngestionService(createIngestionStore(store), catalog, clock),
+    ingestion: new IngestionService(createIngestionStore(store), catalog, clock, () => processor.wake()),
     statistics: new StatisticsService(createStatisticsStore(store), clock),
+    processor,
+    journals: new JournalQueries(processingStore),
   };
 }

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { add, type Decimal, decimal, toDecimalString, ZERO } from '../lib/decimal.js';
 import * as initial from './migrations/0001-initial.js';
 import type { Database } from './schema.js';
 
@@ -41,6 +42,7 @@ export function openStore(databaseUrl: string, onIdleError: (error: Error) => vo
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    registerDecimalSum(sqlite);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
     return { db, dialect: 'sqlite', sqlite, close: () => db.destroy() };
   }
@@ -62,6 +64,19 @@ export function openStore(databaseUrl: string, onIdleError: (error: Error) => vo
   pool.on('error', (error) => onIdleError(error));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', sqlite: undefined, close: () => db.destroy() };
+}
+
+/**
+ * `decimal_sum(text)`: an exact sum of decimal strings for SQLite, which has no decimal type
+ * (its NUMERIC affinity means binary floats). PostgreSQL uses `sum` over `NUMERIC` instead.
+ */
+function registerDecimalSum(sqlite: SqliteDatabase.Database): void {
+  sqlite.aggregate('decimal_sum', {
+    start: () => ZERO,
+    step: (total: Decimal, value: unknown) =>
+      typeof value === 'string' ? add(total, decimal(value)) : total,
+    result: (total: Decimal) => toDecimalString(total),
+  });
 }
 
 /**

@@ -161,11 +161,12 @@ export interface JournalsTable {
   original_core_date: string | null;
   journal_type: string;
   accounting_config: string;
+  /** The node's field values as JSON with sorted keys, so equal nodes have equal text. */
   node: string;
-  node_key: string;
   posted: number;
   reverses: string | null;
   reversed_by: string | null;
+  origin_journal_id: string | null;
   line_count: number;
   created_at: string;
 }

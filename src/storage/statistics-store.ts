@@ -16,7 +16,9 @@ export function createStatisticsStore(store: Store): StatisticsStore {
       const row = await query
         .select((eb) => [
           eb.fn.countAll().as('ingestions'),
-          eb.fn.sum(sql`case when state = 'pending' and expires_at_ms > ${nowMs} then 1 else 0 end`).as('pending'),
+          eb.fn
+            .sum(sql`case when state = 'pending' and expires_at_ms > ${nowMs} then 1 else 0 end`)
+            .as('pending'),
           eb.fn.sum(sql`case when state = 'closed' then 1 else 0 end`).as('closed'),
           eb.fn.sum(sql`case when ${expired} then 1 else 0 end`).as('expired'),
           eb.fn.sum('chunks').as('chunks'),
@@ -82,8 +84,20 @@ export function createStatisticsStore(store: Store): StatisticsStore {
       if (range.from !== undefined) errors = errors.where('created_at', '>=', range.from);
       if (range.to !== undefined) errors = errors.where('created_at', '<', range.to);
       const day = sql<string>`substr(created_at, 1, 10)`;
-      const errorRows = await errors.select((eb) => [day.as('day'), eb.fn.countAll().as('errors')]).groupBy(day).execute();
-      const byDay = new Map<string, { date: string; postedJournals: number; unpostedJournals: number; totalJournalLines: number; errors: number }>();
+      const errorRows = await errors
+        .select((eb) => [day.as('day'), eb.fn.countAll().as('errors')])
+        .groupBy(day)
+        .execute();
+      const byDay = new Map<
+        string,
+        {
+          date: string;
+          postedJournals: number;
+          unpostedJournals: number;
+          totalJournalLines: number;
+          errors: number;
+        }
+      >();
       const entry = (date: string) => {
         let found = byDay.get(date);
         if (found === undefined) {
@@ -121,7 +135,13 @@ export function createStatisticsStore(store: Store): StatisticsStore {
       const failedOf = new Map(failures.map((f) => [`${f.namespace}/${f.entity}`, n(f.failed)]));
       return records.map((r) => {
         const failed = failedOf.get(`${r.namespace}/${r.entity}`) ?? 0;
-        return { namespace: r.namespace, entity: r.entity, pending: n(r.pending), processed: n(r.done) - failed, failed };
+        return {
+          namespace: r.namespace,
+          entity: r.entity,
+          pending: n(r.pending),
+          processed: n(r.done) - failed,
+          failed,
+        };
       });
     },
   };

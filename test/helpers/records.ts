@@ -20,3 +20,17 @@ export function loanRecord(n: number, overrides: Record<string, unknown> = {}): 
 export function loanRecords(count: number, start = 0): Record<string, unknown>[] {
   return Array.from({ length: count }, (_, i) => loanRecord(start + i));
 }
+
+/** A `ledger/businessEvent` record of the realistic fixture. */
+export function businessEvent(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    eventType: 'LOAN_DISBURSEMENT',
+    effectiveDate: '2026-11-20',
+    amount: '1000.00',
+    currency: 'EUR',
+    legalEntity: 'LF_NL',
+    branch: 'AMS',
+    productCode: 'MORTGAGE',
+    ...overrides,
+  };
+}

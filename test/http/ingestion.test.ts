@@ -12,18 +12,42 @@ describe('ingestion sessions and chunks (contract 4)', () => {
     t = await createTestApp();
     writer = await t.tokenFor(['api-client']);
     const operator = await t.tokenFor(['bulk-operator']);
-    const put = await t.call(operator, { method: 'PUT', url: '/api/v1/configuration/bulk', payload: realisticConfiguration() });
+    const put = await t.call(operator, {
+      method: 'PUT',
+      url: '/api/v1/configuration/bulk',
+      payload: realisticConfiguration(),
+    });
     expect(put.statusCode).toBe(200);
   });
   afterAll(async () => t?.close());
   const app = () => t;
 
-  itRequiresPermission(app, { method: 'POST', url: '/api/v1/ingestions', payload: { namespace: 'loans', entity: 'loanTransaction' } }, 'ingestion:write', ['viewer']);
+  itRequiresPermission(
+    app,
+    { method: 'POST', url: '/api/v1/ingestions', payload: { namespace: 'loans', entity: 'loanTransaction' } },
+    'ingestion:write',
+    ['viewer'],
+  );
   itRequiresPermission(app, { method: 'GET', url: '/api/v1/ingestions' }, 'ingestion:read', []);
-  itRequiresPermission(app, { method: 'POST', url: '/api/v1/ingestions/in_x', payload: { data: [] } }, 'ingestion:write', ['viewer']);
-  itRequiresPermission(app, { method: 'PATCH', url: '/api/v1/ingestions/in_x', payload: { state: 'closed' } }, 'ingestion:write', ['viewer']);
+  itRequiresPermission(
+    app,
+    { method: 'POST', url: '/api/v1/ingestions/in_x', payload: { data: [] } },
+    'ingestion:write',
+    ['viewer'],
+  );
+  itRequiresPermission(
+    app,
+    { method: 'PATCH', url: '/api/v1/ingestions/in_x', payload: { state: 'closed' } },
+    'ingestion:write',
+    ['viewer'],
+  );
   itRequiresPermission(app, { method: 'GET', url: '/api/v1/ingestions/in_x/errors' }, 'ingestion:read', []);
-  itRequiresPermission(app, { method: 'GET', url: '/api/v1/namespaces/loans/entities/loanTransaction/records' }, 'ingestion:read', []);
+  itRequiresPermission(
+    app,
+    { method: 'GET', url: '/api/v1/namespaces/loans/entities/loanTransaction/records' },
+    'ingestion:read',
+    [],
+  );
 
   const open = async (body: Record<string, unknown> = {}) => {
     const response = await t.call(writer, {
@@ -34,14 +58,19 @@ describe('ingestion sessions and chunks (contract 4)', () => {
     expect(response.statusCode, response.body).toBe(201);
     return response.json() as { ingestionId: string } & Record<string, unknown>;
   };
-  const send = (id: string, payload: unknown, options: { query?: string; headers?: Record<string, string> } = {}) =>
+  const send = (
+    id: string,
+    payload: unknown,
+    options: { query?: string; headers?: Record<string, string> } = {},
+  ) =>
     t.call(writer, {
       method: 'POST',
       url: `/api/v1/ingestions/${id}${options.query ?? ''}`,
       headers: { 'content-type': 'application/json', ...options.headers },
       payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
     });
-  const session = async (id: string) => (await t.call(writer, { method: 'GET', url: `/api/v1/ingestions/${id}` })).json();
+  const session = async (id: string) =>
+    (await t.call(writer, { method: 'GET', url: `/api/v1/ingestions/${id}` })).json();
   const close = (id: string, state = 'closed') =>
     t.call(writer, {
       method: 'PATCH',
@@ -50,7 +79,12 @@ describe('ingestion sessions and chunks (contract 4)', () => {
       payload: JSON.stringify({ state }),
     });
   const records = async (id: string) =>
-    (await t.call(writer, { method: 'GET', url: `/api/v1/namespaces/loans/entities/loanTransaction/records?ingestionId=${id}&limit=1000` })).json();
+    (
+      await t.call(writer, {
+        method: 'GET',
+        url: `/api/v1/namespaces/loans/entities/loanTransaction/records?ingestionId=${id}&limit=1000`,
+      })
+    ).json();
 
   describe('sessions', () => {
     it('opens a pending session with the documented fields and default timeout', async () => {
@@ -90,15 +124,24 @@ describe('ingestion sessions and chunks (contract 4)', () => {
     ])('refuses %j with %i', async (payload, status, path) => {
       const response = await t.call(writer, { method: 'POST', url: '/api/v1/ingestions', payload });
       expect(response.statusCode).toBe(status);
-      if (path !== undefined) expect(response.json().errors.map((e: { path: string }) => e.path)).toContain(path);
+      if (path !== undefined)
+        expect(response.json().errors.map((e: { path: string }) => e.path)).toContain(path);
       else expect(response.json().type).toBe('urn:ledgerflow:problem:entity-not-found');
     });
 
     it('answers 404 for an unknown session everywhere', async () => {
       for (const request of [
         { method: 'GET' as const, url: '/api/v1/ingestions/in_00000000000000000000000000000000' },
-        { method: 'PATCH' as const, url: '/api/v1/ingestions/in_00000000000000000000000000000000', payload: { state: 'closed' } },
-        { method: 'POST' as const, url: '/api/v1/ingestions/in_00000000000000000000000000000000', payload: { data: [] } },
+        {
+          method: 'PATCH' as const,
+          url: '/api/v1/ingestions/in_00000000000000000000000000000000',
+          payload: { state: 'closed' },
+        },
+        {
+          method: 'POST' as const,
+          url: '/api/v1/ingestions/in_00000000000000000000000000000000',
+          payload: { data: [] },
+        },
         { method: 'GET' as const, url: '/api/v1/ingestions/in_00000000000000000000000000000000/errors' },
       ]) {
         const response = await t.call(writer, request);
@@ -114,14 +157,23 @@ describe('ingestion sessions and chunks (contract 4)', () => {
       const second = await open({ ingestionName: 'list-b' });
       await close(first.ingestionId);
       const listed = (await t.call(writer, { method: 'GET', url: '/api/v1/ingestions?limit=2' })).json();
-      expect(listed.data.map((s: { ingestionId: string }) => s.ingestionId)).toEqual([second.ingestionId, first.ingestionId]);
+      expect(listed.data.map((s: { ingestionId: string }) => s.ingestionId)).toEqual([
+        second.ingestionId,
+        first.ingestionId,
+      ]);
       expect(listed).toMatchObject({ page: 0, limit: 2, totalPages: Math.ceil(listed.totalSize / 2) });
-      const closed = (await t.call(writer, { method: 'GET', url: '/api/v1/ingestions?state=closed&limit=1000' })).json();
+      const closed = (
+        await t.call(writer, { method: 'GET', url: '/api/v1/ingestions?state=closed&limit=1000' })
+      ).json();
       expect(closed.data.every((s: { state: string }) => s.state === 'closed')).toBe(true);
       expect(closed.data.map((s: { ingestionId: string }) => s.ingestionId)).toContain(first.ingestionId);
-      const other = (await t.call(writer, { method: 'GET', url: '/api/v1/ingestions?namespace=ledger' })).json();
+      const other = (
+        await t.call(writer, { method: 'GET', url: '/api/v1/ingestions?namespace=ledger' })
+      ).json();
       expect(other.data.every((s: { namespace: string }) => s.namespace === 'ledger')).toBe(true);
-      expect((await t.call(writer, { method: 'GET', url: '/api/v1/ingestions?state=open' })).statusCode).toBe(400);
+      expect((await t.call(writer, { method: 'GET', url: '/api/v1/ingestions?state=open' })).statusCode).toBe(
+        400,
+      );
     });
 
     it('closes by merge-patch (case-insensitive), closes twice unchanged, and refuses other changes', async () => {
@@ -129,13 +181,26 @@ describe('ingestion sessions and chunks (contract 4)', () => {
       expect((await close(ingestionId, 'pending')).statusCode).toBe(400);
       const closed = await close(ingestionId, 'CLOSED');
       expect(closed.statusCode).toBe(200);
-      expect(closed.json()).toMatchObject({ state: 'closed', closeReason: 'manual', closedBy: expect.stringMatching(/@/), closedOn: expect.any(String) });
+      expect(closed.json()).toMatchObject({
+        state: 'closed',
+        closeReason: 'manual',
+        closedBy: expect.stringMatching(/@/),
+        closedOn: expect.any(String),
+      });
       const again = await close(ingestionId);
       expect(again.statusCode).toBe(200);
       expect(again.json()).toEqual(closed.json());
-      const plainJson = await t.call(writer, { method: 'PATCH', url: `/api/v1/ingestions/${ingestionId}`, payload: { state: 'closed' } });
+      const plainJson = await t.call(writer, {
+        method: 'PATCH',
+        url: `/api/v1/ingestions/${ingestionId}`,
+        payload: { state: 'closed' },
+      });
       expect(plainJson.statusCode).toBe(200);
-      const extra = await t.call(writer, { method: 'PATCH', url: `/api/v1/ingestions/${ingestionId}`, payload: { state: 'closed', timeout: 'PT1H' } });
+      const extra = await t.call(writer, {
+        method: 'PATCH',
+        url: `/api/v1/ingestions/${ingestionId}`,
+        payload: { state: 'closed', timeout: 'PT1H' },
+      });
       expect(extra.statusCode).toBe(400);
     });
 
@@ -155,13 +220,25 @@ describe('ingestion sessions and chunks (contract 4)', () => {
       expect((await send(ingestionId, { data: [loanRecord(1)] })).statusCode).toBe(201);
       t.clock.advance(1_500);
       expect((await session(ingestionId)).state).toBe('pending');
-      const before = (await t.call(writer, { method: 'GET', url: '/api/v1/statistics/operational-dashboard/ingestion-metrics' })).json();
+      const before = (
+        await t.call(writer, {
+          method: 'GET',
+          url: '/api/v1/statistics/operational-dashboard/ingestion-metrics',
+        })
+      ).json();
       t.clock.advance(600);
       // Nobody asked for the session: the statistics and the list see it expired all the same.
-      const after = (await t.call(writer, { method: 'GET', url: '/api/v1/statistics/operational-dashboard/ingestion-metrics' })).json();
+      const after = (
+        await t.call(writer, {
+          method: 'GET',
+          url: '/api/v1/statistics/operational-dashboard/ingestion-metrics',
+        })
+      ).json();
       expect(after.expiredIngestions).toBe(before.expiredIngestions + 1);
       expect(after.pendingIngestions).toBe(before.pendingIngestions - 1);
-      const expired = (await t.call(writer, { method: 'GET', url: '/api/v1/ingestions?state=expired&limit=1000' })).json();
+      const expired = (
+        await t.call(writer, { method: 'GET', url: '/api/v1/ingestions?state=expired&limit=1000' })
+      ).json();
       expect(expired.data.map((s: { ingestionId: string }) => s.ingestionId)).toContain(ingestionId);
       const view = await session(ingestionId);
       expect(view).toMatchObject({ state: 'expired', closeReason: 'timeout', closedBy: null });
@@ -182,12 +259,28 @@ describe('ingestion sessions and chunks (contract 4)', () => {
       const data = loanRecords(3);
       const response = await send(ingestionId, { chunkName: 'first', data });
       expect(response.statusCode).toBe(201);
-      expect(response.json()).toEqual({ ingestionId, chunkName: 'first', chunkSeq: 1, acceptedRows: 3, failedRows: 0, errors: [] });
+      expect(response.json()).toEqual({
+        ingestionId,
+        chunkName: 'first',
+        chunkSeq: 1,
+        acceptedRows: 3,
+        failedRows: 0,
+        errors: [],
+      });
       const stored = await records(ingestionId);
       expect(stored.totalSize).toBe(3);
-      expect(stored.data.map((r: { ingestionId: string }) => r.ingestionId)).toEqual([ingestionId, ingestionId, ingestionId]);
+      expect(stored.data.map((r: { ingestionId: string }) => r.ingestionId)).toEqual([
+        ingestionId,
+        ingestionId,
+        ingestionId,
+      ]);
       expect(stored.data.map((r: { record: unknown }) => r.record)).toEqual(data);
-      expect(await session(ingestionId)).toMatchObject({ chunks: 1, totalRows: 3, successRows: 3, failedRows: 0 });
+      expect(await session(ingestionId)).toMatchObject({
+        chunks: 1,
+        totalRows: 3,
+        successRows: 3,
+        failedRows: 0,
+      });
     });
 
     it('converts values as contract 3.1 says and keeps every digit of decimals', async () => {
@@ -202,8 +295,16 @@ describe('ingestion sessions and chunks (contract 4)', () => {
       const exact = loanRecord(8, { amount: '123456789012345.67' });
       const small = loanRecord(9, { amount: '12.345' });
       expect((await send(ingestionId, { data: [record, exact, small] })).statusCode).toBe(201);
-      const stored = (await records(ingestionId)).data.map((r: { record: Record<string, unknown> }) => r.record);
-      expect(stored[0]).toMatchObject({ transactionId: 'a3bb189e-8bf9-3888-9912-ace4e6543002', amount: '12.5', installmentNumber: 42, restructured: true, tags: ['a', 'b'] });
+      const stored = (await records(ingestionId)).data.map(
+        (r: { record: Record<string, unknown> }) => r.record,
+      );
+      expect(stored[0]).toMatchObject({
+        transactionId: 'a3bb189e-8bf9-3888-9912-ace4e6543002',
+        amount: '12.5',
+        installmentNumber: 42,
+        restructured: true,
+        tags: ['a', 'b'],
+      });
       expect(stored[1].amount).toBe('123456789012345.67');
       expect(stored[2].amount).toBe('12.345');
     });
@@ -220,29 +321,66 @@ describe('ingestion sessions and chunks (contract 4)', () => {
       expect(response.statusCode).toBe(400);
       expect(response.headers['content-type']).toContain('application/problem+json');
       const body = response.json();
-      expect(body).toMatchObject({ type: 'urn:ledgerflow:problem:chunk-invalid', status: 400, chunkSeq: 1, acceptedRows: 0, failedRows: 4 });
+      expect(body).toMatchObject({
+        type: 'urn:ledgerflow:problem:chunk-invalid',
+        status: 400,
+        chunkSeq: 1,
+        acceptedRows: 0,
+        failedRows: 4,
+      });
       expect(body.errors.map((e: { index: number }) => e.index)).toEqual([0, 2, 3]);
-      expect(body.errors[0]).toEqual({ index: 0, record: JSON.parse(JSON.stringify(bad[0])), errors: [{ field: 'amount', code: 'invalid-decimal', message: expect.any(String) }] });
-      expect(body.errors[1].errors.map((e: { field: string; code: string }) => `${e.field}:${e.code}`)).toEqual([
-        'valueDate:invalid-date',
-        'currency:required',
-        'color:unknown-field',
-      ]);
-      expect(body.errors[2].errors[0]).toMatchObject({ field: 'amount', code: 'decimal-precision', message: expect.stringContaining('string') });
+      expect(body.errors[0]).toEqual({
+        index: 0,
+        record: JSON.parse(JSON.stringify(bad[0])),
+        errors: [{ field: 'amount', code: 'invalid-decimal', message: expect.any(String) }],
+      });
+      expect(
+        body.errors[1].errors.map((e: { field: string; code: string }) => `${e.field}:${e.code}`),
+      ).toEqual(['valueDate:invalid-date', 'currency:required', 'color:unknown-field']);
+      expect(body.errors[2].errors[0]).toMatchObject({
+        field: 'amount',
+        code: 'decimal-precision',
+        message: expect.stringContaining('string'),
+      });
       expect((await records(ingestionId)).totalSize).toBe(0);
-      expect(await session(ingestionId)).toMatchObject({ chunks: 1, totalRows: 4, successRows: 0, failedRows: 4 });
-      const errors = (await t.call(writer, { method: 'GET', url: `/api/v1/ingestions/${ingestionId}/errors?limit=2` })).json();
+      expect(await session(ingestionId)).toMatchObject({
+        chunks: 1,
+        totalRows: 4,
+        successRows: 0,
+        failedRows: 4,
+      });
+      const errors = (
+        await t.call(writer, { method: 'GET', url: `/api/v1/ingestions/${ingestionId}/errors?limit=2` })
+      ).json();
       expect(errors).toMatchObject({ totalSize: 3, totalPages: 2, page: 0, limit: 2 });
-      expect(errors.data[0]).toMatchObject({ kind: 'validation', chunkSeq: 1, index: 0, record: JSON.parse(JSON.stringify(bad[0])) });
-      const second = (await t.call(writer, { method: 'GET', url: `/api/v1/ingestions/${ingestionId}/errors?limit=2&page=1` })).json();
+      expect(errors.data[0]).toMatchObject({
+        kind: 'validation',
+        chunkSeq: 1,
+        index: 0,
+        record: JSON.parse(JSON.stringify(bad[0])),
+      });
+      const second = (
+        await t.call(writer, {
+          method: 'GET',
+          url: `/api/v1/ingestions/${ingestionId}/errors?limit=2&page=1`,
+        })
+      ).json();
       expect(second.data.map((e: { index: number }) => e.index)).toEqual([3]);
     });
 
     it('keeps the valid records with ?partial=true and lists the failed ones', async () => {
       const { ingestionId } = await open();
-      const response = await send(ingestionId, { data: [loanRecord(1), loanRecord(2, { installmentNumber: 1.5 }), loanRecord(3)] }, { query: '?partial=true' });
+      const response = await send(
+        ingestionId,
+        { data: [loanRecord(1), loanRecord(2, { installmentNumber: 1.5 }), loanRecord(3)] },
+        { query: '?partial=true' },
+      );
       expect(response.statusCode).toBe(201);
-      expect(response.json()).toMatchObject({ acceptedRows: 2, failedRows: 1, errors: [{ index: 1, errors: [{ field: 'installmentNumber', code: 'invalid-integer' }] }] });
+      expect(response.json()).toMatchObject({
+        acceptedRows: 2,
+        failedRows: 1,
+        errors: [{ index: 1, errors: [{ field: 'installmentNumber', code: 'invalid-integer' }] }],
+      });
       expect((await records(ingestionId)).data.map((r: { index: number }) => r.index)).toEqual([0, 2]);
       expect(await session(ingestionId)).toMatchObject({ totalRows: 3, successRows: 2, failedRows: 1 });
     });
@@ -261,7 +399,12 @@ describe('ingestion sessions and chunks (contract 4)', () => {
       expect(noData.json().errors).toEqual([{ path: '/data', message: 'is required' }]);
       const unknown = await send(ingestionId, { data: [], extra: true });
       expect(unknown.json().errors).toEqual([{ path: '/extra', message: 'is not a known member' }]);
-      const wrongType = await t.call(writer, { method: 'POST', url: `/api/v1/ingestions/${ingestionId}`, headers: { 'content-type': 'text/plain' }, payload: 'hello' });
+      const wrongType = await t.call(writer, {
+        method: 'POST',
+        url: `/api/v1/ingestions/${ingestionId}`,
+        headers: { 'content-type': 'text/plain' },
+        payload: 'hello',
+      });
       expect(wrongType.statusCode).toBe(415);
       expect(await session(ingestionId)).toMatchObject({ chunks: 0, totalRows: 0 });
     });
@@ -277,7 +420,11 @@ describe('ingestion sessions and chunks (contract 4)', () => {
       expect(replay.json()).toEqual(first.json());
       expect(await session(ingestionId)).toMatchObject({ chunks: 1, totalRows: 2 });
       expect((await records(ingestionId)).totalSize).toBe(2);
-      const reused = await send(ingestionId, { ...body, chunkName: 'other' }, { headers: { 'idempotency-key': 'chunk-1' } });
+      const reused = await send(
+        ingestionId,
+        { ...body, chunkName: 'other' },
+        { headers: { 'idempotency-key': 'chunk-1' } },
+      );
       expect(reused.statusCode).toBe(422);
       expect(reused.json().type).toBe('urn:ledgerflow:problem:idempotency-key-reused');
       // A rejected chunk is replayed as it was answered, too, even after the session closed.
@@ -293,15 +440,28 @@ describe('ingestion sessions and chunks (contract 4)', () => {
     it('counts 24 chunks sent in parallel exactly, with distinct chunkSeq and every record stored', async () => {
       const { ingestionId } = await open();
       const answers = await Promise.all(
-        Array.from({ length: 24 }, (_, i) => send(ingestionId, { chunkName: `p${i}`, data: loanRecords(50, i * 50) }, { headers: { 'idempotency-key': `p${i}` } })),
+        Array.from({ length: 24 }, (_, i) =>
+          send(
+            ingestionId,
+            { chunkName: `p${i}`, data: loanRecords(50, i * 50) },
+            { headers: { 'idempotency-key': `p${i}` } },
+          ),
+        ),
       );
       expect(answers.map((a) => a.statusCode)).toEqual(Array(24).fill(201));
       const seqs = answers.map((a) => a.json().chunkSeq as number).sort((a, b) => a - b);
       expect(new Set(seqs).size).toBe(24);
-      expect(await session(ingestionId)).toMatchObject({ chunks: 24, totalRows: 1200, successRows: 1200, failedRows: 0 });
+      expect(await session(ingestionId)).toMatchObject({
+        chunks: 24,
+        totalRows: 1200,
+        successRows: 1200,
+        failedRows: 0,
+      });
       const stored = await records(ingestionId);
       expect(stored.totalSize).toBe(1200);
-      const ids = new Set(stored.data.map((r: { record: { transactionId: string } }) => r.record.transactionId));
+      const ids = new Set(
+        stored.data.map((r: { record: { transactionId: string } }) => r.record.transactionId),
+      );
       expect(ids.size).toBe(1000); // one page of 1000
     });
 
@@ -327,9 +487,16 @@ describe('ingestion sessions and chunks (contract 4)', () => {
         ['ledger', 'businessEvent'],
         ['ledger', 'journal'],
       ]) {
-        const example = await t.call(writer, { method: 'GET', url: `/api/v1/namespaces/${ns}/entities/${entity}/example` });
+        const example = await t.call(writer, {
+          method: 'GET',
+          url: `/api/v1/namespaces/${ns}/entities/${entity}/example`,
+        });
         expect(example.statusCode).toBe(200);
-        const created = await t.call(writer, { method: 'POST', url: '/api/v1/ingestions', payload: { namespace: ns, entity } });
+        const created = await t.call(writer, {
+          method: 'POST',
+          url: '/api/v1/ingestions',
+          payload: { namespace: ns, entity },
+        });
         const chunk = await send(created.json().ingestionId, example.body);
         expect(chunk.statusCode, `${ns}/${entity}: ${chunk.body}`).toBe(201);
       }

@@ -4,14 +4,21 @@ import type { StatisticsService } from '../../modules/statistics/service.js';
 import { AUTH_ERRORS, Problem } from '../schemas.js';
 
 const Range = Type.Object({
-  from: Type.Optional(Type.String({ description: 'Start (inclusive): a date YYYY-MM-DD (midnight UTC) or an RFC 3339 date-time.' })),
+  from: Type.Optional(
+    Type.String({
+      description: 'Start (inclusive): a date YYYY-MM-DD (midnight UTC) or an RFC 3339 date-time.',
+    }),
+  ),
   to: Type.Optional(Type.String({ description: 'End (exclusive): a date or a date-time.' })),
 });
 
 const I = Type.Integer();
 
 /** The operational dashboard (contract 5). */
-export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: StatisticsService }> = async (app, { statistics }) => {
+export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: StatisticsService }> = async (
+  app,
+  { statistics },
+) => {
   const base = '/api/v1/statistics/operational-dashboard';
   const config = { permission: 'statistics:read' as const };
 
@@ -79,7 +86,13 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
         response: {
           200: Type.Object({
             data: Type.Array(
-              Type.Object({ date: Type.String({ format: 'date' }), postedJournals: I, unpostedJournals: I, totalJournalLines: I, errors: I }),
+              Type.Object({
+                date: Type.String({ format: 'date' }),
+                postedJournals: I,
+                unpostedJournals: I,
+                totalJournalLines: I,
+                errors: I,
+              }),
             ),
           }),
           400: Problem,
@@ -99,7 +112,15 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
         summary: 'Per entity: records waiting for processing, processed, failed',
         response: {
           200: Type.Object({
-            data: Type.Array(Type.Object({ namespace: Type.String(), entity: Type.String(), pending: I, processed: I, failed: I })),
+            data: Type.Array(
+              Type.Object({
+                namespace: Type.String(),
+                entity: Type.String(),
+                pending: I,
+                processed: I,
+                failed: I,
+              }),
+            ),
           }),
           ...AUTH_ERRORS,
         },

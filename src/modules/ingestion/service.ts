@@ -32,11 +32,19 @@ export class IngestionService {
   readonly #store: IngestionStore;
   readonly #catalog: EntityCatalog;
   readonly #clock: Clock;
+  readonly #onRecordsAwaitProcessing: () => void;
 
-  constructor(store: IngestionStore, catalog: EntityCatalog, clock: Clock) {
+  /** `onRecordsAwaitProcessing` is called after a chunk stored records for the accounting engine. */
+  constructor(
+    store: IngestionStore,
+    catalog: EntityCatalog,
+    clock: Clock,
+    onRecordsAwaitProcessing: () => void = () => {},
+  ) {
     this.#store = store;
     this.#catalog = catalog;
     this.#clock = clock;
+    this.#onRecordsAwaitProcessing = onRecordsAwaitProcessing;
   }
 
   /**
@@ -211,6 +219,7 @@ export class IngestionService {
     if (result.kind === 'gone')
       throw new AppError('session-not-found', `session ${ingestionId} no longer exists`);
     if (result.kind === 'replay') return this.#replay(result.answer, bodySha256, idempotencyKey ?? '');
+    if (entity.awaitsProcessing && !rejected && accepted.length > 0) this.#onRecordsAwaitProcessing();
     return { statusCode: result.statusCode, body: result.body, replayed: false };
   }
 

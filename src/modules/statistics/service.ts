@@ -32,7 +32,10 @@ function rangeOf(query: { from?: string; to?: string }): { instants: InstantRang
     to === undefined ? undefined : to.endsWith('T00:00:00.000Z') ? to.slice(0, 10) : nextDay(to.slice(0, 10));
   return {
     instants: { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) },
-    days: { ...(from === undefined ? {} : { from: from.slice(0, 10) }), ...(toDay === undefined ? {} : { to: toDay }) },
+    days: {
+      ...(from === undefined ? {} : { from: from.slice(0, 10) }),
+      ...(toDay === undefined ? {} : { to: toDay }),
+    },
   };
 }
 

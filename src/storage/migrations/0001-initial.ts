@@ -213,19 +213,23 @@ export async function up(db: Db, dialect: Dialect): Promise<void> {
     .addColumn('journal_type', 'text', (c) => c.notNull())
     .addColumn('accounting_config', 'text', (c) => c.notNull())
     .addColumn('node', 'text', (c) => c.notNull())
-    .addColumn('node_key', 'text', (c) => c.notNull())
     .addColumn('posted', 'integer', (c) => c.notNull())
     .addColumn('reverses', 'text')
     .addColumn('reversed_by', 'text')
+    .addColumn('origin_journal_id', 'text')
     .addColumn('line_count', 'integer', (c) => c.notNull())
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('journals_core_date').on('journals').columns(['core_date']).execute();
-  await db.schema.createIndex('journals_ingestion').on('journals').columns(['ingestion_id']).execute();
+  await db.schema
+    .createIndex('journals_ingestion')
+    .on('journals')
+    .columns(['ingestion_id', 'origin_journal_id'])
+    .execute();
   await db.schema
     .createIndex('journals_unposted')
     .on('journals')
-    .columns(['node_key', 'core_date'])
+    .columns(['node', 'core_date'])
     .where(sql.ref('posted'), '=', 0)
     .execute();
 

@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../lib/clock.js';
+import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
+import { JOURNAL_ENTITY_NAME } from '../entities/entity.js';
+import type { PreparedConfiguration } from '../prepared-configuration.js';
+import { nodeBusinessDate, processBusinessEvent, processJournalLines } from './engine.js';
+import type { ProcessingContext } from './journal-draft.js';
+import type { ChunkOutcome, ClaimedChunk, ProcessingStore } from './store.js';
+
+/** How often an idle processor looks for records stored by other instances. */
+export const PROCESSING_POLL_INTERVAL_MS = 250;
+/** How often unposted journals are checked against their node's business date. */
+export const POSTING_INTERVAL_MS = 60_000;
+/** Pause after a failed round before trying again, so a broken store is not hammered. */
+const PROCESSING_RETRY_DELAY_MS = 2_000;
+
+/**
+ * Processes one claimed chunk with the pure engine (accounting.md 1-5): each business event
+ * on its own, the journal lines of a chunk together, grouped by origin journal id.
+ */
+export function processChunk(
+  prepared: PreparedConfiguration,
+  chunk: ClaimedChunk,
+  ctx: ProcessingContext,
+): ChunkOutcome {
+  const outcome: ChunkOutcome = { journals: [], errors: [] };
+  const accounting = prepared.accounting;
+  if (chunk.entity === JOURNAL_ENTITY_NAME) {
+    const groups = processJournalLines(
+      accounting,
+      chunk.records.map((r) => r.data),
+      { ...ctx, seenOriginJournalIds: chunk.seenOriginJournalIds },
+    );
+    for (const group of groups) {
+      const records = group.recordIndexes.map((i) => chunk.records[i]).filter((r) => r !== undefined);
+      const first = records[0];
+      if (first === undefined) continue;
+      if (group.outcome.ok) {
+        for (const draft of group.outcome.journals)
+          outcome.journals.push({ recordId: first.recordId, draft });
+      } else {
+        const { code, message } = group.outcome.error;
+        for (const record of records)
+          outcome.errors.push({ recordId: record.recordId, code, message, record: record.data });
+      }
+    }
+    return outcome;
+  }
+  for (const record of chunk.records) {
+    const result = processBusinessEvent(accounting, record.data, ctx);
+    if (result.ok) {
+      for (const draft of result.journals) outcome.journals.push({ recordId: record.recordId, draft });
+    } else {
+      outcome.errors.push({
+        recordId: record.recordId,
+        code: result.error.code,
+        message: result.error.message,
+        record: record.data,
+      });
+    }
+  }
+  return outcome;
+}
+
+/**
+ * Turns accepted records into journals in the background, with no request needed
+ * (accounting.md 7). Each instance runs one; they share the work through the store's chunk
+ * claims. A round processes chunks until none is left; new chunks wake it at once, and it also
+ * polls, to see chunks stored by other instances. Unposted journals are posted when their
+ * node's business date reaches them, checked every POSTING_INTERVAL_MS.
+ */
+export class AccountingProcessor {
+  readonly #store: ProcessingStore;
+  readonly #snapshots: ConfigurationSnapshots<PreparedConfiguration>;
+  readonly #clock: Clock;
+  readonly #businessDatePinned: string | undefined;
+  readonly #onError: (error: unknown) => void;
+  readonly #postingIntervalMs: number;
+  #running = false;
+  #round: Promise<void> | undefined;
+  #again = false;
+  #timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    store: ProcessingStore,
+    snapshots: ConfigurationSnapshots<PreparedConfiguration>,
+    clock: Clock,
+    options: {
+      businessDatePinned: string | undefined;
+      onError?: (error: unknown) => void;
+      postingIntervalMs?: number;
+    },
+  ) {
+    this.#store = store;
+    this.#snapshots = snapshots;
+    this.#clock = clock;
+    this.#businessDatePinned = options.businessDatePinned;
+    this.#onError = options.onError ?? (() => {});
+    this.#postingIntervalMs = options.postingIntervalMs ?? POSTING_INTERVAL_MS;
+  }
+
+  /** Starts the background rounds and the posting timer. */
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#timers.push(setInterval(() => this.wake(), PROCESSING_POLL_INTERVAL_MS).unref());
+    this.#timers.push(
+      setInterval(() => {
+        this.postDue().catch((error: unknown) => this.#onError(error));
+      }, this.#postingIntervalMs).unref(),
+    );
+    this.wake();
+  }
+
+  /** Stops scheduling rounds and waits for the round in progress to finish. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#timers = [];
+    await this.#round;
+  }
+
+  /** Asks for a round soon (new records were stored); cheap to call often. */
+  wake(): void {
+    if (!this.#running) return;
+    if (this.#round !== undefined) {
+      this.#again = true;
+      return;
+    }
+    this.#round = this.drain()
+      .then(() => undefined)
+      .catch(async (error: unknown) => {
+        this.#onError(error);
+        await new Promise((resolve) => setTimeout(resolve, PROCESSING_RETRY_DELAY_MS).unref());
+      })
+      .finally(() => {
+        this.#round = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** Processes chunks until none is waiting; returns how many records it processed. */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const { prepared } = await this.#snapshots.current();
+      const ctx: ProcessingContext = {
+        ingestionId: '',
+        now: this.#clock.now(),
+        newId: randomUUID,
+        ...(this.#businessDatePinned === undefined ? {} : { businessDatePinned: this.#businessDatePinned }),
+      };
+      const processed = await this.#store.processNextChunk((chunk) =>
+        processChunk(prepared, chunk, { ...ctx, ingestionId: chunk.ingestionId }),
+      );
+      if (processed === 0) return total;
+      total += processed;
+    }
+  }
+
+  /** Posts every unposted journal whose core date has come for its node; returns how many. */
+  async postDue(): Promise<number> {
+    const { prepared } = await this.#snapshots.current();
+    let posted = 0;
+    for (const node of await this.#store.unpostedNodes()) {
+      const businessDate = nodeBusinessDate(prepared.accounting, node, {
+        now: this.#clock.now(),
+        ...(this.#businessDatePinned === undefined ? {} : { businessDatePinned: this.#businessDatePinned }),
+      });
+      if (businessDate !== undefined) posted += await this.#store.postDue(node, businessDate);
+    }
+    return posted;
+  }
+}

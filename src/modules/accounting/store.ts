@@ -1,0 +1,94 @@
+import type { JournalDraft } from './journal-draft.js';
+
+/** Records of one chunk claimed for processing, in arrival order. */
+export interface ClaimedChunk {
+  ingestionId: string;
+  chunkSeq: number;
+  namespace: string;
+  entity: string;
+  records: { recordId: number; index: number; data: Record<string, unknown> }[];
+  /** Origin journal ids already stored for this session (accounting.md 5: no split journals). */
+  seenOriginJournalIds: ReadonlySet<string>;
+}
+
+/** What processing one claimed chunk produced, written in the claim's own transaction. */
+export interface ChunkOutcome {
+  journals: { recordId: number; draft: JournalDraft }[];
+  errors: { recordId: number; code: string; message: string; record: Record<string, unknown> }[];
+}
+
+/** A journal as read back (contract 6). */
+export interface StoredJournal {
+  journalId: string;
+  status: 'posted' | 'unposted';
+  coreDate: string;
+  originalCoreDate: string | null;
+  journalType: string;
+  accountingConfig: string;
+  ingestionId: string;
+  reverses: string | null;
+  reversedBy: string | null;
+  node: Record<string, string>;
+  lines: { lineNo: number; amount: string; record: Record<string, unknown> }[];
+}
+
+export interface JournalFilter {
+  status?: 'posted' | 'unposted';
+  ingestionId?: string;
+  accountingConfig?: string;
+  from?: string;
+  to?: string;
+}
+
+export interface BalanceRow {
+  accountingConfig: string;
+  node: Record<string, string>;
+  account: string;
+  currency: string;
+  balance: string;
+}
+
+export interface BalanceFilter {
+  accountingConfig?: string;
+  asOf?: string;
+  account?: string;
+  currency?: string;
+}
+
+export interface ProcessingErrorRow {
+  ingestionId: string;
+  namespace: string;
+  entity: string;
+  code: string;
+  message: string;
+  record: Record<string, unknown>;
+  at: string;
+}
+
+/**
+ * The storage port of the accounting module. `processNextChunk` is the one write path of
+ * processing: it claims one chunk's unprocessed records (on PostgreSQL with `FOR UPDATE SKIP
+ * LOCKED` on the chunk, so instances never share a chunk), hands them to `work`, and writes
+ * the journals, the processing errors, the processed marks and the session counters in the
+ * same transaction. A process killed mid-way leaves the records unprocessed; nothing is lost
+ * or written twice (accounting.md 7).
+ */
+export interface ProcessingStore {
+  processNextChunk(work: (chunk: ClaimedChunk) => ChunkOutcome): Promise<number>;
+  /** Marks unposted journals of a node posted when their core date is on or before `businessDate`. */
+  postDue(node: Readonly<Record<string, string>>, businessDate: string): Promise<number>;
+  /** The nodes (field values) that have unposted journals. */
+  unpostedNodes(): Promise<Record<string, string>[]>;
+  listJournals(
+    filter: JournalFilter,
+    page: number,
+    limit: number,
+  ): Promise<{ rows: StoredJournal[]; total: number }>;
+  findJournal(journalId: string): Promise<StoredJournal | undefined>;
+  balances(filter: BalanceFilter): Promise<BalanceRow[]>;
+  listProcessingErrors(
+    filter: { ingestionId?: string; code?: string },
+    page: number,
+    limit: number,
+  ): Promise<{ rows: ProcessingErrorRow[]; total: number }>;
+}

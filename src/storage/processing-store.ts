@@ -1,0 +1,341 @@
+import { type Selectable, sql, type Transaction } from 'kysely';
+import type { JournalDraft } from '../modules/accounting/journal-draft.js';
+import type {
+  ChunkOutcome,
+  ClaimedChunk,
+  ProcessingStore,
+  StoredJournal,
+} from '../modules/accounting/store.js';
+import type { Store } from './database.js';
+import type { Database, JournalsTable } from './schema.js';
+
+/** Candidate chunks looked at per claim; others' locked chunks are skipped. */
+const CLAIM_CANDIDATES_MAX = 16;
+/** Rows per multi-row insert (SQLite binds at most 32,766 values per statement). */
+const INSERT_BATCH_ROWS = 500;
+
+async function insertBatched<T extends keyof Database>(
+  trx: Transaction<Database>,
+  table: T,
+  rows: Record<string, unknown>[],
+): Promise<void> {
+  for (let start = 0; start < rows.length; start += INSERT_BATCH_ROWS) {
+    await trx
+      .insertInto(table)
+      .values(rows.slice(start, start + INSERT_BATCH_ROWS) as never)
+      .execute();
+  }
+}
+
+/** A node's field values as JSON with sorted keys: equal nodes, equal text (for grouping). */
+function canonicalNodeJson(node: Readonly<Record<string, string>>): string {
+  return JSON.stringify(
+    Object.fromEntries(Object.entries(node).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+  );
+}
+
+function journalRow(recordId: number, draft: JournalDraft, at: string) {
+  return {
+    journal_id: draft.journalId,
+    ingestion_id: draft.ingestionId,
+    record_id: recordId,
+    core_date: draft.coreDate,
+    original_core_date: draft.originalCoreDate ?? null,
+    journal_type: draft.journalType,
+    accounting_config: draft.accountingConfig,
+    node: canonicalNodeJson(draft.node),
+    posted: draft.status === 'posted' ? 1 : 0,
+    reverses: draft.reverses ?? null,
+    reversed_by: draft.reversedBy ?? null,
+    origin_journal_id: draft.originJournalId ?? null,
+    line_count: draft.lines.length,
+    created_at: at,
+  };
+}
+
+function toJournal(row: Selectable<JournalsTable>, lines: StoredJournal['lines']): StoredJournal {
+  return {
+    journalId: row.journal_id,
+    status: Number(row.posted) === 1 ? 'posted' : 'unposted',
+    coreDate: row.core_date,
+    originalCoreDate: row.original_core_date,
+    journalType: row.journal_type,
+    accountingConfig: row.accounting_config,
+    ingestionId: row.ingestion_id,
+    reverses: row.reverses,
+    reversedBy: row.reversed_by,
+    node: JSON.parse(row.node) as Record<string, string>,
+    lines,
+  };
+}
+
+/**
+ * The accounting port over Kysely. The unit of work is one chunk: its unprocessed records are
+ * claimed, processed by the pure engine, and their results written with the processed marks in
+ * one transaction. On PostgreSQL the chunk row is locked with `FOR UPDATE SKIP LOCKED`, so
+ * several instances work on different chunks at once and never on the same one.
+ */
+export function createProcessingStore(store: Store): ProcessingStore {
+  const { db, dialect } = store;
+
+  async function claim(trx: Transaction<Database>): Promise<ClaimedChunk | undefined> {
+    const candidates = await trx
+      .selectFrom('records')
+      .select(['ingestion_id', 'chunk_seq'])
+      .where('processing', '=', 1)
+      .orderBy('record_id')
+      .limit(CLAIM_CANDIDATES_MAX)
+      .execute();
+    const seen = new Set<string>();
+    for (const candidate of candidates) {
+      const key = `${candidate.ingestion_id}/${candidate.chunk_seq}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const lockQuery = trx
+        .selectFrom('chunks')
+        .select('chunk_seq')
+        .where('ingestion_id', '=', candidate.ingestion_id)
+        .where('chunk_seq', '=', candidate.chunk_seq);
+      const locked = await (dialect === 'postgres'
+        ? lockQuery.forUpdate().skipLocked()
+        : lockQuery
+      ).executeTakeFirst();
+      if (locked === undefined) continue;
+      const records = await trx
+        .selectFrom('records')
+        .select(['record_id', 'record_index', 'namespace', 'entity', 'data'])
+        .where('ingestion_id', '=', candidate.ingestion_id)
+        .where('chunk_seq', '=', candidate.chunk_seq)
+        .where('processing', '=', 1)
+        .orderBy('record_id')
+        .execute();
+      const first = records[0];
+      if (first === undefined) continue;
+      const origins = await trx
+        .selectFrom('journals')
+        .select('origin_journal_id')
+        .distinct()
+        .where('ingestion_id', '=', candidate.ingestion_id)
+        .where('origin_journal_id', 'is not', null)
+        .execute();
+      return {
+        ingestionId: candidate.ingestion_id,
+        chunkSeq: Number(candidate.chunk_seq),
+        namespace: first.namespace,
+        entity: first.entity,
+        records: records.map((r) => ({
+          recordId: Number(r.record_id),
+          index: r.record_index,
+          data: JSON.parse(r.data) as Record<string, unknown>,
+        })),
+        seenOriginJournalIds: new Set(
+          origins.map((o) => o.origin_journal_id).filter((o): o is string => o !== null),
+        ),
+      };
+    }
+    return undefined;
+  }
+
+  async function write(
+    trx: Transaction<Database>,
+    chunk: ClaimedChunk,
+    outcome: ChunkOutcome,
+  ): Promise<void> {
+    const at = new Date().toISOString();
+    await insertBatched(
+      trx,
+      'journals',
+      outcome.journals.map(({ recordId, draft }) => journalRow(recordId, draft, at)),
+    );
+    await insertBatched(
+      trx,
+      'journal_lines',
+      outcome.journals.flatMap(({ draft }) =>
+        draft.lines.map((line) => ({
+          line_id: line.lineId,
+          journal_id: draft.journalId,
+          line_no: line.lineNo,
+          account: line.account,
+          amount: line.amount,
+          currency: line.currency,
+          record: JSON.stringify(line.record),
+        })),
+      ),
+    );
+    await insertBatched(
+      trx,
+      'processing_errors',
+      outcome.errors.map((e) => ({
+        ingestion_id: chunk.ingestionId,
+        record_id: e.recordId,
+        namespace: chunk.namespace,
+        entity: chunk.entity,
+        code: e.code,
+        message: e.message,
+        record: JSON.stringify(e.record),
+        created_at: at,
+      })),
+    );
+    await trx
+      .updateTable('records')
+      .set({ processing: 0 })
+      .where('ingestion_id', '=', chunk.ingestionId)
+      .where('chunk_seq', '=', chunk.chunkSeq)
+      .where('processing', '=', 1)
+      .execute();
+    const failedRecords = new Set(outcome.errors.map((e) => e.recordId)).size;
+    await trx
+      .updateTable('ingestions')
+      .set((eb) => ({
+        processed_rows: eb('processed_rows', '+', chunk.records.length),
+        processing_failed_rows: eb('processing_failed_rows', '+', failedRecords),
+      }))
+      .where('ingestion_id', '=', chunk.ingestionId)
+      .execute();
+  }
+
+  async function journalsWithLines(rows: Selectable<JournalsTable>[]): Promise<StoredJournal[]> {
+    if (rows.length === 0) return [];
+    const lines = await db
+      .selectFrom('journal_lines')
+      .select(['journal_id', 'line_no', 'amount', 'record'])
+      .where(
+        'journal_id',
+        'in',
+        rows.map((r) => r.journal_id),
+      )
+      .orderBy('journal_id')
+      .orderBy('line_no')
+      .execute();
+    const byJournal = new Map<string, StoredJournal['lines']>();
+    for (const line of lines) {
+      const list = byJournal.get(line.journal_id) ?? [];
+      list.push({
+        lineNo: line.line_no,
+        amount: String(line.amount),
+        record: JSON.parse(line.record) as Record<string, unknown>,
+      });
+      byJournal.set(line.journal_id, list);
+    }
+    return rows.map((row) => toJournal(row, byJournal.get(row.journal_id) ?? []));
+  }
+
+  return {
+    async processNextChunk(work) {
+      return db.transaction().execute(async (trx) => {
+        const chunk = await claim(trx);
+        if (chunk === undefined) return 0;
+        await write(trx, chunk, work(chunk));
+        return chunk.records.length;
+      });
+    },
+
+    async postDue(node, businessDate) {
+      const result = await db
+        .updateTable('journals')
+        .set({ posted: 1 })
+        .where('posted', '=', 0)
+        .where('node', '=', canonicalNodeJson(node))
+        .where('core_date', '<=', businessDate)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    async unpostedNodes() {
+      const rows = await db
+        .selectFrom('journals')
+        .select('node')
+        .distinct()
+        .where('posted', '=', 0)
+        .execute();
+      return rows.map((r) => JSON.parse(r.node) as Record<string, string>);
+    },
+
+    async listJournals(filter, page, limit) {
+      let query = db.selectFrom('journals');
+      if (filter.status !== undefined) query = query.where('posted', '=', filter.status === 'posted' ? 1 : 0);
+      if (filter.ingestionId !== undefined) query = query.where('ingestion_id', '=', filter.ingestionId);
+      if (filter.accountingConfig !== undefined)
+        query = query.where('accounting_config', '=', filter.accountingConfig);
+      if (filter.from !== undefined) query = query.where('core_date', '>=', filter.from);
+      if (filter.to !== undefined) query = query.where('core_date', '<', filter.to);
+      const rows = await query
+        .selectAll()
+        .orderBy('core_date')
+        .orderBy('created_at')
+        .orderBy('journal_id')
+        .limit(limit)
+        .offset(page * limit)
+        .execute();
+      const { total } = await query
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
+      return { rows: await journalsWithLines(rows), total: Number(total) };
+    },
+
+    async findJournal(journalId) {
+      const row = await db
+        .selectFrom('journals')
+        .selectAll()
+        .where('journal_id', '=', journalId)
+        .executeTakeFirst();
+      return row === undefined ? undefined : (await journalsWithLines([row]))[0];
+    },
+
+    async balances(filter) {
+      const total =
+        dialect === 'postgres' ? sql<string>`sum(l.amount)::text` : sql<string>`decimal_sum(l.amount)`;
+      let query = db
+        .selectFrom('journal_lines as l')
+        .innerJoin('journals as j', 'j.journal_id', 'l.journal_id')
+        .where('j.posted', '=', 1);
+      if (filter.accountingConfig !== undefined)
+        query = query.where('j.accounting_config', '=', filter.accountingConfig);
+      if (filter.asOf !== undefined) query = query.where('j.core_date', '<=', filter.asOf);
+      if (filter.account !== undefined) query = query.where('l.account', '=', filter.account);
+      if (filter.currency !== undefined) query = query.where('l.currency', '=', filter.currency);
+      const rows = await query
+        .select(['j.accounting_config', 'j.node', 'l.account', 'l.currency', total.as('balance')])
+        .groupBy(['j.accounting_config', 'j.node', 'l.account', 'l.currency'])
+        .orderBy('j.accounting_config')
+        .orderBy('j.node')
+        .orderBy('l.account')
+        .orderBy('l.currency')
+        .execute();
+      return rows.map((r) => ({
+        accountingConfig: r.accounting_config,
+        node: JSON.parse(r.node) as Record<string, string>,
+        account: r.account,
+        currency: r.currency,
+        balance: String(r.balance),
+      }));
+    },
+
+    async listProcessingErrors(filter, page, limit) {
+      let query = db.selectFrom('processing_errors');
+      if (filter.ingestionId !== undefined) query = query.where('ingestion_id', '=', filter.ingestionId);
+      if (filter.code !== undefined) query = query.where('code', '=', filter.code);
+      const rows = await query
+        .selectAll()
+        .orderBy('id')
+        .limit(limit)
+        .offset(page * limit)
+        .execute();
+      const { total } = await query
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
+      return {
+        rows: rows.map((r) => ({
+          ingestionId: r.ingestion_id,
+          namespace: r.namespace,
+          entity: r.entity,
+          code: r.code,
+          message: r.message,
+          record: JSON.parse(r.record) as Record<string, unknown>,
+          at: r.created_at,
+        })),
+        total: Number(total),
+      };
+    },
+  };
+}
