@@ -73,3 +73,55 @@ export async function eventually<T>(
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
+
+export const E2E_CLIENT_ID = 'lfc_e2e';
+export const E2E_CLIENT_SECRET = 'lfs_e2e-secret-0123456789abcdefghijklmnopqrstuvwxyz';
+
+/** Starts a server with the bootstrap credential of the e2e tests. */
+export function startE2eServer(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
+  return startServer({
+    DATABASE_URL: databaseUrl,
+    BOOTSTRAP_CLIENT_ID: E2E_CLIENT_ID,
+    BOOTSTRAP_CLIENT_SECRET: E2E_CLIENT_SECRET,
+    ...env,
+  });
+}
+
+/** A tiny JSON client of a running server, authenticated with the bootstrap credential. */
+export async function apiClient(
+  url: string,
+): Promise<
+  (
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ) => Promise<{ status: number; body: unknown }>
+> {
+  const tokenResponse = await fetch(`${url}/auth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: E2E_CLIENT_ID,
+      client_secret: E2E_CLIENT_SECRET,
+    }),
+  });
+  const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
+  return async (method, path, body, headers = {}) => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
+  };
+}

@@ -100,7 +100,7 @@ function text(value: unknown): string {
 export function formatProblemEntry(entry: unknown): string {
   if (!isRecord(entry)) return text(entry);
   if (typeof entry.path === 'string' && entry.message !== undefined)
-    return `${entry.path || '/'}: ${text(entry.message)}`;
+    return `${entry.path === '' ? '(the whole document)' : entry.path}: ${text(entry.message)}`;
   if (entry.index !== undefined && Array.isArray(entry.errors)) {
     return `record ${text(entry.index)}: ${entry.errors.map(formatProblemEntry).join('; ')}`;
   }

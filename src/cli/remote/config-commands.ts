@@ -6,7 +6,11 @@ import { ApiClient, CONNECTION_OPTIONS, connectionOf, isRecord } from './client.
 const CONFIG_USAGE = 'usage: ledgerflow config pull FILE | config push FILE | config wipe';
 const BULK_PATH = '/api/v1/configuration/bulk';
 
-function parseConfigArgs(args: string[], files: number): { client: ApiClient; file: string | undefined } {
+function parseConfigArgs(
+  args: string[],
+  files: number,
+  io: Io,
+): { client: ApiClient; file: string | undefined } {
   const { values, positionals } = parseArgs({
     args,
     options: CONNECTION_OPTIONS,
@@ -14,7 +18,10 @@ function parseConfigArgs(args: string[], files: number): { client: ApiClient; fi
     strict: true,
   });
   if (positionals.length !== files) throw usageError(CONFIG_USAGE);
-  return { client: new ApiClient(connectionOf(values)), file: positionals[0] };
+  return {
+    client: new ApiClient(connectionOf(values), { onRetry: (message) => io.err(`retry: ${message}`) }),
+    file: positionals[0],
+  };
 }
 
 async function readDocument(file: string): Promise<unknown> {
@@ -40,7 +47,7 @@ async function readDocument(file: string): Promise<unknown> {
 export async function configCommand(args: string[], io: Io): Promise<void> {
   const [action, ...rest] = args;
   if (action === 'pull') {
-    const { client, file } = parseConfigArgs(rest, 1);
+    const { client, file } = parseConfigArgs(rest, 1, io);
     if (file === undefined) throw usageError(CONFIG_USAGE);
     const document = await client.json({ method: 'GET', path: BULK_PATH });
     const pretty = `${JSON.stringify(document, null, 2)}\n`;
@@ -56,7 +63,7 @@ export async function configCommand(args: string[], io: Io): Promise<void> {
     return;
   }
   if (action === 'push') {
-    const { client, file } = parseConfigArgs(rest, 1);
+    const { client, file } = parseConfigArgs(rest, 1, io);
     if (file === undefined) throw usageError(CONFIG_USAGE);
     const document = await readDocument(file);
     const result = await client.json({ method: 'PUT', path: BULK_PATH, json: document });
@@ -69,7 +76,7 @@ export async function configCommand(args: string[], io: Io): Promise<void> {
     return;
   }
   if (action === 'wipe') {
-    const { client } = parseConfigArgs(rest, 0);
+    const { client } = parseConfigArgs(rest, 0, io);
     await client.request({ method: 'DELETE', path: BULK_PATH });
     io.out('configuration wiped, processing data deleted (users and credentials kept)');
     return;

@@ -29,6 +29,8 @@ export const PARALLEL_CONNECTIONS_MAX = 16;
 export const PARALLEL_CONNECTIONS_DEFAULT = 4;
 /** Errors listed at the end of an upload, from the service and from the file each. */
 export const ERRORS_SHOWN_MAX = 10;
+/** Characters of the chunk name prefix kept (the service takes names of 200 characters). */
+const CHUNK_NAME_PREFIX_CHARS_MAX = 180;
 /** Characters of a failed record quoted in an error line. */
 const RECORD_QUOTE_CHARS_MAX = 200;
 
@@ -47,7 +49,10 @@ interface IngestOptions {
   partial: boolean;
 }
 
-function ingestOptionsOf(args: string[]): { options: IngestOptions; client: ApiClient } {
+function ingestOptionsOf(
+  args: string[],
+  onRetry: (message: string) => void,
+): { options: IngestOptions; client: ApiClient } {
   const { values, positionals } = parseArgs({
     args,
     options: {
@@ -81,7 +86,7 @@ function ingestOptionsOf(args: string[]): { options: IngestOptions; client: ApiC
     parallel,
     partial: values.partial === true,
   };
-  return { options, client: new ApiClient(connectionOf(values)) };
+  return { options, client: new ApiClient(connectionOf(values), { onRetry }) };
 }
 
 /** The attribute types of the target entity, which type the cells of a CSV file. */
@@ -248,7 +253,9 @@ async function upload(
  * 2 on bad usage or an unreadable file.
  */
 export async function ingestCommand(args: string[], io: Io): Promise<void> {
-  const { options, client } = ingestOptionsOf(args);
+  // Retries are told on standard error, through the progress bar once there is one.
+  let log = (line: string) => io.err(line);
+  const { options, client } = ingestOptionsOf(args, (message) => log(`retry: ${message}`));
   let fileBytesTotal: number;
   try {
     const info = await stat(options.file);
@@ -293,6 +300,7 @@ export async function ingestCommand(args: string[], io: Io): Promise<void> {
     replayed: 0,
   };
   const progress = progressReporter(io, fileBytesTotal);
+  log = progress.log;
   const input = createReadStream(options.file);
   const items =
     options.format === 'csv'
@@ -300,7 +308,9 @@ export async function ingestCommand(args: string[], io: Io): Promise<void> {
       : options.format === 'ndjson'
         ? ndjsonRecords(input)
         : jsonRecords(input);
-  const builder = new ChunkBuilder(options.name ?? basename(options.file));
+  const builder = new ChunkBuilder(
+    (options.name ?? basename(options.file)).slice(0, CHUNK_NAME_PREFIX_CHARS_MAX),
+  );
   const chunks = chunksOf(items, builder, state, () => input.bytesRead);
 
   let uploadError: unknown;
@@ -315,6 +325,7 @@ export async function ingestCommand(args: string[], io: Io): Promise<void> {
   }
 
   const sessionPath = `/api/v1/ingestions/${encodeURIComponent(ingestionId)}`;
+  let closeError: unknown;
   try {
     await client.request({
       method: 'PATCH',
@@ -326,22 +337,38 @@ export async function ingestCommand(args: string[], io: Io): Promise<void> {
     });
   } catch (error) {
     if (uploadError === undefined) throw error;
-    io.err(
-      `could not close ingestion ${ingestionId}: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    closeError = error;
   }
   if (uploadError !== undefined) {
-    const prefix = `upload stopped after ${state.stats.chunksSent} chunks (${state.stats.recordsSent} records); ingestion ${ingestionId} closed`;
-    if (uploadError instanceof CliError)
-      throw new CliError(`${prefix}:\n${uploadError.message}`, uploadError.exitCode);
+    const { chunksSent, recordsSent } = state.stats;
+    const closing =
+      closeError === undefined
+        ? `ingestion ${ingestionId} closed`
+        : `ingestion ${ingestionId} left open (${messageOf(closeError)})`;
     throw new CliError(
-      `${prefix}:\n${uploadError instanceof Error ? uploadError.message : String(uploadError)}`,
-      EXIT_REFUSED,
+      `upload stopped after ${chunksSent} chunks (${recordsSent} records); ${closing}:\n${messageOf(uploadError)}`,
+      uploadError instanceof CliError ? uploadError.exitCode : EXIT_REFUSED,
     );
   }
+  await printSummary(client, sessionPath, state, io);
+}
 
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Prints the session's counters and first errors, and the input that could not be sent.
+ * Throws CliError (exit 1) when any record failed.
+ */
+async function printSummary(
+  client: ApiClient,
+  sessionPath: string,
+  state: UploadState,
+  io: Io,
+): Promise<void> {
   const final = await client.json({ method: 'GET', path: sessionPath });
-  io.out(`ingestion ${ingestionId} ${String(final.state)}`);
+  io.out(`ingestion ${String(final.ingestionId)} ${String(final.state)}`);
   for (const name of ['chunks', 'totalRows', 'successRows', 'failedRows'] as const) {
     io.out(`  ${name.padEnd(12)} ${count(final[name])}`);
   }
@@ -382,6 +409,10 @@ async function printErrors(
   }
   io.out(`errors (first ${entries.length} of ${count(page?.totalSize)}):`);
   for (const entry of entries) {
-    io.out(`  ${failedRecordLine(`chunk ${String(entry.chunkSeq)}, record ${String(entry.index)}`, entry)}`);
+    const where =
+      typeof entry.chunkSeq === 'number'
+        ? `chunk ${entry.chunkSeq}, record ${String(entry.index)}`
+        : `${String(entry.kind ?? 'processing')} error`;
+    io.out(`  ${failedRecordLine(where, entry)}`);
   }
 }

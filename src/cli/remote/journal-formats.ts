@@ -12,6 +12,8 @@ export interface JournalView {
   reversedBy: string | null;
   /** Records keyed by the journalDefinition field names, plus `drCr`. */
   lines: Record<string, unknown>[];
+  /** The subledger node values of the journal, when the service gives them. */
+  node?: Record<string, unknown>;
 }
 
 /** A field of `configuration.journalDefinition.fields`. */
@@ -134,6 +136,11 @@ function tagValue(value: string): string {
   return value.replace(/[,\r\n]+/g, ' ').trim();
 }
 
+/** A tag name of a ledger comment: letters, digits, `_` and `-` only. */
+function tagName(name: string): string {
+  return name.replace(/[^\w-]+/g, '_');
+}
+
 /**
  * An account name as ledger and hledger read it: two spaces or a tab would end the name, so
  * runs of white space become one space.
@@ -149,8 +156,9 @@ function ledgerCommodity(currency: string): string {
 
 /**
  * One journal as a transaction of the plain-text journal format of ledger-cli and hledger:
- * `DATE JOURNALTYPE JOURNALID`, a comment with `accountingConfig:` and `status:` tags (and
- * `ingestionId:`, `reverses:`, `reversedBy:` when set), and a posting per line,
+ * `DATE JOURNALTYPE JOURNALID`, a comment with `accountingConfig:` and `status:` tags (then
+ * `ingestionId:`, `reverses:`, `reversedBy:` when set, and one tag per node field), and a
+ * posting per line,
  * `    ACCOUNT  AMOUNT CURRENCY`. Amounts are written exactly as the service gives them (signed
  * decimal strings, debit positive), never through a float. Throws Error for a line without an
  * account, currency, or decimal-string amount. Pure.
@@ -162,6 +170,9 @@ export function journalToLedger(journal: JournalView, layout: JournalLayout): st
     ...(['ingestionId', 'reverses', 'reversedBy'] as const)
       .filter((name) => journal[name] !== null && journal[name] !== undefined && journal[name] !== '')
       .map((name) => `${name}:${tagValue(String(journal[name]))}`),
+    ...Object.entries(journal.node ?? {}).map(
+      ([name, value]) => `${tagName(name)}:${tagValue(String(value))}`,
+    ),
   ];
   const postings = journal.lines.map((line, index) => {
     const account = line[layout.account];

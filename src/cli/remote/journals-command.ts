@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { CliError, EXIT_REFUSED, type Io, usageError } from '../output.js';
+import { CliError, EXIT_REFUSED, type Io, processIo, usageError } from '../output.js';
 import { ApiClient, CONNECTION_OPTIONS, connectionOf } from './client.js';
 import {
   csvColumnsOf,
@@ -56,13 +56,41 @@ function fileSink(file: string): Sink {
   };
 }
 
+/** Thrown when the reader of standard output went away (`... | head`): the export just stops. */
+class ReaderGone extends Error {}
+
 function outputSink(io: Io): Sink {
+  if (io !== processIo) {
+    return {
+      async write(text) {
+        io.out(text);
+      },
+      async commit() {},
+      async discard() {},
+    };
+  }
+  // The process's own standard output: wait for it to drain, so that a slow reader does not
+  // make the export pile up in memory, and stop quietly when the reader closes the pipe.
+  const stdout = process.stdout;
+  let gone = false;
+  const onError = (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') gone = true;
+  };
+  stdout.on('error', onError);
+  const done = async () => {
+    stdout.off('error', onError);
+  };
   return {
     async write(text) {
-      io.out(text);
+      if (gone) throw new ReaderGone();
+      if (!stdout.write(`${text}\n`)) {
+        await once(stdout, 'drain').catch(() => {
+          throw new ReaderGone();
+        });
+      }
     },
-    async commit() {},
-    async discard() {},
+    commit: done,
+    discard: done,
   };
 }
 
@@ -95,7 +123,7 @@ export async function journalsCommand(args: string[], io: Io): Promise<void> {
     throw usageError(`--format must be csv, jsonl or ledger\n${JOURNALS_USAGE}`);
   if (values.status !== undefined && values.status !== 'posted' && values.status !== 'unposted')
     throw usageError('--status must be posted or unposted');
-  const client = new ApiClient(connectionOf(values));
+  const client = new ApiClient(connectionOf(values), { onRetry: (message) => io.err(`retry: ${message}`) });
 
   let layout: JournalLayout | undefined;
   let csvColumns: ReturnType<typeof csvColumnsOf> = [];
@@ -130,6 +158,7 @@ export async function journalsCommand(args: string[], io: Io): Promise<void> {
     await sink.commit();
   } catch (error) {
     await sink.discard();
+    if (error instanceof ReaderGone) return;
     if (error instanceof CliError) throw error;
     throw new CliError(error instanceof Error ? error.message : String(error), EXIT_REFUSED);
   }

@@ -189,12 +189,18 @@ export class Accounts {
   ): Promise<{ created: boolean; generatedPassword?: string }> {
     if ((await this.#store.countUsers()) > 0) return { created: false };
     const generated = password === undefined ? newOpaqueToken('') : undefined;
-    await this.createUser({
-      email,
-      displayName: 'Administrator',
-      roles: ['admin'],
-      password: password ?? generated,
-    });
+    try {
+      await this.createUser({
+        email,
+        displayName: 'Administrator',
+        roles: ['admin'],
+        password: password ?? generated,
+      });
+    } catch (error) {
+      // Another instance starting on the same empty store created it first.
+      if (error instanceof AppError && error.code === 'conflict') return { created: false };
+      throw error;
+    }
     return generated === undefined ? { created: true } : { created: true, generatedPassword: generated };
   }
 

@@ -1,0 +1,135 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT_OK, EXIT_REFUSED, EXIT_USAGE } from '../../src/cli/output.js';
+import { runCli } from '../../src/cli/run.js';
+import { realisticConfiguration } from '../helpers/fixtures.js';
+import { captureIo, type RunningService, startService } from './helpers.js';
+
+/** `ledgerflow config pull|push|wipe` against a listening service (contract 3 and 7). */
+describe('ledgerflow config', () => {
+  let service: RunningService;
+  let connection: string[];
+  let dir: string;
+  beforeAll(async () => {
+    service = await startService();
+    connection = await service.connectionArgs();
+    dir = mkdtempSync(join(tmpdir(), 'ledgerflow-cli-config-'));
+  });
+  afterAll(async () => {
+    await service?.close();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const run = async (...argv: string[]) => {
+    const io = captureIo();
+    const status = await runCli(argv, io);
+    return { status, io };
+  };
+
+  it('pushes a configuration and prints the section counts', async () => {
+    const file = join(dir, 'realistic.json');
+    writeFileSync(file, JSON.stringify(realisticConfiguration()));
+    const { status, io } = await run('config', 'push', file, ...connection);
+    expect(status, io.stderr()).toBe(EXIT_OK);
+    expect(io.lines.out[0]).toBe(`pushed configuration v20230211 from ${file}`);
+    expect(io.stdout()).toMatch(/^ {2}entities +1$/m);
+    expect(io.stdout()).toMatch(/^ {2}postingComponents +\d+$/m);
+  });
+
+  it('pulls it back as pretty JSON with the same configuration', async () => {
+    const file = join(dir, 'pulled.json');
+    const { status, io } = await run('config', 'pull', file, ...connection);
+    expect(status, io.stderr()).toBe(EXIT_OK);
+    expect(io.stdout()).toBe(`pulled configuration v20230211 to ${file}`);
+    const text = readFileSync(file, 'utf8');
+    expect(text).toContain('\n  "configuration": {\n');
+    const pulled = JSON.parse(text);
+    expect(pulled.configuration).toEqual(realisticConfiguration().configuration);
+    expect(pulled.downloadedBy).toMatch(/@example\.test$/);
+  });
+
+  it('pulls to standard output with -', async () => {
+    const { status, io } = await run('config', 'pull', '-', ...connection);
+    expect(status).toBe(EXIT_OK);
+    expect(JSON.parse(io.stdout()).version).toBe('v20230211');
+  });
+
+  it('prints every validation error on its own line with its JSON Pointer path, exit 1', async () => {
+    const broken = realisticConfiguration();
+    const c = broken.configuration as Record<string, Array<Record<string, unknown>>>;
+    (c.journalTypes as Array<Record<string, unknown>>)[1] = { ...c.journalTypes?.[1], behavior: 'SOMETIMES' };
+    (c.nodes as Array<Record<string, unknown>>)[0] = { ...c.nodes?.[0], timeZone: 'Mars/Olympus_Mons' };
+    const file = join(dir, 'broken.json');
+    writeFileSync(file, JSON.stringify(broken));
+    const { status, io } = await run('config', 'push', file, ...connection);
+    expect(status).toBe(EXIT_REFUSED);
+    const lines = io.lines.err.join('\n').split('\n');
+    expect(lines[0]).toMatch(/^ledgerflow: PUT \/api\/v1\/configuration\/bulk: 400 /);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^\/configuration\/journalTypes\/1\/behavior: /),
+        expect.stringMatching(/^\/configuration\/nodes\/0\/timeZone: /),
+      ]),
+    );
+  });
+
+  it('wipes the configuration', async () => {
+    const { status, io } = await run('config', 'wipe', ...connection);
+    expect(status, io.stderr()).toBe(EXIT_OK);
+    const pulled = await run('config', 'pull', '-', ...connection);
+    expect(JSON.parse(pulled.io.stdout()).configuration.entities).toEqual([]);
+  });
+
+  it('reads the connection from LEDGERFLOW_* variables', async () => {
+    const [, url, , clientId, , clientSecret] = connection;
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      LEDGERFLOW_URL: url,
+      LEDGERFLOW_CLIENT_ID: clientId,
+      LEDGERFLOW_CLIENT_SECRET: clientSecret,
+    });
+    try {
+      const { status } = await run('config', 'pull', '-');
+      expect(status).toBe(EXIT_OK);
+    } finally {
+      for (const name of ['LEDGERFLOW_URL', 'LEDGERFLOW_CLIENT_ID', 'LEDGERFLOW_CLIENT_SECRET']) {
+        if (saved[name] === undefined) delete process.env[name];
+        else process.env[name] = saved[name];
+      }
+    }
+  });
+
+  it('is refused (exit 1) without the permission, naming it', async () => {
+    const viewer = await service.connectionArgs(['viewer']);
+    const { status, io } = await run('config', 'wipe', ...viewer);
+    expect(status).toBe(EXIT_REFUSED);
+    expect(io.stderr()).toContain('403');
+    expect(io.stderr()).toContain('configuration:delete');
+  });
+
+  it('is refused (exit 1) with a wrong secret, never printing it', async () => {
+    const wrong = [...connection.slice(0, 5), 'not-the-secret-123'];
+    const { status, io } = await run('config', 'pull', '-', ...wrong);
+    expect(status).toBe(EXIT_REFUSED);
+    expect(io.stderr()).toContain('401 invalid_client');
+    expect(io.stderr()).not.toContain('not-the-secret-123');
+  });
+
+  it('is a usage error (exit 2) without a connection, a file, or with an unknown option', async () => {
+    const saved = process.env.LEDGERFLOW_URL;
+    delete process.env.LEDGERFLOW_URL;
+    try {
+      expect((await run('config', 'pull', 'x.json', '--client-id', 'a', '--client-secret', 'b')).status).toBe(
+        EXIT_USAGE,
+      );
+    } finally {
+      if (saved !== undefined) process.env.LEDGERFLOW_URL = saved;
+    }
+    expect((await run('config', 'push', ...connection)).status).toBe(EXIT_USAGE);
+    expect((await run('config', 'push', join(dir, 'missing.json'), ...connection)).status).toBe(EXIT_USAGE);
+    expect((await run('config', 'pull', 'x', '--bogus', ...connection)).status).toBe(EXIT_USAGE);
+    expect((await run('config', 'frobnicate')).status).toBe(EXIT_USAGE);
+  });
+});

@@ -1,0 +1,152 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/storage/database.js';
+import { realisticConfiguration } from '../helpers/fixtures.js';
+import { businessEvent, loanRecords } from '../helpers/records.js';
+import { apiClient, eventually, startE2eServer } from '../helpers/server.js';
+import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
+
+type Session = { ingestionId: string; processingStatus: string; successRows: number };
+
+/** Crashes (SIGKILL) while chunks arrive and while events are processed (issues 4 and 5). */
+describe('durability across a killed process', () => {
+  const urls: string[] = [];
+  afterAll(async () => {
+    for (const url of urls) await dropTestDatabase(url);
+  });
+
+  it('keeps every chunk that got a 201 in full, and never part of a chunk', async () => {
+    const databaseUrl = await createTestDatabaseUrl({ file: true });
+    urls.push(databaseUrl);
+    let server = await startE2eServer(databaseUrl);
+    let api = await apiClient(server.url);
+    expect((await api('PUT', '/api/v1/configuration/bulk', realisticConfiguration())).status).toBe(200);
+    const session = (
+      await api('POST', '/api/v1/ingestions', { namespace: 'loans', entity: 'loanTransaction' })
+    ).body as Session;
+
+    const CHUNKS = 60;
+    const RECORDS_PER_CHUNK = 200;
+    const sent = new Map<number, string[]>();
+    const acknowledged = new Set<number>();
+    let killed = false;
+    const sender = async (lane: number) => {
+      for (let c = lane; c < CHUNKS && !killed; c += 4) {
+        const data = loanRecords(RECORDS_PER_CHUNK, c * RECORDS_PER_CHUNK);
+        sent.set(
+          c,
+          data.map((r) => String(r.transactionId)),
+        );
+        try {
+          const answer = await api(
+            'POST',
+            `/api/v1/ingestions/${session.ingestionId}`,
+            { chunkName: `c${c}`, data },
+            { 'idempotency-key': `c${c}` },
+          );
+          if (answer.status === 201) acknowledged.add(c);
+        } catch {
+          // The connection died with the process: this chunk is in flight, not acknowledged.
+        }
+      }
+    };
+    const senders = [0, 1, 2, 3].map(sender);
+    await eventually(async () => (acknowledged.size >= 10 ? true : undefined), 30_000, 5);
+    await server.kill();
+    killed = true;
+    await Promise.all(senders);
+
+    server = await startE2eServer(databaseUrl);
+    api = await apiClient(server.url);
+    try {
+      const stored = new Map<string, number>();
+      for (let page = 0; ; page += 1) {
+        const answer = (
+          await api(
+            'GET',
+            `/api/v1/namespaces/loans/entities/loanTransaction/records?ingestionId=${session.ingestionId}&limit=1000&page=${page}`,
+          )
+        ).body as {
+          data: { chunkSeq: number; record: { transactionId: string } }[];
+          totalPages: number;
+        };
+        for (const row of answer.data) stored.set(row.record.transactionId, row.chunkSeq);
+        if (page + 1 >= answer.totalPages) break;
+      }
+      const storedChunks = [...sent.entries()].filter(([, ids]) => ids.some((id) => stored.has(id)));
+      // Every acknowledged chunk is there in full ...
+      for (const chunk of acknowledged)
+        expect(
+          sent.get(chunk)?.every((id) => stored.has(id)),
+          `chunk ${chunk}`,
+        ).toBe(true);
+      // ... every stored chunk is whole (all or nothing), and nothing else was stored.
+      for (const [, ids] of storedChunks) expect(ids.every((id) => stored.has(id))).toBe(true);
+      expect(stored.size).toBe(storedChunks.length * RECORDS_PER_CHUNK);
+      // At most the chunks in flight at the kill (one per sender) were stored without their 201.
+      expect(storedChunks.length - acknowledged.size).toBeLessThanOrEqual(4);
+      expect(
+        ((await api('GET', `/api/v1/ingestions/${session.ingestionId}`)).body as Session).successRows,
+      ).toBe(stored.size);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('processes every event exactly once when the service is killed while processing 10,000 events', async () => {
+    const databaseUrl = await createTestDatabaseUrl({ file: true });
+    urls.push(databaseUrl);
+    const env = { BUSINESS_DATE: '2026-11-20' };
+    let server = await startE2eServer(databaseUrl, env);
+    let api = await apiClient(server.url);
+    expect((await api('PUT', '/api/v1/configuration/bulk', realisticConfiguration())).status).toBe(200);
+    const session = (
+      await api('POST', '/api/v1/ingestions', { namespace: 'ledger', entity: 'businessEvent' })
+    ).body as Session;
+    const EVENTS = 10_000;
+    const PER_CHUNK = 1_000;
+    for (let c = 0; c < EVENTS / PER_CHUNK; c += 1) {
+      const data = Array.from({ length: PER_CHUNK }, (_, i) =>
+        businessEvent({ amount: `${c * PER_CHUNK + i + 1}.01` }),
+      );
+      expect((await api('POST', `/api/v1/ingestions/${session.ingestionId}`, { data })).status).toBe(201);
+    }
+    await api('PATCH', `/api/v1/ingestions/${session.ingestionId}`, { state: 'closed' });
+    // Kill as soon as processing has visibly started, while it is still under way.
+    const metrics = async () =>
+      (await api('GET', '/api/v1/statistics/operational-dashboard/journal-metrics')).body as {
+        postedJournals: number;
+      };
+    await eventually(async () => ((await metrics()).postedJournals > 0 ? true : undefined), 30_000, 5);
+    await server.kill();
+
+    server = await startE2eServer(databaseUrl, env);
+    api = await apiClient(server.url);
+    try {
+      await eventually(async () => {
+        const view = (await api('GET', `/api/v1/ingestions/${session.ingestionId}`)).body as Session;
+        return view.processingStatus === 'completed' ? view : undefined;
+      }, 60_000);
+      // LF_NL/AMS has both bases: two journals per event, no more and no fewer.
+      expect((await metrics()).postedJournals).toBe(2 * EVENTS);
+    } finally {
+      await server.stop();
+    }
+    const store = openStore(databaseUrl);
+    try {
+      const doubled = await store.db
+        .selectFrom('journals')
+        .select(['record_id', 'accounting_config'])
+        .groupBy(['record_id', 'accounting_config'])
+        .having((eb) => eb.fn.countAll(), '>', 1)
+        .execute();
+      expect(doubled).toEqual([]);
+      const distinctEvents = await store.db
+        .selectFrom('journals')
+        .select((eb) => eb.fn.count('record_id').distinct().as('events'))
+        .executeTakeFirstOrThrow();
+      expect(Number(distinctEvents.events)).toBe(EVENTS);
+    } finally {
+      await store.close();
+    }
+  });
+});
