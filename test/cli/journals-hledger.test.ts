@@ -1,0 +1,127 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/run.js';
+import { realisticConfiguration } from '../helpers/fixtures.js';
+import { businessEvent } from '../helpers/records.js';
+import { captureIo, type RunningService, startService } from './helpers.js';
+
+const HLEDGER = '/usr/bin/hledger';
+
+/**
+ * Issue 5: the books as exported with `journals export --format ledger` are checked by hledger,
+ * a tool accountants trust: every transaction balances, and its balances per accounting
+ * configuration equal GET /api/v1/balances. CI installs hledger (.ci/run), so there it never
+ * skips.
+ */
+describe.runIf(existsSync(HLEDGER) || process.env.CI !== undefined)(
+  'ledger export checked by hledger',
+  () => {
+    let service: RunningService;
+    let dir: string;
+    beforeAll(async () => {
+      service = await startService({ businessDate: '2026-11-20' });
+      dir = mkdtempSync(join(tmpdir(), 'ledgerflow-hledger-'));
+      const token = await service.tokenFor(['bulk-operator']);
+      expect(
+        (
+          await service.call(token, {
+            method: 'PUT',
+            url: '/api/v1/configuration/bulk',
+            payload: realisticConfiguration(),
+          })
+        ).statusCode,
+      ).toBe(200);
+      const session = await service.call(token, {
+        method: 'POST',
+        url: '/api/v1/ingestions',
+        payload: { namespace: 'ledger', entity: 'businessEvent' },
+      });
+      const data = [
+        businessEvent({ amount: '123456789012345.67' }),
+        businessEvent({ amount: '12.345' }),
+        businessEvent({ amount: '-40.10', eventType: 'FEE_CHARGED' }),
+        businessEvent({ eventType: 'INTEREST_ACCRUAL', amount: '3.33', effectiveDate: '2026-11-19' }),
+        businessEvent({ legalEntity: 'LF_US', branch: 'NYC', currency: 'USD', amount: '700' }),
+      ];
+      expect(
+        (
+          await service.call(token, {
+            method: 'POST',
+            url: `/api/v1/ingestions/${session.json().ingestionId}`,
+            payload: { data },
+          })
+        ).statusCode,
+      ).toBe(201);
+      await service.services.processor.drain();
+    });
+    afterAll(async () => {
+      await service?.close();
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('exports posted journals that hledger accepts, with the balances of the API', async () => {
+      const file = join(dir, 'books.ledger');
+      const io = captureIo();
+      const status = await runCli(
+        [
+          'journals',
+          'export',
+          '--format',
+          'ledger',
+          '--status',
+          'posted',
+          '--output',
+          file,
+          ...(await service.connectionArgs(['viewer'])),
+        ],
+        io,
+      );
+      expect(status, io.stderr()).toBe(0);
+      expect(readFileSync(file, 'utf8')).toContain('123456789012345.67 EUR');
+      // `check` fails on any transaction that does not balance.
+      execFileSync(HLEDGER, ['-f', file, 'check'], { encoding: 'utf8' });
+
+      const token = await service.tokenFor(['viewer']);
+      for (const basis of ['IFRS', 'LOCAL_GAAP']) {
+        const api = (
+          await service.call(token, { method: 'GET', url: `/api/v1/balances?accountingConfig=${basis}` })
+        ).json().data as {
+          account: string;
+          currency: string;
+          balance: string;
+        }[];
+        expect(api.length).toBeGreaterThan(0);
+        // Per account and currency, summed over nodes, as hledger sums them.
+        const expected = new Map<string, bigint>();
+        const SCALE = 10n ** 18n;
+        const scaled = (amount: string) => {
+          const [whole = '0', fraction = ''] = amount.replace('-', '').split('.');
+          const value = BigInt(whole) * SCALE + BigInt(fraction.padEnd(18, '0'));
+          return amount.startsWith('-') ? -value : value;
+        };
+        for (const row of api) {
+          const key = `${row.account} ${row.currency}`;
+          expected.set(key, (expected.get(key) ?? 0n) + scaled(row.balance));
+        }
+        const csv = execFileSync(
+          HLEDGER,
+          ['-f', file, 'balance', `tag:accountingConfig=${basis}`, '--flat', '--no-total', '-O', 'csv'],
+          { encoding: 'utf8' },
+        );
+        const actual = new Map<string, bigint>();
+        for (const line of csv.trim().split('\n').slice(1)) {
+          const [, account = '', amounts = ''] = /^"(.*)","(.*)"$/.exec(line) ?? [];
+          for (const part of amounts.split(', ')) {
+            const [amount = '', currency = ''] = part.split(' ');
+            actual.set(`${account} ${currency}`, scaled(amount));
+          }
+        }
+        const nonZero = (m: Map<string, bigint>) => new Map([...m].filter(([, v]) => v !== 0n));
+        expect(nonZero(actual)).toEqual(nonZero(expected));
+      }
+    });
+  },
+);
