@@ -20,6 +20,9 @@ export const LOG_REDACT_PATHS = [
   'password',
 ];
 
+/** How often tokens that expired more than a day ago are deleted. */
+const TOKEN_PURGE_INTERVAL_MS = 60 * 60 * 1000;
+
 async function main(): Promise<void> {
   let env: ReturnType<typeof parseEnv>;
   try {
@@ -48,6 +51,10 @@ async function main(): Promise<void> {
 
   const address = await app.listen({ port: env.port, host: env.host });
   services.processor.start();
+  // Expired tokens are useless but would make the token table grow forever.
+  const purge = setInterval(() => {
+    services.tokens.purgeExpired().catch((error: unknown) => logger.warn({ err: error }, 'token purge failed'));
+  }, TOKEN_PURGE_INTERVAL_MS).unref();
   const url = address.replace('[::1]', 'localhost');
   logger.info({ url, dialect: store.dialect }, 'ledgerflow listening');
   // One write, so a reader that sees the URL line also sees how to get a first token.
@@ -73,6 +80,7 @@ async function main(): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
+    clearInterval(purge);
     logger.info({ signal }, 'stopping: no new connections, finishing requests in flight');
     // app.close stops accepting, waits for requests in flight, then runs the onClose hooks.
     app

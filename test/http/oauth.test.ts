@@ -331,4 +331,12 @@ describe('token lifetimes', () => {
       error_description: 'the refresh token has expired',
     });
   });
+
+  it('purges tokens that expired more than a day ago', async () => {
+    const client = await t.credentialFor(['viewer']);
+    await t.services.tokens.clientCredentialsGrant(client);
+    t.clock.advance(5_000 + 24 * 3600 * 1000 + 1);
+    expect(await t.services.tokens.purgeExpired()).toBeGreaterThanOrEqual(2);
+    expect(await t.services.tokens.purgeExpired()).toBe(0);
+  });
 });
