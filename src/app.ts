@@ -145,8 +145,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  // The background processor belongs to the app's lifetime: stopped before storage closes.
-  app.addHook('onClose', async () => services.processor.stop());
+  // Background work and worker threads belong to the app's lifetime: stopped before storage closes.
+  app.addHook('onClose', async () => services.close());
 
   registerAuthentication(app, services.tokens);
   operationsRoutes(app, store, registry);

@@ -43,7 +43,7 @@ async function main(): Promise<void> {
     logger.warn({ err: error }, 'idle database connection lost'),
   );
   await migrateToLatest(store);
-  const services = createServices(store, systemClock, env, (error) =>
+  const services = createServices(store, systemClock, { ...env, chunkWorkerThreads: true }, (error) =>
     logger.error({ err: error }, 'background processing failed; retrying'),
   );
   const report = await bootstrapAccess(env, services);
@@ -53,7 +53,9 @@ async function main(): Promise<void> {
   services.processor.start();
   // Expired tokens are useless but would make the token table grow forever.
   const purge = setInterval(() => {
-    services.tokens.purgeExpired().catch((error: unknown) => logger.warn({ err: error }, 'token purge failed'));
+    services.tokens
+      .purgeExpired()
+      .catch((error: unknown) => logger.warn({ err: error }, 'token purge failed'));
   }, TOKEN_PURGE_INTERVAL_MS).unref();
   const url = address.replace('[::1]', 'localhost');
   logger.info({ url, dialect: store.dialect }, 'ledgerflow listening');

@@ -7,6 +7,7 @@ import { TokenService } from './modules/auth/token-service.js';
 import { ConfigurationService } from './modules/configuration/service.js';
 import { ConfigurationSnapshots } from './modules/configuration/snapshot.js';
 import { EntityCatalog } from './modules/entities/catalog.js';
+import { inlineChunkWorker, threadChunkWorker } from './modules/ingestion/chunk-pool.js';
 import { IngestionService } from './modules/ingestion/service.js';
 import { type PreparedConfiguration, prepareConfiguration } from './modules/prepared-configuration.js';
 import { StatisticsService } from './modules/statistics/service.js';
@@ -24,6 +25,8 @@ export type ServiceSettings = Pick<
 > & {
   /** How often unposted journals are checked against business dates (tests shorten it). */
   postingIntervalMs?: number;
+  /** Parse and validate large chunks on worker threads (the service does; tests and the CLI do not). */
+  chunkWorkerThreads?: boolean;
 };
 
 /** Every module service, wired to one store and one clock; shared by the app, main and the CLI. */
@@ -37,6 +40,8 @@ export interface Services {
   statistics: StatisticsService;
   processor: AccountingProcessor;
   journals: JournalQueries;
+  /** Releases what the services hold besides the store (worker threads). */
+  close(): Promise<void>;
 }
 
 /** Wires the module services to their storage adapters. */
@@ -50,6 +55,7 @@ export function createServices(
   const configurationStore = createConfigurationStore(store);
   const snapshots = new ConfigurationSnapshots(configurationStore, prepareConfiguration);
   const catalog = new EntityCatalog(snapshots);
+  const chunkWorker = settings.chunkWorkerThreads === true ? threadChunkWorker() : inlineChunkWorker;
   const processingStore = createProcessingStore(store);
   const processor = new AccountingProcessor(processingStore, snapshots, clock, {
     businessDatePinned: settings.businessDate,
@@ -62,9 +68,16 @@ export function createServices(
     snapshots,
     configuration: new ConfigurationService(configurationStore, snapshots, clock),
     catalog,
-    ingestion: new IngestionService(createIngestionStore(store), catalog, clock, () => processor.wake()),
+    ingestion: new IngestionService(createIngestionStore(store), catalog, clock, {
+      chunkWorker,
+      onRecordsAwaitProcessing: () => processor.wake(),
+    }),
     statistics: new StatisticsService(createStatisticsStore(store), clock),
     processor,
     journals: new JournalQueries(processingStore),
+    close: async () => {
+      await processor.stop();
+      await chunkWorker.close();
+    },
   };
 }

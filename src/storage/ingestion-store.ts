@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { SessionRow } from '../modules/ingestion/session.js';
 import type {
@@ -8,9 +9,6 @@ import type {
 } from '../modules/ingestion/store.js';
 import type { Store } from './database.js';
 import type { Database, IngestionsTable } from './schema.js';
-
-/** Rows per multi-row statement on SQLite (each row binds 8 values; SQLite allows 32,766). */
-const SQLITE_RECORD_BATCH_ROWS = 500;
 
 function toSession(row: Selectable<IngestionsTable>): SessionRow {
   return {
@@ -59,6 +57,8 @@ function isForeignKeyViolation(error: unknown): boolean {
  */
 export function createIngestionStore(store: Store): IngestionStore {
   const { db, dialect } = store;
+  // Prepared on first use: the table exists only once migrations have run.
+  let sqliteInsertRecord: Statement | undefined;
 
   async function insertRecords(
     trx: Transaction<Database>,
@@ -75,23 +75,24 @@ export function createIngestionStore(store: Store): IngestionStore {
       );
       return;
     }
-    for (let start = 0; start < write.accepted.length; start += SQLITE_RECORD_BATCH_ROWS) {
-      const batch = write.accepted.slice(start, start + SQLITE_RECORD_BATCH_ROWS);
-      await trx
-        .insertInto('records')
-        .values(
-          batch.map((r) => ({
-            ingestion_id: write.ingestionId,
-            chunk_seq: chunkSeq,
-            record_index: r.index,
-            namespace: write.namespace,
-            entity: write.entity,
-            data: r.json,
-            processing,
-            created_at: write.at,
-          })),
-        )
-        .execute();
+    // SQLite: one prepared statement run per record. better-sqlite3 is synchronous and Kysely
+    // holds the store's only connection for this transaction, so these rows belong to it; a
+    // prepared single-row INSERT is several times faster than building multi-row statements.
+    if (store.sqlite === undefined) throw new Error('the SQLite store has no connection handle');
+    sqliteInsertRecord ??= store.sqlite.prepare(
+      'insert into records (ingestion_id, chunk_seq, record_index, namespace, entity, data, processing, created_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    for (const record of write.accepted) {
+      sqliteInsertRecord.run(
+        write.ingestionId,
+        chunkSeq,
+        record.index,
+        write.namespace,
+        write.entity,
+        record.json,
+        processing,
+        write.at,
+      );
     }
   }
 

@@ -25,7 +25,7 @@ describe('durability across a killed process', () => {
     ).body as Session;
 
     const CHUNKS = 60;
-    const RECORDS_PER_CHUNK = 200;
+    const RECORDS_PER_CHUNK = 400; // about 120 KB: large enough for the worker threads
     const sent = new Map<number, string[]>();
     const acknowledged = new Set<number>();
     let killed = false;

@@ -4,8 +4,7 @@ import { AppError, type ProblemContext, problemBody } from '../../lib/errors.js'
 import { newIngestionId } from '../../lib/ids.js';
 import { parseIsoDurationMs } from '../../lib/iso-duration.js';
 import type { EntityCatalog } from '../entities/catalog.js';
-import { validateChunk } from '../entities/record-validator.js';
-import { parseChunkBody } from './chunk-body.js';
+import { type ChunkWorker, inlineChunkWorker } from './chunk-pool.js';
 import { type SessionRow, type SessionState, type SessionView, sessionView, stateAt } from './session.js';
 import type { IngestionStore, SessionErrorRow, StoredRecord } from './store.js';
 
@@ -32,19 +31,24 @@ export class IngestionService {
   readonly #store: IngestionStore;
   readonly #catalog: EntityCatalog;
   readonly #clock: Clock;
+  readonly #chunkWorker: ChunkWorker;
   readonly #onRecordsAwaitProcessing: () => void;
 
-  /** `onRecordsAwaitProcessing` is called after a chunk stored records for the accounting engine. */
+  /**
+   * `chunkWorker` does the CPU work of a chunk (inline or on worker threads);
+   * `onRecordsAwaitProcessing` is called after a chunk stored records for the accounting engine.
+   */
   constructor(
     store: IngestionStore,
     catalog: EntityCatalog,
     clock: Clock,
-    onRecordsAwaitProcessing: () => void = () => {},
+    options: { chunkWorker?: ChunkWorker; onRecordsAwaitProcessing?: () => void } = {},
   ) {
     this.#store = store;
     this.#catalog = catalog;
     this.#clock = clock;
-    this.#onRecordsAwaitProcessing = onRecordsAwaitProcessing;
+    this.#chunkWorker = options.chunkWorker ?? inlineChunkWorker;
+    this.#onRecordsAwaitProcessing = options.onRecordsAwaitProcessing ?? (() => {});
   }
 
   /**
@@ -176,8 +180,8 @@ export class IngestionService {
       throw new AppError('session-not-found', `session ${ingestionId} no longer exists`);
     });
 
-    const chunk = parseChunkBody(input.raw);
-    const { accepted, failed } = validateChunk(entity.validator, chunk.data);
+    const chunk = await this.#chunkWorker.work(input.raw, entity);
+    const { accepted, failed } = chunk;
     const rejected = failed.length > 0 && !input.partial;
     const base = { ingestionId, chunkName: chunk.chunkName };
     const result = await this.#store.commitChunk({
@@ -187,11 +191,9 @@ export class IngestionService {
       chunkName: chunk.chunkName,
       idempotencyKey: idempotencyKey ?? null,
       bodySha256,
-      accepted: rejected
-        ? []
-        : accepted.map((record) => ({ index: record.index, json: JSON.stringify(record.value) })),
+      accepted: rejected ? [] : accepted,
       failed,
-      totalRows: chunk.data.length,
+      totalRows: chunk.totalRows,
       awaitsProcessing: entity.awaitsProcessing,
       at: now.toISOString(),
       answer: (chunkSeq) =>
@@ -200,9 +202,9 @@ export class IngestionService {
               statusCode: 400,
               body: problemBody(
                 'chunk-invalid',
-                `${failed.length} of ${chunk.data.length} records failed validation; nothing of the chunk was kept (send ?partial=true to keep the valid records)`,
+                `${failed.length} of ${chunk.totalRows} records failed validation; nothing of the chunk was kept (send ?partial=true to keep the valid records)`,
                 input.problemContext,
-                { ...base, chunkSeq, acceptedRows: 0, failedRows: chunk.data.length, errors: failed },
+                { ...base, chunkSeq, acceptedRows: 0, failedRows: chunk.totalRows, errors: failed },
               ),
             }
           : {

@@ -1,0 +1,60 @@
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { AppError } from '../../lib/errors.js';
+import type { PreparedEntity } from '../prepared-configuration.js';
+import type { ChunkWork } from './chunk-work.js';
+import { workChunk } from './chunk-work.js';
+import type { ChunkJob, ChunkJobResult } from './chunk-worker.js';
+
+/** Chunks smaller than this are worked inline: a thread hop would cost more than it saves. */
+export const CHUNK_WORKER_THRESHOLD_BYTES = 64 * 1024;
+/** Chunks waiting for a worker at most; beyond it they are worked inline (back-pressure). */
+const CHUNK_QUEUE_LENGTH_MAX = 16;
+
+/** Where the CPU work of a chunk happens. */
+export interface ChunkWorker {
+  work(raw: Buffer, entity: PreparedEntity & { revision: number }): Promise<ChunkWork>;
+  close(): Promise<void>;
+}
+
+/** Works every chunk on the calling thread (tests, the CLI, single-core machines). */
+export const inlineChunkWorker: ChunkWorker = {
+  work: async (raw, entity) => workChunk(raw, entity.validator),
+  close: async () => {},
+};
+
+/**
+ * Parses and validates large chunks on worker threads (piscina), so the event loop keeps
+ * serving requests and writing while another core does the CPU work of the next chunk
+ * (issue 4: "by using the second core"). Needs the built `chunk-worker.js` beside this file,
+ * which `npm install` makes; when it is missing (running from TypeScript sources) the pool is
+ * not used.
+ */
+export function threadChunkWorker(): ChunkWorker {
+  const filename = fileURLToPath(new URL('./chunk-worker.js', import.meta.url));
+  if (import.meta.url.endsWith('.ts')) return inlineChunkWorker;
+  const pool = new Piscina({
+    filename,
+    minThreads: 1,
+    maxThreads: Math.max(1, availableParallelism() - 1),
+    maxQueue: CHUNK_QUEUE_LENGTH_MAX,
+    idleTimeout: 60_000,
+  });
+  return {
+    async work(raw, entity) {
+      if (raw.byteLength < CHUNK_WORKER_THRESHOLD_BYTES || pool.queueSize >= CHUNK_QUEUE_LENGTH_MAX) {
+        return workChunk(raw, entity.validator);
+      }
+      const job: ChunkJob = {
+        raw,
+        entity: entity.definition,
+        validatorKey: `${entity.revision}/${entity.definition.namespace}/${entity.definition.name}`,
+      };
+      const result = (await pool.run(job)) as ChunkJobResult;
+      if (!result.ok) throw new AppError(result.code, result.detail, result.extensions);
+      return result.work;
+    },
+    close: () => pool.destroy(),
+  };
+}

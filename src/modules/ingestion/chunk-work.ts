@@ -1,0 +1,28 @@
+import type { RecordValidator } from '../entities/record-validator.js';
+import { validateChunk } from '../entities/record-validator.js';
+import { parseChunkBody } from './chunk-body.js';
+import type { FailedRecord } from './store.js';
+
+/** A chunk parsed and validated: its records ready to store, serialised, and its failures. */
+export interface ChunkWork {
+  chunkName: string | null;
+  totalRows: number;
+  accepted: { index: number; json: string }[];
+  failed: FailedRecord[];
+}
+
+/**
+ * Parses a chunk body, validates every record with the entity's compiled validator and
+ * serialises the converted records: all the CPU work of a chunk, with no I/O, so that it can
+ * run on a worker thread (ADR 0010). Errors: `malformed-json`, `validation-failed` (AppError).
+ */
+export function workChunk(raw: Uint8Array, validator: RecordValidator): ChunkWork {
+  const chunk = parseChunkBody(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength));
+  const { accepted, failed } = validateChunk(validator, chunk.data);
+  return {
+    chunkName: chunk.chunkName,
+    totalRows: chunk.data.length,
+    accepted: accepted.map((record) => ({ index: record.index, json: JSON.stringify(record.value) })),
+    failed,
+  };
+}
