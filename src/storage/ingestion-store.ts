@@ -1,4 +1,3 @@
-import type { Statement } from 'better-sqlite3';
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { SessionRow } from '../modules/ingestion/session.js';
 import type {
@@ -7,8 +6,20 @@ import type {
   IngestionStore,
   StoredChunkAnswer,
 } from '../modules/ingestion/store.js';
+import { type BulkColumn, createBulkInsert } from './bulk-insert.js';
 import type { Store } from './database.js';
 import type { Database, IngestionsTable } from './schema.js';
+
+const RECORD_COLUMNS: readonly BulkColumn[] = [
+  { name: 'ingestion_id', pgType: 'text' },
+  { name: 'chunk_seq', pgType: 'bigint' },
+  { name: 'record_index', pgType: 'int' },
+  { name: 'namespace', pgType: 'text' },
+  { name: 'entity', pgType: 'text' },
+  { name: 'data', pgType: 'text' },
+  { name: 'processing', pgType: 'int' },
+  { name: 'created_at', pgType: 'text' },
+];
 
 function toSession(row: Selectable<IngestionsTable>): SessionRow {
   return {
@@ -56,9 +67,8 @@ function isForeignKeyViolation(error: unknown): boolean {
  * `unnest` arrays; SQLite: multi-row VALUES batches).
  */
 export function createIngestionStore(store: Store): IngestionStore {
-  const { db, dialect } = store;
-  // Prepared on first use: the table exists only once migrations have run.
-  let sqliteInsertRecord: Statement | undefined;
+  const { db } = store;
+  const bulkInsert = createBulkInsert(store);
 
   async function insertRecords(
     trx: Transaction<Database>,
@@ -66,24 +76,11 @@ export function createIngestionStore(store: Store): IngestionStore {
     chunkSeq: number,
   ): Promise<void> {
     const processing = write.awaitsProcessing ? 1 : 0;
-    if (write.accepted.length === 0) return;
-    if (dialect === 'postgres') {
-      await sql`insert into records (ingestion_id, chunk_seq, record_index, namespace, entity, data, processing, created_at)
-        select ${write.ingestionId}, ${chunkSeq}, r.idx, ${write.namespace}, ${write.entity}, r.data, ${processing}, ${write.at}
-        from unnest(${write.accepted.map((r) => r.index)}::int[], ${write.accepted.map((r) => r.json)}::text[]) as r(idx, data)`.execute(
-        trx,
-      );
-      return;
-    }
-    // SQLite: one prepared statement run per record. better-sqlite3 is synchronous and Kysely
-    // holds the store's only connection for this transaction, so these rows belong to it; a
-    // prepared single-row INSERT is several times faster than building multi-row statements.
-    if (store.sqlite === undefined) throw new Error('the SQLite store has no connection handle');
-    sqliteInsertRecord ??= store.sqlite.prepare(
-      'insert into records (ingestion_id, chunk_seq, record_index, namespace, entity, data, processing, created_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
-    );
-    for (const record of write.accepted) {
-      sqliteInsertRecord.run(
+    await bulkInsert(
+      trx,
+      'records',
+      RECORD_COLUMNS,
+      write.accepted.map((record) => [
         write.ingestionId,
         chunkSeq,
         record.index,
@@ -92,8 +89,8 @@ export function createIngestionStore(store: Store): IngestionStore {
         record.json,
         processing,
         write.at,
-      );
-    }
+      ]),
+    );
   }
 
   async function findChunkAnswer(

@@ -6,27 +6,12 @@ import type {
   ProcessingStore,
   StoredJournal,
 } from '../modules/accounting/store.js';
+import { type BulkColumn, createBulkInsert } from './bulk-insert.js';
 import type { Store } from './database.js';
 import type { Database, JournalsTable } from './schema.js';
 
 /** Candidate chunks looked at per claim; others' locked chunks are skipped. */
 const CLAIM_CANDIDATES_MAX = 16;
-/** Rows per multi-row insert (SQLite binds at most 32,766 values per statement). */
-const INSERT_BATCH_ROWS = 500;
-
-async function insertBatched<T extends keyof Database>(
-  trx: Transaction<Database>,
-  table: T,
-  rows: Record<string, unknown>[],
-): Promise<void> {
-  for (let start = 0; start < rows.length; start += INSERT_BATCH_ROWS) {
-    await trx
-      .insertInto(table)
-      .values(rows.slice(start, start + INSERT_BATCH_ROWS) as never)
-      .execute();
-  }
-}
-
 /** A node's field values as JSON with sorted keys: equal nodes, equal text (for grouping). */
 function canonicalNodeJson(node: Readonly<Record<string, string>>): string {
   return JSON.stringify(
@@ -34,23 +19,62 @@ function canonicalNodeJson(node: Readonly<Record<string, string>>): string {
   );
 }
 
-function journalRow(recordId: number, draft: JournalDraft, at: string) {
-  return {
-    journal_id: draft.journalId,
-    ingestion_id: draft.ingestionId,
-    record_id: recordId,
-    core_date: draft.coreDate,
-    original_core_date: draft.originalCoreDate ?? null,
-    journal_type: draft.journalType,
-    accounting_config: draft.accountingConfig,
-    node: canonicalNodeJson(draft.node),
-    posted: draft.status === 'posted' ? 1 : 0,
-    reverses: draft.reverses ?? null,
-    reversed_by: draft.reversedBy ?? null,
-    origin_journal_id: draft.originJournalId ?? null,
-    line_count: draft.lines.length,
-    created_at: at,
-  };
+const JOURNAL_COLUMNS: readonly BulkColumn[] = [
+  { name: 'journal_id', pgType: 'text' },
+  { name: 'ingestion_id', pgType: 'text' },
+  { name: 'record_id', pgType: 'bigint' },
+  { name: 'core_date', pgType: 'text' },
+  { name: 'original_core_date', pgType: 'text' },
+  { name: 'journal_type', pgType: 'text' },
+  { name: 'accounting_config', pgType: 'text' },
+  { name: 'node', pgType: 'text' },
+  { name: 'posted', pgType: 'int' },
+  { name: 'reverses', pgType: 'text' },
+  { name: 'reversed_by', pgType: 'text' },
+  { name: 'origin_journal_id', pgType: 'text' },
+  { name: 'line_count', pgType: 'int' },
+  { name: 'created_at', pgType: 'text' },
+];
+
+const LINE_COLUMNS: readonly BulkColumn[] = [
+  { name: 'line_id', pgType: 'text' },
+  { name: 'journal_id', pgType: 'text' },
+  { name: 'line_no', pgType: 'int' },
+  { name: 'account', pgType: 'text' },
+  { name: 'amount', pgType: 'numeric' },
+  { name: 'currency', pgType: 'text' },
+  { name: 'record', pgType: 'text' },
+];
+
+const ERROR_COLUMNS: readonly BulkColumn[] = [
+  { name: 'ingestion_id', pgType: 'text' },
+  { name: 'record_id', pgType: 'bigint' },
+  { name: 'namespace', pgType: 'text' },
+  { name: 'entity', pgType: 'text' },
+  { name: 'code', pgType: 'text' },
+  { name: 'message', pgType: 'text' },
+  { name: 'record', pgType: 'text' },
+  { name: 'created_at', pgType: 'text' },
+];
+
+/** A journal row in the order of JOURNAL_COLUMNS. */
+function journalRow(recordId: number, draft: JournalDraft, at: string): unknown[] {
+  return [
+    draft.journalId,
+    draft.ingestionId,
+    recordId,
+    draft.coreDate,
+    draft.originalCoreDate ?? null,
+    draft.journalType,
+    draft.accountingConfig,
+    canonicalNodeJson(draft.node),
+    draft.status === 'posted' ? 1 : 0,
+    draft.reverses ?? null,
+    draft.reversedBy ?? null,
+    draft.originJournalId ?? null,
+    draft.lines.length,
+    at,
+  ];
 }
 
 function toJournal(row: Selectable<JournalsTable>, lines: StoredJournal['lines']): StoredJournal {
@@ -77,6 +101,7 @@ function toJournal(row: Selectable<JournalsTable>, lines: StoredJournal['lines']
  */
 export function createProcessingStore(store: Store): ProcessingStore {
   const { db, dialect } = store;
+  const bulkInsert = createBulkInsert(store);
 
   async function claim(trx: Transaction<Database>): Promise<ClaimedChunk | undefined> {
     const candidates = await trx
@@ -142,39 +167,42 @@ export function createProcessingStore(store: Store): ProcessingStore {
     outcome: ChunkOutcome,
   ): Promise<void> {
     const at = new Date().toISOString();
-    await insertBatched(
+    await bulkInsert(
       trx,
       'journals',
+      JOURNAL_COLUMNS,
       outcome.journals.map(({ recordId, draft }) => journalRow(recordId, draft, at)),
     );
-    await insertBatched(
+    await bulkInsert(
       trx,
       'journal_lines',
+      LINE_COLUMNS,
       outcome.journals.flatMap(({ draft }) =>
-        draft.lines.map((line) => ({
-          line_id: line.lineId,
-          journal_id: draft.journalId,
-          line_no: line.lineNo,
-          account: line.account,
-          amount: line.amount,
-          currency: line.currency,
-          record: JSON.stringify(line.record),
-        })),
+        draft.lines.map((line) => [
+          line.lineId,
+          draft.journalId,
+          line.lineNo,
+          line.account,
+          line.amount,
+          line.currency,
+          JSON.stringify(line.record),
+        ]),
       ),
     );
-    await insertBatched(
+    await bulkInsert(
       trx,
       'processing_errors',
-      outcome.errors.map((e) => ({
-        ingestion_id: chunk.ingestionId,
-        record_id: e.recordId,
-        namespace: chunk.namespace,
-        entity: chunk.entity,
-        code: e.code,
-        message: e.message,
-        record: JSON.stringify(e.record),
-        created_at: at,
-      })),
+      ERROR_COLUMNS,
+      outcome.errors.map((e) => [
+        chunk.ingestionId,
+        e.recordId,
+        chunk.namespace,
+        chunk.entity,
+        e.code,
+        e.message,
+        JSON.stringify(e.record),
+        at,
+      ]),
     );
     await trx
       .updateTable('records')
