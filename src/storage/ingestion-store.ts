@@ -21,6 +21,15 @@ const RECORD_COLUMNS: readonly BulkColumn[] = [
   { name: 'created_at', pgType: 'text' },
 ];
 
+const RECORD_ERROR_COLUMNS: readonly BulkColumn[] = [
+  { name: 'ingestion_id', pgType: 'text' },
+  { name: 'chunk_seq', pgType: 'bigint' },
+  { name: 'record_index', pgType: 'int' },
+  { name: 'record', pgType: 'text' },
+  { name: 'errors', pgType: 'text' },
+  { name: 'created_at', pgType: 'text' },
+];
+
 function toSession(row: Selectable<IngestionsTable>): SessionRow {
   return {
     ingestionId: row.ingestion_id,
@@ -63,8 +72,8 @@ function isForeignKeyViolation(error: unknown): boolean {
  * The ingestion port over Kysely. A chunk takes its sequence number in a statement of its
  * own, then writes chunk, records and errors, and adds to the session's counters last, so the
  * session row is locked only for the end of each chunk's transaction and parallel chunks of
- * one session overlap on PostgreSQL. Records go in as one statement per chunk (PostgreSQL:
- * `unnest` arrays; SQLite: multi-row VALUES batches).
+ * one session overlap on PostgreSQL. Records and errors go in through the bulk-insert path
+ * (`bulk-insert.ts`).
  */
 export function createIngestionStore(store: Store): IngestionStore {
   const { db } = store;
@@ -237,21 +246,19 @@ export function createIngestionStore(store: Store): IngestionStore {
             })
             .execute();
           await insertRecords(trx, write, chunkSeq);
-          if (write.failed.length > 0) {
-            await trx
-              .insertInto('record_errors')
-              .values(
-                write.failed.map((f) => ({
-                  ingestion_id: write.ingestionId,
-                  chunk_seq: chunkSeq,
-                  record_index: f.index,
-                  record: JSON.stringify(f.record) ?? 'null',
-                  errors: JSON.stringify(f.errors),
-                  created_at: write.at,
-                })),
-              )
-              .execute();
-          }
+          await bulkInsert(
+            trx,
+            'record_errors',
+            RECORD_ERROR_COLUMNS,
+            write.failed.map((f) => [
+              write.ingestionId,
+              chunkSeq,
+              f.index,
+              JSON.stringify(f.record) ?? 'null',
+              JSON.stringify(f.errors),
+              write.at,
+            ]),
+          );
           const counted = await trx
             .updateTable('ingestions')
             .set((eb) => ({
@@ -329,10 +336,11 @@ export function createIngestionStore(store: Store): IngestionStore {
       const processing =
         rest > 0
           ? await db
-              .selectFrom('processing_errors')
-              .selectAll()
-              .where('ingestion_id', '=', ingestionId)
-              .orderBy('id')
+              .selectFrom('processing_errors as e')
+              .innerJoin('records as r', 'r.record_id', 'e.record_id')
+              .select(['e.code', 'e.message', 'e.record', 'e.created_at', 'r.chunk_seq', 'r.record_index'])
+              .where('e.ingestion_id', '=', ingestionId)
+              .orderBy('e.id')
               .limit(rest)
               .offset(Math.max(0, offset - validationTotal))
               .execute()
@@ -349,8 +357,8 @@ export function createIngestionStore(store: Store): IngestionStore {
           })),
           ...processing.map((r) => ({
             kind: 'processing' as const,
-            chunkSeq: null,
-            index: null,
+            chunkSeq: Number(r.chunk_seq),
+            index: r.record_index,
             record: r.record,
             errors: [{ field: '', code: r.code, message: r.message }],
             at: r.created_at,

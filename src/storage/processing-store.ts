@@ -1,11 +1,13 @@
 import { type Selectable, sql, type Transaction } from 'kysely';
 import type { JournalDraft } from '../modules/accounting/journal-draft.js';
-import type {
-  ChunkOutcome,
-  ClaimedChunk,
-  ProcessingStore,
-  StoredJournal,
+import {
+  type ChunkOutcome,
+  type ClaimedChunk,
+  type ProcessingStore,
+  STALE_CONFIGURATION,
+  type StoredJournal,
 } from '../modules/accounting/store.js';
+import { JOURNAL_ENTITY_NAME } from '../modules/entities/entity.js';
 import { type BulkColumn, createBulkInsert } from './bulk-insert.js';
 import type { Store } from './database.js';
 import type { Database, JournalsTable } from './schema.js';
@@ -104,18 +106,16 @@ export function createProcessingStore(store: Store): ProcessingStore {
   const bulkInsert = createBulkInsert(store);
 
   async function claim(trx: Transaction<Database>): Promise<ClaimedChunk | undefined> {
+    // The oldest chunks with records waiting, one row per chunk.
     const candidates = await trx
       .selectFrom('records')
-      .select(['ingestion_id', 'chunk_seq'])
+      .select((eb) => ['ingestion_id', 'chunk_seq', eb.fn.min('record_id').as('first_record_id')])
       .where('processing', '=', 1)
-      .orderBy('record_id')
+      .groupBy(['ingestion_id', 'chunk_seq'])
+      .orderBy('first_record_id')
       .limit(CLAIM_CANDIDATES_MAX)
       .execute();
-    const seen = new Set<string>();
     for (const candidate of candidates) {
-      const key = `${candidate.ingestion_id}/${candidate.chunk_seq}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
       const lockQuery = trx
         .selectFrom('chunks')
         .select('chunk_seq')
@@ -136,6 +136,16 @@ export function createProcessingStore(store: Store): ProcessingStore {
         .execute();
       const first = records[0];
       if (first === undefined) continue;
+      if (dialect === 'postgres' && first.entity === JOURNAL_ENTITY_NAME) {
+        // Journal lines of one session are processed one chunk at a time, so each chunk sees the
+        // origin journal ids of the chunks before it (accounting.md 5: no split journals).
+        await trx
+          .selectFrom('ingestions')
+          .select('ingestion_id')
+          .where('ingestion_id', '=', candidate.ingestion_id)
+          .forUpdate()
+          .execute();
+      }
       const origins = await trx
         .selectFrom('journals')
         .select('origin_journal_id')
@@ -165,8 +175,8 @@ export function createProcessingStore(store: Store): ProcessingStore {
     trx: Transaction<Database>,
     chunk: ClaimedChunk,
     outcome: ChunkOutcome,
+    at: string,
   ): Promise<void> {
-    const at = new Date().toISOString();
     await bulkInsert(
       trx,
       'journals',
@@ -249,11 +259,19 @@ export function createProcessingStore(store: Store): ProcessingStore {
   }
 
   return {
-    async processNextChunk(work) {
+    async processNextChunk(revision, at, work) {
       return db.transaction().execute(async (trx) => {
         const chunk = await claim(trx);
         if (chunk === undefined) return 0;
-        await write(trx, chunk, work(chunk));
+        // The chunk belongs to the configuration stored now (an upload wipes older sessions);
+        // if the caller prepared another revision, it must not process this chunk with it.
+        const current = await trx
+          .selectFrom('configuration')
+          .select('revision')
+          .where('id', '=', 1)
+          .executeTakeFirst();
+        if (Number(current?.revision ?? 0) !== revision) return STALE_CONFIGURATION;
+        await write(trx, chunk, work(chunk), at);
         return chunk.records.length;
       });
     },

@@ -409,6 +409,55 @@ describe('ingestion sessions and chunks (contract 4)', () => {
       expect(await session(ingestionId)).toMatchObject({ chunks: 0, totalRows: 0 });
     });
 
+    it('lists thousands of failed records without a server error, and caps the records of a chunk', async () => {
+      const { ingestionId } = await open();
+      const empties = Array.from({ length: 6_000 }, () => ({}));
+      const rejected = await send(ingestionId, { data: empties }, { query: '?partial=true' });
+      expect(rejected.statusCode).toBe(201);
+      expect(rejected.json()).toMatchObject({ acceptedRows: 0, failedRows: 6_000 });
+      expect(rejected.json().errors).toHaveLength(6_000);
+      const tooMany = await send(ingestionId, { data: Array.from({ length: 20_001 }, () => ({})) });
+      expect(tooMany.statusCode).toBe(400);
+      expect(tooMany.json().errors).toEqual([
+        { path: '/data', message: expect.stringContaining('at most 20000 records') },
+      ]);
+    });
+
+    it('counts API calls of a session: its creation, every chunk it took and its close', async () => {
+      const before = (
+        await t.call(writer, {
+          method: 'GET',
+          url: '/api/v1/statistics/operational-dashboard/ingestion-metrics',
+        })
+      ).json();
+      const { ingestionId } = await open();
+      await send(ingestionId, { data: [loanRecord(1)] });
+      await send(ingestionId, { data: [loanRecord(2, { amount: 'x' })] });
+      await close(ingestionId);
+      const after = (
+        await t.call(writer, {
+          method: 'GET',
+          url: '/api/v1/statistics/operational-dashboard/ingestion-metrics',
+        })
+      ).json();
+      expect(after.apiCalls - before.apiCalls).toBe(4);
+      expect(after.chunks - before.chunks).toBe(2);
+      expect(after.ingestions - before.ingestions).toBe(1);
+      expect(after.totalRows - before.totalRows).toBe(2);
+      const future = (
+        await t.call(writer, {
+          method: 'GET',
+          url: '/api/v1/statistics/operational-dashboard/ingestion-metrics?from=2999-01-01',
+        })
+      ).json();
+      expect(future.ingestions).toBe(0);
+      const bad = await t.call(writer, {
+        method: 'GET',
+        url: '/api/v1/statistics/operational-dashboard/ingestion-metrics?from=yesterday',
+      });
+      expect(bad.statusCode).toBe(400);
+    });
+
     it('replays a repeated Idempotency-Key with the same body and refuses it with another body', async () => {
       const { ingestionId } = await open();
       const body = { chunkName: 'retry', data: loanRecords(2) };

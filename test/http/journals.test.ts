@@ -190,6 +190,12 @@ describe('processing and the journals API (business date pinned to Friday 2026-1
         (e: { kind: string; errors: { code: string }[] }) => `${e.kind}:${e.errors[0]?.code}`,
       ),
     ).toEqual(['processing:unknown-event-type', 'processing:unknown-node']);
+    expect(sessionErrors.data.map((e: { chunkSeq: number; index: number }) => [e.chunkSeq, e.index])).toEqual(
+      [
+        [1, 0],
+        [1, 1],
+      ],
+    );
     const metrics = await get('/api/v1/statistics/operational-dashboard/journal-metrics');
     expect(metrics.errors).toBeGreaterThanOrEqual(2);
   });

@@ -340,3 +340,35 @@ describe('token lifetimes', () => {
     expect(await t.services.tokens.purgeExpired()).toBe(0);
   });
 });
+
+describe('bootstrap credential (contract section 1)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t?.close());
+
+  it('is made with its owner when missing, kept when valid, and renewed when revoked or expired', async () => {
+    const { accounts, tokens } = t.services;
+    await accounts.ensureCredential('lfc_boot', 'lfs_boot-secret', 'boot@example.test');
+    expect(
+      (await tokens.clientCredentialsGrant({ clientId: 'lfc_boot', clientSecret: 'lfs_boot-secret' }))
+        .token_type,
+    ).toBe('Bearer');
+    await accounts.revokeCredential('lfc_boot');
+    await accounts.ensureCredential('lfc_boot', 'lfs_boot-secret', 'boot@example.test');
+    expect(
+      (await tokens.clientCredentialsGrant({ clientId: 'lfc_boot', clientSecret: 'lfs_boot-secret' }))
+        .token_type,
+    ).toBe('Bearer');
+    t.clock.advance(3651 * 24 * 3600 * 1000);
+    await expect(
+      tokens.clientCredentialsGrant({ clientId: 'lfc_boot', clientSecret: 'lfs_boot-secret' }),
+    ).rejects.toMatchObject({ error: 'invalid_client' });
+    await accounts.ensureCredential('lfc_boot', 'lfs_boot-secret', 'boot@example.test');
+    expect(
+      (await tokens.clientCredentialsGrant({ clientId: 'lfc_boot', clientSecret: 'lfs_boot-secret' }))
+        .token_type,
+    ).toBe('Bearer');
+  });
+});

@@ -218,8 +218,8 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
           200: Page(
             Type.Object({
               kind: Type.Union([Type.Literal('validation'), Type.Literal('processing')]),
-              chunkSeq: Type.Union([Type.Integer(), Type.Null()]),
-              index: Type.Union([Type.Integer(), Type.Null()]),
+              chunkSeq: Type.Integer(),
+              index: Type.Integer({ description: 'Position of the record in its chunk, from 0.' }),
               record: Type.Unknown(),
               errors: Type.Array(FieldError),
               at: Type.String({ format: 'date-time' }),

@@ -5,7 +5,7 @@ import { JOURNAL_ENTITY_NAME } from '../entities/entity.js';
 import type { PreparedConfiguration } from '../prepared-configuration.js';
 import { nodeBusinessDate, processBusinessEvent, processJournalLines } from './engine.js';
 import type { ProcessingContext } from './journal-draft.js';
-import type { ChunkOutcome, ClaimedChunk, ProcessingStore } from './store.js';
+import { type ChunkOutcome, type ClaimedChunk, type ProcessingStore, STALE_CONFIGURATION } from './store.js';
 
 /** How often an idle processor looks for records stored by other instances. */
 export const PROCESSING_POLL_INTERVAL_MS = 250;
@@ -153,9 +153,13 @@ export class AccountingProcessor {
         newId: randomUUID,
         ...(this.#businessDatePinned === undefined ? {} : { businessDatePinned: this.#businessDatePinned }),
       };
-      const processed = await this.#store.processNextChunk((chunk) =>
-        processChunk(prepared, chunk, { ...ctx, ingestionId: chunk.ingestionId }),
+      const processed = await this.#store.processNextChunk(
+        prepared.revision,
+        ctx.now.toISOString(),
+        (chunk) => processChunk(prepared, chunk, { ...ctx, ingestionId: chunk.ingestionId }),
       );
+      // A new configuration was stored since the snapshot: take it and try again.
+      if (processed === STALE_CONFIGURATION) continue;
       if (processed === 0) return total;
       total += processed;
     }

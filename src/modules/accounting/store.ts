@@ -1,5 +1,8 @@
 import type { JournalDraft } from './journal-draft.js';
 
+/** What `processNextChunk` returns when the configuration changed under the caller. */
+export const STALE_CONFIGURATION = -1;
+
 /** Records of one chunk claimed for processing, in arrival order. */
 export interface ClaimedChunk {
   ingestionId: string;
@@ -74,7 +77,16 @@ export interface ProcessingErrorRow {
  * or written twice (accounting.md 7).
  */
 export interface ProcessingStore {
-  processNextChunk(work: (chunk: ClaimedChunk) => ChunkOutcome): Promise<number>;
+  /**
+   * Processes the next waiting chunk with `work`, prepared from configuration `revision`;
+   * results are stamped `at`. Returns the records processed, 0 when none waits, or
+   * STALE_CONFIGURATION when the stored configuration is no longer `revision` (nothing written).
+   */
+  processNextChunk(
+    revision: number,
+    at: string,
+    work: (chunk: ClaimedChunk) => ChunkOutcome,
+  ): Promise<number>;
   /** Marks unposted journals of a node posted when their core date is on or before `businessDate`. */
   postDue(node: Readonly<Record<string, string>>, businessDate: string): Promise<number>;
   /** The nodes (field values) that have unposted journals. */

@@ -156,13 +156,25 @@ export class Accounts {
 
   /**
    * Makes sure a credential with exactly this id and secret exists, owned by `ownerEmail`
-   * (BOOTSTRAP_CLIENT_ID / BOOTSTRAP_CLIENT_SECRET, contract section 1). It is re-hashed only
-   * when missing or when the secret changed.
+   * (BOOTSTRAP_CLIENT_ID / BOOTSTRAP_CLIENT_SECRET, contract section 1), valid and not revoked:
+   * it is written again when missing, revoked, expired, owned by someone else or when the secret
+   * changed, and its owner is created as an administrator when missing.
    */
   async ensureCredential(clientId: string, clientSecret: string, ownerEmail: string): Promise<void> {
     const existing = await this.#store.findCredential(clientId);
-    if (existing !== undefined && existing.revokedAt === null && existing.ownerEmail === ownerEmail) {
-      if (await verifySecret(clientSecret, existing.secretHash)) return;
+    const usable =
+      existing !== undefined &&
+      existing.revokedAt === null &&
+      existing.ownerEmail === ownerEmail &&
+      Date.parse(existing.expiresAt) > this.#clock.now().getTime();
+    if (usable && (await verifySecret(clientSecret, existing.secretHash))) return;
+    if ((await this.#store.findUser(ownerEmail)) === undefined) {
+      // The store was first started with another ADMIN_EMAIL: the bootstrap owner is made here.
+      await this.createUser({ email: ownerEmail, displayName: 'Administrator', roles: ['admin'] }).catch(
+        (error: unknown) => {
+          if (!(error instanceof AppError && error.code === 'conflict')) throw error;
+        },
+      );
     }
     await this.#saveCredential(clientId, clientSecret, ownerEmail, 'bootstrap', CREDENTIAL_EXPIRY_DAYS_MAX);
   }

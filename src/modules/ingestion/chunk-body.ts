@@ -3,6 +3,11 @@ import { AppError } from '../../lib/errors.js';
 /** A chunk as sent (seed 2.3, contract 4.2): at most 1 MiB of JSON. */
 export const CHUNK_BODY_BYTES_MAX = 1024 * 1024;
 export const CHUNK_NAME_LENGTH_MAX = 200;
+/**
+ * Records one chunk may carry. 1 MiB of real records is a few thousand; the cap bounds the
+ * answer of a chunk of tiny invalid records, which lists every failed record with its errors.
+ */
+export const CHUNK_RECORDS_MAX = 20_000;
 
 export interface ChunkBody {
   chunkName: string | null;
@@ -30,8 +35,14 @@ export function parseChunkBody(raw: Buffer | string): ChunkBody {
     if (key !== 'data' && key !== 'chunkName')
       errors.push({ path: `/${key}`, message: 'is not a known member' });
   }
-  if (!Array.isArray(record.data))
+  if (!Array.isArray(record.data)) {
     errors.push({ path: '/data', message: record.data === undefined ? 'is required' : 'must be an array' });
+  } else if (record.data.length > CHUNK_RECORDS_MAX) {
+    errors.push({
+      path: '/data',
+      message: `must have at most ${CHUNK_RECORDS_MAX} records; split the chunk`,
+    });
+  }
   const name = record.chunkName;
   if (
     name !== undefined &&

@@ -57,8 +57,8 @@ export interface StoredRecord {
 
 export interface SessionErrorRow {
   kind: 'validation' | 'processing';
-  chunkSeq: number | null;
-  index: number | null;
+  chunkSeq: number;
+  index: number;
   record: string;
   errors: FieldErrorView[];
   at: string;
