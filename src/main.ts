@@ -20,6 +20,8 @@ export const LOG_REDACT_PATHS = [
   'password',
 ];
 
+/** Longest a graceful stop may take before the process exits anyway. */
+const SHUTDOWN_TIMEOUT_MS = 30_000;
 /** How often tokens that expired more than a day ago are deleted. */
 const TOKEN_PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
@@ -84,6 +86,11 @@ async function main(): Promise<void> {
     stopping = true;
     clearInterval(purge);
     logger.info({ signal }, 'stopping: no new connections, finishing requests in flight');
+    // A request or a database call that never ends must not keep the process from stopping.
+    setTimeout(() => {
+      logger.error({ timeoutMs: SHUTDOWN_TIMEOUT_MS }, 'could not stop in time; exiting');
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS).unref();
     // app.close stops accepting, waits for requests in flight, then runs the onClose hooks.
     app
       .close()
