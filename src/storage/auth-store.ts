@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { AuthStore, CredentialRow, TokenRow, UserRow } from '../modules/auth/store.js';
+import { countRows } from './count.js';
 import type { CredentialsTable, Database, OAuthTokensTable, UsersTable } from './schema.js';
 
 function toUser(row: Selectable<UsersTable>): UserRow {
@@ -67,11 +68,8 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
         .limit(limit)
         .offset(page * limit)
         .execute();
-      const { total } = await db
-        .selectFrom('users')
-        .select((eb) => eb.fn.countAll<number>().as('total'))
-        .executeTakeFirstOrThrow();
-      return { rows: rows.map(toUser), total: Number(total) };
+      const total = await countRows(db.selectFrom('users'));
+      return { rows: rows.map(toUser), total };
     },
 
     async insertUser(user) {
@@ -103,10 +101,7 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
     },
 
     async countUsers() {
-      const { total } = await db
-        .selectFrom('users')
-        .select((eb) => eb.fn.countAll<number>().as('total'))
-        .executeTakeFirstOrThrow();
+      const total = await countRows(db.selectFrom('users'));
       return Number(total);
     },
 
@@ -152,11 +147,8 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
         .limit(limit)
         .offset(page * limit)
         .execute();
-      const { total } = await db
-        .selectFrom('credentials')
-        .select((eb) => eb.fn.countAll<number>().as('total'))
-        .executeTakeFirstOrThrow();
-      return { rows: rows.map(toCredential), total: Number(total) };
+      const total = await countRows(db.selectFrom('credentials'));
+      return { rows: rows.map(toCredential), total };
     },
 
     async revokeCredential(clientId, at) {

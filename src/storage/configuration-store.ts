@@ -1,6 +1,7 @@
 import { emptyConfiguration } from '../modules/configuration/document.js';
 import { CONFIGURATION_FORMAT_VERSION, type Configuration } from '../modules/configuration/model.js';
 import type { AuditEntry, ConfigurationStore } from '../modules/configuration/store.js';
+import { countRows } from './count.js';
 import type { Store } from './database.js';
 
 /** The single row that holds the configuration document. */
@@ -109,10 +110,7 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
         .limit(limit)
         .offset(page * limit)
         .execute();
-      const { total } = await db
-        .selectFrom('audit_log')
-        .select((eb) => eb.fn.countAll<number>().as('total'))
-        .executeTakeFirstOrThrow();
+      const total = await countRows(db.selectFrom('audit_log'));
       return {
         rows: rows.map(
           (row): AuditEntry => ({
@@ -125,7 +123,7 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
             sections: JSON.parse(row.sections) as Record<string, number>,
           }),
         ),
-        total: Number(total),
+        total,
       };
     },
   };

@@ -7,6 +7,7 @@ import type {
   StoredChunkAnswer,
 } from '../modules/ingestion/store.js';
 import { type BulkColumn, createBulkInsert } from './bulk-insert.js';
+import { countRows } from './count.js';
 import type { Store } from './database.js';
 import type { Database, IngestionsTable } from './schema.js';
 
@@ -174,10 +175,8 @@ export function createIngestionStore(store: Store): IngestionStore {
         .limit(limit)
         .offset(page * limit)
         .execute();
-      const { total } = await query
-        .select((eb) => eb.fn.countAll<number>().as('total'))
-        .executeTakeFirstOrThrow();
-      return { rows: rows.map(toSession), total: Number(total) };
+      const total = await countRows(query);
+      return { rows: rows.map(toSession), total };
     },
 
     async touchOpenSession(ingestionId, nowMs, at) {
@@ -295,9 +294,7 @@ export function createIngestionStore(store: Store): IngestionStore {
         .limit(limit)
         .offset(page * limit)
         .execute();
-      const { total } = await query
-        .select((eb) => eb.fn.countAll<number>().as('total'))
-        .executeTakeFirstOrThrow();
+      const total = await countRows(query);
       return {
         rows: rows.map((r) => ({
           recordId: Number(r.record_id),
@@ -306,21 +303,13 @@ export function createIngestionStore(store: Store): IngestionStore {
           index: r.record_index,
           data: r.data,
         })),
-        total: Number(total),
+        total,
       };
     },
 
     async listErrors(ingestionId, page, limit) {
-      const count = async (table: 'record_errors' | 'processing_errors') =>
-        Number(
-          (
-            await db
-              .selectFrom(table)
-              .where('ingestion_id', '=', ingestionId)
-              .select((eb) => eb.fn.countAll<number>().as('total'))
-              .executeTakeFirstOrThrow()
-          ).total,
-        );
+      const count = (table: 'record_errors' | 'processing_errors') =>
+        countRows(db.selectFrom(table).where('ingestion_id', '=', ingestionId));
       const validationTotal = await count('record_errors');
       const processingTotal = await count('processing_errors');
       const offset = page * limit;

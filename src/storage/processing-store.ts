@@ -9,6 +9,7 @@ import {
 } from '../modules/accounting/store.js';
 import { JOURNAL_ENTITY_NAME } from '../modules/entities/entity.js';
 import { type BulkColumn, createBulkInsert } from './bulk-insert.js';
+import { countRows } from './count.js';
 import type { Store } from './database.js';
 import type { Database, JournalsTable } from './schema.js';
 
@@ -313,10 +314,8 @@ export function createProcessingStore(store: Store): ProcessingStore {
         .limit(limit)
         .offset(page * limit)
         .execute();
-      const { total } = await query
-        .select((eb) => eb.fn.countAll<number>().as('total'))
-        .executeTakeFirstOrThrow();
-      return { rows: await journalsWithLines(rows), total: Number(total) };
+      const total = await countRows(query);
+      return { rows: await journalsWithLines(rows), total };
     },
 
     async findJournal(journalId) {
@@ -367,9 +366,7 @@ export function createProcessingStore(store: Store): ProcessingStore {
         .limit(limit)
         .offset(page * limit)
         .execute();
-      const { total } = await query
-        .select((eb) => eb.fn.countAll<number>().as('total'))
-        .executeTakeFirstOrThrow();
+      const total = await countRows(query);
       return {
         rows: rows.map((r) => ({
           ingestionId: r.ingestion_id,
@@ -380,7 +377,7 @@ export function createProcessingStore(store: Store): ProcessingStore {
           record: JSON.parse(r.record) as Record<string, unknown>,
           at: r.created_at,
         })),
-        total: Number(total),
+        total,
       };
     },
   };

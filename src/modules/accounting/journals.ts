@@ -11,20 +11,8 @@ import type {
 /** A journal line as the API gives it: the record keyed by journal definition field names, plus `drCr`. */
 export type JournalLineView = Record<string, unknown> & { drCr: 'DR' | 'CR' };
 
-/** A journal as the API gives it (contract 6). */
-export interface JournalView {
-  journalId: string;
-  status: 'posted' | 'unposted';
-  coreDate: string;
-  originalCoreDate: string | null;
-  journalType: string;
-  accountingConfig: string;
-  ingestionId: string;
-  reverses: string | null;
-  reversedBy: string | null;
-  node: Record<string, string>;
-  lines: JournalLineView[];
-}
+/** A journal as the API gives it (contract 6): as stored, with lines as records plus `drCr`. */
+export type JournalView = Omit<StoredJournal, 'lines'> & { lines: JournalLineView[] };
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -40,16 +28,7 @@ function checkDate(name: string, value: string | undefined): void {
 
 function view(journal: StoredJournal): JournalView {
   return {
-    journalId: journal.journalId,
-    status: journal.status,
-    coreDate: journal.coreDate,
-    originalCoreDate: journal.originalCoreDate,
-    journalType: journal.journalType,
-    accountingConfig: journal.accountingConfig,
-    ingestionId: journal.ingestionId,
-    reverses: journal.reverses,
-    reversedBy: journal.reversedBy,
-    node: journal.node,
+    ...journal,
     // Debit lines are positive, credit lines negative (accounting.md 2).
     lines: journal.lines.map((line) => ({ ...line.record, drCr: line.amount.startsWith('-') ? 'CR' : 'DR' })),
   };
