@@ -1,0 +1,320 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { validateConfigurationDocument } from '../src/modules/configuration/validate.js';
+import type { EntityDefinition } from '../src/modules/entities/entity.js';
+import { entitiesOf } from '../src/modules/entities/from-configuration.js';
+import { compileRecordValidator } from '../src/modules/entities/record-validator.js';
+import { migrateToLatest, openStore } from '../src/storage/database.js';
+import { createIngestionStore } from '../src/storage/ingestion-store.js';
+import {
+  benchConfiguration,
+  type ChunkBody,
+  fullChunks,
+  TRADE_ENTITY,
+  TRADE_NAMESPACE,
+  tradeRecord,
+} from './data.js';
+import {
+  formatNumber,
+  type RunContext,
+  type Section,
+  sectionHead,
+  stampNow,
+  table,
+  verdictOf,
+} from './report.js';
+import {
+  type BenchService,
+  type Dialect,
+  getSession,
+  openSession,
+  postChunks,
+  residentBytes,
+  type SendTiming,
+  sampleResidentBytes,
+  uploadBenchConfiguration,
+  withService,
+} from './service.js';
+
+/** Issue 4: 32 chunks of about 1 MB, sent by 4 concurrent clients. */
+const THROUGHPUT_CHUNKS = 32;
+const CLIENTS = 4;
+/** Interleaved limit/service rounds; the medians are compared, so one noisy round does not decide. */
+const ROUNDS = 3;
+/** Chunks sent before timing, to the service and to the in-process limit alike, so both run warm. */
+const WARMUP_CHUNKS = 4;
+/** Issue 4: one session of 200 MB sent as chunks keeps the service under 300 MB RSS. */
+const MEMORY_CHUNKS = 200;
+const RSS_SAMPLE_INTERVAL_MS = 100;
+const RSS_BYTES_MAX = 300 * 1024 * 1024;
+/** Issue 4: the service reaches at least half of the single-core limit; the goal is all of it. */
+const LIMIT_RATIO_MIN = 0.5;
+const LIMIT_RATIO_GOAL = 1.0;
+const MIB_BYTES = 1024 * 1024;
+const MS_PER_SECOND = 1000;
+
+interface Throughput {
+  records: number;
+  bytes: number;
+  ms: number;
+}
+
+const recordsPerSecond = (t: Throughput) => (t.records / t.ms) * MS_PER_SECOND;
+const mibPerSecond = (t: Throughput) => (t.bytes / MIB_BYTES / t.ms) * MS_PER_SECOND;
+const describeThroughput = (t: Throughput) =>
+  `${formatNumber(recordsPerSecond(t))} records/s, ${formatNumber(mibPerSecond(t), 1)} MiB/s`;
+const mib = (bytes: number) => `${formatNumber(bytes / MIB_BYTES, 1)} MiB`;
+
+/** The trade entity exactly as the service derives it from the uploaded configuration. */
+function tradeEntityDefinition(): EntityDefinition {
+  const validation = validateConfigurationDocument(benchConfiguration());
+  if (!validation.ok) throw new Error(`bench configuration refused: ${JSON.stringify(validation.errors)}`);
+  const entity = entitiesOf(validation.document.configuration).find(
+    (e) => e.namespace === TRADE_NAMESPACE && e.name === TRADE_ENTITY,
+  );
+  if (entity === undefined) throw new Error('the bench configuration has no trade entity');
+  return entity;
+}
+
+/**
+ * The single-core limit of issue 4, in this process: for each body, `JSON.parse`, the project's
+ * compiled validator on every record (type check and conversion of every field), and a prepared
+ * single-row INSERT of the converted record as JSON text into the service's own `records`
+ * table (same migration, indexes and foreign key; opened by `openStore`, so WAL with
+ * synchronous=FULL), one transaction per chunk.
+ */
+async function measureSingleCoreLimit(bodies: readonly ChunkBody[]): Promise<Throughput> {
+  const folder = mkdtempSync(join(tmpdir(), 'ledgerflow-bench-limit-'));
+  const store = openStore(`sqlite:${join(folder, 'limit.db')}`);
+  try {
+    await migrateToLatest(store);
+    const { sqlite } = store;
+    if (sqlite === undefined) throw new Error('the limit store is not SQLite');
+    const sessions = createIngestionStore(store);
+    const openedOn = new Date().toISOString();
+    for (const ingestionId of ['in_warmup', 'in_limit']) {
+      await sessions.insertSession({
+        ingestionId,
+        ingestionName: null,
+        namespace: TRADE_NAMESPACE,
+        entity: TRADE_ENTITY,
+        state: 'pending',
+        timeout: 'PT1H',
+        timeoutMs: 3_600_000,
+        openedBy: 'bench',
+        openedOn,
+        closedBy: null,
+        closedOn: null,
+        closeReason: null,
+        lastActivityOn: openedOn,
+        expiresAtMs: Date.now() + 3_600_000,
+        chunks: 0,
+        apiCalls: 0,
+        totalRows: 0,
+        successRows: 0,
+        failedRows: 0,
+        processedRows: 0,
+        processingFailedRows: 0,
+      });
+    }
+    const validator = compileRecordValidator(tradeEntityDefinition());
+    const insert = sqlite.prepare(
+      `insert into records (ingestion_id, chunk_seq, record_index, namespace, entity, data, processing, created_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const storeChunk = sqlite.transaction((ingestionId: string, chunkSeq: number, raw: Buffer) => {
+      const { data } = JSON.parse(raw.toString('utf8')) as { data: unknown[] };
+      const at = new Date().toISOString();
+      for (let index = 0; index < data.length; index += 1) {
+        const result = validator.validate(data[index]);
+        if (!result.ok) throw new Error(`record ${index} refused: ${JSON.stringify(result.errors)}`);
+        insert.run(
+          ingestionId,
+          chunkSeq,
+          index,
+          TRADE_NAMESPACE,
+          TRADE_ENTITY,
+          JSON.stringify(result.value),
+          0,
+          at,
+        );
+      }
+    });
+    bodies.slice(0, WARMUP_CHUNKS).forEach((chunk, seq) => {
+      storeChunk('in_warmup', seq, chunk.body);
+    });
+    const startMs = performance.now();
+    bodies.forEach((chunk, seq) => {
+      storeChunk('in_limit', seq, chunk.body);
+    });
+    const ms = performance.now() - startMs;
+    const stored = sqlite
+      .prepare(`select count(*) as n from records where ingestion_id = 'in_limit'`)
+      .get() as {
+      n: number;
+    };
+    const records = bodies.reduce((sum, chunk) => sum + chunk.records, 0);
+    if (stored.n !== records) throw new Error(`the limit stored ${stored.n} of ${records} records`);
+    return { records, bytes: bodies.reduce((sum, chunk) => sum + chunk.body.length, 0), ms };
+  } finally {
+    await store.close();
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+/** Checks that the service counted every record sent, and returns the count. */
+async function verifySession(service: BenchService, ingestionId: string, records: number, chunks: number) {
+  const session = await getSession(service, ingestionId);
+  if (session.successRows !== records || session.chunks !== chunks || session.failedRows !== 0) {
+    throw new Error(
+      `session ${ingestionId}: successRows ${session.successRows}, chunks ${session.chunks}, failedRows ${session.failedRows}; sent ${records} records in ${chunks} chunks`,
+    );
+  }
+}
+
+/** One round of the comparison: the limit, then the service, right after each other. */
+interface Round {
+  limit: Throughput;
+  service: Throughput;
+}
+
+/**
+ * Issue 4 throughput, in `ROUNDS` interleaved rounds so that both sides see the same machine
+ * load: each round measures the single-core limit, then sends the 32 chunks to a new session of
+ * the (warmed-up) service, first send to last 201.
+ */
+async function measureRounds(service: BenchService, bodies: readonly ChunkBody[]): Promise<Round[]> {
+  await uploadBenchConfiguration(service);
+  const warmup = await openSession(service, TRADE_NAMESPACE, TRADE_ENTITY);
+  await postChunks(service, warmup, bodies.slice(0, WARMUP_CHUNKS), CLIENTS);
+  const rounds: Round[] = [];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const limit = await measureSingleCoreLimit(bodies);
+    const ingestionId = await openSession(service, TRADE_NAMESPACE, TRADE_ENTITY);
+    const timing = await postChunks(service, ingestionId, bodies, CLIENTS);
+    await verifySession(service, ingestionId, timing.records, timing.chunks);
+    const sent = { records: timing.records, bytes: timing.bytes, ms: timing.endMs - timing.startMs };
+    console.log(
+      `ingestion ${service.dialect} round ${round + 1}: limit ${describeThroughput(limit)}; service ${describeThroughput(sent)}`,
+    );
+    rounds.push({ limit, service: sent });
+  }
+  return rounds;
+}
+
+/** The round with the median time of one side. */
+function median(rounds: readonly Round[], side: keyof Round): Throughput {
+  const sorted = rounds.map((round) => round[side]).sort((a, b) => a.ms - b.ms);
+  const middle = sorted[Math.floor(sorted.length / 2)];
+  if (middle === undefined) throw new Error('no rounds measured');
+  return middle;
+}
+
+interface MemoryResult {
+  baselineBytes: number;
+  peakBytes: number;
+  sent: Throughput;
+  chunks: number;
+}
+
+/** Issue 4 memory: a fresh service, one session of 200 chunks, RSS sampled every 100 ms. */
+async function measureMemory(service: BenchService, bodies: readonly ChunkBody[]): Promise<MemoryResult> {
+  await uploadBenchConfiguration(service);
+  const ingestionId = await openSession(service, TRADE_NAMESPACE, TRADE_ENTITY);
+  const baselineBytes = residentBytes(service.pid);
+  const sampler = sampleResidentBytes(service.pid, RSS_SAMPLE_INTERVAL_MS);
+  let timing: SendTiming;
+  let peakBytes: number;
+  try {
+    timing = await postChunks(service, ingestionId, bodies, CLIENTS, MEMORY_CHUNKS);
+  } finally {
+    peakBytes = sampler.stop();
+  }
+  await verifySession(service, ingestionId, timing.records, timing.chunks);
+  return {
+    baselineBytes,
+    peakBytes,
+    chunks: timing.chunks,
+    sent: { records: timing.records, bytes: timing.bytes, ms: timing.endMs - timing.startMs },
+  };
+}
+
+const DIALECT_TITLE: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
+
+/** Runs the ingestion benchmark on each dialect; the single-core limit is measured once. */
+export async function runIngestion(context: RunContext, dialects: readonly Dialect[]): Promise<Section[]> {
+  const bodies = fullChunks(THROUGHPUT_CHUNKS, tradeRecord);
+  const totalBytes = bodies.reduce((sum, chunk) => sum + chunk.body.length, 0);
+  const totalRecords = bodies.reduce((sum, chunk) => sum + chunk.records, 0);
+  const largestBytes = Math.max(...bodies.map((b) => b.body.length));
+  console.log(
+    `ingestion: ${bodies.length} bodies, ${formatNumber(totalRecords)} records, ${mib(totalBytes)} (largest ${formatNumber(largestBytes)} bytes)`,
+  );
+  const sections: Section[] = [];
+  for (const dialect of dialects) {
+    const stamp = stampNow();
+    const { storage, rounds } = await withService(dialect, async (service) => ({
+      storage: service.storage,
+      rounds: await measureRounds(service, bodies),
+    }));
+    const memory = await withService(dialect, (service) => measureMemory(service, bodies));
+    console.log(`ingestion ${dialect}: peak RSS ${mib(memory.peakBytes)}`);
+    const limit = median(rounds, 'limit');
+    const served = median(rounds, 'service');
+    const ratio = recordsPerSecond(served) / recordsPerSecond(limit);
+    const roundRatios = rounds
+      .map((round) => formatNumber(recordsPerSecond(round.service) / recordsPerSecond(round.limit), 2))
+      .join(', ');
+    const markdown = [
+      ...sectionHead({
+        title: `Ingestion (issue 4), ${DIALECT_TITLE[dialect]}`,
+        machine: context.machine,
+        storage,
+        command: context.command,
+        stamp,
+      }),
+      ...table(
+        ['measure', 'result (median of rounds)', 'target', 'verdict'],
+        [
+          [
+            `service: ${THROUGHPUT_CHUNKS} chunks (${formatNumber(served.records)} records, ${mib(served.bytes)}, largest ${formatNumber(largestBytes)} bytes) from ${CLIENTS} clients over HTTP, first send to last 201`,
+            `${describeThroughput(served)} (${formatNumber(served.ms)} ms)`,
+            '',
+            '',
+          ],
+          [
+            'single-core limit, in the benchmark process: JSON.parse, compiled validator, SQLite insert, one transaction per chunk',
+            `${describeThroughput(limit)} (${formatNumber(limit.ms)} ms)`,
+            '',
+            '',
+          ],
+          [
+            `service / limit (records/s; the same bytes, so also MiB/s); per round: ${roundRatios}`,
+            formatNumber(ratio, 2),
+            `≥ ${formatNumber(LIMIT_RATIO_MIN, 1)}, goal ≥ ${formatNumber(LIMIT_RATIO_GOAL, 1)}`,
+            verdictOf(ratio, LIMIT_RATIO_MIN, LIMIT_RATIO_GOAL),
+          ],
+          [
+            `peak RSS of the service, one session of ${memory.chunks} chunks (${mib(memory.sent.bytes)}, ${formatNumber(memory.sent.records)} records) from ${CLIENTS} clients, sampled every ${RSS_SAMPLE_INTERVAL_MS} ms`,
+            `${mib(memory.peakBytes)} (${mib(memory.baselineBytes)} before the first chunk; ${describeThroughput(memory.sent)})`,
+            `< ${mib(RSS_BYTES_MAX)}`,
+            memory.peakBytes < RSS_BYTES_MAX ? 'met' : '**not met**',
+          ],
+          [
+            'every record counted: successRows equals records sent and failedRows is 0, in every session',
+            'yes',
+            'yes',
+            'met',
+          ],
+        ],
+      ),
+      '',
+      `Method. Bodies are ${THROUGHPUT_CHUNKS} deterministic chunks of the ten-field entity \`${TRADE_NAMESPACE}/${TRADE_ENTITY}\` (UUID, TEXT, DATE, DECIMAL string, INTEGER, BOOLEAN, four more TEXT, one of them optional), each filled until one more record would reach 1,048,576 bytes. ${ROUNDS} rounds, each measuring the limit and then the service right after it, so that both see the same load of a shared machine; the table compares the medians. The service runs warm: ${WARMUP_CHUNKS} chunks go to another session first, untimed; every limit round gets the same ${WARMUP_CHUNKS}-chunk warm-up. The limit's type check is the project's own \`compileRecordValidator\` (\`src/modules/entities/record-validator.ts\`) on the entity that \`entitiesOf\` derives from the same uploaded configuration; it stores \`JSON.stringify\` of the converted record, as the service does, with one prepared single-row INSERT of the columns of \`records\` into a fresh database made by the service's own \`openStore\` and migration (WAL, synchronous=FULL, foreign keys on, same indexes). The limit is always SQLite, as issue 4 defines it, so the PostgreSQL section compares to it too. The memory session cycles through the same ${THROUGHPUT_CHUNKS} bodies on a freshly started service.`,
+    ].join('\n');
+    console.log(`\n${markdown}\n`);
+    sections.push({ id: `ingestion-${dialect}`, markdown });
+  }
+  return sections;
+}

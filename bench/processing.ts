@@ -1,0 +1,240 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { benchConfiguration, type ChunkBody, chunkOf } from './data.js';
+import {
+  formatNumber,
+  type RunContext,
+  type Section,
+  sectionHead,
+  stampNow,
+  table,
+  verdictOf,
+} from './report.js';
+import {
+  type BenchService,
+  closeSession,
+  type Dialect,
+  getSession,
+  openSession,
+  percentile,
+  postChunks,
+  uploadBenchConfiguration,
+  withService,
+} from './service.js';
+
+/** Issue 5: 40,000 business events ingested in 20 chunks. */
+const EVENTS = 40_000;
+const CHUNKS = 20;
+const CLIENTS = 4;
+/** How often the session is asked whether processing has finished; bounds the timing error. */
+const POLL_INTERVAL_MS = 100;
+/** Processing that takes longer than this is reported as unfinished. */
+const PROCESSING_DEADLINE_MS = 120_000;
+/** A closed session still `pending` (nothing processed) this long means there is no processor. */
+const PROCESSING_STALL_MS = 15_000;
+/** Issue 5: processing keeps up with at least half the ingestion rate; the goal is all of it. */
+const INGESTION_RATIO_MIN = 0.5;
+const INGESTION_RATIO_GOAL = 1.0;
+const MS_PER_SECOND = 1000;
+const LEDGER_NAMESPACE = 'ledger';
+const BUSINESS_EVENT_ENTITY = 'businessEvent';
+const FINISHED_STATUSES = new Set(['completed', 'completed_with_errors']);
+
+const DIALECT_TITLE: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
+
+interface FixtureForEvents {
+  businessEventTypes: { name: string }[];
+  nodes: { fields: Record<string, string> }[];
+}
+
+/**
+ * The 20 chunk bodies: business events valid for the realistic fixture, cycling through its
+ * event types and nodes, dated today (the business date, so in an open period), amounts as
+ * decimal strings in EUR.
+ */
+function eventChunks(): ChunkBody[] {
+  const configuration = benchConfiguration().configuration as unknown as FixtureForEvents;
+  const eventTypes = configuration.businessEventTypes.map((type) => type.name);
+  const nodes = configuration.nodes.map((node) => node.fields);
+  const today = new Date().toISOString().slice(0, 10);
+  const perChunk = EVENTS / CHUNKS;
+  return Array.from({ length: CHUNKS }, (_, chunk) =>
+    chunkOf(
+      `events-${chunk}`,
+      Array.from({ length: perChunk }, (_, offset) => {
+        const index = chunk * perChunk + offset;
+        return {
+          eventType: eventTypes[index % eventTypes.length],
+          effectiveDate: today,
+          amount: `${1 + (index % 99_999)}.${String(index % 100).padStart(2, '0')}`,
+          currency: 'EUR',
+          ...nodes[index % nodes.length],
+          productCode: 'MORTGAGE',
+        };
+      }),
+    ),
+  );
+}
+
+type Outcome =
+  | { kind: 'finished'; status: string; endMs: number }
+  | { kind: 'no-processor' }
+  | { kind: 'deadline'; status: string };
+
+/** Polls the session until processing has finished, never moved, or ran out of time. */
+async function awaitProcessing(
+  service: BenchService,
+  ingestionId: string,
+  startMs: number,
+): Promise<Outcome> {
+  const closedMs = performance.now();
+  for (;;) {
+    const session = await getSession(service, ingestionId);
+    const nowMs = performance.now();
+    if (FINISHED_STATUSES.has(session.processingStatus)) {
+      return { kind: 'finished', status: session.processingStatus, endMs: nowMs };
+    }
+    if (session.processingStatus === 'pending' && nowMs - closedMs > PROCESSING_STALL_MS) {
+      return { kind: 'no-processor' };
+    }
+    if (nowMs - startMs > PROCESSING_DEADLINE_MS)
+      return { kind: 'deadline', status: session.processingStatus };
+    await sleep(POLL_INTERVAL_MS);
+  }
+}
+
+interface JournalMetrics {
+  postedJournals: number;
+  unpostedJournals: number;
+  totalJournalLines: number;
+  errors: number;
+}
+
+async function journalMetrics(service: BenchService): Promise<JournalMetrics | undefined> {
+  const answer = await service.request('GET', '/api/v1/statistics/operational-dashboard/journal-metrics');
+  return answer.status === 200 ? (answer.body as JournalMetrics) : undefined;
+}
+
+interface ProcessingRun {
+  storage: string;
+  ingestMs: number;
+  chunkLatenciesMs: number[];
+  outcome: Outcome;
+  startMs: number;
+  metrics: JournalMetrics | undefined;
+}
+
+async function measureProcessing(
+  service: BenchService,
+  bodies: readonly ChunkBody[],
+): Promise<ProcessingRun> {
+  await uploadBenchConfiguration(service);
+  const ingestionId = await openSession(service, LEDGER_NAMESPACE, BUSINESS_EVENT_ENTITY);
+  const timing = await postChunks(service, ingestionId, bodies, CLIENTS);
+  await closeSession(service, ingestionId);
+  const session = await getSession(service, ingestionId);
+  if (session.successRows !== EVENTS) throw new Error(`${session.successRows} of ${EVENTS} events accepted`);
+  const outcome = await awaitProcessing(service, ingestionId, timing.startMs);
+  return {
+    storage: service.storage,
+    ingestMs: timing.endMs - timing.startMs,
+    chunkLatenciesMs: timing.latenciesMs,
+    outcome,
+    startMs: timing.startMs,
+    metrics: await journalMetrics(service),
+  };
+}
+
+function resultRows(run: ProcessingRun): string[][] {
+  const ingestRate = (EVENTS / run.ingestMs) * MS_PER_SECOND;
+  const rows = [
+    [
+      `ingestion: ${formatNumber(EVENTS)} business events in ${CHUNKS} chunks from ${CLIENTS} clients, first send to last 201`,
+      `${formatNumber(ingestRate)} events/s (${formatNumber(run.ingestMs)} ms)`,
+      '',
+      '',
+    ],
+    [
+      'chunk answer time while the processor runs (p50 / max of the 20 chunks)',
+      `${formatNumber(percentile(run.chunkLatenciesMs, 0.5))} ms / ${formatNumber(Math.max(...run.chunkLatenciesMs))} ms`,
+      '',
+      '',
+    ],
+  ];
+  const { outcome, metrics } = run;
+  const journals = metrics === undefined ? undefined : metrics.postedJournals + metrics.unpostedJournals;
+  if (outcome.kind !== 'finished') {
+    const why =
+      outcome.kind === 'no-processor'
+        ? `not available yet: processingStatus stayed \`pending\` for ${PROCESSING_STALL_MS / MS_PER_SECOND} s after the session was closed`
+        : `not finished within ${PROCESSING_DEADLINE_MS / MS_PER_SECOND} s (processingStatus \`${outcome.status}\`)`;
+    rows.push(['processing: first chunk sent until every event is processed', why, '', '']);
+    rows.push([
+      'processing / ingestion (events/s)',
+      'not available',
+      `≥ ${formatNumber(INGESTION_RATIO_MIN, 1)}, goal ≥ ${formatNumber(INGESTION_RATIO_GOAL, 1)}`,
+      'not measured',
+    ]);
+  } else {
+    const processMs = outcome.endMs - run.startMs;
+    const processRate = (EVENTS / processMs) * MS_PER_SECOND;
+    const ratio = processRate / ingestRate;
+    rows.push(
+      [
+        `processing: first chunk sent until the session reports \`${outcome.status}\``,
+        `${formatNumber(processRate)} events/s (${formatNumber(processMs)} ms)`,
+        '',
+        '',
+      ],
+      [
+        'processing / ingestion (events/s)',
+        formatNumber(ratio, 2),
+        `≥ ${formatNumber(INGESTION_RATIO_MIN, 1)}, goal ≥ ${formatNumber(INGESTION_RATIO_GOAL, 1)}`,
+        verdictOf(ratio, INGESTION_RATIO_MIN, INGESTION_RATIO_GOAL),
+      ],
+    );
+    if (journals !== undefined) {
+      rows.push([
+        'journals over the same interval',
+        `${formatNumber((journals / processMs) * MS_PER_SECOND)} journals/s`,
+        '',
+        '',
+      ]);
+    }
+  }
+  rows.push([
+    'journals written (journal-metrics: posted + unposted; lines; processing errors)',
+    metrics === undefined || journals === undefined
+      ? 'not available yet (journal-metrics did not answer 200)'
+      : `${formatNumber(journals)} (${formatNumber(metrics.postedJournals)} posted, ${formatNumber(metrics.unpostedJournals)} unposted; ${formatNumber(metrics.totalJournalLines)} lines; ${formatNumber(metrics.errors)} errors)`,
+    '',
+    '',
+  ]);
+  return rows;
+}
+
+/** Runs the processing benchmark on each dialect. */
+export async function runProcessing(context: RunContext, dialects: readonly Dialect[]): Promise<Section[]> {
+  const bodies = eventChunks();
+  const sections: Section[] = [];
+  for (const dialect of dialects) {
+    const stamp = stampNow();
+    const run = await withService(dialect, (service) => measureProcessing(service, bodies));
+    console.log(`processing ${dialect}: ${run.outcome.kind}`);
+    const markdown = [
+      ...sectionHead({
+        title: `Processing of business events (issue 5), ${DIALECT_TITLE[dialect]}`,
+        machine: context.machine,
+        storage: run.storage,
+        command: context.command,
+        stamp,
+      }),
+      ...table(['measure', 'result', 'target', 'verdict'], resultRows(run)),
+      '',
+      `Method. \`${LEDGER_NAMESPACE}/${BUSINESS_EVENT_ENTITY}\` records valid for the realistic fixture (its event types and nodes in turn, effective date today, decimal-string amounts in EUR), ${EVENTS / CHUNKS} per chunk, sent to one session of a freshly started service; the session is closed after the last 201, then polled every ${POLL_INTERVAL_MS} ms until its processingStatus is \`completed\` or \`completed_with_errors\` (so the end time is late by at most one poll). Processing time counts from the first chunk sent.`,
+    ].join('\n');
+    console.log(`\n${markdown}\n`);
+    sections.push({ id: `processing-${dialect}`, markdown });
+  }
+  return sections;
+}

@@ -1,0 +1,125 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { describeMachine, type Machine } from './machine.js';
+
+/** The document every run updates: one section per benchmark and storage dialect. */
+export const BENCHMARKS_DOC_PATH = fileURLToPath(new URL('../docs/benchmarks.md', import.meta.url));
+
+/** One benchmark's results, as Markdown, under a stable id (`ingestion-sqlite`, ...). */
+export interface Section {
+  id: string;
+  markdown: string;
+}
+
+/** Sections appear in this order, whatever order they were run in; unknown ids go last. */
+const SECTION_ORDER = [
+  'validator',
+  'token-sqlite',
+  'token-postgres',
+  'ingestion-sqlite',
+  'ingestion-postgres',
+  'processing-sqlite',
+  'processing-postgres',
+];
+
+const INTRO = `# Benchmarks
+
+Written by \`npm run bench\` (\`bench/run.ts\`); do not edit the sections by hand, run the benchmark
+again. \`npm run bench\` builds the service and runs every part on SQLite and PostgreSQL;
+\`npm run bench -- token|ingestion|processing|validator\` runs one part and
+\`--dialect sqlite|postgres|both\` picks the storage. A run replaces only the sections it measured,
+so each section names its own machine, date and command.
+
+The service always runs as \`npm start\` runs it: \`node dist/main.js\` as a child process with
+\`PORT=0\`, \`LOG_LEVEL=warn\`, a fresh database (a temporary SQLite file, or a new PostgreSQL
+database that is dropped afterwards), reached over HTTP on 127.0.0.1 only. The load generator runs
+in the benchmark process on the same machine, so client and service share its cores.
+`;
+
+const SECTION_PATTERN = /<!-- bench:([\w-]+) -->\n([\s\S]*?)<!-- \/bench:\1 -->\n?/g;
+
+/** What every section starts with: what was measured, where, when and by which command. */
+export interface SectionHead {
+  title: string;
+  machine: Machine;
+  storage: string;
+  command: string;
+  stamp: Stamp;
+}
+
+/** When a measurement started, and how busy the machine was then (other processes included). */
+export interface Stamp {
+  at: Date;
+  loadAverage1m: number;
+}
+
+/** The time and 1-minute load average now; take it just before measuring. */
+export function stampNow(): Stamp {
+  return { at: new Date(), loadAverage1m: loadavg()[0] ?? 0 };
+}
+
+/** The heading and provenance lines of a section. */
+export function sectionHead(head: SectionHead): string[] {
+  return [
+    `## ${head.title}`,
+    '',
+    `- Machine: ${describeMachine(head.machine)}`,
+    `- Storage: ${head.storage}`,
+    `- Date: ${head.stamp.at.toISOString().replace(/\.\d+Z$/, 'Z')}; 1-minute load average at the start: ${head.stamp.loadAverage1m.toFixed(2)} on ${head.machine.cpuCount} cores`,
+    `- Command: \`${head.command}\``,
+    '',
+  ];
+}
+
+/** A Markdown table. */
+export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  return [
+    `| ${headers.join(' | ')} |`,
+    `|${headers.map(() => '---').join('|')}|`,
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+  ];
+}
+
+/** A number with thousands separators and at most `fractionDigits` decimals. */
+export function formatNumber(value: number, fractionDigits = 0): string {
+  return value.toLocaleString('en-US', {
+    minimumFractionDigits: fractionDigits,
+    maximumFractionDigits: fractionDigits,
+  });
+}
+
+/**
+ * Replaces the given sections of docs/benchmarks.md (creating the file when needed) and keeps
+ * every other section as it was, so a partial run never erases the figures of another part.
+ */
+export function updateBenchmarksDoc(sections: readonly Section[]): void {
+  const existing = new Map<string, string>();
+  if (existsSync(BENCHMARKS_DOC_PATH)) {
+    for (const match of readFileSync(BENCHMARKS_DOC_PATH, 'utf8').matchAll(SECTION_PATTERN)) {
+      const [, id, markdown] = match;
+      if (id !== undefined && markdown !== undefined) existing.set(id, markdown);
+    }
+  }
+  for (const section of sections) existing.set(section.id, `${section.markdown.trimEnd()}\n`);
+  const rank = (id: string) => {
+    const index = SECTION_ORDER.indexOf(id);
+    return index < 0 ? SECTION_ORDER.length : index;
+  };
+  const ids = [...existing.keys()].sort((a, b) => rank(a) - rank(b));
+  const body = ids.map((id) => `<!-- bench:${id} -->\n${existing.get(id) ?? ''}<!-- /bench:${id} -->\n`);
+  writeFileSync(BENCHMARKS_DOC_PATH, `${INTRO}\n${body.join('\n')}`);
+}
+
+/** What every part is given: the machine and the command of this run. */
+export interface RunContext {
+  machine: Machine;
+  command: string;
+}
+
+/** How a ratio compares to a minimum and a goal. */
+export function verdictOf(value: number, minimum: number, goal: number): string {
+  if (value >= goal) return 'met, goal met';
+  if (value >= minimum) return 'met, goal not met';
+  return '**not met**';
+}
