@@ -14,10 +14,13 @@ export interface Env {
   adminPassword: string | undefined;
   businessDate: string | undefined;
   logLevel: string;
+  /** Worker threads that parse and validate large chunks; 0 works them on the event loop (ADR 0010). */
+  ingestWorkerThreads: number;
 }
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 const TTL_SECONDS_MAX = 366 * 24 * 3600;
+const INGEST_WORKER_THREADS_MAX = 64;
 
 /** Thrown for a setting that cannot be used; main prints it and exits with status 2. */
 export class EnvError extends Error {}
@@ -72,5 +75,6 @@ export function parseEnv(vars: NodeJS.ProcessEnv): Env {
     adminPassword: vars.ADMIN_PASSWORD || undefined,
     businessDate,
     logLevel,
+    ingestWorkerThreads: integerSetting(vars, 'INGEST_WORKER_THREADS', 0, 0, INGEST_WORKER_THREADS_MAX),
   };
 }

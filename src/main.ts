@@ -45,7 +45,7 @@ async function main(): Promise<void> {
     logger.warn({ err: error }, 'idle database connection lost'),
   );
   await migrateToLatest(store);
-  const services = createServices(store, systemClock, { ...env, chunkWorkerThreads: true }, (error) =>
+  const services = createServices(store, systemClock, env, (error) =>
     logger.error({ err: error }, 'background processing failed; retrying'),
   );
   const report = await bootstrapAccess(env, services);

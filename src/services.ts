@@ -25,8 +25,8 @@ export type ServiceSettings = Pick<
 > & {
   /** How often unposted journals are checked against business dates (tests shorten it). */
   postingIntervalMs?: number;
-  /** Parse and validate large chunks on worker threads (the service does; tests and the CLI do not). */
-  chunkWorkerThreads?: boolean;
+  /** Worker threads for the CPU work of large chunks (INGEST_WORKER_THREADS); none by default. */
+  ingestWorkerThreads?: number;
 };
 
 /** Every module service, wired to one store and one clock; shared by the app, main and the CLI. */
@@ -55,7 +55,8 @@ export function createServices(
   const configurationStore = createConfigurationStore(store);
   const snapshots = new ConfigurationSnapshots(configurationStore, prepareConfiguration);
   const catalog = new EntityCatalog(snapshots);
-  const chunkWorker = settings.chunkWorkerThreads === true ? threadChunkWorker() : inlineChunkWorker;
+  const threads = settings.ingestWorkerThreads ?? 0;
+  const chunkWorker = threads > 0 ? threadChunkWorker(threads) : inlineChunkWorker;
   const processingStore = createProcessingStore(store);
   const processor = new AccountingProcessor(processingStore, snapshots, clock, {
     businessDatePinned: settings.businessDate,

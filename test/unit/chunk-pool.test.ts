@@ -17,7 +17,7 @@ describe('chunk work on worker threads', async () => {
   const errors = (await import(
     new URL('../../dist/lib/errors.js', import.meta.url).href
   )) as typeof import('../../src/lib/errors.js');
-  const pool: ChunkWorker = built.threadChunkWorker();
+  const pool: ChunkWorker = built.threadChunkWorker(1);
   afterAll(async () => pool.close());
   const definition = entitiesOf(realisticConfiguration().configuration as unknown as Configuration).find(
     (e) => e.name === 'loanTransaction',

@@ -15,6 +15,7 @@ describe('environment (contract section 1)', () => {
       adminPassword: undefined,
       businessDate: undefined,
       logLevel: 'info',
+      ingestWorkerThreads: 0,
     });
   });
 

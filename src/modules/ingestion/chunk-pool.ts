@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { AppError } from '../../lib/errors.js';
@@ -27,17 +26,19 @@ export const inlineChunkWorker: ChunkWorker = {
 /**
  * Parses and validates large chunks on worker threads (piscina), so the event loop keeps
  * serving requests and writing while another core does the CPU work of the next chunk
- * (issue 4: "by using the second core"). Needs the built `chunk-worker.js` beside this file,
+ * (issue 4: "by using the second core"). Off unless INGEST_WORKER_THREADS is set: on a
+ * two-core machine that also runs the load, it gained nothing measurable and cost about
+ * 110 MiB of memory (ADR 0010). Needs the built `chunk-worker.js` beside this file,
  * which `npm install` makes; when it is missing (running from TypeScript sources) the pool is
  * not used.
  */
-export function threadChunkWorker(): ChunkWorker {
+export function threadChunkWorker(threads: number): ChunkWorker {
   const filename = fileURLToPath(new URL('./chunk-worker.js', import.meta.url));
   if (import.meta.url.endsWith('.ts')) return inlineChunkWorker;
   const pool = new Piscina({
     filename,
     minThreads: 1,
-    maxThreads: Math.max(1, availableParallelism() - 1),
+    maxThreads: threads,
     maxQueue: CHUNK_QUEUE_LENGTH_MAX,
     idleTimeout: 60_000,
   });
