@@ -162,6 +162,13 @@ export async function up(db: Db, dialect: Dialect): Promise<void> {
     .column('record_id')
     .where(sql.ref('processing'), '=', 1)
     .execute();
+  // A claimed chunk's waiting records, read and marked processed without walking the backlog.
+  await db.schema
+    .createIndex('records_chunk_to_process')
+    .on('records')
+    .columns(['ingestion_id', 'chunk_seq'])
+    .where(sql.ref('processing'), '=', 1)
+    .execute();
 
   await db.schema
     .createTable('record_errors')
