@@ -75,7 +75,7 @@ export function createServices(
     }),
     statistics: new StatisticsService(createStatisticsStore(store), clock),
     processor,
-    journals: new JournalQueries(processingStore),
+    journals: new JournalQueries(processingStore, snapshots),
     close: async () => {
       await processor.stop();
       await chunkWorker.close();

@@ -46,7 +46,7 @@ const LINE_COLUMNS: readonly BulkColumn[] = [
   { name: 'account', pgType: 'text' },
   { name: 'amount', pgType: 'numeric' },
   { name: 'currency', pgType: 'text' },
-  { name: 'record', pgType: 'text' },
+  { name: 'extras', pgType: 'text' },
 ];
 
 const ERROR_COLUMNS: readonly BulkColumn[] = [
@@ -91,6 +91,7 @@ function toJournal(row: Selectable<JournalsTable>, lines: StoredJournal['lines']
     ingestionId: row.ingestion_id,
     reverses: row.reverses,
     reversedBy: row.reversed_by,
+    originJournalId: row.origin_journal_id,
     node: JSON.parse(row.node) as Record<string, string>,
     lines,
   };
@@ -188,15 +189,15 @@ export function createProcessingStore(store: Store): ProcessingStore {
       trx,
       'journal_lines',
       LINE_COLUMNS,
-      outcome.journals.flatMap(({ draft }) =>
-        draft.lines.map((line) => [
+      outcome.journals.flatMap(({ draft, lineExtras }) =>
+        draft.lines.map((line, i) => [
           line.lineId,
           draft.journalId,
           line.lineNo,
           line.account,
           line.amount,
           line.currency,
-          JSON.stringify(line.record),
+          JSON.stringify(lineExtras[i] ?? {}),
         ]),
       ),
     );
@@ -237,7 +238,7 @@ export function createProcessingStore(store: Store): ProcessingStore {
     if (rows.length === 0) return [];
     const lines = await db
       .selectFrom('journal_lines')
-      .select(['journal_id', 'line_no', 'amount', 'record'])
+      .select(['journal_id', 'line_id', 'line_no', 'account', 'amount', 'currency', 'extras'])
       .where(
         'journal_id',
         'in',
@@ -250,9 +251,12 @@ export function createProcessingStore(store: Store): ProcessingStore {
     for (const line of lines) {
       const list = byJournal.get(line.journal_id) ?? [];
       list.push({
+        lineId: line.line_id,
         lineNo: line.line_no,
+        account: line.account,
         amount: String(line.amount),
-        record: JSON.parse(line.record) as Record<string, unknown>,
+        currency: line.currency,
+        extras: JSON.parse(line.extras) as Record<string, unknown>,
       });
       byJournal.set(line.journal_id, list);
     }

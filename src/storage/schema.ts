@@ -178,5 +178,6 @@ export interface JournalLinesTable {
   account: string;
   amount: string;
   currency: string;
-  record: string;
+  /** JSON of the line record's fields that no column holds (modules/accounting/line-record.ts). */
+  extras: string;
 }

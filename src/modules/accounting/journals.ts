@@ -1,4 +1,8 @@
 import { AppError } from '../../lib/errors.js';
+import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
+import type { PreparedConfiguration } from '../prepared-configuration.js';
+import { lineRecord } from './line-record.js';
+import type { PreparedJournalDefinition } from './prepare.js';
 import type {
   BalanceFilter,
   BalanceRow,
@@ -11,8 +15,8 @@ import type {
 /** A journal line as the API gives it: the record keyed by journal definition field names, plus `drCr`. */
 export type JournalLineView = Record<string, unknown> & { drCr: 'DR' | 'CR' };
 
-/** A journal as the API gives it (contract 6): as stored, with lines as records plus `drCr`. */
-export type JournalView = Omit<StoredJournal, 'lines'> & { lines: JournalLineView[] };
+/** A journal as the API gives it (contract 6). */
+export type JournalView = Omit<StoredJournal, 'lines' | 'originJournalId'> & { lines: JournalLineView[] };
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -26,11 +30,15 @@ function checkDate(name: string, value: string | undefined): void {
   }
 }
 
-function view(journal: StoredJournal): JournalView {
+function view(journal: StoredJournal, definition: PreparedJournalDefinition): JournalView {
+  const { lines, originJournalId: _origin, ...rest } = journal;
   return {
-    ...journal,
+    ...rest,
     // Debit lines are positive, credit lines negative (accounting.md 2).
-    lines: journal.lines.map((line) => ({ ...line.record, drCr: line.amount.startsWith('-') ? 'CR' : 'DR' })),
+    lines: lines.map((line) => ({
+      ...lineRecord(definition, journal, line),
+      drCr: line.amount.startsWith('-') ? 'CR' : 'DR',
+    })),
   };
 }
 
@@ -41,9 +49,16 @@ function view(journal: StoredJournal): JournalView {
  */
 export class JournalQueries {
   readonly #store: ProcessingStore;
+  readonly #snapshots: ConfigurationSnapshots<PreparedConfiguration>;
 
-  constructor(store: ProcessingStore) {
+  /** Line records are rebuilt with the journal definition of the current configuration. */
+  constructor(store: ProcessingStore, snapshots: ConfigurationSnapshots<PreparedConfiguration>) {
     this.#store = store;
+    this.#snapshots = snapshots;
+  }
+
+  async #definition(): Promise<PreparedJournalDefinition> {
+    return (await this.#snapshots.current()).prepared.accounting.journalDefinition;
   }
 
   /** Journals by core date. Errors: `validation-failed` for a `from`/`to` that is not a date. */
@@ -55,14 +70,15 @@ export class JournalQueries {
     checkDate('from', filter.from);
     checkDate('to', filter.to);
     const { rows, total } = await this.#store.listJournals(filter, page, limit);
-    return { rows: rows.map(view), total };
+    const definition = await this.#definition();
+    return { rows: rows.map((journal) => view(journal, definition)), total };
   }
 
   /** One journal. Errors: `not-found`. */
   async get(journalId: string): Promise<JournalView> {
     const journal = await this.#store.findJournal(journalId);
     if (journal === undefined) throw new AppError('not-found', `no journal ${journalId}`);
-    return view(journal);
+    return view(journal, await this.#definition());
   }
 
   /**

@@ -4,7 +4,8 @@ import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import { JOURNAL_ENTITY_NAME } from '../entities/entity.js';
 import type { PreparedConfiguration } from '../prepared-configuration.js';
 import { nodeBusinessDate, processBusinessEvent, processJournalLines } from './engine.js';
-import type { ProcessingContext } from './journal-draft.js';
+import type { JournalDraft, ProcessingContext } from './journal-draft.js';
+import { lineExtras } from './line-record.js';
 import { type ChunkOutcome, type ClaimedChunk, type ProcessingStore, STALE_CONFIGURATION } from './store.js';
 
 /** How often an idle processor looks for records stored by other instances. */
@@ -25,6 +26,11 @@ export function processChunk(
 ): ChunkOutcome {
   const outcome: ChunkOutcome = { journals: [], errors: [] };
   const accounting = prepared.accounting;
+  const stored = (recordId: number, draft: JournalDraft) => ({
+    recordId,
+    draft,
+    lineExtras: draft.lines.map((line) => lineExtras(accounting.journalDefinition, line.record)),
+  });
   if (chunk.entity === JOURNAL_ENTITY_NAME) {
     const groups = processJournalLines(
       accounting,
@@ -36,8 +42,7 @@ export function processChunk(
       const first = records[0];
       if (first === undefined) continue;
       if (group.outcome.ok) {
-        for (const draft of group.outcome.journals)
-          outcome.journals.push({ recordId: first.recordId, draft });
+        for (const draft of group.outcome.journals) outcome.journals.push(stored(first.recordId, draft));
       } else {
         const { code, message } = group.outcome.error;
         for (const record of records)
@@ -49,7 +54,7 @@ export function processChunk(
   for (const record of chunk.records) {
     const result = processBusinessEvent(accounting, record.data, ctx);
     if (result.ok) {
-      for (const draft of result.journals) outcome.journals.push({ recordId: record.recordId, draft });
+      for (const draft of result.journals) outcome.journals.push(stored(record.recordId, draft));
     } else {
       outcome.errors.push({
         recordId: record.recordId,

@@ -1,4 +1,5 @@
 import type { JournalDraft } from './journal-draft.js';
+import type { StoredJournalValues, StoredLineValues } from './line-record.js';
 
 /** What `processNextChunk` returns when the configuration changed under the caller. */
 export const STALE_CONFIGURATION = -1;
@@ -16,12 +17,13 @@ export interface ClaimedChunk {
 
 /** What processing one claimed chunk produced, written in the claim's own transaction. */
 export interface ChunkOutcome {
-  journals: { recordId: number; draft: JournalDraft }[];
+  /** Each journal with, per line, the record fields no column holds (see line-record.ts). */
+  journals: { recordId: number; draft: JournalDraft; lineExtras: Record<string, unknown>[] }[];
   errors: { recordId: number; code: string; message: string; record: Record<string, unknown> }[];
 }
 
-/** A journal as read back (contract 6). */
-export interface StoredJournal {
+/** A journal as read back (contract 6); line records are rebuilt from it (line-record.ts). */
+export interface StoredJournal extends StoredJournalValues {
   journalId: string;
   status: 'posted' | 'unposted';
   coreDate: string;
@@ -32,7 +34,7 @@ export interface StoredJournal {
   reverses: string | null;
   reversedBy: string | null;
   node: Record<string, string>;
-  lines: { lineNo: number; amount: string; record: Record<string, unknown> }[];
+  lines: StoredLineValues[];
 }
 
 export interface JournalFilter {

@@ -248,7 +248,7 @@ export async function up(db: Db, dialect: Dialect): Promise<void> {
     .addColumn('account', 'text', (c) => c.notNull())
     .addColumn('amount', amount, (c) => c.notNull())
     .addColumn('currency', 'text', (c) => c.notNull())
-    .addColumn('record', 'text', (c) => c.notNull())
+    .addColumn('extras', 'text', (c) => c.notNull())
     .execute();
   await db.schema
     .createIndex('journal_lines_journal')
