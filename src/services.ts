@@ -18,6 +18,9 @@ import { createIngestionStore } from './storage/ingestion-store.js';
 import { createProcessingStore } from './storage/processing-store.js';
 import { createStatisticsStore } from './storage/statistics-store.js';
 
+/** Processing rounds side by side per instance on PostgreSQL. */
+const PROCESSING_ROUNDS_POSTGRES = 4;
+
 /** The settings of `Env` that the modules use. */
 export type ServiceSettings = Pick<
   Env,
@@ -61,6 +64,9 @@ export function createServices(
   const processor = new AccountingProcessor(processingStore, snapshots, clock, {
     businessDatePinned: settings.businessDate,
     onError: onBackgroundError,
+    // PostgreSQL claims chunks with SKIP LOCKED, so rounds can overlap one's engine work with
+    // another's writes; SQLite has one writer and one connection.
+    concurrency: store.dialect === 'postgres' ? PROCESSING_ROUNDS_POSTGRES : 1,
     ...(settings.postingIntervalMs === undefined ? {} : { postingIntervalMs: settings.postingIntervalMs }),
   });
   return {

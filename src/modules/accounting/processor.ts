@@ -81,8 +81,9 @@ export class AccountingProcessor {
   readonly #businessDatePinned: string | undefined;
   readonly #onError: (error: unknown) => void;
   readonly #postingIntervalMs: number;
+  readonly #concurrency: number;
   #running = false;
-  #round: Promise<void> | undefined;
+  readonly #rounds = new Set<Promise<void>>();
   #again = false;
   #timers: NodeJS.Timeout[] = [];
 
@@ -94,6 +95,8 @@ export class AccountingProcessor {
       businessDatePinned: string | undefined;
       onError?: (error: unknown) => void;
       postingIntervalMs?: number;
+      /** Rounds run side by side: more than one only where the store lets them claim apart. */
+      concurrency?: number;
     },
   ) {
     this.#store = store;
@@ -102,6 +105,7 @@ export class AccountingProcessor {
     this.#businessDatePinned = options.businessDatePinned;
     this.#onError = options.onError ?? (() => {});
     this.#postingIntervalMs = options.postingIntervalMs ?? POSTING_INTERVAL_MS;
+    this.#concurrency = options.concurrency ?? 1;
   }
 
   /** Starts the background rounds and the posting timer. */
@@ -117,34 +121,35 @@ export class AccountingProcessor {
     this.wake();
   }
 
-  /** Stops scheduling rounds and waits for the round in progress to finish. */
+  /** Stops scheduling rounds and waits for the rounds in progress to finish. */
   async stop(): Promise<void> {
     this.#running = false;
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers = [];
-    await this.#round;
+    await Promise.all(this.#rounds);
   }
 
   /** Asks for a round soon (new records were stored); cheap to call often. */
   wake(): void {
     if (!this.#running) return;
-    if (this.#round !== undefined) {
+    if (this.#rounds.size >= this.#concurrency) {
       this.#again = true;
       return;
     }
-    this.#round = this.drain()
+    const round: Promise<void> = this.drain()
       .then(() => undefined)
       .catch(async (error: unknown) => {
         this.#onError(error);
         await new Promise((resolve) => setTimeout(resolve, PROCESSING_RETRY_DELAY_MS).unref());
       })
       .finally(() => {
-        this.#round = undefined;
+        this.#rounds.delete(round);
         if (this.#again) {
           this.#again = false;
           this.wake();
         }
       });
+    this.#rounds.add(round);
   }
 
   /** Processes chunks until none is waiting; returns how many records it processed. */
