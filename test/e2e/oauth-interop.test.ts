@@ -88,6 +88,28 @@ describe('OAuth 2.0 interoperability and secrecy (running server)', () => {
     expect(refused.status).toBe(401);
   });
 
+  it('answers a huge header with 431 and an unparsable request with 400, and keeps serving', async () => {
+    const huge = await fetch(`${server.url}/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-padding': 'x'.repeat(64 * 1024) },
+      body: 'grant_type=client_credentials',
+    });
+    expect(huge.status).toBe(431);
+    const { connect } = await import('node:net');
+    const raw = await new Promise<string>((resolve, reject) => {
+      const { hostname, port } = new URL(server.url);
+      const socket = connect(Number(port), hostname, () => socket.end('GARBAGE / NOT-HTTP\r\n\r\n'));
+      let answer = '';
+      socket.on('data', (data) => {
+        answer += data.toString('latin1');
+      });
+      socket.on('end', () => resolve(answer));
+      socket.on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400/);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
   it('keeps no secret or token in the log of the run', async () => {
     const log = server.output();
     expect(log).toContain('"reference"');

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/run.js';
+import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
+import { captureIo } from './helpers.js';
+
+/** `ledgerflow users …` and `ledgerflow credentials …` on the store (contract section 7). */
+describe('CLI commands on the store', () => {
+  let databaseUrl: string;
+  const saved = process.env.DATABASE_URL;
+  beforeAll(async () => {
+    databaseUrl = await createTestDatabaseUrl({ file: true });
+    process.env.DATABASE_URL = databaseUrl;
+  });
+  afterAll(async () => {
+    process.env.DATABASE_URL = saved;
+    await dropTestDatabase(databaseUrl);
+  });
+
+  it('creates a user and a credential whose secret is printed once, lists and revokes it', async () => {
+    const created = captureIo();
+    expect(
+      await runCli(
+        ['users', 'create', '--email', 'ops@example.com', '--role', 'bulk-operator', '--role', 'viewer'],
+        created,
+      ),
+    ).toBe(0);
+    expect(created.stdout()).toContain('created user ops@example.com with roles bulk-operator, viewer');
+
+    const credential = captureIo();
+    expect(
+      await runCli(
+        ['credentials', 'create', '--owner', 'ops@example.com', '--expires-in-days', '7'],
+        credential,
+      ),
+    ).toBe(0);
+    const clientId = /client_id:\s+(\S+)/.exec(credential.stdout())?.[1];
+    const secret = /client_secret:\s+(\S+)/.exec(credential.stdout())?.[1];
+    expect(clientId).toMatch(/^lfc_/);
+    expect(secret).toMatch(/^lfs_/);
+    expect(credential.stderr()).toContain('shown this once');
+
+    const listed = captureIo();
+    expect(await runCli(['credentials', 'list'], listed)).toBe(0);
+    expect(listed.stdout()).toContain(`${clientId}\tops@example.com`);
+    expect(listed.stdout()).toContain('active');
+    expect(listed.stdout()).not.toContain(String(secret));
+
+    expect(await runCli(['credentials', 'revoke', String(clientId)], captureIo())).toBe(0);
+    const after = captureIo();
+    await runCli(['credentials', 'list'], after);
+    expect(after.stdout()).toContain('revoked');
+  });
+
+  it('exits 1 on a refused request and 2 on bad usage', async () => {
+    const duplicate = captureIo();
+    expect(
+      await runCli(['users', 'create', '--email', 'ops@example.com', '--role', 'viewer'], duplicate),
+    ).toBe(1);
+    expect(duplicate.stderr()).toContain('exists already');
+    expect(await runCli(['credentials', 'create', '--owner', 'ghost@example.com'], captureIo())).toBe(1);
+    expect(await runCli(['credentials', 'revoke', 'lfc_missing'], captureIo())).toBe(1);
+    expect(await runCli(['users', 'create', '--email', 'x@example.com'], captureIo())).toBe(2);
+    expect(await runCli(['users', 'create', '--email', 'x@example.com', '--role', 'root'], captureIo())).toBe(
+      1,
+    );
+    expect(
+      await runCli(
+        ['credentials', 'create', '--owner', 'ops@example.com', '--expires-in-days', 'soon'],
+        captureIo(),
+      ),
+    ).toBe(2);
+    expect(await runCli(['credentials', 'frobnicate'], captureIo())).toBe(2);
+    expect(await runCli(['nonsense'], captureIo())).toBe(2);
+    expect(await runCli(['users', 'create', '--unknown-flag'], captureIo())).toBe(2);
+  });
+});
