@@ -15,6 +15,7 @@ import type {
   ProcessingContext,
   ProcessingOutcome,
 } from './journal-draft.js';
+import { lineRecord } from './line-record.js';
 import { fiscalPeriodOf, isInClosedPeriod, openPeriodsAt } from './periods.js';
 import type {
   PreparedAccounting,
@@ -262,7 +263,12 @@ function draftOf(
   return draft;
 }
 
-/** accounting.md 2: the line as a record keyed by the journal definition's field names. */
+/**
+ * accounting.md 2: the line as a record keyed by the journal definition's field names. The
+ * values of fields with a role come from the journal and the line; the others (copied event
+ * attributes, the sender's origin line id) are the line's extras. `lineRecord` builds it, the
+ * same function that rebuilds stored lines, so a journal reads back as it was made.
+ */
 function recordOf(
   prepared: PreparedAccounting,
   candidate: JournalCandidate,
@@ -270,61 +276,21 @@ function recordOf(
   line: JournalLineDraft,
   source: CandidateLine,
 ): Record<string, unknown> {
-  const record: Record<string, unknown> = {};
+  const extras: Record<string, unknown> = {};
   for (const field of prepared.journalDefinition.fields) {
-    let value: unknown;
-    switch (field.role) {
-      case 'coreDate':
-        value = journal.coreDate;
-        break;
-      case 'journalType':
-        value = journal.journalType;
-        break;
-      case 'accountingConfig':
-        value = journal.accountingConfig;
-        break;
-      case 'account':
-        value = line.account;
-        break;
-      case 'transactionAmount':
-        value = line.amount;
-        break;
-      case 'transactionCurrency':
-        value = line.currency;
-        break;
-      case 'journalId':
-        value = journal.journalId;
-        break;
-      case 'lineId':
-        value = line.lineId;
-        break;
-      case 'journalLineNo':
-        value = line.lineNo;
-        break;
-      case 'ingestionId':
-        value = journal.ingestionId;
-        break;
-      case 'reverses':
-        value = journal.reverses;
-        break;
-      case 'reversedBy':
-        value = journal.reversedBy;
-        break;
-      case 'originJournalId':
-        value = journal.originJournalId;
-        break;
-      case 'originJournalLineId':
-        value = source.originJournalLineId;
-        break;
-      case 'node':
-        value = candidate.node.fields[field.name];
-        break;
-      case undefined:
-        if (field.copiesEventAttribute || !candidate.copyEventAttributesOnly)
-          value = source.source[field.name];
-        break;
+    if (field.role === 'originJournalLineId') extras[field.name] = source.originJournalLineId;
+    else if (field.role === undefined && (field.copiesEventAttribute || !candidate.copyEventAttributesOnly)) {
+      extras[field.name] = source.source[field.name];
     }
-    record[field.name] = value ?? null;
   }
-  return record;
+  return lineRecord(
+    prepared.journalDefinition,
+    {
+      ...journal,
+      reverses: journal.reverses ?? null,
+      reversedBy: journal.reversedBy ?? null,
+      originJournalId: journal.originJournalId ?? null,
+    },
+    { ...line, extras },
+  );
 }
