@@ -138,23 +138,27 @@ export function createProcessingStore(store: Store): ProcessingStore {
         .execute();
       const first = records[0];
       if (first === undefined) continue;
-      if (dialect === 'postgres' && first.entity === JOURNAL_ENTITY_NAME) {
-        // Journal lines of one session are processed one chunk at a time, so each chunk sees the
-        // origin journal ids of the chunks before it (accounting.md 5: no split journals).
-        await trx
-          .selectFrom('ingestions')
-          .select('ingestion_id')
+      // Only journal lines need the origin journal ids of the session's earlier chunks.
+      let origins: { origin_journal_id: string | null }[] = [];
+      if (first.entity === JOURNAL_ENTITY_NAME) {
+        if (dialect === 'postgres') {
+          // Journal lines of one session are processed one chunk at a time, so each chunk sees
+          // the origin journal ids of the chunks before it (accounting.md 5: no split journals).
+          await trx
+            .selectFrom('ingestions')
+            .select('ingestion_id')
+            .where('ingestion_id', '=', candidate.ingestion_id)
+            .forUpdate()
+            .execute();
+        }
+        origins = await trx
+          .selectFrom('journals')
+          .select('origin_journal_id')
+          .distinct()
           .where('ingestion_id', '=', candidate.ingestion_id)
-          .forUpdate()
+          .where('origin_journal_id', 'is not', null)
           .execute();
       }
-      const origins = await trx
-        .selectFrom('journals')
-        .select('origin_journal_id')
-        .distinct()
-        .where('ingestion_id', '=', candidate.ingestion_id)
-        .where('origin_journal_id', 'is not', null)
-        .execute();
       return {
         ingestionId: candidate.ingestion_id,
         chunkSeq: Number(candidate.chunk_seq),
