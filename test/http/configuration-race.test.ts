@@ -14,7 +14,9 @@ describe('configuration upload racing with chunks and reads', () => {
   let t: TestApp;
   let operator: string;
   const x = realisticConfiguration();
-  (x.configuration.entities[0]?.attributes as unknown[]).push({
+  const xEntity = x.configuration.entities[0];
+  if (xEntity === undefined) throw new Error('fixture entity missing');
+  (xEntity.attributes as unknown[]).push({
     name: 'note',
     label: 'Note',
     mandatory: false,

@@ -15,7 +15,10 @@ describe('line records stored as extras', () => {
     ingestionId: 'in_1',
     now: new Date('2026-11-20T12:00:00Z'),
     businessDatePinned: '2026-11-20',
-    newId: () => `00000000-0000-4000-8000-${String((id += 1)).padStart(12, '0')}`,
+    newId: () => {
+      id += 1;
+      return `00000000-0000-4000-8000-${String(id).padStart(12, '0')}`;
+    },
   };
 
   const roundTrip = (journal: JournalDraft) => {
