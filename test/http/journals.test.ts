@@ -130,6 +130,13 @@ describe('processing and the journals API (business date pinned to Friday 2026-1
         balance: '123456789012358.015',
       },
     ]);
+    // asOf bounds the core date; without it every posted journal counts.
+    expect((await get('/api/v1/balances?accountingConfig=IFRS&account=1300&asOf=2026-11-19')).data).toEqual(
+      [],
+    );
+    expect((await get('/api/v1/balances?currency=USD')).data).toEqual([]);
+    const badDate = await t.call(env.token, { method: 'GET', url: '/api/v1/balances?asOf=2026-02-30' });
+    expect(badDate.statusCode).toBe(400);
   });
 
   it('produces nothing in a basis that is not assigned to the node', async () => {
