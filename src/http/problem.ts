@@ -107,6 +107,7 @@ function frameworkProblem(error: FastifyError): {
 export function registerProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof OAuthError) {
+      for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
       if (error.error === 'invalid_client' && request.headers.authorization?.startsWith('Basic ')) {
         reply.header('www-authenticate', 'Basic realm="ledgerflow"');
       }

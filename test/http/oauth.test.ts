@@ -372,3 +372,44 @@ describe('bootstrap credential (contract section 1)', () => {
     ).toBe('Bearer');
   });
 });
+
+describe('failed client authentication limit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t?.close());
+
+  it('refuses a client id after 10 failures in a minute, before checking any secret, then lets it try again', async () => {
+    const client = await t.credentialFor(['viewer']);
+    const attempt = (secret: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/auth/token',
+        ...form({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: secret }),
+      });
+    for (let i = 0; i < 10; i += 1)
+      expect((await attempt('wrong')).json().error_description).toBe('client authentication failed');
+    const blocked = await attempt(client.clientSecret);
+    expect(blocked.statusCode).toBe(401);
+    expect(blocked.json()).toEqual({
+      error: 'invalid_client',
+      error_description: expect.stringContaining('too many failed'),
+    });
+    expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+    // Another client from the same address is not affected by this client's failures.
+    const other = await t.credentialFor(['viewer']);
+    const fine = await t.app.inject({
+      method: 'POST',
+      url: '/auth/token',
+      ...form({
+        grant_type: 'client_credentials',
+        client_id: other.clientId,
+        client_secret: other.clientSecret,
+      }),
+    });
+    expect(fine.statusCode).toBe(200);
+    t.clock.advance(60_001);
+    expect((await attempt(client.clientSecret)).statusCode).toBe(200);
+  });
+});

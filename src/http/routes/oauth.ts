@@ -45,7 +45,7 @@ function clientAuthOf(request: FastifyRequest, form: Form): ClientAuth {
       if (formId !== undefined && formId !== clientId) {
         throw new OAuthError('invalid_request', 'client_id in the form differs from the Basic credentials');
       }
-      return { clientId, clientSecret };
+      return { clientId, clientSecret, remoteAddress: request.ip };
     } catch (error) {
       if (error instanceof OAuthError) throw error;
       throw new OAuthError('invalid_request', 'the Basic credentials are not form-urlencoded');
@@ -57,7 +57,7 @@ function clientAuthOf(request: FastifyRequest, form: Form): ClientAuth {
       'client authentication is required: client_id and client_secret, or HTTP Basic',
     );
   }
-  return { clientId: formId, clientSecret: formSecret };
+  return { clientId: formId, clientSecret: formSecret, remoteAddress: request.ip };
 }
 
 function formOf(request: FastifyRequest): Form {

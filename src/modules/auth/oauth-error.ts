@@ -21,11 +21,13 @@ const STATUS: Record<OAuthErrorCode, number> = {
 export class OAuthError extends Error {
   readonly error: OAuthErrorCode;
   readonly status: number;
+  readonly headers: Record<string, string>;
 
-  constructor(error: OAuthErrorCode, description: string) {
+  constructor(error: OAuthErrorCode, description: string, headers: Record<string, string> = {}) {
     super(description);
     this.name = 'OAuthError';
     this.error = error;
     this.status = STATUS[error];
+    this.headers = headers;
   }
 }

@@ -1,6 +1,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { newOpaqueToken, newUuid, sha256Hex } from '../../lib/ids.js';
+import { FailureLimiter } from './failure-limiter.js';
 import { OAuthError } from './oauth-error.js';
 import { type Permission, permissionsOf } from './permissions.js';
 import { VerifiedSecretCache, verifySecret } from './secret-hash.js';
@@ -40,6 +41,8 @@ export interface Principal {
 export interface ClientAuth {
   clientId: string;
   clientSecret: string;
+  /** Where the request came from, for the failed-authentication limit. */
+  remoteAddress?: string;
 }
 
 /**
@@ -54,6 +57,7 @@ export class TokenService {
   readonly #clock: Clock;
   readonly #lifetimes: TokenLifetimes;
   readonly #verified = new VerifiedSecretCache();
+  readonly #failures = new FailureLimiter();
 
   constructor(store: AuthStore, clock: Clock, lifetimes: TokenLifetimes) {
     this.#store = store;
@@ -67,6 +71,28 @@ export class TokenService {
    * a role that grants API access).
    */
   async authenticateClient(auth: ClientAuth): Promise<{ credential: CredentialRow; owner: UserRow }> {
+    const nowMs = this.#clock.now().getTime();
+    const retryAfter = this.#failures.retryAfterSeconds(auth.clientId, auth.remoteAddress, nowMs);
+    if (retryAfter > 0) {
+      throw new OAuthError(
+        'invalid_client',
+        `too many failed authentication attempts; try again in ${retryAfter} s`,
+        {
+          'retry-after': String(retryAfter),
+        },
+      );
+    }
+    try {
+      return await this.#authenticateClient(auth);
+    } catch (error) {
+      if (error instanceof OAuthError && error.error === 'invalid_client') {
+        this.#failures.record(auth.clientId, auth.remoteAddress, nowMs);
+      }
+      throw error;
+    }
+  }
+
+  async #authenticateClient(auth: ClientAuth): Promise<{ credential: CredentialRow; owner: UserRow }> {
     const invalid = new OAuthError('invalid_client', 'client authentication failed');
     if (
       auth.clientId.length > CLIENT_FIELD_LENGTH_MAX ||
