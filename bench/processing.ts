@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../src/modules/entities/entity.js';
 import { benchConfiguration, type ChunkBody, chunkOf } from './data.js';
 import {
   formatNumber,
@@ -36,8 +37,6 @@ const PROCESSING_STALL_MS = 15_000;
 const INGESTION_RATIO_MIN = 0.5;
 const INGESTION_RATIO_GOAL = 1.0;
 const MS_PER_SECOND = 1000;
-const LEDGER_NAMESPACE = 'ledger';
-const BUSINESS_EVENT_ENTITY = 'businessEvent';
 const FINISHED_STATUSES = new Set(['completed', 'completed_with_errors']);
 
 const DIALECT_TITLE: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
@@ -129,7 +128,7 @@ async function measureProcessing(
   bodies: readonly ChunkBody[],
 ): Promise<ProcessingRun> {
   await uploadBenchConfiguration(service);
-  const ingestionId = await openSession(service, LEDGER_NAMESPACE, BUSINESS_EVENT_ENTITY);
+  const ingestionId = await openSession(service, LEDGER_NAMESPACE, BUSINESS_EVENT_ENTITY_NAME);
   const timing = await postChunks(service, ingestionId, bodies, CLIENTS);
   await closeSession(service, ingestionId);
   const session = await getSession(service, ingestionId);
@@ -231,7 +230,7 @@ export async function runProcessing(context: RunContext, dialects: readonly Dial
       }),
       ...table(['measure', 'result', 'target', 'verdict'], resultRows(run)),
       '',
-      `Method. \`${LEDGER_NAMESPACE}/${BUSINESS_EVENT_ENTITY}\` records valid for the realistic fixture (its event types and nodes in turn, effective date today, decimal-string amounts in EUR), ${EVENTS / CHUNKS} per chunk, sent to one session of a freshly started service; the session is closed after the last 201, then polled every ${POLL_INTERVAL_MS} ms until its processingStatus is \`completed\` or \`completed_with_errors\` (so the end time is late by at most one poll). Processing time counts from the first chunk sent.`,
+      `Method. \`${LEDGER_NAMESPACE}/${BUSINESS_EVENT_ENTITY_NAME}\` records valid for the realistic fixture (its event types and nodes in turn, effective date today, decimal-string amounts in EUR), ${EVENTS / CHUNKS} per chunk, sent to one session of a freshly started service; the session is closed after the last 201, then polled every ${POLL_INTERVAL_MS} ms until its processingStatus is \`completed\` or \`completed_with_errors\` (so the end time is late by at most one poll). Processing time counts from the first chunk sent.`,
     ].join('\n');
     console.log(`\n${markdown}\n`);
     sections.push({ id: `processing-${dialect}`, markdown });
