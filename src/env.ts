@@ -1,6 +1,8 @@
+import { CLIENT_FIELD_LENGTH_MAX } from './modules/auth/token-service.js';
+
 /**
- * Process settings from the environment (contract section 1). This is "env", not the
- * Configuration Data document, which lives in the store.
+ * Process settings from the environment. This is "env", not the Configuration Data document,
+ * which lives in the store.
  */
 export interface Env {
   port: number;
@@ -21,6 +23,11 @@ export interface Env {
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 const TTL_SECONDS_MAX = 366 * 24 * 3600;
 const INGEST_WORKER_THREADS_MAX = 64;
+/**
+ * Shortest `BOOTSTRAP_CLIENT_SECRET` accepted. The bootstrap credential has every permission, so
+ * its secret must resist guessing: 24 characters of a random base64 string carry 144 bits.
+ */
+export const BOOTSTRAP_CLIENT_SECRET_LENGTH_MIN = 24;
 
 /** Thrown for a setting that cannot be used; main prints it and exits with status 2. */
 export class EnvError extends Error {}
@@ -46,7 +53,7 @@ function isRealDate(text: string): boolean {
   return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text);
 }
 
-/** Reads and checks every setting of contract section 1; throws EnvError naming the bad one. */
+/** Reads and checks every process setting; throws EnvError naming the bad one and the rule. */
 export function parseEnv(vars: NodeJS.ProcessEnv): Env {
   const databaseUrl = vars.DATABASE_URL || 'sqlite:./data/ledgerflow.db';
   if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
@@ -62,6 +69,20 @@ export function parseEnv(vars: NodeJS.ProcessEnv): Env {
   const bootstrapClientSecret = vars.BOOTSTRAP_CLIENT_SECRET || undefined;
   if ((bootstrapClientId === undefined) !== (bootstrapClientSecret === undefined)) {
     throw new EnvError('BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET must be set together');
+  }
+  if (
+    bootstrapClientSecret !== undefined &&
+    bootstrapClientSecret.length < BOOTSTRAP_CLIENT_SECRET_LENGTH_MIN
+  ) {
+    throw new EnvError(
+      `BOOTSTRAP_CLIENT_SECRET must be at least ${BOOTSTRAP_CLIENT_SECRET_LENGTH_MIN} characters long (it has ${bootstrapClientSecret.length}); make one with: openssl rand -base64 32`,
+    );
+  }
+  if (bootstrapClientSecret !== undefined && bootstrapClientSecret.length > CLIENT_FIELD_LENGTH_MAX) {
+    throw new EnvError(`BOOTSTRAP_CLIENT_SECRET must be at most ${CLIENT_FIELD_LENGTH_MAX} characters long`);
+  }
+  if (bootstrapClientId !== undefined && bootstrapClientId.length > CLIENT_FIELD_LENGTH_MAX) {
+    throw new EnvError(`BOOTSTRAP_CLIENT_ID must be at most ${CLIENT_FIELD_LENGTH_MAX} characters long`);
   }
   return {
     port: integerSetting(vars, 'PORT', 8080, 0, 65535),

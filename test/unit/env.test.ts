@@ -27,7 +27,7 @@ describe('environment (contract section 1)', () => {
       ACCESS_TOKEN_TTL: '2',
       REFRESH_TOKEN_TTL: '5',
       BOOTSTRAP_CLIENT_ID: 'id',
-      BOOTSTRAP_CLIENT_SECRET: 'secret',
+      BOOTSTRAP_CLIENT_SECRET: 'lfs_unit-secret-0123456789abcdef',
       ADMIN_EMAIL: 'root@x.y',
       ADMIN_PASSWORD: 'pw',
       BUSINESS_DATE: '2024-02-29',
@@ -50,6 +50,8 @@ describe('environment (contract section 1)', () => {
     [{ BUSINESS_DATE: '2023-02-29' }, 'BUSINESS_DATE'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ BOOTSTRAP_CLIENT_ID: 'only-id' }, 'BOOTSTRAP_CLIENT_ID'],
+    [{ BOOTSTRAP_CLIENT_ID: 'ci', BOOTSTRAP_CLIENT_SECRET: 'short' }, 'at least 24 characters'],
+    [{ BOOTSTRAP_CLIENT_ID: 'ci', BOOTSTRAP_CLIENT_SECRET: 'x'.repeat(257) }, 'BOOTSTRAP_CLIENT_SECRET'],
   ])('rejects %j naming %s', (vars, name) => {
     expect(() => parseEnv(vars)).toThrow(EnvError);
     expect(() => parseEnv(vars)).toThrow(name);
