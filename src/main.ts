@@ -6,7 +6,7 @@ import { bootstrapAccess } from './bootstrap.js';
 import { EnvError, parseEnv } from './env.js';
 import { systemClock } from './lib/clock.js';
 import { createServices } from './services.js';
-import { migrateToLatest, openStore } from './storage/database.js';
+import { ensureDatabase, migrateToLatest, openStore, StoreUnavailableError } from './storage/database.js';
 
 /** Log paths that could carry a secret; pino replaces them, whatever a plugin logs. */
 export const LOG_REDACT_PATHS = [
@@ -41,6 +41,8 @@ async function main(): Promise<void> {
     version: string;
   };
 
+  const { created, database } = await ensureDatabase(env.databaseUrl);
+  if (created) logger.info({ database }, `database "${database}" did not exist and was created`);
   const store = openStore(env.databaseUrl, (error) =>
     logger.warn({ err: error }, 'idle database connection lost'),
   );
@@ -110,6 +112,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  // A store that cannot be reached or created is the operator's to fix: one line, no stack.
+  if (error instanceof StoreUnavailableError) {
+    process.stderr.write(`ledgerflow: cannot start: ${error.message}\n`);
+    process.exit(1);
+  }
   process.stderr.write(
     `ledgerflow: failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
   );

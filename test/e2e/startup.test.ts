@@ -1,0 +1,88 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { E2E_CLIENT_ID, E2E_CLIENT_SECRET, startServer } from '../helpers/server.js';
+import { TEST_DATABASE_URL, TEST_DIALECT } from '../helpers/store.js';
+
+const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+/** Runs the built service until it exits by itself; its exit code and what it wrote. */
+function runUntilExit(
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [MAIN], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (data: Buffer) => {
+    stdout += data.toString('utf8');
+  });
+  child.stderr.on('data', (data: Buffer) => {
+    stderr += data.toString('utf8');
+  });
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+describe('start-up problems the operator fixes', () => {
+  it('names an unreachable PostgreSQL server in one line and exits 1, with no stack', async () => {
+    const { code, stderr } = await runUntilExit({
+      DATABASE_URL: 'postgres://postgres:hunter2@127.0.0.1:1/ledgerflow',
+    });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /^ledgerflow: cannot start: cannot reach PostgreSQL at 127\.0\.0\.1:1 \(ECONNREFUSED\)[^\n]*\n$/,
+    );
+    expect(stderr).not.toContain('hunter2');
+  });
+
+  it('refuses a short BOOTSTRAP_CLIENT_SECRET with one line naming the minimum, and exits 2', async () => {
+    const { code, stderr } = await runUntilExit({
+      DATABASE_URL: 'sqlite::memory:',
+      BOOTSTRAP_CLIENT_ID: 'ci',
+      BOOTSTRAP_CLIENT_SECRET: 'short',
+    });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(
+      /^ledgerflow: BOOTSTRAP_CLIENT_SECRET must be at least 24 characters long[^\n]*\n$/,
+    );
+  });
+
+  it.runIf(TEST_DIALECT === 'postgres')(
+    'creates a PostgreSQL database that does not exist, says so in one log line, and serves',
+    async () => {
+      const name = `lf_test_${randomBytes(6).toString('hex')}`;
+      const url = new URL(TEST_DATABASE_URL);
+      url.pathname = `/${name}`;
+      try {
+        const server = await startServer({
+          DATABASE_URL: url.toString(),
+          BOOTSTRAP_CLIENT_ID: E2E_CLIENT_ID,
+          BOOTSTRAP_CLIENT_SECRET: E2E_CLIENT_SECRET,
+        });
+        try {
+          const created = server
+            .output()
+            .split('\n')
+            .filter((line) => line.includes('was created'));
+          expect(created).toHaveLength(1);
+          expect(JSON.parse(created[0] ?? '{}')).toMatchObject({
+            level: 30,
+            database: name,
+            msg: `database "${name}" did not exist and was created`,
+          });
+          expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+        } finally {
+          expect(await server.stop()).toBe(0);
+        }
+      } finally {
+        const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+        await admin.connect();
+        await admin.query(`drop database if exists ${name} with (force)`).finally(() => admin.end());
+      }
+    },
+  );
+});
