@@ -22,6 +22,9 @@ import type { Store } from './storage/database.js';
 /** Largest JSON body of an ordinary endpoint; the chunk and configuration routes set their own. */
 export const JSON_BODY_BYTES_MAX = 1024 * 1024;
 
+/** The media types whose bodies are parsed as JSON. */
+const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json', 'application/problem+json'];
+
 export interface AppDeps {
   store: Store;
   services: Services;
@@ -31,7 +34,7 @@ export interface AppDeps {
 }
 
 function ajvFor(options: { coerceTypes: boolean | 'array' }): Ajv {
-  // Bodies are validated strictly (no coercion, unknown members rejected: contract section 0);
+  // Bodies are validated strictly (no coercion, unknown members rejected);
   // query strings and path parameters are text, so they are coerced to the schema's types.
   const ajv = new Ajv({
     allErrors: true,
@@ -70,16 +73,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(({ schema, httpPart }) =>
     httpPart === 'body' ? bodyAjv.compile(schema) : textAjv.compile(schema),
   );
-  app.addContentTypeParser(
-    ['application/merge-patch+json', 'application/problem+json'],
-    { parseAs: 'string' },
-    app.getDefaultJsonParser('error', 'error'),
-  );
+  // One JSON parser for every JSON media type. An empty body is no body where the route takes
+  // none (many clients send `Content-Type: application/json` on a DELETE without a body); where
+  // the route documents a body, an empty one stays a 400 that says a JSON document is expected.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0 && request.routeOptions.schema?.body === undefined) {
+      done(null, undefined);
+      return;
+    }
+    parseJson(request, String(body), done);
+  });
 
   registerProblemHandlers(app);
 
   // Answers sent while stopping close their connection, so a keep-alive client does not hold
-  // the process open after its last request in flight is answered (contract section 1).
+  // the process open after its last request in flight is answered.
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
