@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, PROBLEMS, type ProblemCode, type ProblemContext, problemBody } from '../lib/errors.js';
-import { OAuthError } from '../modules/auth/oauth-error.js';
+import { ClientAuthError, OAuthError } from '../modules/auth/oauth-error.js';
 
 /** One failed rule of a request body or query, as a JSON Pointer path and a message. */
 export interface PathError {
@@ -45,8 +45,8 @@ export function problemContextOf(request: FastifyRequest): ProblemContext {
 }
 
 /**
- * Sends a problem+json answer (RFC 9457, contract section 0) whose `reference` is the request
- * id, which is also on every log line of the request.
+ * Sends a problem+json answer (RFC 9457) whose `reference` is the request id, which is also on
+ * every log line of the request.
  */
 export function sendProblem(
   request: FastifyRequest,
@@ -63,7 +63,20 @@ export function sendProblem(
     .send(problemBody(code, detail, problemContextOf(request), extensions));
 }
 
-function frameworkProblem(error: FastifyError): {
+/** A byte count as people read it: `1,048,576 bytes`. */
+function bytesText(bytes: number): string {
+  return `${bytes.toLocaleString('en-US')} bytes`;
+}
+
+/** The media type a route's body must have: a form at the OAuth endpoints, JSON elsewhere. */
+function expectedMediaTypeOf(request: FastifyRequest): string {
+  return request.url.startsWith('/auth/') ? 'application/x-www-form-urlencoded' : 'application/json';
+}
+
+function frameworkProblem(
+  error: FastifyError,
+  request: FastifyRequest,
+): {
   code: ProblemCode;
   detail: string;
   extensions?: Record<string, unknown>;
@@ -80,13 +93,29 @@ function frameworkProblem(error: FastifyError): {
     };
   }
   switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { code: 'payload-too-large', detail: 'the body is larger than this endpoint accepts' };
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': {
+      const limit = request.routeOptions.bodyLimit;
+      return {
+        code: 'payload-too-large',
+        detail: `the body is larger than this endpoint accepts: at most ${bytesText(limit)}`,
+        extensions: { limitBytes: limit },
+      };
+    }
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': {
+      const sent = request.headers['content-type'];
+      const expected = expectedMediaTypeOf(request);
+      return {
+        code: 'unsupported-media-type',
+        detail:
+          sent === undefined
+            ? `the body has no Content-Type; send it as ${expected}`
+            : `the Content-Type ${sent} is not accepted here; send the body as ${expected}`,
+      };
+    }
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return { code: 'unsupported-media-type', detail: error.message };
+      return { code: 'malformed-json', detail: 'the body is shorter or longer than its Content-Length' };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { code: 'malformed-json', detail: 'the body is empty; a JSON document is expected' };
+      return { code: 'malformed-json', detail: 'the body is empty; this endpoint expects a JSON document' };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { code: 'malformed-json', detail: error.message };
   }
@@ -102,11 +131,18 @@ function frameworkProblem(error: FastifyError): {
 
 /**
  * Installs the error and not-found handlers: every failure becomes problem+json, except at the
- * OAuth endpoints, which answer in RFC 6749's own form.
+ * OAuth endpoints, which answer in RFC 6749's own form plus the `reference` of the request. A
+ * failed client authentication is logged with the client id and the reason (never the secret).
  */
 export function registerProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof OAuthError) {
+      if (error instanceof ClientAuthError) {
+        request.log.warn(
+          { clientId: error.clientId, reason: error.reason },
+          `client authentication failed: ${error.reason}`,
+        );
+      }
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
       if (error.error === 'invalid_client' && request.headers.authorization?.startsWith('Basic ')) {
         reply.header('www-authenticate', 'Basic realm="ledgerflow"');
@@ -115,18 +151,18 @@ export function registerProblemHandlers(app: FastifyInstance): void {
         .code(error.status)
         .header('cache-control', 'no-store')
         .header('pragma', 'no-cache')
-        .send({ error: error.error, error_description: error.message });
+        .send({ error: error.error, error_description: error.message, reference: request.id });
     }
     if (error instanceof AppError) {
       if (error.status >= 500) request.log.error({ err: error }, 'request failed');
       return sendProblem(request, reply, error.code, error.message, error.extensions, error.headers);
     }
-    const problem = frameworkProblem(error);
+    const problem = frameworkProblem(error, request);
     if (request.url.startsWith('/auth/') && problem.code !== 'internal') {
       return reply
         .code(PROBLEMS[problem.code].status)
         .header('cache-control', 'no-store')
-        .send({ error: 'invalid_request', error_description: problem.detail });
+        .send({ error: 'invalid_request', error_description: problem.detail, reference: request.id });
     }
     if (problem.code === 'internal') request.log.error({ err: error }, 'request failed');
     return sendProblem(request, reply, problem.code, problem.detail, problem.extensions);

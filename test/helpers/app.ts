@@ -1,5 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { type AppDeps, buildApp } from '../../src/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { createServices, type ServiceSettings, type Services } from '../../src/services.js';
 import type { Store } from '../../src/storage/database.js';
@@ -27,7 +27,7 @@ let userCounter = 0;
  */
 export async function createTestApp(
   settings: Partial<ServiceSettings> = {},
-  options: { file?: boolean } = {},
+  options: { file?: boolean; logger?: AppDeps['logger'] } = {},
 ): Promise<TestApp> {
   const { store, dispose } = await createTestStore(options);
   const clock = new ManualClock(new Date());
@@ -37,7 +37,7 @@ export async function createTestApp(
     businessDate: undefined,
     ...settings,
   });
-  const app = await buildApp({ store, services, logger: false });
+  const app = await buildApp({ store, services, logger: options.logger ?? false });
   await app.ready();
 
   const credentialFor = async (roles: string[]) => {

@@ -396,6 +396,7 @@ describe('ingestion sessions and chunks (contract 4)', () => {
       const big = await send(ingestionId, { data: [loanRecord(1, { productCode: filler })] });
       expect(big.statusCode).toBe(413);
       expect(big.json().type).toBe('urn:ledgerflow:problem:payload-too-large');
+      expect(big.json().detail).toContain('at most 1,048,576 bytes');
       const notJson = await send(ingestionId, '{"data": [');
       expect(notJson.statusCode).toBe(400);
       expect(notJson.json().type).toBe('urn:ledgerflow:problem:malformed-json');
@@ -411,6 +412,7 @@ describe('ingestion sessions and chunks (contract 4)', () => {
         payload: 'hello',
       });
       expect(wrongType.statusCode).toBe(415);
+      expect(wrongType.json().detail).toContain('send the body as application/json');
       expect(await session(ingestionId)).toMatchObject({ chunks: 0, totalRows: 0 });
     });
 
@@ -424,8 +426,9 @@ describe('ingestion sessions and chunks (contract 4)', () => {
       const tooMany = await send(ingestionId, { data: Array.from({ length: 20_001 }, () => ({})) });
       expect(tooMany.statusCode).toBe(400);
       expect(tooMany.json().errors).toEqual([
-        { path: '/data', message: expect.stringContaining('at most 20000 records') },
+        { path: '/data', message: expect.stringContaining('at most 20,000 records per chunk') },
       ]);
+      expect(tooMany.json().detail).toContain('at most 20,000 records per chunk');
     });
 
     it('counts API calls of a session: its creation, every chunk it took and its close', async () => {

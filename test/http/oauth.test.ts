@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, form, type TestApp } from '../helpers/app.js';
 
@@ -72,7 +74,11 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
   ])('answers 401 invalid_client for %s', async (_name, fields) => {
     const response = await token({ grant_type: 'client_credentials', ...fields() });
     expect(response.statusCode).toBe(401);
-    expect(response.json()).toEqual({ error: 'invalid_client', error_description: expect.any(String) });
+    expect(response.json()).toEqual({
+      error: 'invalid_client',
+      error_description: expect.any(String),
+      reference: expect.any(String),
+    });
     expect(response.headers['cache-control']).toBe('no-store');
   });
 
@@ -329,6 +335,7 @@ describe('token lifetimes', () => {
     expect(refresh.json()).toEqual({
       error: 'invalid_grant',
       error_description: 'the refresh token has expired',
+      reference: expect.any(String),
     });
   });
 
@@ -395,6 +402,7 @@ describe('failed client authentication limit', () => {
     expect(blocked.json()).toEqual({
       error: 'invalid_client',
       error_description: expect.stringContaining('too many failed'),
+      reference: expect.any(String),
     });
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
     // Another client from the same address is not affected by this client's failures.
@@ -411,5 +419,101 @@ describe('failed client authentication limit', () => {
     expect(fine.statusCode).toBe(200);
     t.clock.advance(60_001);
     expect((await attempt(client.clientSecret)).statusCode).toBe(200);
+  });
+});
+
+describe('failed client authentications in the server log', () => {
+  let t: TestApp;
+  const lines: Record<string, unknown>[] = [];
+  beforeAll(async () => {
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString('utf8').split('\n')) {
+          if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+        }
+        done();
+      },
+    });
+    t = await createTestApp({}, { logger: pino({ level: 'info' }, stream) });
+  });
+  afterAll(async () => t?.close());
+
+  const attempt = (clientId: string, clientSecret: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/auth/token',
+      ...form({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }),
+    });
+  /** The failure line of the request whose answer carried this reference. */
+  const failureLine = (reference: unknown) =>
+    lines.find(
+      (line) => line.reference === reference && line.msg?.toString().startsWith('client authentication'),
+    );
+
+  it('names the client id and the reason on one line with the reference of the answer, never the secret', async () => {
+    const client = await t.credentialFor(['viewer']);
+    const revoked = await t.credentialFor(['viewer']);
+    await t.services.accounts.revokeCredential(revoked.clientId);
+    const ownerless = await t.credentialFor(['viewer']);
+    await t.services.accounts.updateUser(ownerless.ownerEmail, { disabled: true });
+    const cases = [
+      { clientId: 'lfc_nobody', secret: 'lfs_whatever-secret-value', reason: 'unknown-client' },
+      { clientId: client.clientId, secret: 'lfs_not-the-right-secret', reason: 'wrong-secret' },
+      { clientId: revoked.clientId, secret: revoked.clientSecret, reason: 'revoked' },
+      { clientId: ownerless.clientId, secret: ownerless.clientSecret, reason: 'owner-disabled' },
+    ];
+    for (const { clientId, secret, reason } of cases) {
+      const answer = await attempt(clientId, secret);
+      expect(answer.statusCode, reason).toBeGreaterThanOrEqual(400);
+      const { reference } = answer.json();
+      expect(reference).toMatch(/^[0-9a-f-]{36}$/);
+      expect(failureLine(reference), reason).toMatchObject({
+        level: 40,
+        clientId,
+        reason,
+        msg: `client authentication failed: ${reason}`,
+      });
+    }
+    const logged = JSON.stringify(lines);
+    for (const { secret } of cases) expect(logged).not.toContain(secret);
+  });
+
+  it('logs an expired credential and the failure limit by their reasons', async () => {
+    const short = await t.credentialFor(['viewer']);
+    const expiring = await t.services.accounts.createCredential({
+      ownerEmail: short.ownerEmail,
+      expiresInDays: 1,
+    });
+    t.clock.advance(25 * 3600 * 1000);
+    const expired = await attempt(expiring.clientId, expiring.clientSecret);
+    expect(failureLine(expired.json().reference)).toMatchObject({
+      clientId: expiring.clientId,
+      reason: 'expired',
+    });
+    t.clock.advance(-25 * 3600 * 1000);
+
+    const limited = await t.credentialFor(['viewer']);
+    for (let i = 0; i < 10; i += 1) await attempt(limited.clientId, 'lfs_wrong-wrong-wrong');
+    const blocked = await attempt(limited.clientId, limited.clientSecret);
+    expect(failureLine(blocked.json().reference)).toMatchObject({
+      clientId: limited.clientId,
+      reason: 'limited',
+    });
+  });
+
+  it('puts the reference of the log into OAuth answers of malformed requests too', async () => {
+    const answer = await t.app.inject({
+      method: 'POST',
+      url: '/auth/token',
+      headers: { 'content-type': 'application/xml' },
+      payload: '<grant_type>client_credentials</grant_type>',
+    });
+    expect(answer.statusCode).toBe(415);
+    expect(answer.json()).toEqual({
+      error: 'invalid_request',
+      error_description: expect.stringContaining('application/x-www-form-urlencoded'),
+      reference: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+    expect(lines.some((line) => line.reference === answer.json().reference)).toBe(true);
   });
 });

@@ -60,4 +60,38 @@ describe('operations endpoints and problem details (contract section 0)', () => 
     expect(malformed.statusCode).toBe(400);
     expect(malformed.json().type).toBe('urn:ledgerflow:problem:malformed-json');
   });
+
+  it('names the byte limit in a 413 and application/json in a 415', async () => {
+    const admin = await t.tokenFor(['admin']);
+    const tooLarge = await t.call(admin, {
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ email: 'x'.repeat(1024 * 1024) }),
+    });
+    expect(tooLarge.statusCode).toBe(413);
+    expect(tooLarge.json()).toMatchObject({
+      type: 'urn:ledgerflow:problem:payload-too-large',
+      detail: 'the body is larger than this endpoint accepts: at most 1,048,576 bytes',
+      limitBytes: 1_048_576,
+    });
+    const wrongType = await t.call(admin, {
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: { 'content-type': 'application/xml' },
+      payload: '<email>a@b.c</email>',
+    });
+    expect(wrongType.statusCode).toBe(415);
+    expect(wrongType.json()).toMatchObject({
+      type: 'urn:ledgerflow:problem:unsupported-media-type',
+      detail: 'the Content-Type application/xml is not accepted here; send the body as application/json',
+    });
+  });
+
+  it('documents the limits of a chunk in the OpenAPI description of the chunk route', async () => {
+    const document = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const description: string = document.paths['/api/v1/ingestions/{ingestionId}'].post.description;
+    expect(description).toContain('at most 1,048,576 bytes');
+    expect(description).toContain('at most 20,000 records');
+  });
 });

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../lib/errors.js';
-import { CHUNK_BODY_BYTES_MAX } from '../../modules/ingestion/chunk-body.js';
+import { CHUNK_BODY_BYTES_MAX, CHUNK_RECORDS_MAX } from '../../modules/ingestion/chunk-body.js';
 import type { IngestionService } from '../../modules/ingestion/service.js';
 import { principalOf } from '../authenticate.js';
 import { problemContextOf } from '../problem.js';
@@ -49,7 +49,7 @@ const ChunkAccepted = Type.Object({
 
 const IdParams = Type.Object({ ingestionId: Type.String({ maxLength: 100 }) });
 
-/** Ingestion sessions, chunks, and what they stored (contract 4). */
+/** Ingestion sessions, chunks, and what they stored. */
 export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionService }> = async (
   app,
   { ingestion },
@@ -113,7 +113,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
       config: { permission: 'ingestion:read' },
       schema: {
         tags: ['ingestion'],
-        summary: 'Status of a session (seed 4.5)',
+        summary: 'Status of a session: its state, chunk and row counters, and processing status',
         params: IdParams,
         response: { 200: Session, 404: Problem, ...AUTH_ERRORS },
       },
@@ -164,15 +164,14 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         schema: {
           tags: ['ingestion'],
           summary: 'Submit a chunk of records (at most 1 MiB)',
-          description:
-            'Atomic by default: if any record fails, 400 lists every failed record as sent and nothing is kept. With `partial=true` the valid records are kept (201) and the failed ones listed. A repeated `Idempotency-Key` with the same body replays the earlier answer (`Idempotent-Replayed: true`); with another body it is 422.',
+          description: `A JSON body (\`application/json\`) of at most ${CHUNK_BODY_BYTES_MAX.toLocaleString('en-US')} bytes (413 above) carrying at most ${CHUNK_RECORDS_MAX.toLocaleString('en-US')} records in \`data\` (400 above; split larger data over more chunks). Atomic by default: if any record fails, 400 lists every failed record as sent and nothing is kept. With \`partial=true\` the valid records are kept (201) and the failed ones listed. A repeated \`Idempotency-Key\` with the same body replays the earlier answer (\`Idempotent-Replayed: true\`); with another body it is 422.`,
           params: IdParams,
           querystring: Type.Object({ partial: Type.Boolean({ default: false }) }),
           headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
           body: Type.Object({
             chunkName: Type.Optional(Type.String()),
             data: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
-              description: 'Records shaped by the session entity.',
+              description: `Records shaped by the session entity, at most ${CHUNK_RECORDS_MAX.toLocaleString('en-US')}.`,
             }),
           }),
           response: {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { OAuthError } from '../../modules/auth/oauth-error.js';
+import { ClientAuthError, OAuthError } from '../../modules/auth/oauth-error.js';
 import type { ClientAuth, TokenService } from '../../modules/auth/token-service.js';
 
 /** Largest accepted form body at the OAuth endpoints. */
@@ -22,8 +22,8 @@ function required(form: Form, name: string): string {
 }
 
 /**
- * Client authentication by form fields or HTTP Basic (RFC 6749 2.3.1), never both (contract
- * 2.1). Basic credentials are form-urlencoded before base64, as the RFC says.
+ * Client authentication by form fields or HTTP Basic (RFC 6749 2.3.1), never both at once.
+ * Basic credentials are form-urlencoded before base64, as the RFC says.
  */
 function clientAuthOf(request: FastifyRequest, form: Form): ClientAuth {
   const header = request.headers.authorization;
@@ -52,9 +52,10 @@ function clientAuthOf(request: FastifyRequest, form: Form): ClientAuth {
     }
   }
   if (formId === undefined || formId === '' || formSecret === undefined) {
-    throw new OAuthError(
+    throw new ClientAuthError(
       'invalid_client',
       'client authentication is required: client_id and client_secret, or HTTP Basic',
+      { clientId: formId || undefined, reason: 'no-credentials' },
     );
   }
   return { clientId: formId, clientSecret: formSecret, remoteAddress: request.ip };
@@ -68,8 +69,8 @@ function formOf(request: FastifyRequest): Form {
 }
 
 /**
- * The OAuth 2.0 endpoints (contract 2.1): token, revocation (RFC 7009) and the authorisation
- * server metadata (RFC 8414).
+ * The OAuth 2.0 endpoints: token, revocation (RFC 7009) and the authorisation server metadata
+ * (RFC 8414).
  */
 export function oauthRoutes(app: FastifyInstance, tokens: TokenService): void {
   app.addContentTypeParser(
@@ -96,7 +97,7 @@ export function oauthRoutes(app: FastifyInstance, tokens: TokenService): void {
         tags: ['auth'],
         summary: 'Request an access token (client credentials or refresh grant)',
         description:
-          'Form fields `grant_type`, `client_id`, `client_secret` (or HTTP Basic), and `refresh_token` for the refresh grant. Errors are RFC 6749 `{error, error_description}`.',
+          'Form fields `grant_type`, `client_id`, `client_secret` (or HTTP Basic), and `refresh_token` for the refresh grant. Errors are RFC 6749 `{error, error_description}` plus `reference`, the id of the request on the server log lines, which tell why a client authentication failed.',
         consumes: ['application/x-www-form-urlencoded'],
       },
     },

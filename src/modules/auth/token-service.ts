@@ -2,7 +2,7 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { newOpaqueToken, newUuid, sha256Hex } from '../../lib/ids.js';
 import { FailureLimiter } from './failure-limiter.js';
-import { OAuthError } from './oauth-error.js';
+import { ClientAuthError, type ClientAuthFailure, OAuthError } from './oauth-error.js';
 import { type Permission, permissionsOf } from './permissions.js';
 import { VerifiedSecretCache, verifySecret } from './secret-hash.js';
 import type { AuthStore, CredentialRow, TokenRow, UserRow } from './store.js';
@@ -66,20 +66,20 @@ export class TokenService {
   }
 
   /**
-   * Authenticates a client and checks that its owner may log in. Errors: `invalid_client`
-   * (unknown, wrong secret, expired, revoked), `unauthorized_client` (owner disabled or without
-   * a role that grants API access).
+   * Authenticates a client and checks that its owner may log in. Errors: `ClientAuthError`,
+   * whose `reason` (for the server log only) says which check failed: `invalid_client` (unknown,
+   * wrong secret, expired, revoked, too many failures), `unauthorized_client` (owner disabled or
+   * without a role that grants API access).
    */
   async authenticateClient(auth: ClientAuth): Promise<{ credential: CredentialRow; owner: UserRow }> {
     const nowMs = this.#clock.now().getTime();
     const retryAfter = this.#failures.retryAfterSeconds(auth.clientId, auth.remoteAddress, nowMs);
     if (retryAfter > 0) {
-      throw new OAuthError(
+      throw new ClientAuthError(
         'invalid_client',
         `too many failed authentication attempts; try again in ${retryAfter} s`,
-        {
-          'retry-after': String(retryAfter),
-        },
+        { clientId: loggableClientId(auth.clientId), reason: 'limited' },
+        { 'retry-after': String(retryAfter) },
       );
     }
     try {
@@ -93,36 +93,40 @@ export class TokenService {
   }
 
   async #authenticateClient(auth: ClientAuth): Promise<{ credential: CredentialRow; owner: UserRow }> {
-    const invalid = new OAuthError('invalid_client', 'client authentication failed');
+    const clientId = loggableClientId(auth.clientId);
+    const fail = (reason: ClientAuthFailure, description = 'client authentication failed') =>
+      new ClientAuthError('invalid_client', description, { clientId, reason });
     if (
       auth.clientId.length > CLIENT_FIELD_LENGTH_MAX ||
       auth.clientSecret.length > CLIENT_FIELD_LENGTH_MAX
     ) {
-      throw invalid;
+      throw fail('too-long');
     }
     const credential = await this.#store.findCredential(auth.clientId);
     const nowMs = this.#clock.now().getTime();
     if (credential === undefined) {
       // Spend the same time as a real check, so response times do not reveal which ids exist.
       await verifySecret(auth.clientSecret, DUMMY_HASH);
-      throw invalid;
+      throw fail('unknown-client');
     }
     if (!this.#verified.has(credential.secretHash, auth.clientSecret, nowMs)) {
-      if (!(await verifySecret(auth.clientSecret, credential.secretHash))) throw invalid;
+      if (!(await verifySecret(auth.clientSecret, credential.secretHash))) throw fail('wrong-secret');
       this.#verified.add(credential.secretHash, auth.clientSecret, nowMs);
     }
-    if (credential.revokedAt !== null)
-      throw new OAuthError('invalid_client', 'the credential has been revoked');
-    if (Date.parse(credential.expiresAt) <= nowMs)
-      throw new OAuthError('invalid_client', 'the credential has expired');
+    if (credential.revokedAt !== null) throw fail('revoked', 'the credential has been revoked');
+    if (Date.parse(credential.expiresAt) <= nowMs) throw fail('expired', 'the credential has expired');
     const owner = await this.#store.findUser(credential.ownerEmail);
     if (owner === undefined || owner.disabled) {
-      throw new OAuthError('unauthorized_client', 'the owner of this credential is disabled');
+      throw new ClientAuthError('unauthorized_client', 'the owner of this credential is disabled', {
+        clientId,
+        reason: 'owner-disabled',
+      });
     }
     if (permissionsOf(owner.roles).size === 0) {
-      throw new OAuthError(
+      throw new ClientAuthError(
         'unauthorized_client',
         'the owner of this credential has no role that allows API access',
+        { clientId, reason: 'owner-without-role' },
       );
     }
     return { credential, owner };
@@ -248,6 +252,11 @@ export class TokenService {
       rows: [row(access, 'access', accessTokenTtlSeconds), row(refresh, 'refresh', refreshTokenTtlSeconds)],
     };
   }
+}
+
+/** A client id as it may appear in a log line: cut to the longest id that can exist. */
+function loggableClientId(clientId: string): string {
+  return clientId.slice(0, CLIENT_FIELD_LENGTH_MAX);
 }
 
 /** A well-formed hash of a random value, used to spend scrypt time for unknown client ids. */

@@ -40,7 +40,7 @@ export function parseChunkBody(raw: Buffer | string): ChunkBody {
   } else if (record.data.length > CHUNK_RECORDS_MAX) {
     errors.push({
       path: '/data',
-      message: `must have at most ${CHUNK_RECORDS_MAX} records; split the chunk`,
+      message: `must have at most ${CHUNK_RECORDS_MAX.toLocaleString('en-US')} records per chunk (it has ${record.data.length.toLocaleString('en-US')}); split the data over more chunks`,
     });
   }
   const name = record.chunkName;
