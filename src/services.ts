@@ -57,7 +57,7 @@ export function createServices(
   const authStore = createAuthStore(store.db);
   const configurationStore = createConfigurationStore(store);
   const snapshots = new ConfigurationSnapshots(configurationStore, prepareConfiguration);
-  const catalog = new EntityCatalog(snapshots);
+  const catalog = new EntityCatalog(snapshots, clock, settings.businessDate);
   const threads = settings.ingestWorkerThreads ?? 0;
   const chunkWorker = threads > 0 ? threadChunkWorker(threads) : inlineChunkWorker;
   const processingStore = createProcessingStore(store);

@@ -106,4 +106,87 @@ describe('namespaces, entities and example chunks', () => {
     const configured = realisticConfiguration().configuration.entities[0]?.attributes as { name: string }[];
     expect(Object.keys(example.data[0])).toEqual(configured.map((a) => a.name));
   });
+
+  it('offers the closest configured names when a namespace or an entity is unknown', async () => {
+    const entity = await get('/api/v1/namespaces/ledger/entities/journals');
+    expect(entity.statusCode).toBe(404);
+    expect(entity.json()).toMatchObject({
+      type: 'urn:ledgerflow:problem:entity-not-found',
+      detail: 'no entity journals in namespace ledger. Did you mean "journal"?',
+      suggestions: ['journal'],
+    });
+    const example = await get('/api/v1/namespaces/ledger/entities/BusinessEvents/example');
+    expect(example.json()).toMatchObject({ suggestions: ['businessEvent'] });
+    const namespace = await get('/api/v1/namespaces/Ledgr/entities/journal');
+    expect(namespace.statusCode).toBe(404);
+    expect(namespace.json()).toMatchObject({
+      type: 'urn:ledgerflow:problem:entity-not-found',
+      detail: 'no namespace Ledgr. Did you mean "ledger"?',
+      suggestions: ['ledger'],
+    });
+    const list = await get('/api/v1/namespaces/loan/entities');
+    expect(list.statusCode).toBe(404);
+    expect(list.json()).toMatchObject({
+      detail: 'no namespace loan. Did you mean "loans"?',
+      suggestions: ['loans'],
+    });
+    const unrelated = await get('/api/v1/namespaces/ledger/entities/somethingElse');
+    expect(unrelated.json()).toMatchObject({
+      detail: 'no entity somethingElse in namespace ledger.',
+      suggestions: [],
+    });
+
+    const writer = await t.tokenFor(['bulk-operator']);
+    const session = await t.call(writer, {
+      method: 'POST',
+      url: '/api/v1/ingestions',
+      payload: { namespace: 'loans', entity: 'loanTransactions' },
+    });
+    expect(session.statusCode).toBe(404);
+    expect(session.json()).toMatchObject({
+      type: 'urn:ledgerflow:problem:entity-not-found',
+      suggestions: ['loanTransaction'],
+    });
+  });
+
+  it('gives ledger examples that are accepted and processed into journals without errors', async () => {
+    const writer = await t.tokenFor(['bulk-operator']);
+    const journalsReader = await t.tokenFor(['admin']);
+    for (const entity of ['businessEvent', 'journal']) {
+      const example = await get(`/api/v1/namespaces/ledger/entities/${entity}/example`);
+      expect(example.statusCode).toBe(200);
+      const session = await t.call(writer, {
+        method: 'POST',
+        url: '/api/v1/ingestions',
+        payload: { namespace: 'ledger', entity },
+      });
+      const { ingestionId } = session.json();
+      const chunk = await t.call(writer, {
+        method: 'POST',
+        url: `/api/v1/ingestions/${ingestionId}`,
+        headers: { 'content-type': 'application/json' },
+        payload: example.body,
+      });
+      expect(chunk.statusCode, chunk.body).toBe(201);
+      expect(chunk.json()).toMatchObject({ acceptedRows: example.json().data.length, failedRows: 0 });
+      const closed = await t.call(writer, {
+        method: 'PATCH',
+        url: `/api/v1/ingestions/${ingestionId}`,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        payload: { state: 'closed' },
+      });
+      expect(closed.statusCode).toBe(200);
+      await t.services.processor.drain();
+      const status = await t.call(writer, { method: 'GET', url: `/api/v1/ingestions/${ingestionId}` });
+      expect(status.json(), entity).toMatchObject({ state: 'closed', processingStatus: 'completed' });
+      const errors = await t.call(writer, { method: 'GET', url: `/api/v1/ingestions/${ingestionId}/errors` });
+      expect(errors.json().data, entity).toEqual([]);
+      const journals = await t.call(journalsReader, {
+        method: 'GET',
+        url: `/api/v1/journals?ingestionId=${ingestionId}`,
+      });
+      expect(journals.statusCode).toBe(200);
+      expect(journals.json().data.length, entity).toBeGreaterThan(0);
+    }
+  });
 });

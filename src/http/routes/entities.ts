@@ -29,7 +29,7 @@ const EntityDetail = Type.Object({
 const NsParams = Type.Object({ ns: Type.String() });
 const EntityParams = Type.Object({ ns: Type.String(), entity: Type.String() });
 
-/** Namespaces, entities and example chunks (contract 3.1). */
+/** Namespaces, entities and example chunks. */
 export const entityRoutes: FastifyPluginAsyncTypebox<{ catalog: EntityCatalog }> = async (
   app,
   { catalog },
@@ -109,6 +109,8 @@ export const entityRoutes: FastifyPluginAsyncTypebox<{ catalog: EntityCatalog }>
       schema: {
         tags: ['entities'],
         summary: 'An example chunk body that the chunk endpoint accepts as it is',
+        description:
+          'Every attribute set to a valid value of its type. For `ledger/businessEvent` and `ledger/journal` the values come from the configuration so that processing turns the example into journals: an event type with posting components and a node they post on (a business event), or a balanced pair of lines of one origin journal (a journal), dated at the business date of the node. Unknown names answer 404 with the closest configured names in `suggestions`.',
         params: EntityParams,
         response: {
           200: Type.Object({

@@ -15,7 +15,6 @@ import {
   LEDGER_NAMESPACE,
   normalizeFieldType,
 } from './entity.js';
-import type { ExampleSamples } from './example.js';
 
 /**
  * The ingestion targets of a configuration (contract 3.1): user entities from `entities`, and the
@@ -65,9 +64,6 @@ const MANDATORY_JOURNAL_ROLES: ReadonlySet<JournalFieldRole> = new Set([
 /** `temporalityType` and `type` that the entity endpoints show for the two ledger entities. */
 const LEDGER_TEMPORALITY_TYPE = 'Transaction';
 const LEDGER_ENTITY_TYPE = 'SystemEntity';
-
-/** The currency of example amounts. */
-const EXAMPLE_CURRENCY = 'EUR';
 
 function fieldTypeOf(typeName: string, where: string): FieldType {
   const type = normalizeFieldType(typeName);
@@ -164,43 +160,4 @@ export function entitiesOf(configuration: Configuration): EntityDefinition[] {
     });
   }
   return entities;
-}
-
-/**
- * Picks TEXT values from the configuration that make the example chunk of a ledger entity
- * processable as well as valid (example.ts): the first business event type for `event_type`,
- * the first node's field values for `node` attributes, the first journal type, accounting
- * configuration and looked-up account for the journal roles, and `EUR` for every business event
- * attribute that a posting pattern reads as its currency. An item the configuration lacks is
- * simply not sampled, and a user entity gets no samples. Pure; never throws.
- */
-export function exampleSamplesOf(configuration: Configuration, entity: EntityDefinition): ExampleSamples {
-  if (entity.kind === 'user') return {};
-  const firstNode = configuration.nodes[0]?.fields ?? {};
-  const currencyFields = new Set(
-    configuration.postingComponents.flatMap((component) =>
-      component.postingPatterns.map((p) => p.currencyField),
-    ),
-  );
-  const byRole: Record<string, string | undefined> = {
-    event_type: configuration.businessEventTypes[0]?.name,
-    journalType: configuration.journalTypes[0]?.code,
-    accountingConfig: configuration.accountingConfigurations[0]?.name,
-    account: configuration.accountLookups[0]?.accountLookupPatterns[0]?.account,
-    transactionCurrency: EXAMPLE_CURRENCY,
-  };
-  const samples: Record<string, string> = {};
-  for (const attribute of entity.attributes) {
-    if (attribute.type !== 'TEXT') continue;
-    const sample =
-      attribute.role === 'node'
-        ? firstNode[attribute.name]
-        : entity.kind === 'businessEvent' && currencyFields.has(attribute.name)
-          ? EXAMPLE_CURRENCY
-          : attribute.role === undefined
-            ? undefined
-            : byRole[attribute.role];
-    if (sample !== undefined) samples[attribute.name] = sample;
-  }
-  return samples;
 }
