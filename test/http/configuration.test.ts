@@ -95,6 +95,73 @@ describe('Configuration Data bulk endpoints (contract 3)', () => {
     expect(JSON.stringify(again.configuration)).toBe(JSON.stringify(downloaded.configuration));
   });
 
+  it('keeps each attribute type in the form it was uploaded in: canonical, shorthand or mixed', async () => {
+    const fixture = realisticConfiguration();
+    const attributes = fixture.configuration.entities[0]?.attributes as { type: unknown }[];
+    const written = [
+      { typeName: 'PrimitiveType', primitive: 'UUID' },
+      { typeName: 'TEXT' },
+      { typeName: 'date' },
+      { typeName: 'PrimitiveType', primitive: 'DATETIME' },
+      { typeName: 'PrimitiveType', primitive: 'AMOUNT' },
+      { typeName: 'text' },
+      { typeName: 'PrimitiveType', primitive: 'TEXT' },
+      { typeName: 'TEXT' },
+      { typeName: 'PrimitiveType', primitive: 'TEXT' },
+      { typeName: 'INTEGER' },
+      { typeName: 'PrimitiveType', primitive: 'BOOLEAN' },
+      { typeName: 'ListType', elementType: 'DECIMAL' },
+    ];
+    written.forEach((type, i) => {
+      const attribute = attributes[i];
+      if (attribute !== undefined) attribute.type = type;
+    });
+    expect((await put(operator, fixture)).statusCode).toBe(200);
+    const downloaded = (await get(reader)).json().configuration;
+    expect(downloaded.entities[0].attributes.map((a: { type: unknown }) => a.type)).toEqual(written);
+    expect(JSON.stringify(downloaded.entities[0].attributes[0].type)).toBe(
+      '{"typeName":"PrimitiveType","primitive":"UUID"}',
+    );
+    // Both forms of one type validate records alike.
+    const entity = await t.call(reader, {
+      method: 'GET',
+      url: '/api/v1/namespaces/loans/entities/loanTransaction',
+    });
+    expect(entity.json().attributes.map((a: { type: string }) => a.type)).toEqual([
+      'UUID',
+      'TEXT',
+      'DATE',
+      'DATETIME',
+      'DECIMAL',
+      'TEXT',
+      'TEXT',
+      'TEXT',
+      'TEXT',
+      'INTEGER',
+      'BOOLEAN',
+      'LIST',
+    ]);
+  });
+
+  it("accepts the product's canonical attribute types and names a wrong primitive with the allowed values", async () => {
+    const fixture = realisticConfiguration();
+    const attributes = fixture.configuration.entities[0]?.attributes as { type: unknown }[];
+    expect(attributes[0]?.type).toEqual({ typeName: 'PrimitiveType', primitive: 'UUID' });
+    expect((await put(operator, fixture)).statusCode).toBe(200);
+    const broken = realisticConfiguration();
+    const brokenAttributes = broken.configuration.entities[0]?.attributes as { type: unknown }[];
+    if (brokenAttributes[2] !== undefined)
+      brokenAttributes[2].type = { typeName: 'PrimitiveType', primitive: 'DAY' };
+    const response = await put(operator, broken);
+    expect(response.statusCode).toBe(400);
+    expect(response.json().errors).toEqual([
+      {
+        path: '/configuration/entities/0/attributes/2/type/primitive',
+        message: 'must be one of TEXT, DATE, DATETIME, INTEGER, DECIMAL, AMOUNT, BOOLEAN, UUID',
+      },
+    ]);
+  });
+
   it('accepts a string downloadTime and no downloadedBy', async () => {
     const fixture = realisticConfiguration();
     fixture.downloadTime = '2026-11-22T10:00:00Z';

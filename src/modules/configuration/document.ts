@@ -4,7 +4,12 @@
  * downloads use (contract 3: "sections and their keys are emitted in a stable order").
  */
 import type { TSchema } from '@sinclair/typebox';
-import { type Configuration, ConfigurationSchema } from './model.js';
+import {
+  type Configuration,
+  ConfigurationSchema,
+  type EntityAttributeType,
+  PRIMITIVE_TYPE,
+} from './model.js';
 
 /** A section name of the configuration. */
 export type ConfigurationSectionName = keyof Configuration;
@@ -83,6 +88,22 @@ export function sectionCounts(c: Configuration): Record<ConfigurationSectionName
 }
 
 /**
+ * The scalar type name an attribute type stands for, whichever way it was written: the
+ * `primitive` of the canonical form, `typeName` of the shorthand, or `ListType` for a list.
+ * `undefined` only for a `PrimitiveType` without `primitive`, which validation refuses. Pure.
+ */
+export function attributeTypeNameOf(type: EntityAttributeType): string | undefined {
+  return type.typeName === PRIMITIVE_TYPE ? type.primitive : type.typeName;
+}
+
+/** The element type name of a list attribute type, in either form; TEXT when omitted. Pure. */
+export function elementTypeNameOf(type: EntityAttributeType): string {
+  const element = type.elementType;
+  if (element === undefined) return 'TEXT';
+  return typeof element === 'string' ? element : element.primitive;
+}
+
+/**
  * Returns a copy of the configuration whose object keys follow the declaration order of the
  * TypeBox schema (sections in seed order, element members as the model declares them). Keys of
  * free-form maps (`featureFlags`, node `fields`, flow graph `edges` and `nodes`) are sorted by
@@ -111,8 +132,11 @@ function canonicalValue(schema: TSchema | SchemaNode, value: unknown): unknown {
   }
   if (!isPlainObject(value)) return value;
   if (node.anyOf !== undefined) {
+    // A flow step follows the branch its `type` selects; another union has one object branch.
     const branch =
-      node.anyOf.find((b) => b.properties?.type?.const === value.type) ?? node.anyOf.find(isObjectNode);
+      node.anyOf.find(
+        (b) => b.properties?.type?.const !== undefined && b.properties.type.const === value.type,
+      ) ?? node.anyOf.find(isObjectNode);
     return branch === undefined ? { ...value } : canonicalValue(branch, value);
   }
   const out: Record<string, unknown> = {};

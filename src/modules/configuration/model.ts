@@ -109,7 +109,32 @@ export type FlowVersionStatus = (typeof FLOW_VERSION_STATUSES)[number];
 export const OVERRIDE_POSTING_DATES = ['none', 'firstOpenPeriod'] as const;
 export type OverridePostingDate = (typeof OVERRIDE_POSTING_DATES)[number];
 
-/** Scalar field types of contract 3.1, in both spellings the contract gives. */
+/**
+ * The primitive types of the product's own export (`{ "typeName": "PrimitiveType", "primitive":
+ * "TEXT" }`), also the primitives a flow script may publish.
+ */
+export const PRIMITIVE_TYPE_NAMES = [
+  'TEXT',
+  'DATE',
+  'DATETIME',
+  'INTEGER',
+  'DECIMAL',
+  'AMOUNT',
+  'BOOLEAN',
+  'UUID',
+] as const;
+export type PrimitiveTypeName = (typeof PRIMITIVE_TYPE_NAMES)[number];
+
+/** The `typeName` of a scalar attribute type in the product's canonical form. */
+export const PRIMITIVE_TYPE = 'PrimitiveType';
+
+/** The `typeName` of a list attribute type. */
+export const LIST_TYPE = 'ListType';
+
+/**
+ * Scalar type names of the shorthand form `{ "typeName": "TEXT" }`: the primitives in upper case
+ * and the lower-case spellings that business event and journal fields use.
+ */
 export const ENTITY_SCALAR_TYPE_NAMES = [
   'TEXT',
   'text',
@@ -128,22 +153,12 @@ export const ENTITY_SCALAR_TYPE_NAMES = [
 ] as const;
 export type EntityScalarTypeName = (typeof ENTITY_SCALAR_TYPE_NAMES)[number];
 
-export const ENTITY_TYPE_NAMES = [...ENTITY_SCALAR_TYPE_NAMES, 'ListType'] as const;
+/** Every `typeName` of an entity attribute: the canonical two first, then the shorthand names. */
+export const ENTITY_TYPE_NAMES = [PRIMITIVE_TYPE, LIST_TYPE, ...ENTITY_SCALAR_TYPE_NAMES] as const;
 export type EntityTypeName = (typeof ENTITY_TYPE_NAMES)[number];
 
 export const FLOW_STEP_TYPES = ['Input', 'Script', 'AccountingEngine', 'JournalProcessor'] as const;
 export type FlowStepType = (typeof FLOW_STEP_TYPES)[number];
-
-export const SCRIPT_OUTPUT_PRIMITIVES = [
-  'TEXT',
-  'DATE',
-  'DATETIME',
-  'INTEGER',
-  'DECIMAL',
-  'AMOUNT',
-  'BOOLEAN',
-  'UUID',
-] as const;
 
 export const MAPPING_SOURCE_GROUPS = ['INPUT', 'SCRIPT'] as const;
 export type MappingSourceGroup = (typeof MAPPING_SOURCE_GROUPS)[number];
@@ -283,14 +298,38 @@ export type DimensionSet = Static<typeof DimensionSetSchema>;
 // entities
 // ---------------------------------------------------------------------------------------------
 
+export const PrimitiveTypeSchema = Type.Object(
+  {
+    typeName: Type.Literal(PRIMITIVE_TYPE, { description: 'Marks a primitive type.' }),
+    primitive: stringEnum(PRIMITIVE_TYPE_NAMES, 'The primitive type.'),
+  },
+  { ...closed, description: 'A primitive type in the canonical form, as the product exports it.' },
+);
+export type PrimitiveType = Static<typeof PrimitiveTypeSchema>;
+
 export const EntityAttributeTypeSchema = Type.Object(
   {
-    typeName: stringEnum(ENTITY_TYPE_NAMES, 'Field type (contract 3.1).'),
+    typeName: stringEnum(
+      ENTITY_TYPE_NAMES,
+      `\`${PRIMITIVE_TYPE}\` (canonical; the type is in \`primitive\`), \`${LIST_TYPE}\` (a JSON array), or a primitive type name as shorthand (\`{ "typeName": "TEXT" }\`).`,
+    ),
+    primitive: Type.Optional(
+      stringEnum(
+        PRIMITIVE_TYPE_NAMES,
+        `The primitive type; present exactly when typeName is \`${PRIMITIVE_TYPE}\`.`,
+      ),
+    ),
     elementType: Type.Optional(
-      stringEnum(ENTITY_SCALAR_TYPE_NAMES, 'Element type of a `ListType` field; TEXT when omitted.'),
+      Type.Union([stringEnum(ENTITY_SCALAR_TYPE_NAMES, 'A primitive type name.'), PrimitiveTypeSchema], {
+        description: `Type of every element of a \`${LIST_TYPE}\` field, as a name (\`TEXT\`) or in the canonical form; TEXT when omitted.`,
+      }),
     ),
   },
-  { ...closed, description: 'Type of an entity attribute.' },
+  {
+    ...closed,
+    description:
+      'Type of an entity attribute. Canonical form `{ "typeName": "PrimitiveType", "primitive": "TEXT" }`; the shorthand `{ "typeName": "TEXT" }` is accepted too. A download returns each type as it was uploaded.',
+  },
 );
 export type EntityAttributeType = Static<typeof EntityAttributeTypeSchema>;
 
@@ -379,7 +418,7 @@ export const ScriptOutputSchema = Type.Object(
     type: Type.Object(
       {
         type: Type.Literal('Primitive', { description: 'Kind of output type.' }),
-        primitive: stringEnum(SCRIPT_OUTPUT_PRIMITIVES, 'Primitive type of the value.'),
+        primitive: stringEnum(PRIMITIVE_TYPE_NAMES, 'Primitive type of the value.'),
       },
       { ...closed, description: 'Type of the published value.' },
     ),
@@ -489,7 +528,7 @@ export const FlowSchema = Type.Object(
     versionStatus: stringEnum(FLOW_VERSION_STATUSES, 'Only `Published` flows process records.'),
     graph: FlowGraphSchema,
   },
-  { ...closed, description: 'A processing flow (seed 2.5).' },
+  { ...closed, description: 'A processing flow: a graph of steps that turns records into journals.' },
 );
 export type Flow = Static<typeof FlowSchema>;
 
@@ -544,7 +583,7 @@ export const JournalTypeSchema = Type.Object(
       stringEnum(REVERSING_DATES, 'When the reversal is dated; present exactly for REVERSING types.'),
     ),
   },
-  { ...closed, description: 'A journal type (accounting.md 3).' },
+  { ...closed, description: 'A journal type: whether its journals stand or are reversed.' },
 );
 export type JournalType = Static<typeof JournalTypeSchema>;
 
@@ -619,7 +658,10 @@ export const PostingPatternSchema = Type.Object(
     postingCode: name('Posting code of an `accountLookups` entry.'),
     postingDateField: name('Business event attribute holding the posting date.'),
     amountSignage: Type.Optional(
-      stringEnum(AMOUNT_SIGNAGES, 'Sign handling (accounting.md 1.4); AUTO when omitted.'),
+      stringEnum(
+        AMOUNT_SIGNAGES,
+        'Sign handling: AUTO posts a negative amount as its absolute value on the other side; POS and NEG patterns apply only to positive or negative amounts; AUTO when omitted.',
+      ),
     ),
     debitCredit: stringEnum(DEBIT_CREDIT_VALUES, 'Side the line posts to.'),
   },
@@ -669,7 +711,7 @@ const sections = {
 /** The whole configuration as stored and downloaded: every section present (possibly empty). */
 export const ConfigurationSchema = Type.Object(sections, {
   ...closed,
-  description: 'All sections of the Configuration Data (seed 2.4).',
+  description: 'All sections of the Configuration Data.',
 });
 export type Configuration = Static<typeof ConfigurationSchema>;
 
@@ -712,7 +754,7 @@ export const ConfigurationDocumentSchema = Type.Object(
     downloadedBy: Type.Optional(Type.String({ description: 'E-mail address of the user who downloaded.' })),
     version: versionSchema,
   },
-  { ...closed, description: 'Configuration Data document (seed 2.4).' },
+  { ...closed, description: 'Configuration Data document as downloaded; every section present.' },
 );
 export type ConfigurationDocument = Static<typeof ConfigurationDocumentSchema>;
 

@@ -1,27 +1,32 @@
 /**
- * Validation of an uploaded Configuration Data document (contract 3). Two phases, in a stable
- * order: the structure and types of every member (Ajv, compiled once from the TypeBox model),
- * then the semantic rules of contract 3 (unique names, cross-references, flow graphs, time
- * zones). Every problem is reported at once, each with a JSON Pointer (RFC 6901) path.
+ * Validation of an uploaded Configuration Data document. Two phases, in a stable order: the
+ * structure and types of every member (Ajv, compiled once from the TypeBox model), then the
+ * semantic rules (unique names, cross-references, flow graphs, time zones). Every problem is
+ * reported at once, each with a JSON Pointer (RFC 6901) path.
  */
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import { CONFIGURATION_SECTIONS, type ConfigurationSectionName, emptyConfiguration } from './document.js';
 import {
-  type BusinessEventAttribute,
   type Configuration,
   type ConfigurationDocument,
+  ConfigurationSchema,
   type ConfigurationUpload,
   ConfigurationUploadSchema,
-  type Entity,
+  ENTITY_SCALAR_TYPE_NAMES,
+  type EntityAttributeType,
   FLOW_STEP_TYPES,
   type Flow,
-  type FlowNode,
+  type InputStep,
   LEDGER_ENTITY_NAMES,
   LEDGER_NAMESPACE,
+  LIST_TYPE,
   type Mapping,
+  PRIMITIVE_TYPE,
+  PRIMITIVE_TYPE_NAMES,
   SUPPORTED_CONFIGURATION_VERSIONS,
 } from './model.js';
+import { type Readable, readableValue } from './readable.js';
 
 /** At most this many errors are listed; a final entry says how many more were found. */
 export const CONFIGURATION_ERRORS_MAX_COUNT = 1000;
@@ -44,23 +49,33 @@ const checkStructure = ajv.compile<ConfigurationUpload>(ConfigurationUploadSchem
 const SUPPORTED_VERSIONS_TEXT = `supported versions: ${SUPPORTED_CONFIGURATION_VERSIONS.join(', ')}`;
 
 /**
- * Validates an upload body against the Configuration Data structure (seed 2.4, 2.5) and the rules
- * of contract 3. On success returns the document with every section present (an omitted section
- * is empty; field values are not otherwise defaulted, so a download returns what was uploaded).
- * On failure returns every problem found, in a stable order: structural errors first (Ajv order),
- * then semantic errors by section in seed order. Semantic rules run only on sections that are
- * structurally sound, and a rule that reads a broken section is skipped, so one fault is not
- * reported twice. Never throws for any JSON value; the returned document shares objects with
- * `body`, so the caller must not mutate `body` afterwards.
+ * Validates an upload body against the Configuration Data structure and its semantic rules. On
+ * success returns the document with every section present (an omitted section is empty; field
+ * values are not otherwise defaulted, so a download returns what was uploaded). On failure
+ * returns every problem found, in a stable order: structural errors first (Ajv order), then
+ * semantic errors by section in download order. The semantic rules also run on a structurally
+ * faulty document: they read every member that is sound and skip only the faulty ones (see
+ * `readable.ts`), so one answer lists the reference faults of every element, and a semantic
+ * error at (or below) the path of a structural error is left out, so one fault is not reported
+ * twice. Never throws for any JSON value; the returned document shares objects with `body`, so
+ * the caller must not mutate `body` afterwards.
  */
 export function validateConfigurationDocument(body: unknown): ConfigurationValidation {
   const structureOk = checkStructure(body);
   const errors = structureOk ? [] : structuralErrors(body, checkStructure.errors ?? []);
   const configurationInput = isRecord(body) ? body.configuration : undefined;
   if (isRecord(configurationInput)) {
-    const broken = brokenSections(errors);
-    const configuration: Configuration = { ...emptyConfiguration(), ...configurationInput };
-    errors.push(...semanticErrors(configuration, broken));
+    const faultyPaths = new Set(errors.map((e) => e.path));
+    const readable = readableValue(
+      ConfigurationSchema,
+      { ...emptyConfiguration(), ...configurationInput },
+      pointer('configuration'),
+      faultyPaths,
+    );
+    if (isRecord(readable)) {
+      const semantic = semanticErrors(readable as ReadableConfiguration);
+      errors.push(...semantic.filter((e) => !atOrBelowAny(e.path, faultyPaths)));
+    }
   }
   if (structureOk && errors.length === 0) {
     const document: ConfigurationDocument = {
@@ -70,6 +85,14 @@ export function validateConfigurationDocument(body: unknown): ConfigurationValid
     return { ok: true, document };
   }
   return { ok: false, errors: capped(dedupe(errors)) };
+}
+
+/** Whether `path` is one of `paths` or lies below one of them. */
+function atOrBelowAny(path: string, paths: ReadonlySet<string>): boolean {
+  for (let end = path.length; end > 0; end = path.lastIndexOf('/', end - 1)) {
+    if (paths.has(path.slice(0, end))) return true;
+  }
+  return false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -117,6 +140,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** The schema path suffix of the flow step union, discriminated by `type` (seed 2.5). */
 const STEP_UNION_SCHEMA_PATH_SUFFIX = '/step/anyOf';
 
+/**
+ * The schema path suffix of the element type of a list attribute: branch 0 is a type name
+ * (string), branch 1 the canonical object form, as `EntityAttributeTypeSchema` declares them.
+ */
+const ELEMENT_TYPE_UNION_SCHEMA_PATH_SUFFIX = '/elementType/anyOf';
+
 function structuralErrors(body: unknown, raw: readonly ErrorObject[]): ConfigurationError[] {
   const dropped = new Set<ErrorObject>();
   const replaced = new Map<ErrorObject, ConfigurationError>();
@@ -127,6 +156,20 @@ function structuralErrors(body: unknown, raw: readonly ErrorObject[]): Configura
         e.schemaPath.startsWith(branchPrefix) &&
         (e.instancePath === union.instancePath || e.instancePath.startsWith(`${union.instancePath}/`)),
     );
+    if (union.schemaPath.endsWith(ELEMENT_TYPE_UNION_SCHEMA_PATH_SUFFIX)) {
+      // A string names a type, an object writes it in the canonical form: only that branch explains.
+      const elementType = valueAt(body, union.instancePath);
+      const branch = typeof elementType === 'string' ? 0 : isRecord(elementType) ? 1 : -1;
+      const keep = `${branchPrefix}${branch}/`;
+      for (const e of branchErrors) if (branch < 0 || !e.schemaPath.startsWith(keep)) dropped.add(e);
+      if (branch >= 0) dropped.add(union);
+      else
+        replaced.set(union, {
+          path: union.instancePath,
+          message: `must be a type name (${ENTITY_SCALAR_TYPE_NAMES.join(', ')}) or an object { "typeName": "${PRIMITIVE_TYPE}", "primitive" }`,
+        });
+      continue;
+    }
     if (!union.schemaPath.endsWith(STEP_UNION_SCHEMA_PATH_SUFFIX)) {
       for (const e of branchErrors) dropped.add(e);
       replaced.set(union, {
@@ -234,16 +277,6 @@ function formatMessage(format: string): string {
   }
 }
 
-/** Sections with a structural error below them; semantic rules that read them are skipped. */
-function brokenSections(errors: readonly ConfigurationError[]): Set<string> {
-  const broken = new Set<string>();
-  for (const { path } of errors) {
-    const [, root, section] = path.split('/');
-    if (root === 'configuration' && section !== undefined) broken.add(unescapeSegment(section));
-  }
-  return broken;
-}
-
 function dedupe(errors: readonly ConfigurationError[]): ConfigurationError[] {
   const seen = new Set<string>();
   return errors.filter((e) => {
@@ -264,267 +297,200 @@ function capped(errors: ConfigurationError[]): ConfigurationError[] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Phase 2: semantic rules (contract 3)
+// Phase 2: semantic rules
 // ---------------------------------------------------------------------------------------------
+//
+// The rules read the configuration as far as it is sound (`Readable`): a faulty or missing
+// required member is `null`, and a rule skips exactly what it cannot read. A reference is checked
+// against the names that could be read; a rule that needs a whole list (exactly one Input step,
+// exactly one event_type attribute) says nothing while a member of that list is unreadable.
+
+type ReadableConfiguration = Readable<Configuration>;
+type ReadableFlow = Readable<Flow>;
+type ReadableGraph = NonNullable<ReadableFlow['graph']>;
+type ReadableMapping = Readable<Mapping>;
 
 type Report = (path: string, message: string) => void;
 
-/** A semantic rule and the sections it reads; it runs only when all of them are sound. */
-interface Rule {
-  readonly reads: readonly ConfigurationSectionName[];
-  readonly check: (c: Configuration, report: Report) => void;
-}
+/** A semantic rule: reads the configuration and reports what is wrong with it. */
+type Rule = (c: ReadableConfiguration, report: Report) => void;
 
-function semanticErrors(c: Configuration, broken: ReadonlySet<string>): ConfigurationError[] {
+function semanticErrors(c: ReadableConfiguration): ConfigurationError[] {
   const errors: ConfigurationError[] = [];
   const report: Report = (path, message) => errors.push({ path, message });
-  for (const rule of RULES) {
-    if (rule.reads.every((s) => !broken.has(s))) rule.check(c, report);
-  }
+  for (const rule of RULES) rule(c, report);
   return errors;
+}
+
+/** A list as a rule may read it: absent, unreadable (`null`), or with unreadable elements. */
+type ReadableList<T> = readonly (T | null)[] | null | undefined;
+
+/** The elements of a list that could be read, each with its index in the document. */
+function readable<T>(items: ReadableList<T>): [T, number][] {
+  const out: [T, number][] = [];
+  items?.forEach((item, i) => {
+    if (item !== null) out.push([item, i]);
+  });
+  return out;
+}
+
+/** The members of a map whose values could be read. */
+function members<T>(map: Readonly<Record<string, T | null | undefined>> | null | undefined): [string, T][] {
+  const out: [string, T][] = [];
+  for (const [key, value] of Object.entries(map ?? {})) {
+    if (value !== null && value !== undefined) out.push([key, value]);
+  }
+  return out;
+}
+
+/** Whether every element of a list, and the member `member` of each, could be read. */
+function allReadable<T extends object>(items: ReadableList<T>, member: keyof T): boolean {
+  return items !== null && (items ?? []).every((item) => item !== null && item[member] !== null);
+}
+
+/** A string member value, or undefined when it is absent or could not be read. */
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
 }
 
 /**
  * Reports every element whose key repeats an earlier one. `keyOf` returns undefined for elements
- * that have no key to compare.
+ * that have no key to compare (absent or unreadable).
  */
 function checkUnique<T>(
-  items: readonly T[],
+  items: ReadableList<T>,
   keyOf: (item: T) => string | undefined,
   pathOf: (index: number) => string,
-  describe: (item: T, firstPath: string) => string,
+  describe: (key: string, firstPath: string) => string,
   report: Report,
 ): void {
   const first = new Map<string, number>();
-  items.forEach((item, i) => {
+  for (const [item, i] of readable(items)) {
     const key = keyOf(item);
-    if (key === undefined) return;
+    if (key === undefined) continue;
     const j = first.get(key);
     if (j === undefined) first.set(key, i);
-    else report(pathOf(i), describe(item, pathOf(j)));
-  });
+    else report(pathOf(i), describe(key, pathOf(j)));
+  }
 }
 
 function uniqueNames<T>(
   section: ConfigurationSectionName,
-  items: readonly T[],
+  items: ReadableList<T>,
   member: keyof T & string,
   report: Report,
 ): void {
   checkUnique(
     items,
-    (item) => String(item[member]),
+    (item) => text(item[member]),
     (i) => at(section, i, member),
-    (item, first) =>
-      `duplicate ${member} "${String(item[member])}": must be unique within ${section} (first at ${first})`,
+    (key, first) => `duplicate ${member} "${key}": must be unique within ${section} (first at ${first})`,
     report,
   );
 }
 
-function unknownReference(value: string, section: string, member: string): string {
-  return `must name an existing ${section} entry: no ${member} "${value}"`;
+/** The `member` values of the readable elements of a section, or null when the section is unreadable. */
+function namesOf<T>(items: ReadableList<T>, member: keyof T): Set<string> | null {
+  if (items === null) return null;
+  const names = new Set<string>();
+  for (const [item] of readable(items)) {
+    const name = text(item[member]);
+    if (name !== undefined) names.add(name);
+  }
+  return names;
+}
+
+/**
+ * Reports every reference (pointer and value) that names no element of the target section.
+ * Nothing is checked while the target section cannot be read, nor a reference whose value
+ * could not be read.
+ */
+function checkReferences(
+  references: readonly (readonly [path: string, value: unknown])[],
+  names: ReadonlySet<string> | null,
+  target: ConfigurationSectionName,
+  targetMember: string,
+  report: Report,
+): void {
+  if (names === null) return;
+  for (const [path, raw] of references) {
+    const value = text(raw);
+    if (value !== undefined && !names.has(value)) {
+      report(path, `must name an existing ${target} entry: no ${targetMember} "${value}"`);
+    }
+  }
 }
 
 const RULES: readonly Rule[] = [
-  {
-    reads: ['accountLookups'],
-    check: (c, r) => uniqueNames('accountLookups', c.accountLookups, 'postingCode', r),
-  },
-  {
-    reads: ['accountingConfigurations'],
-    check: (c, r) => uniqueNames('accountingConfigurations', c.accountingConfigurations, 'name', r),
-  },
-  referenceRule(
-    'accountingConfigurations',
-    'businessCalendars',
-    'name',
-    (c) =>
-      c.accountingConfigurations.map((x, i) => [
-        at('accountingConfigurations', i, 'businessCalendarName'),
-        x.businessCalendarName,
-      ]),
-    (c) => c.businessCalendars.map((x) => x.name),
-  ),
-  referenceRule(
-    'accountingConfigurations',
-    'dimensionSets',
-    'name',
-    (c) =>
-      c.accountingConfigurations.map((x, i) => [
-        at('accountingConfigurations', i, 'dimensionSetName'),
-        x.dimensionSetName,
-      ]),
-    (c) => c.dimensionSets.map((x) => x.name),
-  ),
-  referenceRule(
-    'accountingConfigurations',
-    'fiscalCalendars',
-    'name',
-    (c) =>
-      c.accountingConfigurations.map((x, i) => [
-        at('accountingConfigurations', i, 'fiscalCalendarName'),
-        x.fiscalCalendarName,
-      ]),
-    (c) => c.fiscalCalendars.map((x) => x.name),
-  ),
-  { reads: ['businessCalendars'], check: checkBusinessCalendars },
-  { reads: ['businessEventDefinition'], check: checkBusinessEventDefinition },
-  {
-    reads: ['businessEventTypes'],
-    check: (c, r) => uniqueNames('businessEventTypes', c.businessEventTypes, 'name', r),
-  },
-  { reads: ['dimensionSets'], check: checkDimensionSets },
-  { reads: ['entities'], check: checkEntities },
-  {
-    reads: ['fiscalCalendars'],
-    check: (c, r) => uniqueNames('fiscalCalendars', c.fiscalCalendars, 'name', r),
-  },
-  { reads: ['flows'], check: checkFlowGraphs },
-  { reads: ['flows', 'entities'], check: checkFlowInputs },
-  {
-    reads: ['flows', 'entities', 'businessEventDefinition', 'journalDefinition'],
-    check: checkFlowInputMappings,
-  },
-  { reads: ['flows'], check: checkFlowScriptMappings },
-  { reads: ['flows', 'businessEventDefinition'], check: checkFlowTargetMappings },
-  { reads: ['journalDefinition'], check: checkJournalDefinition },
-  { reads: ['journalTypes'], check: checkJournalTypes },
-  { reads: ['nodeValues'], check: checkNodeValues },
-  { reads: ['nodes'], check: checkNodes },
-  { reads: ['nodes', 'nodeValues'], check: checkNodeFieldValues },
-  { reads: ['nodes', 'businessEventDefinition'], check: checkNodeFieldAttributes },
-  referenceRule(
-    'nodes',
-    'accountingConfigurations',
-    'name',
-    (c) =>
-      c.nodes.flatMap((node, i) =>
-        node.nodeConfigs.map(
-          (nc, j) =>
-            [at('nodes', i, 'nodeConfigs', j, 'accountingConfigName'), nc.accountingConfigName] as const,
-        ),
-      ),
-    (c) => c.accountingConfigurations.map((x) => x.name),
-  ),
-  {
-    reads: ['postingComponentIdentifications'],
-    check: (c, r) =>
-      uniqueNames(
-        'postingComponentIdentifications',
-        c.postingComponentIdentifications,
-        'businessEventTypeName',
-        r,
-      ),
-  },
-  referenceRule(
-    'postingComponentIdentifications',
-    'businessEventTypes',
-    'name',
-    (c) =>
-      c.postingComponentIdentifications.map((x, i) => [
-        at('postingComponentIdentifications', i, 'businessEventTypeName'),
-        x.businessEventTypeName,
-      ]),
-    (c) => c.businessEventTypes.map((x) => x.name),
-  ),
-  referenceRule(
-    'postingComponentIdentifications',
-    'postingComponents',
-    'code',
-    (c) =>
-      c.postingComponentIdentifications.flatMap((x, i) =>
-        x.postingComponents.map(
-          (ref, j) =>
-            [
-              at('postingComponentIdentifications', i, 'postingComponents', j, 'postingComponentCode'),
-              ref.postingComponentCode,
-            ] as const,
-        ),
-      ),
-    (c) => c.postingComponents.map((x) => x.code),
-  ),
-  {
-    reads: ['postingComponents'],
-    check: (c, r) => uniqueNames('postingComponents', c.postingComponents, 'code', r),
-  },
-  referenceRule(
-    'postingComponents',
-    'journalTypes',
-    'code',
-    (c) => c.postingComponents.map((x, i) => [at('postingComponents', i, 'journalType'), x.journalType]),
-    (c) => c.journalTypes.map((x) => x.code),
-  ),
-  referenceRule(
-    'postingComponents',
-    'accountingConfigurations',
-    'name',
-    (c) =>
-      c.postingComponents.map((x, i) => [
-        at('postingComponents', i, 'accountingConfigName'),
-        x.accountingConfigName,
-      ]),
-    (c) => c.accountingConfigurations.map((x) => x.name),
-  ),
-  referenceRule(
-    'postingComponents',
-    'accountLookups',
-    'postingCode',
-    (c) =>
-      c.postingComponents.flatMap((x, i) =>
-        x.postingPatterns.map(
-          (p, j) => [at('postingComponents', i, 'postingPatterns', j, 'postingCode'), p.postingCode] as const,
-        ),
-      ),
-    (c) => c.accountLookups.map((x) => x.postingCode),
-  ),
-  { reads: ['postingComponents', 'businessEventDefinition'], check: checkPostingPatternFields },
+  (c, r) => uniqueNames('accountLookups', c.accountLookups, 'postingCode', r),
+  checkAccountingConfigurations,
+  checkBusinessCalendars,
+  checkBusinessEventDefinition,
+  (c, r) => uniqueNames('businessEventTypes', c.businessEventTypes, 'name', r),
+  checkDimensionSets,
+  checkEntities,
+  (c, r) => uniqueNames('fiscalCalendars', c.fiscalCalendars, 'name', r),
+  checkFlowGraphs,
+  checkFlowInputs,
+  checkFlowInputMappings,
+  checkFlowScriptMappings,
+  checkFlowTargetMappings,
+  checkJournalDefinition,
+  checkJournalTypes,
+  checkNodeValues,
+  checkNodes,
+  checkNodeFieldValues,
+  checkNodeFieldAttributes,
+  checkNodeAccountingConfigurations,
+  checkPostingComponentIdentifications,
+  checkPostingComponents,
+  checkPostingPatternFields,
 ];
 
 // --- accountingConfigurations, businessCalendars, businessEventDefinition, dimensionSets --------
 
-/**
- * A rule that checks one reference member of every element of a section against the names of
- * another section; one rule per referenced section, so a broken target skips only its own rule.
- */
-function referenceRule(
-  section: ConfigurationSectionName,
-  target: ConfigurationSectionName,
-  targetMember: string,
-  references: (c: Configuration) => readonly (readonly [path: string, value: string])[],
-  targetNames: (c: Configuration) => readonly string[],
-): Rule {
-  return {
-    reads: [section, target],
-    check: (c, report) => {
-      const names = new Set(targetNames(c));
-      for (const [path, value] of references(c)) {
-        if (!names.has(value)) report(path, unknownReference(value, target, targetMember));
-      }
-    },
-  };
+function checkAccountingConfigurations(c: ReadableConfiguration, report: Report): void {
+  uniqueNames('accountingConfigurations', c.accountingConfigurations, 'name', report);
+  const configurations = readable(c.accountingConfigurations);
+  const targets = [
+    ['businessCalendarName', 'businessCalendars', namesOf(c.businessCalendars, 'name')],
+    ['dimensionSetName', 'dimensionSets', namesOf(c.dimensionSets, 'name')],
+    ['fiscalCalendarName', 'fiscalCalendars', namesOf(c.fiscalCalendars, 'name')],
+  ] as const;
+  for (const [member, target, names] of targets) {
+    checkReferences(
+      configurations.map(([x, i]) => [at('accountingConfigurations', i, member), x[member]]),
+      names,
+      target,
+      'name',
+      report,
+    );
+  }
 }
 
-function checkBusinessCalendars(c: Configuration, report: Report): void {
+function checkBusinessCalendars(c: ReadableConfiguration, report: Report): void {
   uniqueNames('businessCalendars', c.businessCalendars, 'name', report);
-  c.businessCalendars.forEach((bc, i) => {
-    if (bc.effectiveFrom !== undefined && bc.effectiveTo !== undefined && bc.effectiveTo < bc.effectiveFrom) {
+  for (const [bc, i] of readable(c.businessCalendars)) {
+    const from = text(bc.effectiveFrom);
+    const to = text(bc.effectiveTo);
+    if (from !== undefined && to !== undefined && to < from) {
       report(at('businessCalendars', i, 'effectiveTo'), 'must not be before effectiveFrom');
     }
-  });
+  }
 }
 
-function checkBusinessEventDefinition(c: Configuration, report: Report): void {
-  const attributes = c.businessEventDefinition.attributes ?? [];
+function checkBusinessEventDefinition(c: ReadableConfiguration, report: Report): void {
+  const attributes = c.businessEventDefinition?.attributes;
   checkUnique(
     attributes,
-    (a) => a.name,
+    (a) => text(a.name),
     (i) => at('businessEventDefinition', 'attributes', i, 'name'),
-    (a, first) => `duplicate attribute name "${a.name}" (first at ${first})`,
+    (name, first) => `duplicate attribute name "${name}" (first at ${first})`,
     report,
   );
-  if (attributes.length === 0) return;
-  const eventTypeIndexes = attributes.flatMap((a, i) => (a.role === 'event_type' ? [i] : []));
-  if (eventTypeIndexes.length === 0) {
+  if (attributes === null || attributes === undefined || attributes.length === 0) return;
+  const eventTypeIndexes = readable(attributes).flatMap(([a, i]) => (a.role === 'event_type' ? [i] : []));
+  if (eventTypeIndexes.length === 0 && allReadable(attributes, 'role')) {
     report(
       at('businessEventDefinition', 'attributes'),
       'must contain exactly one attribute with role event_type',
@@ -538,9 +504,9 @@ function checkBusinessEventDefinition(c: Configuration, report: Report): void {
   }
 }
 
-function checkDimensionSets(c: Configuration, report: Report): void {
+function checkDimensionSets(c: ReadableConfiguration, report: Report): void {
   uniqueNames('dimensionSets', c.dimensionSets, 'name', report);
-  c.dimensionSets.forEach((ds, i) => {
+  for (const [ds, i] of readable(c.dimensionSets)) {
     checkUnique(
       ds.attributes,
       (a) => a,
@@ -548,7 +514,7 @@ function checkDimensionSets(c: Configuration, report: Report): void {
       (a, first) => `duplicate attribute "${a}" (first at ${first})`,
       report,
     );
-  });
+  }
 }
 
 // --- entities ----------------------------------------------------------------------------------
@@ -557,52 +523,83 @@ function entityKey(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
-function checkEntities(c: Configuration, report: Report): void {
-  c.entities.forEach((e, i) => {
+function checkEntities(c: ReadableConfiguration, report: Report): void {
+  const entities = readable(c.entities);
+  for (const [e, i] of entities) {
     if (e.namespace === LEDGER_NAMESPACE) {
       report(
         at('entities', i, 'namespace'),
         `namespace "${LEDGER_NAMESPACE}" is reserved for the built-in entities`,
       );
     }
-  });
+  }
   checkUnique(
     c.entities,
-    (e) => entityKey(e.namespace, e.name),
+    (e) => {
+      const namespace = text(e.namespace);
+      const name = text(e.name);
+      return namespace === undefined || name === undefined ? undefined : entityKey(namespace, name);
+    },
     (i) => at('entities', i, 'name'),
-    (e, first) =>
-      `duplicate entity "${entityKey(e.namespace, e.name)}": must be unique per namespace (first at ${first})`,
+    (key, first) => `duplicate entity "${key}": must be unique per namespace (first at ${first})`,
     report,
   );
-  c.entities.forEach((e, i) => {
+  for (const [e, i] of entities) {
     checkUnique(
       e.attributes,
-      (a) => a.name,
+      (a) => text(a.name),
       (j) => at('entities', i, 'attributes', j, 'name'),
-      (a, first) => `duplicate attribute name "${a.name}" (first at ${first})`,
+      (name, first) => `duplicate attribute name "${name}" (first at ${first})`,
       report,
     );
-    e.attributes.forEach((a, j) => {
-      if (a.type.elementType !== undefined && a.type.typeName !== 'ListType') {
-        report(
-          at('entities', i, 'attributes', j, 'type', 'elementType'),
-          'is only allowed when typeName is ListType',
-        );
+    for (const [a, j] of readable(e.attributes)) {
+      if (a.type !== null && a.type !== undefined) {
+        checkAttributeType(a.type, at('entities', i, 'attributes', j, 'type'), report);
       }
-    });
-  });
+    }
+  }
+}
+
+/** `primitive` belongs to the canonical `PrimitiveType` form, `elementType` to `ListType`. */
+function checkAttributeType(type: Readable<EntityAttributeType>, path: string, report: Report): void {
+  const typeName = type.typeName;
+  if (typeName === null || typeName === undefined) return;
+  if (typeName === PRIMITIVE_TYPE && type.primitive === undefined) {
+    report(
+      `${path}/primitive`,
+      `is required when typeName is ${PRIMITIVE_TYPE}; one of ${PRIMITIVE_TYPE_NAMES.join(', ')}`,
+    );
+  }
+  if (typeName !== PRIMITIVE_TYPE && type.primitive !== undefined) {
+    report(`${path}/primitive`, `is only allowed when typeName is ${PRIMITIVE_TYPE}`);
+  }
+  if (typeName !== LIST_TYPE && type.elementType !== undefined) {
+    report(`${path}/elementType`, `is only allowed when typeName is ${LIST_TYPE}`);
+  }
 }
 
 // --- flows -------------------------------------------------------------------------------------
 
-/** Successor lists restricted to edges between existing nodes. */
-function successors(flow: Flow): Map<string, string[]> {
-  const nodes = flow.graph.nodes;
+/** The readable flows whose node map could be read, with their index. */
+function flowGraphs(c: ReadableConfiguration): [ReadableFlow, ReadableGraph, number][] {
+  const out: [ReadableFlow, ReadableGraph, number][] = [];
+  for (const [flow, i] of readable(c.flows)) {
+    const graph = flow.graph;
+    if (graph !== null && graph !== undefined && graph.nodes !== null && graph.nodes !== undefined) {
+      out.push([flow, graph, i]);
+    }
+  }
+  return out;
+}
+
+/** Successor lists restricted to readable edges between existing nodes. */
+function successors(graph: ReadableGraph): Map<string, string[]> {
+  const nodes = graph.nodes ?? {};
   const next = new Map<string, string[]>(Object.keys(nodes).map((id) => [id, []]));
-  for (const [from, tos] of Object.entries(flow.graph.edges)) {
+  for (const [from, tos] of members(graph.edges)) {
     const list = next.get(from);
     if (list === undefined) continue;
-    for (const to of tos) if (Object.hasOwn(nodes, to)) list.push(to);
+    for (const to of tos) if (to !== null && Object.hasOwn(nodes, to)) list.push(to);
   }
   return next;
 }
@@ -635,20 +632,33 @@ function findCycle(next: ReadonlyMap<string, readonly string[]>): string[] | und
   return undefined;
 }
 
-function inputSteps(flow: Flow): [string, FlowNode][] {
-  return Object.entries(flow.graph.nodes).filter(([, n]) => n.step.type === 'Input');
+/** The readable Input steps of a graph, by node id. */
+function inputSteps(graph: ReadableGraph): [string, Readable<InputStep>][] {
+  const out: [string, Readable<InputStep>][] = [];
+  for (const [id, node] of members(graph.nodes)) {
+    const step = node.step;
+    if (step?.type === 'Input') out.push([id, step]);
+  }
+  return out;
 }
 
-function checkFlowGraphs(c: Configuration, report: Report): void {
+/** Whether the step of every node could be read (so its type is known). */
+function allStepsReadable(graph: ReadableGraph): boolean {
+  return Object.values(graph.nodes ?? {}).every(
+    (node) => node !== null && node !== undefined && node.step != null,
+  );
+}
+
+function checkFlowGraphs(c: ReadableConfiguration, report: Report): void {
   uniqueNames('flows', c.flows, 'name', report);
-  c.flows.forEach((flow, i) => {
-    const nodes = flow.graph.nodes;
-    for (const [from, tos] of Object.entries(flow.graph.edges)) {
+  for (const [, graph, i] of flowGraphs(c)) {
+    const nodes = graph.nodes ?? {};
+    for (const [from, tos] of members(graph.edges)) {
       if (!Object.hasOwn(nodes, from)) {
         report(at('flows', i, 'graph', 'edges', from), 'unknown node id: must be a key of graph.nodes');
       }
       tos.forEach((to, j) => {
-        if (!Object.hasOwn(nodes, to)) {
+        if (to !== null && !Object.hasOwn(nodes, to)) {
           report(
             at('flows', i, 'graph', 'edges', from, j),
             `unknown node id "${to}": must be a key of graph.nodes`,
@@ -656,12 +666,12 @@ function checkFlowGraphs(c: Configuration, report: Report): void {
         }
       });
     }
-    const cycle = findCycle(successors(flow));
+    const cycle = findCycle(successors(graph));
     if (cycle !== undefined) {
       report(at('flows', i, 'graph', 'edges'), `must be acyclic: cycle ${cycle.join(' -> ')}`);
     }
-    const inputs = inputSteps(flow);
-    if (inputs.length === 0)
+    const inputs = inputSteps(graph);
+    if (inputs.length === 0 && allStepsReadable(graph))
       report(at('flows', i, 'graph', 'nodes'), 'must contain exactly one Input step, found none');
     for (const [id] of inputs.slice(1)) {
       report(
@@ -669,25 +679,43 @@ function checkFlowGraphs(c: Configuration, report: Report): void {
         `must contain exactly one Input step, found ${inputs.length}: this is an extra one`,
       );
     }
-  });
+  }
 }
 
-/** Field names of an ingestion target (contract 3.1), or undefined when it does not exist. */
-function entityFields(c: Configuration, namespace: string, name: string): string[] | undefined {
+/**
+ * Field names of an ingestion target: an array when it exists, undefined when it does not, and
+ * null when that cannot be told because the part of the configuration that defines it is
+ * unreadable.
+ */
+function entityFields(
+  c: ReadableConfiguration,
+  namespace: string,
+  name: string,
+): string[] | undefined | null {
+  const namesIn = <T extends { readonly name?: string | null }>(list: ReadableList<T>): string[] | null =>
+    list === null ? null : readable(list).flatMap(([x]) => (typeof x.name === 'string' ? [x.name] : []));
   if (namespace === LEDGER_NAMESPACE) {
-    if (name === 'businessEvent') return (c.businessEventDefinition.attributes ?? []).map((a) => a.name);
-    if (name === 'journal') return (c.journalDefinition.fields ?? []).map((f) => f.name);
+    if (name === 'businessEvent') {
+      const definition = c.businessEventDefinition;
+      return definition === null ? null : namesIn(definition?.attributes);
+    }
+    if (name === 'journal') {
+      const definition = c.journalDefinition;
+      return definition === null ? null : namesIn(definition?.fields);
+    }
     return undefined;
   }
-  const entity: Entity | undefined = c.entities.find((e) => e.namespace === namespace && e.name === name);
-  return entity?.attributes.map((a) => a.name);
+  if (c.entities === null) return null;
+  const entity = readable(c.entities).find(([e]) => e.namespace === namespace && e.name === name)?.[0];
+  return entity === undefined ? undefined : namesIn(entity.attributes);
 }
 
-function checkFlowInputs(c: Configuration, report: Report): void {
-  c.flows.forEach((flow, i) => {
-    for (const [id, node] of inputSteps(flow)) {
-      if (node.step.type !== 'Input') continue;
-      const { namespace, name } = node.step.source;
+function checkFlowInputs(c: ReadableConfiguration, report: Report): void {
+  for (const [, graph, i] of flowGraphs(c)) {
+    for (const [id, step] of inputSteps(graph)) {
+      const namespace = text(step.source?.namespace);
+      const name = text(step.source?.name);
+      if (namespace === undefined || name === undefined) continue;
       if (entityFields(c, namespace, name) === undefined) {
         const builtIns = LEDGER_ENTITY_NAMES.map((n) => `${LEDGER_NAMESPACE}/${n}`).join(', ');
         report(
@@ -696,13 +724,13 @@ function checkFlowInputs(c: Configuration, report: Report): void {
         );
       }
     }
-  });
+  }
 }
 
 /** Ids of every node from which `id` can be reached. */
-function ancestors(flow: Flow, id: string): Set<string> {
+function ancestors(graph: ReadableGraph, id: string): Set<string> {
   const previous = new Map<string, string[]>();
-  for (const [from, tos] of successors(flow)) {
+  for (const [from, tos] of successors(graph)) {
     for (const to of tos) previous.set(to, [...(previous.get(to) ?? []), from]);
   }
   const seen = new Set<string>();
@@ -715,59 +743,66 @@ function ancestors(flow: Flow, id: string): Set<string> {
   return seen;
 }
 
-/** Calls `visit` for every mapping of every AccountingEngine step of the flow. */
+/** Calls `visit` for every readable mapping of every AccountingEngine step of the graph. */
 function forEachMapping(
-  flow: Flow,
-  visit: (mapping: Mapping, path: readonly (string | number)[], nodeId: string) => void,
+  graph: ReadableGraph,
+  visit: (mapping: ReadableMapping, path: readonly (string | number)[], nodeId: string) => void,
 ): void {
-  for (const [id, node] of Object.entries(flow.graph.nodes)) {
-    if (node.step.type !== 'AccountingEngine') continue;
-    node.step.mapping.forEach((m, k) => {
+  for (const [id, node] of members(graph.nodes)) {
+    const step = node.step;
+    if (step?.type !== 'AccountingEngine') continue;
+    for (const [m, k] of readable(step.mapping)) {
       visit(m, ['graph', 'nodes', id, 'step', 'mapping', k], id);
-    });
+    }
   }
 }
 
-/** Group INPUT: the first path segment is a field of the flow's input entity (seed 2.5). */
-function checkFlowInputMappings(c: Configuration, report: Report): void {
-  c.flows.forEach((flow, i) => {
-    const inputs = inputSteps(flow);
-    const input = inputs.length === 1 ? inputs[0]?.[1].step : undefined;
-    if (input?.type !== 'Input') return;
-    const { namespace, name } = input.source;
+/** Group INPUT: the first path segment is a field of the flow's input entity. */
+function checkFlowInputMappings(c: ReadableConfiguration, report: Report): void {
+  for (const [, graph, i] of flowGraphs(c)) {
+    const inputs = inputSteps(graph);
+    const source = inputs.length === 1 ? inputs[0]?.[1].source : undefined;
+    const namespace = text(source?.namespace);
+    const name = text(source?.name);
+    if (namespace === undefined || name === undefined) continue;
     const fields = entityFields(c, namespace, name);
-    if (fields === undefined) return;
-    forEachMapping(flow, (m, path) => {
-      const [first] = m.source.path;
-      if (m.source.group === 'INPUT' && first !== undefined && !fields.includes(first)) {
+    if (fields === undefined || fields === null) continue;
+    forEachMapping(graph, (m, path) => {
+      const first = text(m.source?.path?.[0]);
+      if (m.source?.group === 'INPUT' && first !== undefined && !fields.includes(first)) {
         report(
           at('flows', i, ...path, 'source', 'path', 0),
           `"${first}" is not an attribute of the input entity "${entityKey(namespace, name)}"`,
         );
       }
     });
-  });
+  }
 }
 
-/** Group SCRIPT: the first path segment is published by a Script step upstream (seed 2.5). */
-function checkFlowScriptMappings(c: Configuration, report: Report): void {
-  c.flows.forEach((flow, i) => {
+/** Group SCRIPT: the first path segment is published by a Script step upstream. */
+function checkFlowScriptMappings(c: ReadableConfiguration, report: Report): void {
+  for (const [, graph, i] of flowGraphs(c)) {
+    const nodes = graph.nodes ?? {};
     const publishedByNode = new Map<string, Set<string>>();
     const publishedUpstreamOf = (id: string): Set<string> => {
       let published = publishedByNode.get(id);
       if (published === undefined) {
         published = new Set<string>();
-        for (const upstream of ancestors(flow, id)) {
-          const step = flow.graph.nodes[upstream]?.step;
-          if (step?.type === 'Script') for (const o of step.outputDefinition) published.add(o.name);
+        for (const upstream of ancestors(graph, id)) {
+          const step = nodes[upstream]?.step;
+          if (step?.type !== 'Script') continue;
+          for (const [o] of readable(step.outputDefinition)) {
+            const name = text(o.name);
+            if (name !== undefined) published.add(name);
+          }
         }
         publishedByNode.set(id, published);
       }
       return published;
     };
-    forEachMapping(flow, (m, path, id) => {
-      const [first] = m.source.path;
-      if (m.source.group !== 'SCRIPT' || first === undefined) return;
+    forEachMapping(graph, (m, path, id) => {
+      const first = text(m.source?.path?.[0]);
+      if (m.source?.group !== 'SCRIPT' || first === undefined) return;
       if (!publishedUpstreamOf(id).has(first)) {
         report(
           at('flows', i, ...path, 'source', 'path', 0),
@@ -775,15 +810,18 @@ function checkFlowScriptMappings(c: Configuration, report: Report): void {
         );
       }
     });
-  });
+  }
 }
 
-/** Target: the first path segment is a business event attribute (accounting.md 6). */
-function checkFlowTargetMappings(c: Configuration, report: Report): void {
-  const attributes = new Set((c.businessEventDefinition.attributes ?? []).map((a) => a.name));
-  c.flows.forEach((flow, i) => {
-    forEachMapping(flow, (m, path) => {
-      const [first] = m.target.path;
+/** Target: the first path segment is a business event attribute. */
+function checkFlowTargetMappings(c: ReadableConfiguration, report: Report): void {
+  const definition = c.businessEventDefinition;
+  if (definition === null) return;
+  const attributes = namesOf(definition?.attributes ?? [], 'name');
+  if (attributes === null) return;
+  for (const [, graph, i] of flowGraphs(c)) {
+    forEachMapping(graph, (m, path) => {
+      const first = text(m.target?.path?.[0]);
       if (first !== undefined && !attributes.has(first)) {
         report(
           at('flows', i, ...path, 'target', 'path', 0),
@@ -791,38 +829,42 @@ function checkFlowTargetMappings(c: Configuration, report: Report): void {
         );
       }
     });
-  });
+  }
 }
 
 // --- journalDefinition, journalTypes ----------------------------------------------------------
 
-function checkJournalDefinition(c: Configuration, report: Report): void {
-  const fields = c.journalDefinition.fields ?? [];
+function checkJournalDefinition(c: ReadableConfiguration, report: Report): void {
+  const definition = c.journalDefinition;
+  if (definition === null || definition === undefined) return;
+  const fields = definition.fields;
   checkUnique(
     fields,
-    (f) => f.name,
+    (f) => text(f.name),
     (i) => at('journalDefinition', 'fields', i, 'name'),
-    (f, first) => `duplicate field name "${f.name}" (first at ${first})`,
+    (name, first) => `duplicate field name "${name}" (first at ${first})`,
     report,
   );
-  // Every role except `node` identifies one field of a journal line (accounting.md 2).
+  // Every role except `node` identifies one field of a journal line.
   checkUnique(
     fields,
-    (f) => (f.role === undefined || f.role === 'node' ? undefined : f.role),
+    (f) => (typeof f.role !== 'string' || f.role === 'node' ? undefined : f.role),
     (i) => at('journalDefinition', 'fields', i, 'role'),
-    (f, first) => `role ${String(f.role)} must appear at most once (first at ${first})`,
+    (role, first) => `role ${role} must appear at most once (first at ${first})`,
     report,
   );
-  const names = new Set(fields.map((f) => f.name));
-  const primaryKeys = c.journalDefinition.primaryKeys ?? [];
-  primaryKeys.forEach((key, i) => {
-    if (!names.has(key)) {
-      report(
-        at('journalDefinition', 'primaryKeys', i),
-        `must name a journalDefinition field: no field "${key}"`,
-      );
+  const primaryKeys = definition.primaryKeys;
+  const names = namesOf(fields ?? [], 'name');
+  if (names !== null) {
+    for (const [key, i] of readable(primaryKeys)) {
+      if (!names.has(key)) {
+        report(
+          at('journalDefinition', 'primaryKeys', i),
+          `must name a journalDefinition field: no field "${key}"`,
+        );
+      }
     }
-  });
+  }
   checkUnique(
     primaryKeys,
     (k) => k,
@@ -832,23 +874,25 @@ function checkJournalDefinition(c: Configuration, report: Report): void {
   );
 }
 
-function checkJournalTypes(c: Configuration, report: Report): void {
+function checkJournalTypes(c: ReadableConfiguration, report: Report): void {
   uniqueNames('journalTypes', c.journalTypes, 'code', report);
-  c.journalTypes.forEach((jt, i) => {
-    if (jt.behavior === 'REVERSING' && jt.reversingDate === undefined) {
+  for (const [jt, i] of readable(c.journalTypes)) {
+    const behavior = jt.behavior;
+    if (behavior === null || behavior === undefined) continue;
+    if (behavior === 'REVERSING' && jt.reversingDate === undefined) {
       report(at('journalTypes', i, 'reversingDate'), 'is required when behavior is REVERSING');
     }
-    if (jt.behavior !== 'REVERSING' && jt.reversingDate !== undefined) {
+    if (behavior !== 'REVERSING' && jt.reversingDate !== undefined) {
       report(at('journalTypes', i, 'reversingDate'), 'is only allowed when behavior is REVERSING');
     }
-  });
+  }
 }
 
 // --- nodeValues, nodes -------------------------------------------------------------------------
 
-function checkNodeValues(c: Configuration, report: Report): void {
+function checkNodeValues(c: ReadableConfiguration, report: Report): void {
   uniqueNames('nodeValues', c.nodeValues, 'fieldName', report);
-  c.nodeValues.forEach((nv, i) => {
+  for (const [nv, i] of readable(c.nodeValues)) {
     checkUnique(
       nv.values,
       (v) => v,
@@ -856,7 +900,7 @@ function checkNodeValues(c: Configuration, report: Report): void {
       (v, first) => `duplicate value "${v}" (first at ${first})`,
       report,
     );
-  });
+  }
 }
 
 const validTimeZones = new Map<string, boolean>();
@@ -877,16 +921,24 @@ function isTimeZone(name: string): boolean {
   return valid;
 }
 
-function nodeKey(fields: Readonly<Record<string, string>>): string {
-  return JSON.stringify(Object.entries(fields).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+/** A key equal for nodes with equal field values; undefined when a value could not be read. */
+function nodeKey(
+  fields: Readonly<Record<string, string | null | undefined>> | null | undefined,
+): string | undefined {
+  if (fields === null || fields === undefined) return undefined;
+  const entries = Object.entries(fields);
+  if (entries.some(([, value]) => typeof value !== 'string')) return undefined;
+  return JSON.stringify(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-function checkNodes(c: Configuration, report: Report): void {
-  c.nodes.forEach((node, i) => {
-    if (!isTimeZone(node.timeZone)) {
-      report(at('nodes', i, 'timeZone'), `"${node.timeZone}" is not an IANA time-zone name`);
+function checkNodes(c: ReadableConfiguration, report: Report): void {
+  const nodes = readable(c.nodes);
+  for (const [node, i] of nodes) {
+    const timeZone = text(node.timeZone);
+    if (timeZone !== undefined && !isTimeZone(timeZone)) {
+      report(at('nodes', i, 'timeZone'), `"${timeZone}" is not an IANA time-zone name`);
     }
-  });
+  }
   checkUnique(
     c.nodes,
     (n) => nodeKey(n.fields),
@@ -894,22 +946,26 @@ function checkNodes(c: Configuration, report: Report): void {
     (_, first) => `duplicate node: the same field values as ${first}; nodes must be unique`,
     report,
   );
-  c.nodes.forEach((node, i) => {
+  for (const [node, i] of nodes) {
     checkUnique(
       node.nodeConfigs,
-      (nc) => nc.accountingConfigName,
+      (nc) => text(nc.accountingConfigName),
       (j) => at('nodes', i, 'nodeConfigs', j, 'accountingConfigName'),
-      (nc, first) =>
-        `duplicate accounting configuration "${nc.accountingConfigName}" for this node (first at ${first})`,
+      (name, first) => `duplicate accounting configuration "${name}" for this node (first at ${first})`,
       report,
     );
-  });
+  }
 }
 
-function checkNodeFieldValues(c: Configuration, report: Report): void {
-  const allowed = new Map(c.nodeValues.map((nv) => [nv.fieldName, new Set(nv.values)]));
-  c.nodes.forEach((node, i) => {
-    for (const [field, value] of Object.entries(node.fields)) {
+function checkNodeFieldValues(c: ReadableConfiguration, report: Report): void {
+  if (c.nodeValues === null) return;
+  const allowed = new Map<string, Set<string>>();
+  for (const [nv] of readable(c.nodeValues)) {
+    const fieldName = text(nv.fieldName);
+    if (fieldName !== undefined) allowed.set(fieldName, new Set(readable(nv.values).map(([v]) => v)));
+  }
+  for (const [node, i] of readable(c.nodes)) {
+    for (const [field, value] of members(node.fields)) {
       const values = allowed.get(field);
       if (values === undefined) {
         report(
@@ -923,16 +979,20 @@ function checkNodeFieldValues(c: Configuration, report: Report): void {
         );
       }
     }
-  });
+  }
 }
 
-function checkNodeFieldAttributes(c: Configuration, report: Report): void {
-  const nodeAttributes = (c.businessEventDefinition.attributes ?? [])
-    .filter((a: BusinessEventAttribute) => a.role === 'node')
-    .map((a) => a.name);
+function checkNodeFieldAttributes(c: ReadableConfiguration, report: Report): void {
+  const attributes = c.businessEventDefinition?.attributes;
+  if (attributes === null) return;
+  const nodeAttributes = readable(attributes).flatMap(([a]) =>
+    a.role === 'node' && typeof a.name === 'string' ? [a.name] : [],
+  );
   if (nodeAttributes.length === 0) return;
-  c.nodes.forEach((node, i) => {
-    for (const field of Object.keys(node.fields)) {
+  for (const [node, i] of readable(c.nodes)) {
+    const fields = node.fields;
+    if (fields === null || fields === undefined) continue;
+    for (const field of Object.keys(fields)) {
       if (!nodeAttributes.includes(field)) {
         report(
           at('nodes', i, 'fields', field),
@@ -941,41 +1001,128 @@ function checkNodeFieldAttributes(c: Configuration, report: Report): void {
       }
     }
     for (const name of nodeAttributes) {
-      if (!Object.hasOwn(node.fields, name)) {
+      if (!Object.hasOwn(fields, name)) {
         report(
           at('nodes', i, 'fields'),
           `missing node field "${name}" (a businessEventDefinition attribute with role node)`,
         );
       }
     }
-  });
+  }
+}
+
+function checkNodeAccountingConfigurations(c: ReadableConfiguration, report: Report): void {
+  checkReferences(
+    readable(c.nodes).flatMap(([node, i]) =>
+      readable(node.nodeConfigs).map(
+        ([nc, j]) =>
+          [at('nodes', i, 'nodeConfigs', j, 'accountingConfigName'), nc.accountingConfigName] as const,
+      ),
+    ),
+    namesOf(c.accountingConfigurations, 'name'),
+    'accountingConfigurations',
+    'name',
+    report,
+  );
 }
 
 // --- postingComponentIdentifications, postingComponents ---------------------------------------
 
-/** The attribute type a posting pattern field must have (accounting.md 1.4). */
+function checkPostingComponentIdentifications(c: ReadableConfiguration, report: Report): void {
+  const identifications = readable(c.postingComponentIdentifications);
+  uniqueNames(
+    'postingComponentIdentifications',
+    c.postingComponentIdentifications,
+    'businessEventTypeName',
+    report,
+  );
+  checkReferences(
+    identifications.map(([x, i]) => [
+      at('postingComponentIdentifications', i, 'businessEventTypeName'),
+      x.businessEventTypeName,
+    ]),
+    namesOf(c.businessEventTypes, 'name'),
+    'businessEventTypes',
+    'name',
+    report,
+  );
+  checkReferences(
+    identifications.flatMap(([x, i]) =>
+      readable(x.postingComponents).map(
+        ([ref, j]) =>
+          [
+            at('postingComponentIdentifications', i, 'postingComponents', j, 'postingComponentCode'),
+            ref.postingComponentCode,
+          ] as const,
+      ),
+    ),
+    namesOf(c.postingComponents, 'code'),
+    'postingComponents',
+    'code',
+    report,
+  );
+}
+
+function checkPostingComponents(c: ReadableConfiguration, report: Report): void {
+  const components = readable(c.postingComponents);
+  uniqueNames('postingComponents', c.postingComponents, 'code', report);
+  checkReferences(
+    components.map(([x, i]) => [at('postingComponents', i, 'journalType'), x.journalType]),
+    namesOf(c.journalTypes, 'code'),
+    'journalTypes',
+    'code',
+    report,
+  );
+  checkReferences(
+    components.map(([x, i]) => [at('postingComponents', i, 'accountingConfigName'), x.accountingConfigName]),
+    namesOf(c.accountingConfigurations, 'name'),
+    'accountingConfigurations',
+    'name',
+    report,
+  );
+  checkReferences(
+    components.flatMap(([x, i]) =>
+      readable(x.postingPatterns).map(
+        ([p, j]) => [at('postingComponents', i, 'postingPatterns', j, 'postingCode'), p.postingCode] as const,
+      ),
+    ),
+    namesOf(c.accountLookups, 'postingCode'),
+    'accountLookups',
+    'postingCode',
+    report,
+  );
+}
+
+/** The attribute type a posting pattern field must have. */
 const PATTERN_FIELD_TYPES = {
   amountField: 'decimal',
   currencyField: 'text',
   postingDateField: 'date',
 } as const;
 
-function checkPostingPatternFields(c: Configuration, report: Report): void {
-  const attributes = new Map((c.businessEventDefinition.attributes ?? []).map((a) => [a.name, a]));
-  c.postingComponents.forEach((pc, i) => {
-    pc.postingPatterns.forEach((pattern, j) => {
+function checkPostingPatternFields(c: ReadableConfiguration, report: Report): void {
+  const definition = c.businessEventDefinition;
+  if (definition === null || definition?.attributes === null) return;
+  const attributes = new Map(
+    readable(definition?.attributes).flatMap(([a]) =>
+      typeof a.name === 'string' ? [[a.name, a] as const] : [],
+    ),
+  );
+  for (const [pc, i] of readable(c.postingComponents)) {
+    for (const [pattern, j] of readable(pc.postingPatterns)) {
       for (const [member, type] of Object.entries(PATTERN_FIELD_TYPES) as [
         keyof typeof PATTERN_FIELD_TYPES,
         string,
       ][]) {
-        const name = pattern[member];
+        const name = text(pattern[member]);
+        if (name === undefined) continue;
         const attribute = attributes.get(name);
         const path = at('postingComponents', i, 'postingPatterns', j, member);
         if (attribute === undefined)
           report(path, `must name a businessEventDefinition attribute: no attribute "${name}"`);
-        else if (attribute.type !== type)
+        else if (typeof attribute.type === 'string' && attribute.type !== type)
           report(path, `attribute "${name}" must be of type ${type}, not ${attribute.type}`);
       }
-    });
-  });
+    }
+  }
 }

@@ -1,3 +1,4 @@
+import { attributeTypeNameOf, elementTypeNameOf } from '../configuration/document.js';
 import type {
   BusinessEventAttribute,
   BusinessEventAttributeRole,
@@ -65,11 +66,11 @@ const MANDATORY_JOURNAL_ROLES: ReadonlySet<JournalFieldRole> = new Set([
 const LEDGER_TEMPORALITY_TYPE = 'Transaction';
 const LEDGER_ENTITY_TYPE = 'SystemEntity';
 
-function fieldTypeOf(typeName: string, where: string): FieldType {
-  const type = normalizeFieldType(typeName);
+function fieldTypeOf(typeName: string | undefined, where: string): FieldType {
+  const type = typeName === undefined ? undefined : normalizeFieldType(typeName);
   if (type === undefined) {
-    // The upload schema only admits known type names (configuration/model.ts), so this is a bug.
-    throw new Error(`${where} has type "${typeName}", which is not a field type of contract 3.1.`);
+    // The upload validation only admits known type names (configuration/validate.ts), so this is a bug.
+    throw new Error(`${where} has type "${String(typeName)}", which is not a known field type.`);
   }
   return type;
 }
@@ -85,14 +86,15 @@ function userEntityOf(entity: Entity): EntityDefinition {
     kind: 'user',
     attributes: entity.attributes.map((attribute) => {
       const where = `${label} attribute "${attribute.name}"`;
-      const type = fieldTypeOf(attribute.type.typeName, where);
+      // Canonical (`PrimitiveType` + `primitive`) and shorthand (`TEXT`) forms map alike.
+      const type = fieldTypeOf(attributeTypeNameOf(attribute.type), where);
       const defined: EntityAttribute = {
         name: attribute.name,
         label: attribute.label ?? attribute.name,
         mandatory: attribute.mandatory ?? false,
         type,
       };
-      if (type === 'LIST') defined.elementType = fieldTypeOf(attribute.type.elementType ?? 'TEXT', where);
+      if (type === 'LIST') defined.elementType = fieldTypeOf(elementTypeNameOf(attribute.type), where);
       return defined;
     }),
   };

@@ -186,7 +186,7 @@ describe('validateConfigurationDocument: structure', () => {
     ['/configuration/fiscalCalendars/0/startYear', 2024.5, 'must be an integer'],
     ['/configuration/nodes/0/fields/branch', 7, 'must be a string'],
     ['/configuration/businessEventDefinition', [], 'must be an object'],
-    ['/configuration/accountLookups/0/postingCode', '', 'must not be empty'],
+    ['/configuration/dimensionSets/0/attributes/0', '', 'must not be empty'],
     ['/configuration/nodes/0/nodeConfigs/0/graceDays', -1, 'must be >= 0'],
     [`${FLOW}/nodes/${ENGINE}/step/mapping/0/source/path`, [], 'must have at least 1 item(s)'],
   ])('reports a wrong type at %s', (path, value, message) => {
@@ -254,7 +254,7 @@ describe('validateConfigurationDocument: enumerated fields', () => {
     ['/configuration/journalDefinition/fields/3/role', 'coreDate, journalType, accountingConfig'],
     ['/configuration/journalDefinition/fields/3/type', 'date, text, amount, uuid, integer'],
     ['/configuration/flows/0/versionStatus', 'Draft, Published'],
-    ['/configuration/entities/0/attributes/0/type/typeName', 'TEXT, text, DATE'],
+    ['/configuration/entities/0/attributes/0/type/typeName', 'PrimitiveType, ListType, TEXT, text, DATE'],
     ['/configuration/entities/0/attributes/11/type/elementType', 'TEXT, text, DATE'],
     ['/configuration/fiscalCalendars/0/type', 'gregorian'],
     ['/configuration/nodes/0/nodeConfigs/0/overridePostingDate', 'none, firstOpenPeriod'],
@@ -625,12 +625,113 @@ describe('validateConfigurationDocument: many faults at once', () => {
     ]);
   });
 
-  it('does not follow references into a structurally broken section', () => {
+  it('checks the references of an element whose other members are faulty', () => {
     const errors = errorsAfter((d) => {
       set(d, '/configuration/journalTypes/0', { code: 'PERM', behavior: 'PERMANENT', extra: true });
       set(d, '/configuration/postingComponents/0/journalType', 'NOPE');
     });
-    expect(errors.map((e) => e.path)).toEqual(['/configuration/journalTypes/0/extra']);
+    expect(errors.map((e) => e.path)).toEqual([
+      '/configuration/journalTypes/0/extra',
+      '/configuration/postingComponents/0/journalType',
+    ]);
+  });
+
+  it('reports the structural and the reference faults of every element and section in one answer', () => {
+    const errors = errorsAfter((d) => {
+      // Structural faults, in four sections.
+      set(d, '/configuration/journalTypes/1/behavior', 'SOMETIMES');
+      set(d, '/configuration/postingComponents/1/description', 5);
+      set(d, '/configuration/postingComponents/2/postingPatterns/0/debitCredit', 'LEFT');
+      set(d, '/configuration/nodes/0/nodeConfigs/0/graceDays', -1);
+      set(d, '/configuration/entities/0/attributes/1/type/primitive', 'TXT');
+      // Reference faults: some in the elements above, some in other elements and sections.
+      set(d, '/configuration/postingComponents/1/journalType', 'NOPE');
+      set(d, '/configuration/postingComponents/2/postingPatterns/1/postingCode', 'MISSING');
+      set(d, '/configuration/postingComponents/3/accountingConfigName', 'US_GAAP');
+      set(d, '/configuration/nodes/0/nodeConfigs/1/accountingConfigName', 'NOWHERE');
+      set(
+        d,
+        '/configuration/postingComponentIdentifications/0/postingComponents/0/postingComponentCode',
+        'NONE',
+      );
+      set(d, '/configuration/accountingConfigurations/1/fiscalCalendarName', 'LUNAR');
+      set(d, `${FLOW}/nodes/${ENGINE}/step/mapping/0/target/path/0`, 'eventKind');
+    });
+    expect(errors).toEqual([
+      {
+        path: '/configuration/entities/0/attributes/1/type/primitive',
+        message: 'must be one of TEXT, DATE, DATETIME, INTEGER, DECIMAL, AMOUNT, BOOLEAN, UUID',
+      },
+      { path: '/configuration/journalTypes/1/behavior', message: 'must be one of PERMANENT, REVERSING' },
+      { path: '/configuration/nodes/0/nodeConfigs/0/graceDays', message: 'must be >= 0' },
+      { path: '/configuration/postingComponents/1/description', message: 'must be a string' },
+      {
+        path: '/configuration/postingComponents/2/postingPatterns/0/debitCredit',
+        message: 'must be one of DR, CR',
+      },
+      {
+        path: '/configuration/accountingConfigurations/1/fiscalCalendarName',
+        message: expect.stringMatching(/LUNAR/),
+      },
+      {
+        path: `${FLOW}/nodes/${ENGINE}/step/mapping/0/target/path/0`,
+        message: expect.stringMatching(/eventKind/),
+      },
+      {
+        path: '/configuration/nodes/0/nodeConfigs/1/accountingConfigName',
+        message: expect.stringMatching(/NOWHERE/),
+      },
+      {
+        path: '/configuration/postingComponentIdentifications/0/postingComponents/0/postingComponentCode',
+        message: expect.stringMatching(/NONE/),
+      },
+      { path: '/configuration/postingComponents/1/journalType', message: expect.stringMatching(/NOPE/) },
+      {
+        path: '/configuration/postingComponents/3/accountingConfigName',
+        message: expect.stringMatching(/US_GAAP/),
+      },
+      {
+        path: '/configuration/postingComponents/2/postingPatterns/1/postingCode',
+        message: expect.stringMatching(/MISSING/),
+      },
+    ]);
+  });
+
+  it('reports a reference to a name that is itself faulty, since no faulty name can match', () => {
+    const errors = errorsAfter((d) => set(d, '/configuration/journalTypes/0/code', ''));
+    expect(errors[0]).toEqual({ path: '/configuration/journalTypes/0/code', message: 'must not be empty' });
+    expect(errors.slice(1).map((e) => e.message)).not.toHaveLength(0);
+    for (const e of errors.slice(1)) {
+      expect(e.path).toMatch(/^\/configuration\/postingComponents\/\d+\/journalType$/);
+      expect(e.message).toBe('must name an existing journalTypes entry: no code "PERM"');
+    }
+  });
+
+  it('says nothing about what a faulty member leaves unknown, and never twice about one path', () => {
+    // The Input step's type is unreadable: no "found none", no mapping check on its entity.
+    expectOnly(
+      errorsAfter((d) => set(d, `${FLOW}/nodes/${INPUT}/step/type`, 'Inptu')),
+      `${FLOW}/nodes/${INPUT}/step/type`,
+      'must be one of Input, Script, AccountingEngine, JournalProcessor',
+    );
+    // The event_type role is unreadable: no "must contain exactly one attribute with role event_type".
+    expectOnly(
+      errorsAfter((d) => set(d, '/configuration/businessEventDefinition/attributes/0/role', 'event-type')),
+      '/configuration/businessEventDefinition/attributes/0/role',
+      /must be one of/,
+    );
+    // A REVERSING type with a faulty reversingDate: the enumeration error only.
+    expectOnly(
+      errorsAfter((d) => set(d, '/configuration/journalTypes/1/reversingDate', 'LATER')),
+      '/configuration/journalTypes/1/reversingDate',
+      'must be one of NEXT_DAY',
+    );
+    // A whole section of the wrong type: its references are not guessed at.
+    expectOnly(
+      errorsAfter((d) => set(d, '/configuration/businessEventDefinition', [])),
+      '/configuration/businessEventDefinition',
+      'must be an object',
+    );
   });
 
   it('caps the list of errors', () => {
@@ -641,5 +742,72 @@ describe('validateConfigurationDocument: many faults at once', () => {
     const errors = errorsOf({ version: 'v20230211', configuration: { accountLookups: lookups } });
     expect(errors).toHaveLength(CONFIGURATION_ERRORS_MAX_COUNT + 1);
     expect(errors.at(-1)).toEqual({ path: '', message: expect.stringMatching(/^5 further error/) });
+  });
+});
+
+describe('validateConfigurationDocument: entity attribute types', () => {
+  const attribute = (j: number) => `/configuration/entities/0/attributes/${j}/type`;
+
+  it('accepts the canonical form, the shorthand and both forms of a list element type, mixed', () => {
+    const doc = fixture();
+    set(doc, attribute(0), { typeName: 'UUID' });
+    set(doc, attribute(1), { typeName: 'PrimitiveType', primitive: 'TEXT' });
+    set(doc, attribute(4), { typeName: 'PrimitiveType', primitive: 'AMOUNT' });
+    set(doc, attribute(9), { typeName: 'integer' });
+    set(doc, attribute(11), { typeName: 'ListType', elementType: 'DATE' });
+    const result = validateConfigurationDocument(doc);
+    expect(result.ok).toBe(true);
+    if (result.ok) expect(result.document).toEqual(doc);
+    set(doc, attribute(11), {
+      typeName: 'ListType',
+      elementType: { typeName: 'PrimitiveType', primitive: 'UUID' },
+    });
+    expect(validateConfigurationDocument(doc).ok).toBe(true);
+    set(doc, attribute(11), { typeName: 'ListType' });
+    expect(validateConfigurationDocument(doc).ok).toBe(true);
+  });
+
+  it('names the path and the allowed values of a wrong primitive', () => {
+    expectOnly(
+      errorsAfter((d) => set(d, `${attribute(2)}/primitive`, 'TIMESTAMP')),
+      `${attribute(2)}/primitive`,
+      'must be one of TEXT, DATE, DATETIME, INTEGER, DECIMAL, AMOUNT, BOOLEAN, UUID',
+    );
+    expectOnly(
+      errorsAfter((d) => set(d, `${attribute(11)}/elementType/primitive`, 'text')),
+      `${attribute(11)}/elementType/primitive`,
+      'must be one of TEXT, DATE, DATETIME, INTEGER, DECIMAL, AMOUNT, BOOLEAN, UUID',
+    );
+  });
+
+  it('requires primitive exactly with PrimitiveType', () => {
+    expectOnly(
+      errorsAfter((d) => set(d, attribute(2), { typeName: 'PrimitiveType' })),
+      `${attribute(2)}/primitive`,
+      'is required when typeName is PrimitiveType; one of TEXT, DATE, DATETIME, INTEGER, DECIMAL, AMOUNT, BOOLEAN, UUID',
+    );
+    expectOnly(
+      errorsAfter((d) => set(d, attribute(2), { typeName: 'DATE', primitive: 'DATE' })),
+      `${attribute(2)}/primitive`,
+      'is only allowed when typeName is PrimitiveType',
+    );
+  });
+
+  it('explains an element type that is neither a name nor the canonical object', () => {
+    expectOnly(
+      errorsAfter((d) => set(d, `${attribute(11)}/elementType`, 7)),
+      `${attribute(11)}/elementType`,
+      /^must be a type name \(TEXT, text, .*\) or an object \{ "typeName": "PrimitiveType", "primitive" \}$/,
+    );
+    expectOnly(
+      errorsAfter((d) => set(d, `${attribute(11)}/elementType`, { typeName: 'ListType', primitive: 'TEXT' })),
+      `${attribute(11)}/elementType/typeName`,
+      'must be PrimitiveType',
+    );
+    expectOnly(
+      errorsAfter((d) => set(d, `${attribute(11)}/elementType`, { typeName: 'PrimitiveType' })),
+      `${attribute(11)}/elementType/primitive`,
+      'is required',
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { emptyConfiguration } from '../../../src/modules/configuration/document.js';
-import type { Configuration } from '../../../src/modules/configuration/model.js';
+import { type Configuration, PRIMITIVE_TYPE_NAMES } from '../../../src/modules/configuration/model.js';
 import type { EntityDefinition } from '../../../src/modules/entities/entity.js';
 import { entitiesOf } from '../../../src/modules/entities/from-configuration.js';
 
@@ -81,6 +81,38 @@ describe('entitiesOf', () => {
       { name: 'list', label: 'list', mandatory: false, type: 'LIST', elementType: 'TEXT' },
       { name: 'amounts', label: 'amounts', mandatory: true, type: 'LIST', elementType: 'DECIMAL' },
     ]);
+  });
+
+  it('maps a type the same whether written in the canonical form or as shorthand', () => {
+    const attributes = PRIMITIVE_TYPE_NAMES.flatMap((primitive) => [
+      { name: `${primitive}-canonical`, type: { typeName: 'PrimitiveType' as const, primitive } },
+      { name: `${primitive}-shorthand`, type: { typeName: primitive } },
+      {
+        name: `${primitive}-list`,
+        type: {
+          typeName: 'ListType' as const,
+          elementType: { typeName: 'PrimitiveType' as const, primitive },
+        },
+      },
+      {
+        name: `${primitive}-list-shorthand`,
+        type: { typeName: 'ListType' as const, elementType: primitive },
+      },
+    ]);
+    const configuration: Configuration = {
+      ...emptyConfiguration(),
+      entities: [
+        { name: 'e', namespace: 'ns', temporalityType: 'Transaction', type: 'DefinedEntity', attributes },
+      ],
+    };
+    const mapped = find(entitiesOf(configuration), 'ns', 'e').attributes;
+    for (const primitive of PRIMITIVE_TYPE_NAMES) {
+      const of = (name: string) => mapped.find((a) => a.name === `${primitive}-${name}`);
+      expect(of('canonical')?.type).toBe(of('shorthand')?.type);
+      expect(of('list')).toMatchObject({ type: 'LIST', elementType: of('shorthand')?.type });
+      expect(of('list-shorthand')?.elementType).toBe(of('shorthand')?.type);
+    }
+    expect(mapped.find((a) => a.name === 'AMOUNT-canonical')?.type).toBe('DECIMAL');
   });
 
   it('makes event_type, effective_date and node attributes of ledger/businessEvent mandatory', () => {
