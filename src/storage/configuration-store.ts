@@ -1,11 +1,36 @@
+import { type Kysely, sql } from 'kysely';
 import { emptyConfiguration } from '../modules/configuration/document.js';
 import { CONFIGURATION_FORMAT_VERSION, type Configuration } from '../modules/configuration/model.js';
-import type { AuditEntry, ConfigurationStore } from '../modules/configuration/store.js';
+import type { AuditEntry, ConfigurationStore, ProcessingDataCounts } from '../modules/configuration/store.js';
 import { countRows } from './count.js';
 import type { Store } from './database.js';
+import type { Database } from './schema.js';
 
 /** The single row that holds the configuration document. */
 const CONFIGURATION_ROW_ID = 1;
+
+/**
+ * Counts the processing data in one statement, so that both dialects answer from one snapshot.
+ * Chunks and rejected records are not counted: they go with their sessions.
+ */
+async function countProcessingData(db: Kysely<Database>): Promise<ProcessingDataCounts> {
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb.selectFrom('ingestions').select(eb.fn.countAll().as('n')).as('ingestions'),
+      eb.selectFrom('records').select(eb.fn.countAll().as('n')).as('records'),
+      eb.selectFrom('journals').select(eb.fn.countAll().as('n')).as('journals'),
+      eb.selectFrom('journal_lines').select(eb.fn.countAll().as('n')).as('journalLines'),
+      eb.selectFrom('processing_errors').select(eb.fn.countAll().as('n')).as('processingErrors'),
+    ])
+    .executeTakeFirstOrThrow();
+  return {
+    ingestions: Number(row.ingestions),
+    records: Number(row.records),
+    journals: Number(row.journals),
+    journalLines: Number(row.journalLines),
+    processingErrors: Number(row.processingErrors),
+  };
+}
 
 /**
  * The configuration port over Kysely. The document is one row, replaced in one transaction
@@ -49,6 +74,10 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
       return row === undefined ? 0 : Number(row.revision);
     },
 
+    countProcessingData() {
+      return countProcessingData(db);
+    },
+
     async replace(input) {
       return db.transaction().execute(async (trx) => {
         // Make sure the row exists, then lock it: the revision read below is ours alone.
@@ -74,6 +103,13 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
           : current
         ).executeTakeFirstOrThrow();
         const next = Number(revision) + 1;
+        if (dialect === 'postgres') {
+          // Every write of processing data (a session, a chunk, a journal) takes a lock on the
+          // sessions table or a session row; this lock waits for those in flight and holds off
+          // new ones until commit (reads go on), so the counts are exactly what is deleted.
+          await sql`lock table ingestions in exclusive mode`.execute(trx);
+        }
+        const deleted = await countProcessingData(trx);
         // Deleting the sessions cascades to their chunks, records, errors and journals.
         await trx.deleteFrom('ingestions').execute();
         await trx
@@ -96,9 +132,10 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
             version: input.version,
             revision: next,
             sections: JSON.stringify(input.sections),
+            deleted: JSON.stringify(deleted),
           })
           .execute();
-        return next;
+        return { revision: next, deleted };
       });
     },
 
@@ -106,6 +143,8 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
       const rows = await db
         .selectFrom('audit_log')
         .selectAll()
+        // Ids are handed out inside the transaction that holds the configuration row, so they
+        // follow the order in which the changes were made.
         .orderBy('id', 'desc')
         .limit(limit)
         .offset(page * limit)
@@ -121,6 +160,7 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
             version: row.version,
             revision: Number(row.revision),
             sections: JSON.parse(row.sections) as Record<string, number>,
+            deleted: row.deleted === null ? null : (JSON.parse(row.deleted) as ProcessingDataCounts),
           }),
         ),
         total,

@@ -5,6 +5,7 @@ import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from
 import pg from 'pg';
 import { add, type Decimal, decimal, toDecimalString, ZERO } from '../lib/decimal.js';
 import * as initial from './migrations/0001-initial.js';
+import * as auditDeleted from './migrations/0002-audit-deleted.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -207,7 +208,12 @@ export async function migrateToLatest(store: Store): Promise<void> {
   });
   const migrator = new Migrator({
     db: store.db,
-    provider: { getMigrations: async () => ({ '0001-initial': withDialect(initial) }) },
+    provider: {
+      getMigrations: async () => ({
+        '0001-initial': withDialect(initial),
+        '0002-audit-deleted': withDialect(auditDeleted),
+      }),
+    },
   });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error;

@@ -76,6 +76,8 @@ export interface AuditLogTable {
   version: string | null;
   revision: number;
   sections: string;
+  /** JSON of the processing data counts the change wiped; null on entries older than the column. */
+  deleted: string | null;
 }
 
 export interface IngestionsTable {

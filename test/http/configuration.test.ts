@@ -85,6 +85,7 @@ describe('Configuration Data bulk endpoints (contract 3)', () => {
         flows: 1,
         entities: 1,
       }),
+      deleted: { ingestions: 0, records: 0, journals: 0, journalLines: 0, processingErrors: 0 },
     });
     const downloaded = (await get(reader)).json();
     expect(downloaded.configuration).toEqual(fixture.configuration);

@@ -3,18 +3,23 @@ import { AppError } from '../../lib/errors.js';
 import { canonicalConfiguration, emptyConfiguration, sectionCounts } from './document.js';
 import { CONFIGURATION_FORMAT_VERSION, type ConfigurationDocument } from './model.js';
 import type { ConfigurationSnapshots } from './snapshot.js';
-import type { AuditEntry, ConfigurationStore } from './store.js';
+import type { AuditEntry, ConfigurationStore, ProcessingDataCounts } from './store.js';
 import { validateConfigurationDocument } from './validate.js';
 
-/** The answer to a successful upload (contract 3). */
-export interface UploadResult {
+/** The answer to a successful upload, or to its dry run. */
+export type UploadResult = {
   version: string;
   sections: Record<string, number>;
+} & ({ deleted: ProcessingDataCounts } | { wouldDelete: ProcessingDataCounts });
+
+/** Options of an upload: a dry run checks and counts, and changes nothing. */
+export interface UploadOptions {
+  dryRun?: boolean;
 }
 
 /**
- * Configuration Data as a whole (seed 4.8-4.10, contract 3): download, all-or-nothing upload
- * and deletion, each recorded in the audit log. Uploads are validated completely and prepared
+ * Configuration Data as a whole: download, all-or-nothing upload and deletion (each with a dry
+ * run that only counts what would be wiped), each recorded in the audit log. Uploads are validated completely and prepared
  * (entity validators, accounting tables) before anything is written, so a configuration that
  * cannot be used is refused with a 400 and the stored one stays as it was.
  */
@@ -42,10 +47,12 @@ export class ConfigurationService<T> {
   }
 
   /**
-   * Replaces the configuration and wipes the processing data. Errors: `configuration-invalid`
-   * (400) with every problem as `{ path, message }`.
+   * Replaces the configuration and wipes the processing data, answering with the section counts
+   * and what was deleted. A dry run validates and prepares exactly as an upload does, and
+   * answers with what would be deleted instead, changing nothing. Errors:
+   * `configuration-invalid` (400) with every problem as `{ path, message }`.
    */
-  async upload(body: unknown, actor: string): Promise<UploadResult> {
+  async upload(body: unknown, actor: string, options: UploadOptions = {}): Promise<UploadResult> {
     const result = validateConfigurationDocument(body);
     if (!result.ok) {
       const first = result.errors[0];
@@ -69,7 +76,10 @@ export class ConfigurationService<T> {
       );
     }
     const sections = sectionCounts(configuration);
-    await this.#store.replace({
+    if (options.dryRun === true) {
+      return { version, sections, wouldDelete: await this.#store.countProcessingData() };
+    }
+    const { deleted } = await this.#store.replace({
       version,
       configuration,
       at: this.#clock.now().toISOString(),
@@ -77,13 +87,16 @@ export class ConfigurationService<T> {
       action: 'configuration.upload',
       sections,
     });
-    return { version, sections };
+    return { version, sections, deleted };
   }
 
-  /** Empties the configuration and wipes the processing data; users and credentials stay. */
-  async wipe(actor: string): Promise<void> {
+  /**
+   * Empties the configuration and wipes the processing data; users, credentials and the audit
+   * log stay. Answers with what was deleted, as the audit entry records it.
+   */
+  async wipe(actor: string): Promise<{ deleted: ProcessingDataCounts }> {
     const configuration = emptyConfiguration();
-    await this.#store.replace({
+    const { deleted } = await this.#store.replace({
       version: CONFIGURATION_FORMAT_VERSION,
       configuration,
       at: this.#clock.now().toISOString(),
@@ -91,6 +104,12 @@ export class ConfigurationService<T> {
       action: 'configuration.delete',
       sections: sectionCounts(configuration),
     });
+    return { deleted };
+  }
+
+  /** The dry run of {@link wipe}: what it would delete now. Changes nothing. */
+  async wipeDryRun(): Promise<{ wouldDelete: ProcessingDataCounts }> {
+    return { wouldDelete: await this.#store.countProcessingData() };
   }
 
   /** The audit log, newest first. */

@@ -9,7 +9,20 @@ export interface StoredConfiguration {
   updatedBy: string | null;
 }
 
-/** One audit log entry (contract 3): who changed the configuration, when, and what. */
+/**
+ * How much processing data a configuration upload or deletion wipes (or would wipe): ingestion
+ * sessions, their accepted records, the journals and journal lines made from them, and the
+ * processing errors of their records. Chunks and rejected records go with their sessions too.
+ */
+export interface ProcessingDataCounts {
+  ingestions: number;
+  records: number;
+  journals: number;
+  journalLines: number;
+  processingErrors: number;
+}
+
+/** One audit log entry: who changed the configuration, when, to what, and what it wiped. */
 export interface AuditEntry {
   id: number;
   at: string;
@@ -18,18 +31,23 @@ export interface AuditEntry {
   version: string | null;
   revision: number;
   sections: Record<string, number>;
+  /** What the change wiped; null on entries written before the counts were recorded. */
+  deleted: ProcessingDataCounts | null;
 }
 
 /**
  * The storage port of the configuration module. `replace` is the one write: in a single
- * transaction it stores the new document under the next revision, wipes the processing data
- * (ingestions and everything hanging off them), and appends the audit entry, so no reader ever
- * sees a mix of old and new, and no instance keeps processing data of the old configuration.
+ * transaction it stores the new document under the next revision, counts and wipes the
+ * processing data (ingestions and everything hanging off them), and appends the audit entry with
+ * those counts, so no reader ever sees a mix of old and new, no instance keeps processing data
+ * of the old configuration, and the counts are exactly what was deleted.
  */
 export interface ConfigurationStore {
   read(): Promise<StoredConfiguration>;
   /** The current revision alone: a cheap read that tells whether a cached snapshot is stale. */
   readRevision(): Promise<number>;
+  /** The processing data that a `replace` would wipe now; reads only. */
+  countProcessingData(): Promise<ProcessingDataCounts>;
   replace(input: {
     version: string;
     configuration: Configuration;
@@ -37,6 +55,7 @@ export interface ConfigurationStore {
     actor: string;
     action: AuditEntry['action'];
     sections: Record<string, number>;
-  }): Promise<number>;
+  }): Promise<{ revision: number; deleted: ProcessingDataCounts }>;
+  /** One page of the audit log, newest first (by the order the entries were written). */
   listAudit(page: number, limit: number): Promise<{ rows: AuditEntry[]; total: number }>;
 }
