@@ -817,7 +817,7 @@ function checkFlowScriptMappings(c: ReadableConfiguration, report: Report): void
 function checkFlowTargetMappings(c: ReadableConfiguration, report: Report): void {
   const definition = c.businessEventDefinition;
   if (definition === null) return;
-  const attributes = namesOf(definition?.attributes ?? [], 'name');
+  const attributes = namesOf(definition?.attributes, 'name');
   if (attributes === null) return;
   for (const [, graph, i] of flowGraphs(c)) {
     forEachMapping(graph, (m, path) => {
@@ -854,7 +854,7 @@ function checkJournalDefinition(c: ReadableConfiguration, report: Report): void 
     report,
   );
   const primaryKeys = definition.primaryKeys;
-  const names = namesOf(fields ?? [], 'name');
+  const names = namesOf(fields, 'name');
   if (names !== null) {
     for (const [key, i] of readable(primaryKeys)) {
       if (!names.has(key)) {

@@ -726,6 +726,17 @@ describe('validateConfigurationDocument: many faults at once', () => {
       '/configuration/journalTypes/1/reversingDate',
       'must be one of NEXT_DAY',
     );
+    // A list of the wrong type: nothing is checked against its names.
+    expectOnly(
+      errorsAfter((d) => set(d, '/configuration/businessEventDefinition/attributes', 'all')),
+      '/configuration/businessEventDefinition/attributes',
+      'must be an array',
+    );
+    expectOnly(
+      errorsAfter((d) => set(d, '/configuration/journalDefinition/fields', {})),
+      '/configuration/journalDefinition/fields',
+      'must be an array',
+    );
     // A whole section of the wrong type: its references are not guessed at.
     expectOnly(
       errorsAfter((d) => set(d, '/configuration/businessEventDefinition', [])),
@@ -810,4 +821,30 @@ describe('validateConfigurationDocument: entity attribute types', () => {
       'is required',
     );
   });
+});
+
+describe('validateConfigurationDocument: robustness', () => {
+  /** Every JSON Pointer into a value, the value's own ('') excluded. */
+  function paths(value: unknown, prefix = ''): string[] {
+    if (typeof value !== 'object' || value === null) return [];
+    const entries = Array.isArray(value)
+      ? value.map((v, i) => [String(i), v] as const)
+      : Object.entries(value);
+    return entries.flatMap(([key, child]) => {
+      const path = `${prefix}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+      return [path, ...paths(child, path)];
+    });
+  }
+
+  it('never throws, whatever member of the document is replaced by whatever value', () => {
+    const all = paths(fixture());
+    expect(all.length).toBeGreaterThan(300);
+    for (const path of all) {
+      for (const value of [null, 7, 'x', [], {}, [{}], { typeName: 'PrimitiveType' }]) {
+        const doc = fixture();
+        set(doc, path, value);
+        expect(() => validateConfigurationDocument(doc), `${path} = ${JSON.stringify(value)}`).not.toThrow();
+      }
+    }
+  }, 60_000);
 });
