@@ -2,54 +2,61 @@ import { EnvError } from '../env.js';
 import { CliError, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, type Io, processIo } from './output.js';
 import { configCommand } from './remote/config-commands.js';
 import { ingestCommand } from './remote/ingest-command.js';
+import { ingestionsCommand } from './remote/ingestions-command.js';
 import { journalsCommand } from './remote/journals-command.js';
+import { balancesCommand, processingErrorsCommand } from './remote/report-commands.js';
 import { credentialsCommand, usersCommand } from './store-commands.js';
-
-const USAGE = `usage: ledgerflow <command>
-
-On the store (DATABASE_URL):
-  users create --email E --role R [--role R2] [--name N]
-  credentials create --owner EMAIL [--name N] [--expires-in-days N]
-  credentials list
-  credentials revoke CLIENT_ID
-
-Against a running service (--url, --client-id, --client-secret or LEDGERFLOW_URL,
-LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET):
-  config pull FILE            download the configuration as pretty JSON (FILE - for stdout)
-  config push FILE            upload it; validation errors are printed as PATH: MESSAGE
-  config wipe                 delete the configuration and the processing data
-  ingest FILE --namespace NS --entity E [--name N] [--format json|ndjson|csv]
-         [--parallel 4] [--timeout PT15M] [--partial]
-                              upload a JSON, NDJSON or CSV file in chunks under 1 MiB
-  journals export --format csv|jsonl|ledger [--output FILE] [--status posted|unposted]
-         [--accounting-config NAME]
-
-Exit status: 0 success, 1 refused request or failed records, 2 bad usage.`;
+import {
+  BALANCES_USAGE,
+  CONFIG_USAGE,
+  CREDENTIALS_USAGE,
+  INGEST_USAGE,
+  INGESTIONS_USAGE,
+  JOURNALS_USAGE,
+  PROCESSING_ERRORS_USAGE,
+  USAGE,
+  USERS_USAGE,
+} from './usage.js';
 
 type Command = (args: string[], io: Io) => Promise<void>;
 
-const COMMANDS: Record<string, Command> = {
-  users: usersCommand,
-  credentials: credentialsCommand,
-  config: configCommand,
-  ingest: ingestCommand,
-  journals: journalsCommand,
+const COMMANDS: Record<string, { run: Command; usage: string }> = {
+  users: { run: usersCommand, usage: USERS_USAGE },
+  credentials: { run: credentialsCommand, usage: CREDENTIALS_USAGE },
+  config: { run: configCommand, usage: CONFIG_USAGE },
+  ingest: { run: ingestCommand, usage: INGEST_USAGE },
+  ingestions: { run: ingestionsCommand, usage: INGESTIONS_USAGE },
+  journals: { run: journalsCommand, usage: JOURNALS_USAGE },
+  balances: { run: balancesCommand, usage: BALANCES_USAGE },
+  'processing-errors': { run: processingErrorsCommand, usage: PROCESSING_ERRORS_USAGE },
 };
 
-/** Runs one command line and returns its exit status (contract section 7). */
+const HELP_FLAGS = new Set(['--help', '-h']);
+
+/**
+ * Runs one command line and returns its exit status: 0 success, 1 refused request or failed
+ * records, 2 bad usage. `--help` or `-h` anywhere after a command (or `help COMMAND`) prints
+ * that command's usage and exits 0.
+ */
 export async function runCli(argv: string[], io: Io = processIo): Promise<number> {
-  const [name, ...args] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  const [first, ...rest] = argv;
+  if (first === undefined || HELP_FLAGS.has(first) || (first === 'help' && rest.length === 0)) {
     io.out(USAGE);
-    return name === undefined ? EXIT_USAGE : EXIT_OK;
+    return first === undefined ? EXIT_USAGE : EXIT_OK;
   }
+  const name = first === 'help' ? (rest[0] ?? '') : first;
+  const args = first === 'help' ? [] : rest;
   const command = COMMANDS[name];
   if (command === undefined) {
     io.err(`ledgerflow: unknown command ${name}\n${USAGE}`);
     return EXIT_USAGE;
   }
+  if (first === 'help' || args.some((arg) => HELP_FLAGS.has(arg))) {
+    io.out(command.usage);
+    return EXIT_OK;
+  }
   try {
-    await command(args, io);
+    await command.run(args, io);
     return EXIT_OK;
   } catch (error) {
     if (error instanceof CliError) {

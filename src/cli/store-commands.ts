@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseEnv } from '../env.js';
 import { systemClock } from '../lib/clock.js';
@@ -5,10 +7,50 @@ import { AppError } from '../lib/errors.js';
 import { createServices, type Services } from '../services.js';
 import { migrateToLatest, openStore } from '../storage/database.js';
 import { CliError, EXIT_REFUSED, type Io, usageError } from './output.js';
+import { CREDENTIALS_USAGE, USERS_USAGE } from './usage.js';
 
-async function withServices<T>(run: (services: Services) => Promise<T>): Promise<T> {
+const SQLITE_PREFIX = 'sqlite:';
+
+/**
+ * The store of DATABASE_URL as it is shown: a SQLite path made absolute, a PostgreSQL URL
+ * without its password. `sqliteFile` is the absolute path of a SQLite file store.
+ */
+export function storeOf(databaseUrl: string): { url: string; label: string; sqliteFile?: string } {
+  if (databaseUrl.startsWith(SQLITE_PREFIX)) {
+    const path = databaseUrl.slice(SQLITE_PREFIX.length);
+    if (path === ':memory:') return { url: databaseUrl, label: databaseUrl };
+    const sqliteFile = resolve(path);
+    return { url: `${SQLITE_PREFIX}${sqliteFile}`, label: `${SQLITE_PREFIX}${sqliteFile}`, sqliteFile };
+  }
+  const shown = new URL(databaseUrl);
+  if (shown.password !== '') shown.password = '***';
+  return { url: databaseUrl, label: shown.toString() };
+}
+
+/**
+ * Opens the store of DATABASE_URL, says on standard error which one it is, and runs `run` on
+ * its services. A SQLite file that does not exist is created only when `mayCreate` (and that is
+ * said); otherwise the command is refused (exit 2): run from another folder, a relative path
+ * would silently give a new empty store.
+ */
+async function withServices<T>(
+  io: Io,
+  mayCreate: boolean,
+  run: (services: Services) => Promise<T>,
+): Promise<T> {
   const env = parseEnv(process.env);
-  const store = openStore(env.databaseUrl);
+  const target = storeOf(env.databaseUrl);
+  if (target.sqliteFile !== undefined && !existsSync(target.sqliteFile)) {
+    if (!mayCreate) {
+      throw usageError(
+        `no store at ${target.label}: set DATABASE_URL to your store (a relative sqlite: path is read from the current folder)`,
+      );
+    }
+    io.err(`store: ${target.label} (none was there: a new store is created)`);
+  } else {
+    io.err(`store: ${target.label}`);
+  }
+  const store = openStore(target.url);
   try {
     await migrateToLatest(store);
     return await run(createServices(store, systemClock, env));
@@ -22,12 +64,11 @@ async function withServices<T>(run: (services: Services) => Promise<T>): Promise
 
 /**
  * `users create --email E --role R [--role R2] [--name N]`: creates a user directly in the
- * store named by DATABASE_URL (contract section 7).
+ * store named by DATABASE_URL, creating a new SQLite store when the file does not exist.
  */
 export async function usersCommand(args: string[], io: Io): Promise<void> {
   const [action, ...rest] = args;
-  if (action !== 'create')
-    throw usageError('usage: ledgerflow users create --email E --role R [--role R2] [--name N]');
+  if (action !== 'create') throw usageError(USERS_USAGE);
   const { values } = parseArgs({
     args: rest,
     options: {
@@ -40,7 +81,7 @@ export async function usersCommand(args: string[], io: Io): Promise<void> {
   if (values.email === undefined || values.role === undefined)
     throw usageError('users create needs --email and --role');
   const { email, role, name } = values;
-  const user = await withServices((services) =>
+  const user = await withServices(io, true, (services) =>
     services.accounts.createUser({
       email,
       roles: role,
@@ -52,7 +93,7 @@ export async function usersCommand(args: string[], io: Io): Promise<void> {
 
 /**
  * `credentials create --owner EMAIL [--name N] [--expires-in-days N]` (prints the secret once),
- * `credentials list`, `credentials revoke ID` — directly on the store.
+ * `credentials list`, `credentials revoke ID` — directly on the store, which must exist.
  */
 export async function credentialsCommand(args: string[], io: Io): Promise<void> {
   const [action, ...rest] = args;
@@ -67,7 +108,8 @@ export async function credentialsCommand(args: string[], io: Io): Promise<void> 
     if (days !== undefined && !/^\d+$/.test(days))
       throw usageError('--expires-in-days must be a whole number');
     const { owner, name } = values;
-    const created = await withServices((services) =>
+    // A new store has no user to own the credential: it is never created here.
+    const created = await withServices(io, false, (services) =>
       services.accounts.createCredential({
         ownerEmail: owner,
         ...(name === undefined ? {} : { name }),
@@ -82,7 +124,7 @@ export async function credentialsCommand(args: string[], io: Io): Promise<void> 
     return;
   }
   if (action === 'list') {
-    const { rows } = await withServices((services) => services.accounts.listCredentials(0, 1000));
+    const { rows } = await withServices(io, false, (services) => services.accounts.listCredentials(0, 1000));
     for (const row of rows) {
       const state =
         row.revokedAt === null ? (Date.parse(row.expiresAt) <= Date.now() ? 'expired' : 'active') : 'revoked';
@@ -92,11 +134,10 @@ export async function credentialsCommand(args: string[], io: Io): Promise<void> 
   }
   if (action === 'revoke') {
     const clientId = rest[0];
-    if (clientId === undefined || rest.length !== 1)
-      throw usageError('usage: ledgerflow credentials revoke CLIENT_ID');
-    await withServices((services) => services.accounts.revokeCredential(clientId));
+    if (clientId === undefined || rest.length !== 1) throw usageError(CREDENTIALS_USAGE);
+    await withServices(io, false, (services) => services.accounts.revokeCredential(clientId));
     io.out(`revoked ${clientId}`);
     return;
   }
-  throw usageError('usage: ledgerflow credentials create|list|revoke');
+  throw usageError(CREDENTIALS_USAGE);
 }

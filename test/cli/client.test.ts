@@ -107,6 +107,22 @@ describe('errorMessageOf', () => {
     ]);
   });
 
+  it('prints an error of a whole record (no field) without an empty field before it', () => {
+    const message = errorMessageOf('GET', '/x', 400, {
+      title: 't',
+      errors: [{ index: 7, errors: [{ field: '', code: 'no-rule', message: 'event type X has no rule' }] }],
+    });
+    expect(message).toContain('\nrecord 7: event type X has no rule (no-rule)');
+    expect(message).not.toContain(': :');
+  });
+
+  it('prints the detail of a problem in full', () => {
+    const detail = `no entity nope in namespace loans; did you mean loanTransaction? ${'x'.repeat(600)}`;
+    expect(errorMessageOf('POST', '/api/v1/ingestions', 404, { title: 'Not found', detail })).toBe(
+      `POST /api/v1/ingestions: 404 Not found: ${detail}`,
+    );
+  });
+
   it('prints failed chunk records with their field errors', () => {
     const message = errorMessageOf('POST', '/api/v1/ingestions/in_1', 400, {
       title: 'Records of the chunk failed validation',
@@ -160,6 +176,24 @@ describe('ApiClient', () => {
     expect(new URLSearchParams(grants[1]?.body).get('client_secret')).toBe(SECRET);
   });
 
+  it('renews a 5-second token at half its life, before it runs out', async () => {
+    let nowMs = 0;
+    const { fetch, calls } = fakeFetch((call) =>
+      call.url.endsWith('/auth/token') ? tokenAnswer(5, 1800) : json(200, {}),
+    );
+    const client = new ApiClient(connection, { fetch, sleep: noSleep, now: () => nowMs });
+    await client.json({ method: 'GET', path: '/x' });
+    nowMs = 2_400;
+    await client.json({ method: 'GET', path: '/x' });
+    expect(calls.filter((call) => call.url.endsWith('/auth/token'))).toHaveLength(1);
+    nowMs = 2_600; // 2.4 s left: renewed, so a request sent now still arrives with a valid token
+    await client.json({ method: 'GET', path: '/x' });
+    expect(calls.filter((call) => call.url.endsWith('/auth/token')).map(grantOf)).toEqual([
+      'client_credentials',
+      'refresh_token',
+    ]);
+  });
+
   it('falls back to client credentials when the refresh token is refused or expired', async () => {
     let nowMs = 0;
     const { fetch, calls } = fakeFetch((call) => {
@@ -191,6 +225,18 @@ describe('ApiClient', () => {
     });
     const client = new ApiClient(connection, { fetch, sleep: noSleep });
     expect(await client.json({ method: 'POST', path: '/x', json: {} })).toEqual({ id: 1 });
+  });
+
+  it('renews only once per request: a second 401 is the answer', async () => {
+    const { fetch, calls } = fakeFetch((call) =>
+      call.url.endsWith('/auth/token')
+        ? tokenAnswer()
+        : json(401, { title: 'The access token is not valid' }),
+    );
+    const client = new ApiClient(connection, { fetch, sleep: noSleep });
+    const error = await client.request({ method: 'GET', path: '/x' }).catch((e: unknown) => e);
+    expect((error as ApiError).status).toBe(401);
+    expect(calls.filter((call) => call.url.endsWith('/x'))).toHaveLength(2);
   });
 
   it('retries a keyed POST on network errors, 429 and 5xx with the same key and body', async () => {

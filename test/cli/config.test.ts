@@ -5,9 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_OK, EXIT_REFUSED, EXIT_USAGE } from '../../src/cli/output.js';
 import { runCli } from '../../src/cli/run.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
+import { loanRecord } from '../helpers/records.js';
 import { captureIo, type RunningService, startService } from './helpers.js';
 
-/** `ledgerflow config pull|push|wipe` against a listening service (contract 3 and 7). */
+/**
+ * `ledgerflow config pull|push|wipe` against a listening service. The push and wipe tests need
+ * the service's dry runs (`?dryRun=true` with `wouldDelete`, `deleted` in the answer and the
+ * audit log).
+ */
 describe('ledgerflow config', () => {
   let service: RunningService;
   let connection: string[];
@@ -33,9 +38,54 @@ describe('ledgerflow config', () => {
     writeFileSync(file, JSON.stringify(realisticConfiguration()));
     const { status, io } = await run('config', 'push', file, ...connection);
     expect(status, io.stderr()).toBe(EXIT_OK);
-    expect(io.lines.out[0]).toBe(`pushed configuration v20230211 from ${file}`);
+    expect(io.lines.out.slice(0, 3)).toEqual([
+      `configuration v20230211 in ${file} is valid`,
+      'would delete no processing data',
+      `pushed configuration v20230211 from ${file}`,
+    ]);
     expect(io.stdout()).toMatch(/^ {2}entities +1$/m);
     expect(io.stdout()).toMatch(/^ {2}postingComponents +\d+$/m);
+    expect(io.lines.out.at(-1)).toBe('deleted no processing data');
+  });
+
+  it('pushing the same document again shows the processing data it deletes, needs --yes, and prints what it deleted', async () => {
+    // Needs the service's dry run (PUT ?dryRun=true answering wouldDelete, deleted counts).
+    const token = await service.tokenFor(['api-client']);
+    const session = await service.call(token, {
+      method: 'POST',
+      url: '/api/v1/ingestions',
+      payload: { namespace: 'loans', entity: 'loanTransaction' },
+    });
+    const ingestionId = session.json().ingestionId as string;
+    const chunk = await service.call(token, {
+      method: 'POST',
+      url: `/api/v1/ingestions/${ingestionId}`,
+      payload: { data: [loanRecord(1), loanRecord(2), loanRecord(3)] },
+    });
+    expect(chunk.statusCode).toBe(201);
+    const file = join(dir, 'realistic.json');
+
+    const refused = await run('config', 'push', file, ...connection);
+    expect(refused.status).toBe(EXIT_USAGE);
+    expect(refused.io.stdout()).toMatch(/^would delete this processing data:$/m);
+    expect(refused.io.stdout()).toMatch(/^ {2}ingestions +1$/m);
+    expect(refused.io.stdout()).toMatch(/^ {2}records +3$/m);
+    expect(refused.io.stderr()).toContain('pass --yes');
+    const sessionPath = { method: 'GET' as const, url: `/api/v1/ingestions/${ingestionId}` };
+    expect((await service.call(token, sessionPath)).statusCode).toBe(200);
+
+    const dry = await run('config', 'push', file, '--dry-run', ...connection);
+    expect(dry.status).toBe(EXIT_OK);
+    expect(dry.io.lines.out.at(-1)).toBe('dry run: nothing was changed');
+    expect((await service.call(token, sessionPath)).statusCode).toBe(200);
+
+    const pushed = await run('config', 'push', file, '--yes', ...connection);
+    expect(pushed.status, pushed.io.stderr()).toBe(EXIT_OK);
+    const after = pushed.io.stdout().slice(pushed.io.stdout().indexOf('pushed configuration'));
+    expect(after).toMatch(/^deleted:$/m);
+    expect(after).toMatch(/^ {2}ingestions +1$/m);
+    expect(after).toMatch(/^ {2}records +3$/m);
+    expect((await service.call(token, sessionPath)).statusCode).toBe(404);
   });
 
   it('pulls it back as pretty JSON with the same configuration', async () => {
@@ -75,9 +125,15 @@ describe('ledgerflow config', () => {
     );
   });
 
-  it('wipes the configuration', async () => {
+  it('wipes the configuration (nothing to confirm without processing data) and prints what it deleted', async () => {
     const { status, io } = await run('config', 'wipe', ...connection);
     expect(status, io.stderr()).toBe(EXIT_OK);
+    expect(io.lines.out).toEqual([
+      'would delete the configuration (users and credentials stay)',
+      'would delete no processing data',
+      'configuration wiped (users and credentials kept)',
+      'deleted no processing data',
+    ]);
     const pulled = await run('config', 'pull', '-', ...connection);
     expect(JSON.parse(pulled.io.stdout()).configuration.entities).toEqual([]);
   });

@@ -1,20 +1,35 @@
 import type { AddressInfo } from 'node:net';
-import type { Io } from '../../src/cli/output.js';
+import { type Io, isYes } from '../../src/cli/output.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 /** An Io that keeps what a command writes. */
 export interface CapturedIo extends Io {
   lines: { out: string[]; err: string[] };
+  /** The questions asked on the (pretend) terminal. */
+  questions: string[];
   /** Everything written to standard output, one line per write. */
   stdout(): string;
   stderr(): string;
 }
 
-/** A non-interactive Io that captures standard output and error. */
-export function captureIo(): CapturedIo {
+/**
+ * An Io that captures standard output and error. Without `answers` standard input is not a
+ * terminal; with them it is one, and each question takes the next answer.
+ */
+export function captureIo(answers?: string[]): CapturedIo {
   const lines = { out: [] as string[], err: [] as string[] };
+  const questions: string[] = [];
+  const pending = [...(answers ?? [])];
   return {
     interactive: false,
+    inputInteractive: answers !== undefined,
+    async confirm(question) {
+      questions.push(question);
+      const answer = pending.shift();
+      if (answer === undefined) throw new Error(`unexpected question: ${question}`);
+      return isYes(answer);
+    },
+    questions,
     lines,
     out: (line) => lines.out.push(line),
     err: (line) => lines.err.push(line),

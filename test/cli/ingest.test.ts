@@ -151,7 +151,7 @@ describe('ledgerflow ingest', () => {
     expect(byId.get(ids[2])).not.toHaveProperty('restructured');
   });
 
-  it('reports invalid records, goes on with the next chunks, and exits 1', async () => {
+  it('places failed records in the file, says how many valid records a refused chunk took along, and completes with --partial --session', async () => {
     // {data: [...]} form; enough records for two chunks, the first of them refused as a whole.
     const data = Array.from({ length: 6000 }, (_, n) => loanRecord(n));
     data[3] = loanRecord(3, { amount: '12,5' });
@@ -162,19 +162,44 @@ describe('ledgerflow ingest', () => {
     expect(status).toBe(EXIT_REFUSED);
     const id = ingestionIdOf(io.stderr());
     const session = await sessionOf(id);
-    expect(session).toMatchObject({ state: 'closed', chunks: 2, totalRows: 6000 });
-    expect(session.failedRows).toBeGreaterThan(0);
+    // Left open, so that the refused chunk can still be completed.
+    expect(session).toMatchObject({ state: 'pending', chunks: 2, totalRows: 6000 });
     expect(session.successRows).toBeGreaterThan(0);
+    const validNotStored = session.failedRows - 2;
+    expect(validNotStored).toBeGreaterThan(0);
     const out = io.stdout();
-    expect(out).toMatch(/^errors \(first \d+ of \d+\):$/m);
-    expect(out).toMatch(/^ {2}chunk \d+, record 3: amount: .*\(\w[\w-]*\) -- \{"transactionId"/m);
-    expect(out).toMatch(/^ {2}chunk \d+, record 4: .*valueDate: /m);
-    expect(io.stderr()).toMatch(
-      new RegExp(`ledgerflow: ${session.failedRows} records failed and were not stored$`),
+    expect(out).toMatch(/^failed records \(first 2 of 2, by index in the JSON array, from 0\):$/m);
+    expect(out).toMatch(/^ {2}index 3: amount: .*\(\w[\w-]*\) -- \{"transactionId"/m);
+    expect(out).toMatch(/^ {2}index 4: .*valueDate: /m);
+    expect(out).not.toMatch(/chunk \d/);
+    expect(out).toContain(
+      `${validNotStored} valid records were not stored: 1 chunks were refused whole for their invalid records.\n` +
+        `To store them, run the same command again with --partial --session ${id} (chunks stored already are not stored twice);\n` +
+        `ingestion ${id} stays open until then (it expires after PT15M without a request), or close it: ledgerflow ingestions close ${id}`,
     );
+    expect(io.stderr()).toMatch(
+      new RegExp(
+        `ledgerflow: 2 records failed and were not stored, and ${validNotStored} valid records with them$`,
+      ),
+    );
+
+    // The same command with --partial --session: the stored chunk is answered from the first
+    // run, the refused one is sent again keeping its valid records; nothing is stored twice.
+    const completed = await run('ingest', file, ...loans, '--partial', '--session', id, ...connection);
+    expect(completed.status).toBe(EXIT_REFUSED);
+    expect(completed.io.stderr()).toContain(
+      `ingestion ${id} (open) takes the records for loans/loanTransaction`,
+    );
+    expect(completed.io.stdout()).toMatch(/^ {2}index 3: amount: /m);
+    expect(completed.io.stdout()).toContain(
+      '(2 chunks were answered from an earlier request of the same chunk',
+    );
+    expect(completed.io.stderr()).toMatch(/ledgerflow: 2 records failed and were not stored$/);
+    expect((await sessionOf(id)).state).toBe('closed');
+    expect((await storedRecords(id, 1)).totalSize).toBe(5998);
   });
 
-  it('keeps the valid records of a chunk with --partial', async () => {
+  it('keeps the valid records of a chunk with --partial, naming lines of the file', async () => {
     const lines = Array.from({ length: 20 }, (_, n) =>
       JSON.stringify(n === 5 ? loanRecord(n, { currency: undefined, amount: 'ten' }) : loanRecord(n)),
     );
@@ -184,10 +209,85 @@ describe('ledgerflow ingest', () => {
     const { status, io } = await run('ingest', file, ...loans, '--partial', ...connection);
     expect(status).toBe(EXIT_REFUSED);
     const id = ingestionIdOf(io.stderr());
-    expect(await sessionOf(id)).toMatchObject({ totalRows: 20, successRows: 19, failedRows: 1 });
-    expect(io.stdout()).toMatch(/^ {2}chunk 1, record 5: .*amount/m);
+    expect(await sessionOf(id)).toMatchObject({
+      state: 'closed',
+      totalRows: 20,
+      successRows: 19,
+      failedRows: 1,
+    });
+    expect(io.stdout()).toContain('failed records (first 1 of 1, by line, from 1):');
+    expect(io.stdout()).toMatch(/^ {2}line 6: .*amount/m);
     expect(io.stdout()).toContain('not sent (first 1 of 1):\n  line 9: not valid JSON');
+    expect(io.stdout()).not.toContain('were not stored');
     expect(io.stderr()).toContain('ledgerflow: 2 records failed and were not stored');
+  });
+
+  it('names CSV records by line, the header being line 1, the same in every run', async () => {
+    const header =
+      'transactionId,transactionType,valueDate,bookedAt,amount,currency,legalEntity,branch,productCode,installmentNumber,restructured,tags';
+    const row = (amount: string) =>
+      `${randomUUID()},DISBURSEMENT,2026-11-20,,${amount},EUR,LF_NL,AMS,MORTGAGE,,,`;
+    // Records of about 120 bytes: 30,000 of them make several chunks.
+    const rows = Array.from({ length: 30_000 }, (_, n) => row(n === 25_000 || n === 2 ? 'bad' : '1.00'));
+    const file = join(dir, 'bad-rows.csv');
+    writeFileSync(file, [header, ...rows].join('\n'));
+    const outputs: string[] = [];
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const { status, io } = await run(
+        'ingest',
+        file,
+        ...loans,
+        '--partial',
+        '--parallel',
+        '4',
+        ...connection,
+      );
+      expect(status).toBe(EXIT_REFUSED);
+      const failed = io.stdout().slice(io.stdout().indexOf('failed records'));
+      outputs.push(failed.replace(/"transactionId":"[^"]+"/g, ''));
+      expect(failed).toMatch(
+        /^failed records \(first 2 of 2, by line, from 1; the CSV header is line 1\):$/m,
+      );
+      expect(failed).toMatch(/^ {2}line 4: amount: /m);
+      expect(failed).toMatch(/^ {2}line 25002: amount: /m);
+    }
+    expect(outputs[1]).toBe(outputs[0]);
+  });
+
+  it('adds to an open session with --session and leaves one open with --keep-open', async () => {
+    const first = join(dir, 'first.ndjson');
+    const second = join(dir, 'second.ndjson');
+    writeFileSync(first, Array.from({ length: 5 }, (_, n) => JSON.stringify(loanRecord(n))).join('\n'));
+    writeFileSync(second, Array.from({ length: 7 }, (_, n) => JSON.stringify(loanRecord(n))).join('\n'));
+    const opened = await run('ingest', first, ...loans, '--keep-open', ...connection);
+    expect(opened.status, opened.io.stderr()).toBe(EXIT_OK);
+    const id = ingestionIdOf(opened.io.stderr());
+    expect(opened.io.stdout()).toContain(
+      `ingestion ${id} left open (--keep-open); add to it with --session ${id}`,
+    );
+    expect((await sessionOf(id)).state).toBe('pending');
+
+    const wrongEntity = await run(
+      'ingest',
+      second,
+      '--session',
+      id,
+      '--namespace',
+      'loans',
+      '--entity',
+      'other',
+      ...connection,
+    );
+    expect(wrongEntity.status).toBe(EXIT_USAGE);
+    expect(wrongEntity.io.stderr()).toContain(`session ${id} is for loans/loanTransaction`);
+
+    const added = await run('ingest', second, '--session', id, ...connection);
+    expect(added.status, added.io.stderr()).toBe(EXIT_OK);
+    expect(await sessionOf(id)).toMatchObject({ state: 'closed', chunks: 2, totalRows: 12, successRows: 12 });
+
+    const closed = await run('ingest', second, '--session', id, ...connection);
+    expect(closed.status).toBe(EXIT_REFUSED);
+    expect(closed.io.stderr()).toContain(`session ${id} is closed and takes no more records`);
   });
 
   it('retries a chunk whose answer was lost; the service replays it and nothing is counted twice', async () => {
@@ -206,7 +306,9 @@ describe('ledgerflow ingest', () => {
       expect(proxy.faults()).toBe(1);
       const id = ingestionIdOf(io.stderr());
       expect(await sessionOf(id)).toMatchObject({ chunks: 1, totalRows: 50, successRows: 50 });
-      expect(io.stdout()).toContain('(1 chunks were retried and answered from the first attempt)');
+      expect(io.stdout()).toContain(
+        '(1 chunks were answered from an earlier request of the same chunk: stored once, not twice)',
+      );
       expect(io.stderr()).toMatch(
         new RegExp(`^retry: POST /api/v1/ingestions/${id}: .*; attempt 2 of 5 in \\d+ ms$`, 'm'),
       );
@@ -265,6 +367,60 @@ describe('ledgerflow ingest', () => {
       EXIT_USAGE,
     );
     expect((await run('ingest', join(dir, 'one.txt'), ...loans, ...connection)).status).toBe(EXIT_USAGE);
+  });
+});
+
+/**
+ * Issue "A user's first day", point 4: a 5-second token lifetime must not stop a long upload.
+ * The service's clock runs 3 s per chunk, so tokens expire under the client's feet; the client
+ * renews on the 401 and repeats the chunk.
+ */
+describe('ledgerflow ingest with short-lived tokens', () => {
+  let service: RunningService;
+  beforeAll(async () => {
+    service = await startService({ accessTokenTtlSeconds: 5 });
+    const operator = await service.tokenFor(['bulk-operator']);
+    const put = await service.call(operator, {
+      method: 'PUT',
+      url: '/api/v1/configuration/bulk',
+      payload: realisticConfiguration(),
+    });
+    expect(put.statusCode).toBe(200);
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  it('renews the token on a 401 and completes the upload', async () => {
+    let grants = 0;
+    const proxy = await faultyProxy(service.url, (incoming) => {
+      if (incoming.url === '/auth/token') grants += 1;
+      if (isChunk(incoming)) service.clock.advance(3_000);
+      return 'forward';
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'ledgerflow-cli-token-'));
+    try {
+      const file = join(dir, 'many-chunks.ndjson');
+      const records = 12_000;
+      writeFileSync(
+        file,
+        Array.from({ length: records }, (_, n) => JSON.stringify(loanRecord(n))).join('\n'),
+      );
+      const args = await service.connectionArgs();
+      args[1] = proxy.url;
+      const io = captureIo();
+      const status = await runCli(
+        ['ingest', file, '--namespace', 'loans', '--entity', 'loanTransaction', '--parallel', '1', ...args],
+        io,
+      );
+      expect(status, io.stderr()).toBe(EXIT_OK);
+      expect(io.stdout()).toMatch(new RegExp(`^ {2}successRows +${records}$`, 'm'));
+      // One grant at the start, then renewals after the expiries.
+      expect(grants).toBeGreaterThan(2);
+    } finally {
+      await proxy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

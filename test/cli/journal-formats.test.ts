@@ -13,6 +13,7 @@ import {
   journalToCsv,
   journalToJsonl,
   journalToLedger,
+  ledgerAccountOf,
 } from '../../src/cli/remote/journal-formats.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 
@@ -141,15 +142,21 @@ describe('ledger', () => {
       [
         '2026-11-21 REVERSING 0b7c6a52-0000-4000-8000-000000000002',
         '    ; accountingConfig:LOCAL_GAAP, status:unposted, ingestionId:in_1, reverses:0b7c6a52-0000-4000-8000-000000000001',
-        '    1100 Loans receivable  -100.005 USD',
-        '    4000 Interest income  100.005 USD',
+        '    LOCAL_GAAP:1100 Loans receivable  -100.005 USD',
+        '    LOCAL_GAAP:4000 Interest income  100.005 USD',
       ].join('\n'),
     );
     const first = journalToLedger(journals[0] as JournalView, layout);
     expect(first).toContain(
       '    ; accountingConfig:IFRS, status:posted, ingestionId:in_1, legalEntity:LF_NL, branch:AMS\n',
     );
-    expect(first).toContain('    2000 Customer, deposits  -12345678901234567.89 EUR');
+    expect(first).toContain('    IFRS:LF_NL:AMS:2000 Customer, deposits  -12345678901234567.89 EUR');
+  });
+
+  it('names accounts CONFIG:NODE VALUES:ACCOUNT, a colon in a node value kept in its part', () => {
+    const journal = { ...(journals[0] as JournalView), node: { legalEntity: 'LF:NL', branch: 'A  M' } };
+    expect(ledgerAccountOf(journal, '1100 Loans')).toBe('IFRS:LF_NL:A M:1100 Loans');
+    expect(ledgerAccountOf({ ...journal, node: {} }, 'Assets:Cash')).toBe('IFRS:Assets:Cash');
   });
 
   it('refuses an amount that is not a decimal string', () => {
@@ -171,11 +178,13 @@ describe('ledger', () => {
       const csv = execFileSync(HLEDGER, ['-f', file, 'balance', '--flat', '--no-total', '-O', 'csv'], {
         encoding: 'utf8',
       });
+      // Accounting configurations and nodes are parts of the account: never summed together.
       expect(csv.trim().split('\n')).toEqual([
         '"account","balance"',
-        '"1100 Loans receivable","12345678901234567.89 EUR, -100.005 USD"',
-        '"2000 Customer, deposits","-12345678901234567.89 EUR"',
-        '"4000 Interest income","100.005 USD"',
+        '"IFRS:LF_NL:AMS:1100 Loans receivable","12345678901234567.89 EUR"',
+        '"IFRS:LF_NL:AMS:2000 Customer, deposits","-12345678901234567.89 EUR"',
+        '"LOCAL_GAAP:1100 Loans receivable","-100.005 USD"',
+        '"LOCAL_GAAP:4000 Interest income","100.005 USD"',
       ]);
       const tagged = execFileSync(HLEDGER, ['-f', file, 'register', 'tag:status=unposted', '-O', 'csv'], {
         encoding: 'utf8',
@@ -185,7 +194,7 @@ describe('ledger', () => {
       const branch = execFileSync(HLEDGER, ['-f', file, 'balance', 'tag:branch=AMS', '--flat', '-O', 'csv'], {
         encoding: 'utf8',
       });
-      expect(branch).toContain('"1100 Loans receivable","12345678901234567.89 EUR"');
+      expect(branch).toContain('"IFRS:LF_NL:AMS:1100 Loans receivable","12345678901234567.89 EUR"');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_OK, EXIT_REFUSED, EXIT_USAGE } from '../../src/cli/output.js';
-import { JOURNALS_PAGE_LIMIT } from '../../src/cli/remote/journals-command.js';
+import { PAGE_LIMIT as JOURNALS_PAGE_LIMIT } from '../../src/cli/remote/paging.js';
 import { runCli } from '../../src/cli/run.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 import { captureIo } from './helpers.js';
@@ -147,7 +147,7 @@ describe('ledgerflow journals export', () => {
     const text = readFileSync(file, 'utf8');
     expect(
       text.startsWith(
-        '2026-11-20 PERMANENT 00000000-0000-4000-8000-000000000000\n    ; accountingConfig:IFRS, status:posted, ingestionId:in_1\n    1100 Loans  0.10 EUR\n    2000 Deposits  -0.10 EUR\n\n',
+        '2026-11-20 PERMANENT 00000000-0000-4000-8000-000000000000\n    ; accountingConfig:IFRS, status:posted, ingestionId:in_1\n    IFRS:1100 Loans  0.10 EUR\n    IFRS:2000 Deposits  -0.10 EUR\n\n',
       ),
     ).toBe(true);
   });

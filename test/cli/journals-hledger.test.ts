@@ -13,7 +13,8 @@ const HLEDGER = '/usr/bin/hledger';
 /**
  * Issue 5: the books as exported with `journals export --format ledger` are checked by hledger,
  * a tool accountants trust: every transaction balances, and its balances per accounting
- * configuration equal GET /api/v1/balances. CI installs hledger (.ci/run), so there it never
+ * configuration equal GET /api/v1/balances. Issue "A user's first day", point 7: a plain
+ * `hledger balance` keeps accounting configurations and nodes apart. CI installs hledger (.ci/run), so there it never
  * skips.
  */
 describe.runIf(existsSync(HLEDGER) || process.env.CI !== undefined)(
@@ -84,44 +85,55 @@ describe.runIf(existsSync(HLEDGER) || process.env.CI !== undefined)(
       // `check` fails on any transaction that does not balance.
       execFileSync(HLEDGER, ['-f', file, 'check'], { encoding: 'utf8' });
 
-      const token = await service.tokenFor(['viewer']);
-      for (const basis of ['IFRS', 'LOCAL_GAAP']) {
-        const api = (
-          await service.call(token, { method: 'GET', url: `/api/v1/balances?accountingConfig=${basis}` })
-        ).json().data as {
-          account: string;
-          currency: string;
-          balance: string;
-        }[];
-        expect(api.length).toBeGreaterThan(0);
-        // Per account and currency, summed over nodes, as hledger sums them.
-        const expected = new Map<string, bigint>();
-        const SCALE = 10n ** 18n;
-        const scaled = (amount: string) => {
-          const [whole = '0', fraction = ''] = amount.replace('-', '').split('.');
-          const value = BigInt(whole) * SCALE + BigInt(fraction.padEnd(18, '0'));
-          return amount.startsWith('-') ? -value : value;
-        };
-        for (const row of api) {
-          const key = `${row.account} ${row.currency}`;
-          expected.set(key, (expected.get(key) ?? 0n) + scaled(row.balance));
-        }
+      const SCALE = 10n ** 18n;
+      const scaled = (amount: string) => {
+        const [whole = '0', fraction = ''] = amount.replace('-', '').split('.');
+        const value = BigInt(whole) * SCALE + BigInt(fraction.padEnd(18, '0'));
+        return amount.startsWith('-') ? -value : value;
+      };
+      const hledgerBalances = (...args: string[]) => {
         const csv = execFileSync(
           HLEDGER,
-          ['-f', file, 'balance', `tag:accountingConfig=${basis}`, '--flat', '--no-total', '-O', 'csv'],
-          { encoding: 'utf8' },
+          ['-f', file, 'balance', '--flat', '--no-total', '-O', 'csv', ...args],
+          {
+            encoding: 'utf8',
+          },
         );
-        const actual = new Map<string, bigint>();
+        const balances = new Map<string, bigint>();
         for (const line of csv.trim().split('\n').slice(1)) {
           const [, account = '', amounts = ''] = /^"(.*)","(.*)"$/.exec(line) ?? [];
           for (const part of amounts.split(', ')) {
             const [amount = '', currency = ''] = part.split(' ');
-            actual.set(`${account} ${currency}`, scaled(amount));
+            if (amount !== '0') balances.set(`${account} ${currency}`, scaled(amount));
           }
         }
-        const nonZero = (m: Map<string, bigint>) => new Map([...m].filter(([, v]) => v !== 0n));
-        expect(nonZero(actual)).toEqual(nonZero(expected));
+        return balances;
+      };
+
+      // A plain `hledger balance`, no filter: every account is CONFIG:NODE VALUES:ACCOUNT, so
+      // IFRS and LOCAL_GAAP, and the LF_NL and LF_US nodes, are never added together, and each
+      // balance is the API's balance of that configuration, node, account and currency.
+      const token = await service.tokenFor(['viewer']);
+      const api = (await service.call(token, { method: 'GET', url: '/api/v1/balances' })).json().data as {
+        accountingConfig: string;
+        node: Record<string, string>;
+        account: string;
+        currency: string;
+        balance: string;
+      }[];
+      expect(new Set(api.map((row) => row.accountingConfig))).toEqual(new Set(['IFRS', 'LOCAL_GAAP']));
+      expect(new Set(api.map((row) => row.node.legalEntity))).toEqual(new Set(['LF_NL', 'LF_US']));
+      const expected = new Map<string, bigint>();
+      for (const row of api) {
+        if (scaled(row.balance) === 0n) continue;
+        const account = [row.accountingConfig, ...Object.values(row.node), row.account].join(':');
+        expected.set(`${account} ${row.currency}`, scaled(row.balance));
       }
+      expect(hledgerBalances()).toEqual(expected);
+
+      // Summed per accounting configuration (depth 1) every currency nets to zero: each
+      // configuration balances on its own.
+      expect(hledgerBalances('--depth', '1')).toEqual(new Map());
     });
   },
 );

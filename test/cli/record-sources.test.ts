@@ -8,6 +8,7 @@ import {
   inputFormatOf,
   JsonRecordsScanner,
   jsonRecords,
+  linePlace,
   ndjsonRecords,
   type SourceItem,
   typedCell,
@@ -75,22 +76,26 @@ describe('jsonRecords and ndjsonRecords', () => {
   it('streams a JSON file and marks records that are not objects', async () => {
     const items = await collect(jsonRecords(Readable.from(['[{"a":1}, 2, {"b":', '2}]'])));
     expect(items).toEqual([
-      { kind: 'record', text: '{"a":1}', where: 'record 1' },
-      { kind: 'invalid', where: 'record 2', message: 'is not a JSON object' },
-      { kind: 'record', text: '{"b":2}', where: 'record 3' },
+      { kind: 'record', text: '{"a":1}', place: { where: 'index 0', at: 0 } },
+      { kind: 'invalid', place: { where: 'index 1', at: 1 }, message: 'is not a JSON object' },
+      { kind: 'record', text: '{"b":2}', place: { where: 'index 2', at: 2 } },
     ]);
   });
 
   it('reads NDJSON line by line, skipping blank lines and marking broken ones', async () => {
     const items = await collect(ndjsonRecords(Readable.from(['{"a":1.10}\r\n\n{"b":', '2}\n{oops}\n[1]\n'])));
-    expect(items[0]).toEqual({ kind: 'record', text: '{"a":1.10}', where: 'line 1' });
-    expect(items[1]).toEqual({ kind: 'record', text: '{"b":2}', where: 'line 3' });
+    expect(items[0]).toEqual({ kind: 'record', text: '{"a":1.10}', place: { where: 'line 1', at: 1 } });
+    expect(items[1]).toEqual({ kind: 'record', text: '{"b":2}', place: { where: 'line 3', at: 3 } });
     expect(items[2]).toMatchObject({
       kind: 'invalid',
-      where: 'line 4',
+      place: { where: 'line 4', at: 4 },
       message: expect.stringContaining('not valid JSON'),
     });
-    expect(items[3]).toEqual({ kind: 'invalid', where: 'line 5', message: 'is not a JSON object' });
+    expect(items[3]).toEqual({
+      kind: 'invalid',
+      place: { where: 'line 5', at: 5 },
+      message: 'is not a JSON object',
+    });
   });
 });
 
@@ -134,17 +139,17 @@ describe('CSV typing', () => {
     expect(typedCell('[not json', 'LIST')).toEqual(['[not json']);
   });
 
-  it('streams a CSV file with quoted fields and line numbers', async () => {
+  it('streams a CSV file with quoted fields, placing each record at the line it starts on', async () => {
     const csv = '\ufeffnote,n,amount\n"a, ""quoted""\nvalue",1,1.50\n\nshort\nz,,2\n';
     const items = await collect(csvRecords(Readable.from([csv]), attributes));
     expect(items).toEqual([
       {
         kind: 'record',
         text: JSON.stringify({ note: 'a, "quoted"\nvalue', n: 1, amount: '1.50' }),
-        where: 'line 3',
+        place: { where: 'line 2', at: 2 },
       },
-      { kind: 'invalid', where: 'line 5', message: 'has 1 fields, the header 3' },
-      { kind: 'record', text: JSON.stringify({ note: 'z', amount: '2' }), where: 'line 6' },
+      { kind: 'invalid', place: { where: 'line 5', at: 5 }, message: 'has 1 fields, the header 3' },
+      { kind: 'record', text: JSON.stringify({ note: 'z', amount: '2' }), place: { where: 'line 6', at: 6 } },
     ]);
   });
 
@@ -158,7 +163,7 @@ describe('ChunkBuilder', () => {
     const builder = new ChunkBuilder('file.ndjson', 200, 1000);
     const chunks = [];
     for (let n = 0; n < 50; n += 1) {
-      const chunk = builder.add(JSON.stringify({ n, text: 'é'.repeat(n % 7) }), `line ${n + 1}`);
+      const chunk = builder.add(JSON.stringify({ n, text: 'é'.repeat(n % 7) }), linePlace(n + 1));
       if (chunk !== undefined) chunks.push(chunk);
     }
     const last = builder.finish();
@@ -170,7 +175,7 @@ describe('ChunkBuilder', () => {
       const body = JSON.parse(chunk.body) as { chunkName: string; data: { n: number }[] };
       expect(body.chunkName).toBe(`file.ndjson-${chunk.no}`);
       expect(body.data).toHaveLength(chunk.records);
-      expect(chunk.where).toHaveLength(chunk.records);
+      expect(chunk.places).toHaveLength(chunk.records);
       return body.data.map((record) => record.n);
     });
     expect(all).toEqual(Array.from({ length: 50 }, (_, n) => n));
@@ -181,7 +186,7 @@ describe('ChunkBuilder', () => {
     const builder = new ChunkBuilder('x');
     const record = JSON.stringify({ pad: 'x'.repeat(1000) });
     let chunk: Chunk | undefined;
-    while (chunk === undefined) chunk = builder.add(record, 'r');
+    while (chunk === undefined) chunk = builder.add(record, linePlace(1));
     expect(chunk.bytes).toBeLessThanOrEqual(CHUNK_BODY_BYTES_MAX);
     expect(chunk.bytes).toBeGreaterThan(CHUNK_BODY_BYTES_MAX - record.length - 2);
     expect(CHUNK_BODY_BYTES_MAX).toBeLessThan(1024 * 1024);
@@ -191,7 +196,7 @@ describe('ChunkBuilder', () => {
     const builder = new ChunkBuilder('x', 1_000_000, 3);
     const sizes: number[] = [];
     for (let n = 0; n < 7; n += 1) {
-      const chunk = builder.add('{}', 'r');
+      const chunk = builder.add('{}', linePlace(1));
       if (chunk !== undefined) sizes.push(chunk.records);
     }
     sizes.push(builder.finish()?.records ?? 0);
@@ -200,8 +205,8 @@ describe('ChunkBuilder', () => {
 
   it('refuses a record that no chunk can carry, and goes on', () => {
     const builder = new ChunkBuilder('x', 100);
-    builder.add('{"a":1}', 'r1');
-    expect(() => builder.add(JSON.stringify({ big: 'y'.repeat(100) }), 'r2')).toThrow(RangeError);
+    builder.add('{"a":1}', linePlace(1));
+    expect(() => builder.add(JSON.stringify({ big: 'y'.repeat(100) }), linePlace(1))).toThrow(RangeError);
     expect(builder.finish()?.records).toBe(1);
   });
 });

@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
 import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
@@ -18,6 +21,7 @@ describe('CLI commands on the store', () => {
 
   it('creates a user and a credential whose secret is printed once, lists and revokes it', async () => {
     const created = captureIo();
+    const label = databaseUrl.startsWith('sqlite:') ? databaseUrl : undefined;
     expect(
       await runCli(
         ['users', 'create', '--email', 'ops@example.com', '--role', 'bulk-operator', '--role', 'viewer'],
@@ -25,6 +29,10 @@ describe('CLI commands on the store', () => {
       ),
     ).toBe(0);
     expect(created.stdout()).toContain('created user ops@example.com with roles bulk-operator, viewer');
+    // Issue "A user's first day", point 6: the store used is named, and a new one is said.
+    if (label !== undefined)
+      expect(created.stderr()).toBe(`store: ${label} (none was there: a new store is created)`);
+    else expect(created.stderr()).toMatch(/^store: postgres/);
 
     const credential = captureIo();
     expect(
@@ -41,6 +49,7 @@ describe('CLI commands on the store', () => {
 
     const listed = captureIo();
     expect(await runCli(['credentials', 'list'], listed)).toBe(0);
+    if (label !== undefined) expect(listed.stderr()).toBe(`store: ${label}`);
     expect(listed.stdout()).toContain(`${clientId}\tops@example.com`);
     expect(listed.stdout()).toContain('active');
     expect(listed.stdout()).not.toContain(String(secret));
@@ -49,6 +58,30 @@ describe('CLI commands on the store', () => {
     const after = captureIo();
     await runCli(['credentials', 'list'], after);
     expect(after.stdout()).toContain('revoked');
+  });
+
+  it('refuses a SQLite store that does not exist for every command but users create, naming it', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'ledgerflow-cli-nostore-'));
+    const savedCwd = process.cwd();
+    process.env.DATABASE_URL = 'sqlite:./data/ledgerflow.db';
+    try {
+      process.chdir(folder);
+      const expected = `ledgerflow: no store at sqlite:${join(realpathSync(folder), 'data', 'ledgerflow.db')}`;
+      for (const argv of [
+        ['credentials', 'list'],
+        ['credentials', 'revoke', 'lfc_x'],
+        ['credentials', 'create', '--owner', 'ops@example.com'],
+      ]) {
+        const io = captureIo();
+        expect(await runCli(argv, io)).toBe(2);
+        expect(io.stderr()).toContain(`${expected}: set DATABASE_URL`);
+      }
+      expect(existsSync(join(folder, 'data'))).toBe(false);
+    } finally {
+      process.chdir(savedCwd);
+      process.env.DATABASE_URL = databaseUrl;
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('exits 1 on a refused request and 2 on bad usage', async () => {

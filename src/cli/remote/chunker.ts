@@ -1,10 +1,16 @@
+import {
+  CHUNK_BODY_BYTES_MAX as SERVICE_CHUNK_BODY_BYTES_MAX,
+  CHUNK_RECORDS_MAX as SERVICE_CHUNK_RECORDS_MAX,
+} from '../../modules/ingestion/chunk-body.js';
+import type { Place } from './record-sources.js';
+
+/** Largest chunk body sent, in bytes as serialised: just under the service's limit. */
+export const CHUNK_BODY_BYTES_MAX = SERVICE_CHUNK_BODY_BYTES_MAX - 1;
 /**
- * Largest chunk body sent, in bytes as serialised: just under the service's 1 MiB limit
- * (contract 4.2, seed section 8).
+ * Most records in one chunk: half of what the service takes, so that tiny records do not make
+ * one chunk slow to validate or its answer of failed records large.
  */
-export const CHUNK_BODY_BYTES_MAX = 1024 * 1024 - 1;
-/** Most records in one chunk, so that tiny records do not make one chunk slow to validate. */
-export const CHUNK_RECORDS_MAX = 10_000;
+export const CHUNK_RECORDS_MAX = SERVICE_CHUNK_RECORDS_MAX / 2;
 
 /** A chunk ready to send: its body `{ chunkName, data }` already serialised. */
 export interface Chunk {
@@ -15,7 +21,7 @@ export interface Chunk {
   bytes: number;
   records: number;
   /** Where each record came from in the file, by index in `data`. */
-  where: string[];
+  places: Place[];
 }
 
 /**
@@ -28,7 +34,7 @@ export class ChunkBuilder {
   private name = '';
   private overheadBytes = 0;
   private texts: string[] = [];
-  private where: string[] = [];
+  private places: Place[] = [];
   private bytes = 0;
 
   constructor(
@@ -44,7 +50,7 @@ export class ChunkBuilder {
    * (the record then opens the next chunk). Throws RangeError when the record alone exceeds
    * a chunk; the caller reports it and goes on.
    */
-  add(text: string, where: string): Chunk | undefined {
+  add(text: string, place: Place): Chunk | undefined {
     const recordBytes = Buffer.byteLength(text);
     // One byte spare: the next chunk's name may be a digit longer than the open one's.
     if (this.overheadBytes + 1 + recordBytes > this.bytesMax) {
@@ -59,7 +65,7 @@ export class ChunkBuilder {
     }
     this.bytes += (this.texts.length === 0 ? 0 : 1) + recordBytes;
     this.texts.push(text);
-    this.where.push(where);
+    this.places.push(place);
     return completed;
   }
 
@@ -72,7 +78,7 @@ export class ChunkBuilder {
       body: `{"chunkName":${JSON.stringify(this.name)},"data":[${this.texts.join(',')}]}`,
       bytes: this.bytes,
       records: this.texts.length,
-      where: this.where,
+      places: this.places,
     };
     this.open();
     return chunk;
@@ -83,7 +89,7 @@ export class ChunkBuilder {
     this.name = `${this.namePrefix}-${this.no}`;
     this.overheadBytes = Buffer.byteLength(`{"chunkName":${JSON.stringify(this.name)},"data":[]}`);
     this.texts = [];
-    this.where = [];
+    this.places = [];
     this.bytes = this.overheadBytes;
   }
 }

@@ -1,18 +1,28 @@
 import { CliError, EXIT_REFUSED, usageError } from '../output.js';
+import {
+  RETRY_ATTEMPTS_MAX,
+  RETRY_DELAY_MS_BASE,
+  RetryableFailure,
+  type RetryPolicy,
+  withRetries,
+} from './retry.js';
 
-/** Attempts of one request, the first included, before a retryable failure is final. */
-export const RETRY_ATTEMPTS_MAX = 5;
-/** Delay before the first retry; it doubles per attempt (full jitter, capped). */
-export const RETRY_DELAY_MS_BASE = 250;
-/** Longest wait between two attempts, also the cap of a server's `Retry-After`. */
-export const RETRY_DELAY_MS_MAX = 10_000;
+export { RETRY_ATTEMPTS_MAX } from './retry.js';
+
 /** Longest time one attempt may take before it counts as a network failure. */
 export const REQUEST_TIMEOUT_MS = 120_000;
 /**
- * How long before `expires_in` runs out the access token is renewed; a short-lived token is
- * renewed when a tenth of its life is left instead.
+ * How long before `expires_in` runs out the access token is renewed, at most; a short-lived
+ * token is renewed at half its life instead, so that a request sent with it still arrives in
+ * time on a slow link or at a busy service.
  */
 export const TOKEN_RENEW_MARGIN_MS_MAX = 30_000;
+
+/** How long before the end of a token's life it is renewed. */
+function renewMarginMs(lifeMs: number): number {
+  return Math.min(TOKEN_RENEW_MARGIN_MS_MAX, lifeMs / 2);
+}
+
 /** Characters of a non-JSON error body quoted in an error message. */
 const ERROR_BODY_CHARS_MAX = 500;
 
@@ -105,8 +115,10 @@ export function formatProblemEntry(entry: unknown): string {
     return `record ${text(entry.index)}: ${entry.errors.map(formatProblemEntry).join('; ')}`;
   }
   if (entry.field !== undefined && entry.message !== undefined) {
-    const code = entry.code === undefined ? '' : ` (${text(entry.code)})`;
-    return `${text(entry.field)}: ${text(entry.message)}${code}`;
+    const code = entry.code === undefined || entry.code === '' ? '' : ` (${text(entry.code)})`;
+    // A processing error belongs to the record, not to a field: no empty field before it.
+    const field = entry.field === '' || entry.field === null ? '' : `${text(entry.field)}: `;
+    return `${field}${text(entry.message)}${code}`;
   }
   return text(entry);
 }
@@ -245,7 +257,9 @@ export class ApiClient {
   /**
    * Sends a request and returns the answer. Throws ApiError (exit 1) for an error status not
    * in `accept`, and CliError (exit 1) when the service cannot be reached after the retries.
-   * A 401 renews the token once and repeats the request.
+   * A 401 renews the token once and repeats the request: the token may have expired on the way
+   * (a slow answer, a short lifetime, clock skew) or been revoked, and the client holds the
+   * credentials to get another.
    */
   async request(request: ApiRequest): Promise<ApiResponse> {
     const retryable =
@@ -254,9 +268,8 @@ export class ApiClient {
       request.idempotent === true;
     const body = request.body ?? (request.json === undefined ? undefined : JSON.stringify(request.json));
     const url = this.urlOf(request.path, request.query);
-    let renewedAfter401 = false;
-    for (let attempt = 1; ; attempt += 1) {
-      const token = await this.accessToken();
+    const label = `${request.method} ${request.path}`;
+    const send = async (token: TokenState): Promise<ApiResponse> => {
       const headers: Record<string, string> = {
         authorization: `Bearer ${token.accessToken}`,
         accept: 'application/json, application/problem+json',
@@ -273,41 +286,35 @@ export class ApiClient {
         });
       } catch (error) {
         const reason = networkReason(error);
-        if (!retryable || attempt >= RETRY_ATTEMPTS_MAX) {
-          throw new CliError(
-            `${request.method} ${request.path}: cannot reach ${this.base.origin} (${reason})` +
-              (retryable ? ` after ${attempt} attempts` : ''),
+        const final = (attempts: number) =>
+          new CliError(
+            `${label}: cannot reach ${this.base.origin} (${reason})` +
+              (retryable ? ` after ${attempts} attempts` : ''),
             EXIT_REFUSED,
           );
-        }
-        await this.backOff(request, attempt, reason, undefined);
-        continue;
+        if (!retryable) throw final(1);
+        throw new RetryableFailure(reason, final);
       }
-      const answer: ApiResponse = {
-        status: response.status,
-        headers: response.headers,
-        body: await bodyOf(response),
-      };
-      if (response.status === 401 && !renewedAfter401) {
-        // The token may have been revoked or have expired early (clock skew): renew it once.
-        renewedAfter401 = true;
+      return { status: response.status, headers: response.headers, body: await bodyOf(response) };
+    };
+    const answer = await withRetries(label, this.retryPolicy(), async () => {
+      const token = await this.accessToken();
+      let sent = await send(token);
+      if (sent.status === 401) {
         this.forget(token);
-        attempt -= 1;
-        continue;
+        sent = await send(await this.accessToken());
       }
-      if (retryable && retryableStatus(response.status) && attempt < RETRY_ATTEMPTS_MAX) {
-        await this.backOff(request, attempt, String(response.status), retryAfterMs(response.headers));
-        continue;
-      }
-      if (response.status >= 400 && !(request.accept ?? []).includes(response.status)) {
-        throw new ApiError(
-          errorMessageOf(request.method, request.path, response.status, answer.body),
-          response.status,
-          answer.body,
-        );
-      }
-      return answer;
+      if (retryable && retryableStatus(sent.status)) throw this.retryableAnswer(request, sent);
+      return sent;
+    });
+    if (answer.status >= 400 && !(request.accept ?? []).includes(answer.status)) {
+      throw new ApiError(
+        errorMessageOf(request.method, request.path, answer.status, answer.body),
+        answer.status,
+        answer.body,
+      );
     }
+    return answer;
   }
 
   /** `request` for a JSON answer: the body, or ApiError (exit 1) when it is not a JSON object. */
@@ -331,21 +338,31 @@ export class ApiClient {
     return url;
   }
 
-  private async backOff(
-    request: ApiRequest,
-    attempt: number,
-    reason: string,
-    serverDelayMs: number | undefined,
-  ): Promise<void> {
-    const ceiling = Math.min(RETRY_DELAY_MS_MAX, this.retryDelayMsBase * 2 ** (attempt - 1));
-    const delayMs = Math.round(
-      serverDelayMs === undefined ? this.random() * ceiling : Math.min(serverDelayMs, RETRY_DELAY_MS_MAX),
+  private retryPolicy(attemptsMax = RETRY_ATTEMPTS_MAX): RetryPolicy {
+    return {
+      attemptsMax,
+      delayMsBase: this.retryDelayMsBase,
+      sleep: this.sleep,
+      random: this.random,
+      onRetry: (message) => {
+        this.retries += 1;
+        this.onRetry?.(message);
+      },
+    };
+  }
+
+  /** A 429 or 5xx answer as a retryable failure whose final error is the answer's problem. */
+  private retryableAnswer(request: ApiRequest, answer: ApiResponse): RetryableFailure {
+    return new RetryableFailure(
+      String(answer.status),
+      () =>
+        new ApiError(
+          errorMessageOf(request.method, request.path, answer.status, answer.body),
+          answer.status,
+          answer.body,
+        ),
+      retryAfterMs(answer.headers),
     );
-    this.retries += 1;
-    this.onRetry?.(
-      `${request.method} ${request.path}: ${reason}; attempt ${attempt + 1} of ${RETRY_ATTEMPTS_MAX} in ${delayMs} ms`,
-    );
-    await this.sleep(delayMs);
   }
 
   private forget(token: TokenState): void {
@@ -393,7 +410,7 @@ export class ApiClient {
     }).toString();
     const request: ApiRequest = { method: 'POST', path: '/auth/token' };
     const label = `POST /auth/token (${fields.grant_type})`;
-    for (let attempt = 1; ; attempt += 1) {
+    return withRetries('POST /auth/token', this.retryPolicy(attemptsMax), async () => {
       const startedMs = this.now();
       let response: Response;
       try {
@@ -404,25 +421,21 @@ export class ApiClient {
           signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
         });
       } catch (error) {
-        if (attempt >= attemptsMax)
-          throw new CliError(
-            `${label}: cannot reach ${this.base.origin} (${networkReason(error)})`,
-            EXIT_REFUSED,
-          );
-        await this.backOff(request, attempt, networkReason(error), undefined);
-        continue;
-      }
-      const body = await bodyOf(response);
-      if (retryableStatus(response.status) && attempt < attemptsMax) {
-        await this.backOff(request, attempt, String(response.status), retryAfterMs(response.headers));
-        continue;
-      }
-      if (response.status !== 200) {
-        throw new ApiError(
-          errorMessageOf('POST', '/auth/token', response.status, body),
-          response.status,
-          body,
+        const reason = networkReason(error);
+        throw new RetryableFailure(
+          reason,
+          () => new CliError(`${label}: cannot reach ${this.base.origin} (${reason})`, EXIT_REFUSED),
         );
+      }
+      const answer: ApiResponse = {
+        status: response.status,
+        headers: response.headers,
+        body: await bodyOf(response),
+      };
+      if (retryableStatus(answer.status)) throw this.retryableAnswer(request, answer);
+      const body = answer.body;
+      if (answer.status !== 200) {
+        throw new ApiError(errorMessageOf('POST', '/auth/token', answer.status, body), answer.status, body);
       }
       if (!isRecord(body) || typeof body.access_token !== 'string' || typeof body.expires_in !== 'number') {
         throw new CliError(`${label}: the answer is not a token response`, EXIT_REFUSED);
@@ -432,12 +445,11 @@ export class ApiClient {
       return {
         accessToken: body.access_token,
         accessExpiresAtMs: startedMs + lifeMs,
-        renewAtMs: startedMs + lifeMs - Math.min(TOKEN_RENEW_MARGIN_MS_MAX, lifeMs / 10),
+        renewAtMs: startedMs + lifeMs - renewMarginMs(lifeMs),
         refreshToken: typeof body.refresh_token === 'string' ? body.refresh_token : undefined,
-        // A refresh token is not used in the last tenth of its life either, for the same reason.
-        refreshExpiresAtMs:
-          startedMs + refreshLifeMs - Math.min(TOKEN_RENEW_MARGIN_MS_MAX, refreshLifeMs / 10),
+        // A refresh token is not used near the end of its life either, for the same reason.
+        refreshExpiresAtMs: startedMs + refreshLifeMs - renewMarginMs(refreshLifeMs),
       };
-    }
+    });
   }
 }

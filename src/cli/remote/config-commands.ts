@@ -1,19 +1,35 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { type Io, usageError } from '../output.js';
+import {
+  CliError,
+  checkOutputFile,
+  countLines,
+  EXIT_REFUSED,
+  type Io,
+  isStandardOutput,
+  usageError,
+} from '../output.js';
+import { CONFIG_USAGE } from '../usage.js';
 import { ApiClient, CONNECTION_OPTIONS, connectionOf, isRecord } from './client.js';
 
-const CONFIG_USAGE = 'usage: ledgerflow config pull FILE | config push FILE | config wipe';
 const BULK_PATH = '/api/v1/configuration/bulk';
+const AUDIT_LOG_PATH = '/api/v1/audit-log';
 
-function parseConfigArgs(
-  args: string[],
-  files: number,
-  io: Io,
-): { client: ApiClient; file: string | undefined } {
+interface ConfigArgs {
+  client: ApiClient;
+  file: string | undefined;
+  dryRun: boolean;
+  yes: boolean;
+}
+
+function parseConfigArgs(args: string[], files: number, io: Io): ConfigArgs {
   const { values, positionals } = parseArgs({
     args,
-    options: CONNECTION_OPTIONS,
+    options: {
+      ...CONNECTION_OPTIONS,
+      'dry-run': { type: 'boolean' },
+      yes: { type: 'boolean' },
+    },
     allowPositionals: true,
     strict: true,
   });
@@ -21,6 +37,8 @@ function parseConfigArgs(
   return {
     client: new ApiClient(connectionOf(values), { onRetry: (message) => io.err(`retry: ${message}`) }),
     file: positionals[0],
+    dryRun: values['dry-run'] === true,
+    yes: values.yes === true,
   };
 }
 
@@ -38,48 +56,145 @@ async function readDocument(file: string): Promise<unknown> {
   }
 }
 
+/** The `wouldDelete` (or `deleted`) counts of an answer; a CliError when they are missing. */
+function countsOf(answer: Record<string, unknown>, name: 'wouldDelete' | 'deleted'): Record<string, number> {
+  const counts = answer[name];
+  if (!isRecord(counts) || !Object.values(counts).every((value) => typeof value === 'number')) {
+    throw new CliError(
+      `the service answered without the ${name} counts; it may be older than this command`,
+      EXIT_REFUSED,
+    );
+  }
+  return counts as Record<string, number>;
+}
+
+function total(counts: Record<string, number>): number {
+  return Object.values(counts).reduce((sum, count) => sum + count, 0);
+}
+
+/**
+ * Shows what a change would delete and decides whether it goes ahead: without anything to
+ * delete, or with --yes, it does; on a terminal the user is asked; elsewhere it is refused
+ * (exit 2) with the advice to pass --yes. A "no" on the terminal is exit 1, nothing changed.
+ * `action` completes "pass --yes to …", such as `push configuration v2`.
+ */
+async function confirmDeletion(
+  io: Io,
+  wouldDelete: Record<string, number>,
+  action: string,
+  yes: boolean,
+): Promise<void> {
+  if (total(wouldDelete) === 0) {
+    io.out('would delete no processing data');
+    return;
+  }
+  io.out('would delete this processing data:');
+  for (const line of countLines(wouldDelete)) io.out(line);
+  if (yes) return;
+  if (!io.inputInteractive) {
+    throw usageError(
+      `standard input is not a terminal, so nothing can be asked: pass --yes to ${action} and delete this processing data (nothing was changed)`,
+    );
+  }
+  const question = `${action.charAt(0).toUpperCase()}${action.slice(1)} and delete this processing data?`;
+  if (!(await io.confirm(question))) throw new CliError('nothing was changed', EXIT_REFUSED);
+}
+
+async function pull(args: string[], io: Io): Promise<void> {
+  const { client, file } = parseConfigArgs(args, 1, io);
+  if (file === undefined) throw usageError(CONFIG_USAGE);
+  if (!isStandardOutput(file)) await checkOutputFile(file);
+  const document = await client.json({ method: 'GET', path: BULK_PATH });
+  const pretty = `${JSON.stringify(document, null, 2)}\n`;
+  if (isStandardOutput(file)) {
+    io.out(pretty.trimEnd());
+    return;
+  }
+  // Written beside the target and renamed, so a failed write never leaves half a document.
+  const partial = `${file}.partial`;
+  await writeFile(partial, pretty, 'utf8');
+  await rename(partial, file);
+  io.out(`pulled configuration ${String(document.version)} to ${file}`);
+}
+
+async function push(args: string[], io: Io): Promise<void> {
+  const { client, file, dryRun, yes } = parseConfigArgs(args, 1, io);
+  if (file === undefined) throw usageError(CONFIG_USAGE);
+  const document = await readDocument(file);
+  // The dry run validates the document as the upload will, and counts what it would delete.
+  const checked = await client.json({
+    method: 'PUT',
+    path: BULK_PATH,
+    query: { dryRun: 'true' },
+    json: document,
+  });
+  const wouldDelete = countsOf(checked, 'wouldDelete');
+  io.out(`configuration ${String(checked.version)} in ${file} is valid`);
+  if (dryRun) {
+    printSections(io, checked.sections);
+    await confirmDeletion(io, wouldDelete, 'push it', true);
+    io.out('dry run: nothing was changed');
+    return;
+  }
+  await confirmDeletion(io, wouldDelete, `push configuration ${String(checked.version)}`, yes);
+  const result = await client.json({ method: 'PUT', path: BULK_PATH, json: document });
+  io.out(`pushed configuration ${String(result.version)} from ${file}`);
+  printSections(io, result.sections);
+  printDeleted(io, countsOf(result, 'deleted'));
+}
+
+async function wipe(args: string[], io: Io): Promise<void> {
+  const { client, dryRun, yes } = parseConfigArgs(args, 0, io);
+  const checked = await client.json({ method: 'DELETE', path: BULK_PATH, query: { dryRun: 'true' } });
+  const wouldDelete = countsOf(checked, 'wouldDelete');
+  io.out('would delete the configuration (users and credentials stay)');
+  if (dryRun) {
+    await confirmDeletion(io, wouldDelete, 'wipe', true);
+    io.out('dry run: nothing was changed');
+    return;
+  }
+  await confirmDeletion(io, wouldDelete, 'wipe the configuration', yes);
+  await client.request({ method: 'DELETE', path: BULK_PATH });
+  io.out('configuration wiped (users and credentials kept)');
+  // The wipe's own counts are in its audit log entry, the newest one.
+  let deleted: Record<string, number> | undefined;
+  try {
+    const log = await client.json({ method: 'GET', path: AUDIT_LOG_PATH, query: { page: 0, limit: 1 } });
+    const newest = Array.isArray(log.data) ? log.data[0] : undefined;
+    if (isRecord(newest) && newest.action === 'configuration.delete') deleted = countsOf(newest, 'deleted');
+  } catch (error) {
+    if (!(error instanceof CliError)) throw error;
+  }
+  if (deleted === undefined) io.out('(what was deleted cannot be read from the audit log)');
+  else printDeleted(io, deleted);
+}
+
+function printSections(io: Io, sections: unknown): void {
+  if (!isRecord(sections)) return;
+  for (const line of countLines(sections)) io.out(line);
+}
+
+function printDeleted(io: Io, deleted: Record<string, number>): void {
+  if (total(deleted) === 0) {
+    io.out('deleted no processing data');
+    return;
+  }
+  io.out('deleted:');
+  for (const line of countLines(deleted)) io.out(line);
+}
+
 /**
  * `config pull FILE` (writes the downloaded Configuration Data as pretty JSON; `-` is standard
- * output), `config push FILE` (uploads it; a 400 prints every problem as `path: message`, one
- * per line, exit 1), `config wipe` (deletes the configuration and the processing data).
- * Contract sections 3 and 7. Exit 2 on bad usage or an unreadable file, 1 on a refused request.
+ * output), `config push FILE [--dry-run] [--yes]` (validates, shows what the upload would
+ * delete, confirms, uploads, prints what was deleted; a 400 prints every problem as
+ * `path: message`, one per line, exit 1), `config wipe [--dry-run] [--yes]` (the same for
+ * deleting the configuration). Exit 2 on bad usage, an unreadable file or a missing --yes off
+ * a terminal, 1 on a refused request or a "no" on the terminal.
  */
 export async function configCommand(args: string[], io: Io): Promise<void> {
   const [action, ...rest] = args;
-  if (action === 'pull') {
-    const { client, file } = parseConfigArgs(rest, 1, io);
-    if (file === undefined) throw usageError(CONFIG_USAGE);
-    const document = await client.json({ method: 'GET', path: BULK_PATH });
-    const pretty = `${JSON.stringify(document, null, 2)}\n`;
-    if (file === '-') {
-      io.out(pretty.trimEnd());
-      return;
-    }
-    // Written beside the target and renamed, so a failed write never leaves half a document.
-    const partial = `${file}.partial`;
-    await writeFile(partial, pretty, 'utf8');
-    await rename(partial, file);
-    io.out(`pulled configuration ${String(document.version)} to ${file}`);
-    return;
-  }
-  if (action === 'push') {
-    const { client, file } = parseConfigArgs(rest, 1, io);
-    if (file === undefined) throw usageError(CONFIG_USAGE);
-    const document = await readDocument(file);
-    const result = await client.json({ method: 'PUT', path: BULK_PATH, json: document });
-    io.out(`pushed configuration ${String(result.version)} from ${file}`);
-    if (isRecord(result.sections)) {
-      const width = Math.max(...Object.keys(result.sections).map((name) => name.length));
-      for (const [name, count] of Object.entries(result.sections))
-        io.out(`  ${name.padEnd(width)}  ${count}`);
-    }
-    return;
-  }
-  if (action === 'wipe') {
-    const { client } = parseConfigArgs(rest, 0, io);
-    await client.request({ method: 'DELETE', path: BULK_PATH });
-    io.out('configuration wiped, processing data deleted (users and credentials kept)');
-    return;
-  }
+  if (action === 'pull') return pull(rest, io);
+  if (action === 'push') return push(rest, io);
+  if (action === 'wipe') return wipe(rest, io);
   throw usageError(CONFIG_USAGE);
 }

@@ -1,17 +1,14 @@
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CliError, EXIT_REFUSED, type Io, usageError } from '../output.js';
+import { INGEST_USAGE } from '../usage.js';
 import { type Chunk, ChunkBuilder } from './chunker.js';
-import {
-  ApiClient,
-  ApiError,
-  CONNECTION_OPTIONS,
-  connectionOf,
-  formatProblemEntry,
-  isRecord,
-} from './client.js';
+import { ApiClient, ApiError, CONNECTION_OPTIONS, connectionOf, isRecord } from './client.js';
+import { failedRecordLine } from './format.js';
+import { closeSession, sessionPathOf } from './ingestions-command.js';
 import { type ProgressReporter, progressReporter, type UploadStats } from './progress.js';
 import {
   type AttributeType,
@@ -20,6 +17,7 @@ import {
   inputFormatOf,
   jsonRecords,
   ndjsonRecords,
+  type Place,
   type SourceItem,
 } from './record-sources.js';
 
@@ -31,22 +29,20 @@ export const PARALLEL_CONNECTIONS_DEFAULT = 4;
 export const ERRORS_SHOWN_MAX = 10;
 /** Characters of the chunk name prefix kept (the service takes names of 200 characters). */
 const CHUNK_NAME_PREFIX_CHARS_MAX = 180;
-/** Characters of a failed record quoted in an error line. */
-const RECORD_QUOTE_CHARS_MAX = 200;
-
-const INGEST_USAGE =
-  'usage: ledgerflow ingest FILE --namespace NS --entity E [--name N] [--format json|ndjson|csv] ' +
-  `[--parallel ${PARALLEL_CONNECTIONS_DEFAULT}] [--timeout PT15M] [--partial]`;
+/** Hex characters of the chunk name prefix's hash in an idempotency key. */
+const KEY_HASH_CHARS = 24;
 
 interface IngestOptions {
   file: string;
   format: InputFormat;
-  namespace: string;
-  entity: string;
+  namespace: string | undefined;
+  entity: string | undefined;
   name: string | undefined;
   timeout: string | undefined;
   parallel: number;
   partial: boolean;
+  session: string | undefined;
+  keepOpen: boolean;
 }
 
 function ingestOptionsOf(
@@ -64,14 +60,18 @@ function ingestOptionsOf(
       parallel: { type: 'string' },
       timeout: { type: 'string' },
       partial: { type: 'boolean' },
+      session: { type: 'string' },
+      'keep-open': { type: 'boolean' },
     },
     allowPositionals: true,
     strict: true,
   });
   const file = positionals[0];
   if (file === undefined || positionals.length !== 1) throw usageError(INGEST_USAGE);
-  if (values.namespace === undefined || values.entity === undefined)
-    throw usageError(`ingest needs --namespace and --entity\n${INGEST_USAGE}`);
+  if (values.session === undefined && (values.namespace === undefined || values.entity === undefined))
+    throw usageError(`ingest needs --namespace and --entity (or --session ID)\n${INGEST_USAGE}`);
+  if (values.session !== undefined && values.timeout !== undefined)
+    throw usageError('--timeout is the timeout of a new session; an open session (--session) keeps its own');
   const parallelText = values.parallel ?? String(PARALLEL_CONNECTIONS_DEFAULT);
   const parallel = Number(parallelText);
   if (!/^\d+$/.test(parallelText) || parallel < 1 || parallel > PARALLEL_CONNECTIONS_MAX)
@@ -85,6 +85,8 @@ function ingestOptionsOf(
     timeout: values.timeout,
     parallel,
     partial: values.partial === true,
+    session: values.session,
+    keepOpen: values['keep-open'] === true,
   };
   return { options, client: new ApiClient(connectionOf(values), { onRetry }) };
 }
@@ -116,26 +118,35 @@ function count(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }
 
-function quote(record: unknown): string {
-  const text = JSON.stringify(record) ?? String(record);
-  return text.length > RECORD_QUOTE_CHARS_MAX ? `${text.slice(0, RECORD_QUOTE_CHARS_MAX)}...` : text;
-}
-
-/** One failed record as one line: where it is, each field error, and the record itself. */
-function failedRecordLine(prefix: string, entry: Record<string, unknown>): string {
-  const errors = Array.isArray(entry.errors) ? entry.errors.map(formatProblemEntry).join('; ') : '';
-  const record = entry.record === undefined ? '' : ` -- ${quote(entry.record)}`;
-  return `${prefix}: ${errors}${record}`;
+/** A failed record located in the file, kept for the summary. */
+interface FailedLine {
+  at: number;
+  line: string;
 }
 
 interface UploadState {
   stats: UploadStats;
-  /** Error lines from chunk answers, in case the service's error list cannot be read. */
-  chunkErrors: string[];
-  /** Input that could not be sent, as `where: reason`. */
+  /** Records the service reported invalid (from the chunk answers of this run). */
+  invalid: number;
+  /** The first failed records by place in the file, at most ERRORS_SHOWN_MAX. */
+  firstFailed: FailedLine[];
+  /** Input that could not be sent, as `where: reason`, in file order. */
   unsent: string[];
   unsentCount: number;
+  /** Chunks refused whole (an invalid record, no --partial) and their valid records. */
+  refusedChunks: number;
+  validNotStored: number;
+  /** Chunks the service answered from an earlier request (a retry, or an earlier run). */
   replayed: number;
+}
+
+/** Keeps `failed` among the first ERRORS_SHOWN_MAX failed records by place. */
+function noteFailed(state: UploadState, failed: FailedLine): void {
+  const list = state.firstFailed;
+  if (list.length >= ERRORS_SHOWN_MAX && (list.at(-1)?.at ?? 0) < failed.at) return;
+  list.push(failed);
+  list.sort((a, b) => a.at - b.at);
+  if (list.length > ERRORS_SHOWN_MAX) list.pop();
 }
 
 /** The chunks of the file, in order; invalid input is counted in `state` and skipped. */
@@ -145,22 +156,22 @@ async function* chunksOf(
   state: UploadState,
   fileBytesRead: () => number,
 ): AsyncGenerator<Chunk & { fileBytes: number }> {
-  const reject = (where: string, message: string) => {
+  const reject = (place: Place, message: string) => {
     state.unsentCount += 1;
     state.stats.recordsFailed += 1;
-    if (state.unsent.length < ERRORS_SHOWN_MAX) state.unsent.push(`${where}: ${message}`);
+    if (state.unsent.length < ERRORS_SHOWN_MAX) state.unsent.push(`${place.where}: ${message}`);
   };
   for await (const item of items) {
     if (item.kind === 'invalid') {
-      reject(item.where, item.message);
+      reject(item.place, item.message);
       continue;
     }
     let chunk: Chunk | undefined;
     try {
-      chunk = builder.add(item.text, item.where);
+      chunk = builder.add(item.text, item.place);
     } catch (error) {
       if (!(error instanceof RangeError)) throw error;
-      reject(item.where, error.message);
+      reject(item.place, error.message);
       continue;
     }
     if (chunk !== undefined) yield { ...chunk, fileBytes: fileBytesRead() };
@@ -169,21 +180,62 @@ async function* chunksOf(
   if (last !== undefined) yield { ...last, fileBytes: fileBytesRead() };
 }
 
+/**
+ * The idempotency key of a chunk: the same for the same chunk of the same file (name prefix and
+ * chunk number), so that sending a file again to the same session stores none of its chunks
+ * twice. A refused chunk sent again with --partial needs a key of its own, since its first key
+ * would replay the refusal. Keys are scoped to their session by the service.
+ */
+function chunkKeyOf(namePrefix: string, chunkNo: number, partialRetry: boolean): string {
+  const hash = createHash('sha256').update(namePrefix).digest('hex').slice(0, KEY_HASH_CHARS);
+  return `${hash}-${chunkNo}${partialRetry ? '-partial' : ''}`;
+}
+
+async function postChunk(
+  client: ApiClient,
+  ingestionId: string,
+  chunk: Chunk,
+  namePrefix: string,
+  partial: boolean,
+  partialRetry: boolean,
+) {
+  try {
+    return await client.request({
+      method: 'POST',
+      path: sessionPathOf(ingestionId),
+      query: partial ? { partial: 'true' } : undefined,
+      body: chunk.body,
+      idempotencyKey: chunkKeyOf(namePrefix, chunk.no, partialRetry),
+      accept: [400],
+    });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 422) {
+      throw new ApiError(
+        `${error.message}\nchunk ${chunk.no} (${chunk.name}) differs from the chunk of that name sent to this session before: ` +
+          'send a changed file under another name (or --name), or to a new session',
+        error.status,
+        error.body,
+      );
+    }
+    throw error;
+  }
+}
+
 async function sendChunk(
   client: ApiClient,
   ingestionId: string,
   chunk: Chunk,
+  namePrefix: string,
   partial: boolean,
   state: UploadState,
 ): Promise<void> {
-  const response = await client.request({
-    method: 'POST',
-    path: `/api/v1/ingestions/${encodeURIComponent(ingestionId)}`,
-    query: partial ? { partial: 'true' } : undefined,
-    body: chunk.body,
-    idempotencyKey: `${ingestionId}:${chunk.no}`,
-    accept: [400],
-  });
+  let response = await postChunk(client, ingestionId, chunk, namePrefix, partial, false);
+  const replayed = response.headers.get('idempotent-replayed') === 'true';
+  if (replayed) state.replayed += 1;
+  if (response.status === 400 && replayed && partial) {
+    // Refused whole by an earlier run without --partial: now its valid records are kept.
+    response = await postChunk(client, ingestionId, chunk, namePrefix, true, true);
+  }
   const body = isRecord(response.body) ? response.body : {};
   const errors = Array.isArray(body.errors) ? body.errors : [];
   if (response.status === 400) {
@@ -197,16 +249,18 @@ async function sendChunk(
       );
     }
     state.stats.recordsFailed += chunk.records;
+    state.refusedChunks += 1;
+    state.validNotStored += chunk.records - errors.length;
   } else {
     state.stats.recordsFailed += count(body.failedRows);
   }
-  if (response.headers.get('idempotent-replayed') === 'true') state.replayed += 1;
+  state.invalid += errors.length;
   for (const entry of errors) {
-    if (state.chunkErrors.length >= ERRORS_SHOWN_MAX || !isRecord(entry)) break;
-    const where = typeof entry.index === 'number' ? chunk.where[entry.index] : undefined;
-    state.chunkErrors.push(
-      failedRecordLine(`chunk ${chunk.no}, ${where ?? `record ${String(entry.index)}`}`, entry),
-    );
+    if (!isRecord(entry)) continue;
+    const place = typeof entry.index === 'number' ? chunk.places[entry.index] : undefined;
+    // A place is always known for an index the chunk has; the fallback names the chunk.
+    const where = place?.where ?? `chunk ${chunk.no}, index ${String(entry.index)}`;
+    noteFailed(state, { at: place?.at ?? Number.MAX_SAFE_INTEGER, line: failedRecordLine(where, entry) });
   }
   state.stats.recordsSent += chunk.records;
   state.stats.chunksSent += 1;
@@ -218,6 +272,7 @@ async function upload(
   client: ApiClient,
   ingestionId: string,
   chunks: AsyncGenerator<Chunk & { fileBytes: number }>,
+  namePrefix: string,
   options: IngestOptions,
   state: UploadState,
   progress: ProgressReporter,
@@ -228,7 +283,7 @@ async function upload(
       try {
         const next = await chunks.next();
         if (next.done === true) return;
-        await sendChunk(client, ingestionId, next.value, options.partial, state);
+        await sendChunk(client, ingestionId, next.value, namePrefix, options.partial, state);
         state.stats.fileBytesDone = Math.max(state.stats.fileBytesDone, next.value.fileBytes);
         state.stats.retries = client.retries;
         progress.update(state.stats);
@@ -245,12 +300,62 @@ async function upload(
 }
 
 /**
+ * The session to add to: a new one, or with `--session` the open session of that id, whose
+ * namespace and entity must match `--namespace` and `--entity` when they are given.
+ */
+async function sessionFor(
+  client: ApiClient,
+  options: IngestOptions,
+  io: Io,
+): Promise<{ ingestionId: string; namespace: string; entity: string }> {
+  if (options.session !== undefined) {
+    const session = await client.json({ method: 'GET', path: sessionPathOf(options.session) });
+    const namespace = String(session.namespace);
+    const entity = String(session.entity);
+    if (
+      (options.namespace !== undefined && options.namespace !== namespace) ||
+      (options.entity !== undefined && options.entity !== entity)
+    ) {
+      throw usageError(
+        `session ${options.session} is for ${namespace}/${entity}, not ${options.namespace ?? namespace}/${options.entity ?? entity}`,
+      );
+    }
+    if (session.state !== 'pending')
+      throw new CliError(
+        `session ${options.session} is ${String(session.state)} and takes no more records; leave out --session to open a new one`,
+        EXIT_REFUSED,
+      );
+    io.err(`ingestion ${options.session} (open) takes the records for ${namespace}/${entity}`);
+    return { ingestionId: options.session, namespace, entity };
+  }
+  const namespace = options.namespace ?? '';
+  const entity = options.entity ?? '';
+  const session = await client.json({
+    method: 'POST',
+    path: '/api/v1/ingestions',
+    json: {
+      namespace,
+      entity,
+      ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
+      ...(options.name === undefined ? {} : { ingestionName: options.name }),
+    },
+  });
+  if (typeof session.ingestionId !== 'string')
+    throw new CliError('the service answered without an ingestionId', EXIT_REFUSED);
+  io.err(`ingestion ${session.ingestionId} opened for ${namespace}/${entity}`);
+  return { ingestionId: session.ingestionId, namespace, entity };
+}
+
+/**
  * `ingest FILE --namespace NS --entity E [--name N] [--format F] [--parallel 4] [--timeout D]
- * [--partial]` (contract sections 4 and 7): opens an ingestion session, streams the file (JSON,
- * NDJSON or CSV) into chunks under 1 MiB, sends them over parallel connections with an
- * idempotency key each (so a retried chunk is stored once), closes the session, and prints its
- * counters and first errors. Exit 1 when any record failed or the service refused the upload,
- * 2 on bad usage or an unreadable file.
+ * [--partial] [--session ID] [--keep-open]`: opens an ingestion session (or adds to the open
+ * session `--session`), streams the file (JSON, NDJSON or CSV) into chunks under 1 MiB, sends
+ * them over parallel connections with an idempotency key each (so a retried chunk, or a chunk
+ * of the same file sent to the same session again, is stored once), and prints the session's
+ * counters and the first failed records by their place in the file. The session is closed at
+ * the end, except with `--keep-open` or when chunks were refused whole (then it is left open
+ * so that `--partial --session ID` can complete it). Exit 1 when any record failed or the
+ * service refused the upload, 2 on bad usage or an unreadable file.
  */
 export async function ingestCommand(args: string[], io: Io): Promise<void> {
   // Retries are told on standard error, through the progress bar once there is one.
@@ -266,23 +371,8 @@ export async function ingestCommand(args: string[], io: Io): Promise<void> {
       `cannot read ${options.file}: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  const attributes =
-    options.format === 'csv' ? await attributeTypesOf(client, options.namespace, options.entity) : new Map();
-
-  const session = await client.json({
-    method: 'POST',
-    path: '/api/v1/ingestions',
-    json: {
-      namespace: options.namespace,
-      entity: options.entity,
-      ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
-      ...(options.name === undefined ? {} : { ingestionName: options.name }),
-    },
-  });
-  const { ingestionId } = session;
-  if (typeof ingestionId !== 'string')
-    throw new CliError('the service answered without an ingestionId', EXIT_REFUSED);
-  io.err(`ingestion ${ingestionId} opened for ${options.namespace}/${options.entity}`);
+  const { ingestionId, namespace, entity } = await sessionFor(client, options, io);
+  const attributes = options.format === 'csv' ? await attributeTypesOf(client, namespace, entity) : new Map();
 
   const state: UploadState = {
     stats: {
@@ -294,9 +384,12 @@ export async function ingestCommand(args: string[], io: Io): Promise<void> {
       fileBytesTotal,
       retries: 0,
     },
-    chunkErrors: [],
+    invalid: 0,
+    firstFailed: [],
     unsent: [],
     unsentCount: 0,
+    refusedChunks: 0,
+    validNotStored: 0,
     replayed: 0,
   };
   const progress = progressReporter(io, fileBytesTotal);
@@ -308,14 +401,12 @@ export async function ingestCommand(args: string[], io: Io): Promise<void> {
       : options.format === 'ndjson'
         ? ndjsonRecords(input)
         : jsonRecords(input);
-  const builder = new ChunkBuilder(
-    (options.name ?? basename(options.file)).slice(0, CHUNK_NAME_PREFIX_CHARS_MAX),
-  );
-  const chunks = chunksOf(items, builder, state, () => input.bytesRead);
+  const namePrefix = (options.name ?? basename(options.file)).slice(0, CHUNK_NAME_PREFIX_CHARS_MAX);
+  const chunks = chunksOf(items, new ChunkBuilder(namePrefix), state, () => input.bytesRead);
 
   let uploadError: unknown;
   try {
-    await upload(client, ingestionId, chunks, options, state, progress);
+    await upload(client, ingestionId, chunks, namePrefix, options, state, progress);
   } catch (error) {
     uploadError = error;
   } finally {
@@ -324,25 +415,22 @@ export async function ingestCommand(args: string[], io: Io): Promise<void> {
     progress.stop(state.stats);
   }
 
-  const sessionPath = `/api/v1/ingestions/${encodeURIComponent(ingestionId)}`;
+  // Left open to be completed: a chunk refused whole has valid records that --partial keeps.
+  const keepOpen = options.keepOpen || (uploadError === undefined && state.refusedChunks > 0);
   let closeError: unknown;
-  try {
-    await client.request({
-      method: 'PATCH',
-      path: sessionPath,
-      json: { state: 'closed' },
-      contentType: 'application/merge-patch+json',
-      // Closing a closed session returns it unchanged (contract 4.1), so a retry is safe.
-      idempotent: true,
-    });
-  } catch (error) {
-    if (uploadError === undefined) throw error;
-    closeError = error;
+  if (!keepOpen) {
+    try {
+      await closeSession(client, ingestionId);
+    } catch (error) {
+      if (uploadError === undefined) throw error;
+      closeError = error;
+    }
   }
   if (uploadError !== undefined) {
     const { chunksSent, recordsSent } = state.stats;
-    const closing =
-      closeError === undefined
+    const closing = keepOpen
+      ? `ingestion ${ingestionId} left open`
+      : closeError === undefined
         ? `ingestion ${ingestionId} closed`
         : `ingestion ${ingestionId} left open (${messageOf(closeError)})`;
     throw new CliError(
@@ -350,7 +438,7 @@ export async function ingestCommand(args: string[], io: Io): Promise<void> {
       uploadError instanceof CliError ? uploadError.exitCode : EXIT_REFUSED,
     );
   }
-  await printSummary(client, sessionPath, state, io);
+  await printSummary(client, ingestionId, options, state, io);
 }
 
 function messageOf(error: unknown): string {
@@ -358,61 +446,52 @@ function messageOf(error: unknown): string {
 }
 
 /**
- * Prints the session's counters and first errors, and the input that could not be sent.
- * Throws CliError (exit 1) when any record failed.
+ * Prints the session's counters, the first failed records by place in the file, the input that
+ * could not be sent, and for chunks refused whole the valid records they held and how to store
+ * them. Throws CliError (exit 1) when any record failed or was not stored.
  */
 async function printSummary(
   client: ApiClient,
-  sessionPath: string,
+  ingestionId: string,
+  options: IngestOptions,
   state: UploadState,
   io: Io,
 ): Promise<void> {
-  const final = await client.json({ method: 'GET', path: sessionPath });
+  const final = await client.json({ method: 'GET', path: sessionPathOf(ingestionId) });
   io.out(`ingestion ${String(final.ingestionId)} ${String(final.state)}`);
   for (const name of ['chunks', 'totalRows', 'successRows', 'failedRows'] as const) {
     io.out(`  ${name.padEnd(12)} ${count(final[name])}`);
   }
   if (state.replayed > 0)
-    io.out(`  (${state.replayed} chunks were retried and answered from the first attempt)`);
-  const failedRows = count(final.failedRows);
-  if (failedRows > 0 || state.chunkErrors.length > 0) await printErrors(client, sessionPath, state, io);
+    io.out(
+      `  (${state.replayed} chunks were answered from an earlier request of the same chunk: stored once, not twice)`,
+    );
+  if (state.firstFailed.length > 0) {
+    const lines = options.format === 'json' ? 'index in the JSON array, from 0' : 'line, from 1';
+    const header = options.format === 'csv' ? '; the CSV header is line 1' : '';
+    io.out(`failed records (first ${state.firstFailed.length} of ${state.invalid}, by ${lines}${header}):`);
+    for (const failed of state.firstFailed) io.out(`  ${failed.line}`);
+  }
   if (state.unsentCount > 0) {
     io.out(`not sent (first ${state.unsent.length} of ${state.unsentCount}):`);
     for (const line of state.unsent) io.out(`  ${line}`);
   }
-  // Locally, every record of a chunk refused as a whole counts as failed: none of it was stored.
-  const failed = Math.max(failedRows + state.unsentCount, state.stats.recordsFailed);
-  if (failed > 0) throw new CliError(`${failed} records failed and were not stored`, EXIT_REFUSED);
-}
-
-async function printErrors(
-  client: ApiClient,
-  sessionPath: string,
-  state: UploadState,
-  io: Io,
-): Promise<void> {
-  let page: Record<string, unknown> | undefined;
-  try {
-    page = await client.json({
-      method: 'GET',
-      path: `${sessionPath}/errors`,
-      query: { limit: ERRORS_SHOWN_MAX },
-    });
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
+  if (state.refusedChunks > 0) {
+    io.out(
+      `${state.validNotStored} valid records were not stored: ${state.refusedChunks} chunks were refused whole for their invalid records.`,
+    );
+    io.out(
+      `To store them, run the same command again with --partial --session ${ingestionId} (chunks stored already are not stored twice);`,
+    );
+    io.out(
+      `ingestion ${ingestionId} stays open until then (it expires after ${String(final.timeout)} without a request), or close it: ledgerflow ingestions close ${ingestionId}`,
+    );
+  } else if (options.keepOpen) {
+    io.out(`ingestion ${ingestionId} left open (--keep-open); add to it with --session ${ingestionId}`);
   }
-  const entries = page !== undefined && Array.isArray(page.data) ? page.data.filter(isRecord) : [];
-  if (entries.length === 0) {
-    io.out(`errors (first ${state.chunkErrors.length}):`);
-    for (const line of state.chunkErrors) io.out(`  ${line}`);
-    return;
-  }
-  io.out(`errors (first ${entries.length} of ${count(page?.totalSize)}):`);
-  for (const entry of entries) {
-    const where =
-      typeof entry.chunkSeq === 'number'
-        ? `chunk ${entry.chunkSeq}, record ${String(entry.index)}`
-        : `${String(entry.kind ?? 'processing')} error`;
-    io.out(`  ${failedRecordLine(where, entry)}`);
+  const failed = state.invalid + state.unsentCount;
+  if (failed > 0 || state.validNotStored > 0) {
+    const valid = state.validNotStored > 0 ? `, and ${state.validNotStored} valid records with them` : '';
+    throw new CliError(`${failed} records failed and were not stored${valid}`, EXIT_REFUSED);
   }
 }

@@ -149,6 +149,22 @@ function ledgerAccount(account: string): string {
   return account.replace(/\s+/g, ' ').trim();
 }
 
+/** One part of an account name that is not the account: a `:` in it would open a sub-account. */
+function accountPart(value: string): string {
+  return ledgerAccount(value).replaceAll(':', '_');
+}
+
+/**
+ * The ledger account of a line: `ACCOUNTINGCONFIG:NODE VALUE:...:ACCOUNT`, so that balances of
+ * different accounting configurations and nodes never add up in one account (a plain
+ * `hledger balance` is right) and `hledger balance --depth 1` gives one total per
+ * configuration. The node values come in the order the service gives the node's fields. Pure.
+ */
+export function ledgerAccountOf(journal: JournalView, account: string): string {
+  const parts = [journal.accountingConfig, ...Object.values(journal.node ?? {}).map(String)].map(accountPart);
+  return [...parts.filter((part) => part !== ''), ledgerAccount(account)].join(':');
+}
+
 /** A commodity symbol: plain letters as they are, anything else in double quotes (hledger). */
 function ledgerCommodity(currency: string): string {
   return /^[A-Za-z]+$/.test(currency) ? currency : `"${currency.replaceAll('"', '')}"`;
@@ -158,8 +174,7 @@ function ledgerCommodity(currency: string): string {
  * One journal as a transaction of the plain-text journal format of ledger-cli and hledger:
  * `DATE JOURNALTYPE JOURNALID`, a comment with `accountingConfig:` and `status:` tags (then
  * `ingestionId:`, `reverses:`, `reversedBy:` when set, and one tag per node field), and a
- * posting per line,
- * `    ACCOUNT  AMOUNT CURRENCY`. Amounts are written exactly as the service gives them (signed
+ * posting per line, `    CONFIG:NODE:ACCOUNT  AMOUNT CURRENCY` (see ledgerAccountOf). Amounts are written exactly as the service gives them (signed
  * decimal strings, debit positive), never through a float. Throws Error for a line without an
  * account, currency, or decimal-string amount. Pure.
  */
@@ -184,7 +199,7 @@ export function journalToLedger(journal: JournalView, layout: JournalLayout): st
     if (typeof amount !== 'string' || !DECIMAL_PATTERN.test(amount))
       throw new Error(`${where}: the amount must be a decimal string, got ${JSON.stringify(amount)}`);
     if (typeof currency !== 'string' || currency === '') throw new Error(`${where} has no currency`);
-    return `    ${ledgerAccount(account)}  ${amount.startsWith('+') ? amount.slice(1) : amount} ${ledgerCommodity(currency)}`;
+    return `    ${ledgerAccountOf(journal, account)}  ${amount.startsWith('+') ? amount.slice(1) : amount} ${ledgerCommodity(currency)}`;
   });
   const description = `${journal.journalType} ${journal.journalId}`.replace(/[\r\n]+/g, ' ');
   return [`${journal.coreDate} ${description}`, `    ; ${tags.join(', ')}`, ...postings].join('\n');

@@ -2,7 +2,16 @@ import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { CliError, EXIT_REFUSED, type Io, processIo, usageError } from '../output.js';
+import {
+  CliError,
+  checkOutputFile,
+  EXIT_REFUSED,
+  type Io,
+  isStandardOutput,
+  processIo,
+  usageError,
+} from '../output.js';
+import { JOURNALS_USAGE } from '../usage.js';
 import { ApiClient, CONNECTION_OPTIONS, connectionOf } from './client.js';
 import {
   csvColumnsOf,
@@ -16,15 +25,9 @@ import {
   journalToLedger,
 } from './journal-formats.js';
 
-/** Journals asked for per page: the most the service gives (contract section 0). */
-export const JOURNALS_PAGE_LIMIT = 1000;
-/** Pages read at most, a guard against a service whose `totalPages` never ends. */
-const JOURNAL_PAGES_MAX = 1_000_000;
+import { pagedItems } from './paging.js';
 
-const JOURNALS_USAGE =
-  'usage: ledgerflow journals export --format csv|jsonl|ledger [--output FILE] [--status posted|unposted] [--accounting-config NAME]';
-
-type ExportFormat = 'csv' | 'jsonl' | 'ledger';
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Where the export goes: a file (written beside and renamed at the end) or standard output. */
 interface Sink {
@@ -36,13 +39,20 @@ interface Sink {
 function fileSink(file: string): Sink {
   const partial = `${file}.partial`;
   const stream: WriteStream = createWriteStream(partial, { encoding: 'utf8' });
+  // A failed open or write (the folder went away, the disk is full) is kept and thrown by the
+  // next write, never left as an unhandled 'error' event.
+  let failure: Error | undefined;
+  stream.on('error', (error) => {
+    failure ??= error;
+  });
   const closed = async () => {
-    if (stream.closed) return;
+    if (stream.closed || stream.destroyed) return;
     stream.end();
     await once(stream, 'close');
   };
   return {
     async write(text) {
+      if (failure !== undefined) throw new CliError(`cannot write ${file}: ${failure.message}`, EXIT_REFUSED);
       if (!stream.write(`${text}\n`)) await once(stream, 'drain');
     },
     async commit() {
@@ -95,10 +105,37 @@ function outputSink(io: Io): Sink {
 }
 
 /**
+ * The endpoint's date range of `--from` and `--to`: both are core dates included, and the
+ * endpoint's `to` is excluded, so it is the day after `--to`. Throws a usage error (exit 2) for
+ * a value that is not a date YYYY-MM-DD or a range that ends before it starts.
+ */
+export function coreDateRangeOf(
+  from: string | undefined,
+  to: string | undefined,
+): { from: string | undefined; to: string | undefined } {
+  const dayMs = (name: string, value: string): number => {
+    const ms = Date.parse(`${value}T00:00:00Z`);
+    if (
+      !/^\d{4}-\d{2}-\d{2}$/.test(value) ||
+      Number.isNaN(ms) ||
+      new Date(ms).toISOString().slice(0, 10) !== value
+    )
+      throw usageError(`--${name} must be a date YYYY-MM-DD, got ${value}`);
+    return ms;
+  };
+  const fromMs = from === undefined ? undefined : dayMs('from', from);
+  const toMs = to === undefined ? undefined : dayMs('to', to);
+  if (fromMs !== undefined && toMs !== undefined && toMs < fromMs)
+    throw usageError(`--to ${to} is before --from ${from}`);
+  return { from, to: toMs === undefined ? undefined : new Date(toMs + DAY_MS).toISOString().slice(0, 10) };
+}
+
+/**
  * `journals export --format csv|jsonl|ledger [--output FILE] [--status posted|unposted]
- * [--accounting-config NAME]` (contract sections 6 and 7): pages through GET /api/v1/journals
- * and writes one CSV row per journal line, one JSON journal per line, or a ledger/hledger
- * journal file. The account, amount and currency line fields are found by their roles in the
+ * [--accounting-config NAME] [--from DATE] [--to DATE]`: pages through GET /api/v1/journals
+ * (core dates from `--from` to `--to`, both included) and writes one CSV row per journal line,
+ * one JSON journal per line, or a ledger/hledger journal file (to standard output without
+ * `--output` or with `--output -`). The account, amount and currency line fields are found by their roles in the
  * configuration's journalDefinition. Exit 1 on a refused request or a journal that cannot be
  * written, 2 on bad usage; a failed export leaves no output file behind.
  */
@@ -113,6 +150,8 @@ export async function journalsCommand(args: string[], io: Io): Promise<void> {
       output: { type: 'string' },
       status: { type: 'string' },
       'accounting-config': { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -123,6 +162,9 @@ export async function journalsCommand(args: string[], io: Io): Promise<void> {
     throw usageError(`--format must be csv, jsonl or ledger\n${JOURNALS_USAGE}`);
   if (values.status !== undefined && values.status !== 'posted' && values.status !== 'unposted')
     throw usageError('--status must be posted or unposted');
+  const range = coreDateRangeOf(values.from, values.to);
+  const output = isStandardOutput(values.output) ? undefined : values.output;
+  if (output !== undefined) await checkOutputFile(output);
   const client = new ApiClient(connectionOf(values), { onRetry: (message) => io.err(`retry: ${message}`) });
 
   let layout: JournalLayout | undefined;
@@ -143,18 +185,31 @@ export async function journalsCommand(args: string[], io: Io): Promise<void> {
         ? journalToJsonl(journal)
         : `${journalToLedger(journal, layout)}\n`;
 
-  const sink = values.output === undefined ? outputSink(io) : fileSink(values.output);
+  const sink = output === undefined ? outputSink(io) : fileSink(output);
   let journals = 0;
   let lines = 0;
   try {
     if (format === 'csv') await sink.write(csvHeaderOf(csvColumns));
-    await exportPages(client, values.status, values['accounting-config'], format, async (journal) => {
+    const query = {
+      status: values.status,
+      accountingConfig: values['accounting-config'],
+      from: range.from,
+      to: range.to,
+    };
+    // The export is not a snapshot: journals made while it runs may shift later pages. Run it
+    // when no ingestion is being processed for an exact copy.
+    for await (const journal of pagedItems(client, '/api/v1/journals', query)) {
+      if (!isJournalView(journal))
+        throw new CliError(
+          `GET /api/v1/journals answered a journal this ${format} export cannot read`,
+          EXIT_REFUSED,
+        );
       const text = render(journal);
       journals += 1;
       lines += journal.lines.length;
       // A journal without lines has no CSV row.
       if (text !== '') await sink.write(text);
-    });
+    }
     await sink.commit();
   } catch (error) {
     await sink.discard();
@@ -163,35 +218,6 @@ export async function journalsCommand(args: string[], io: Io): Promise<void> {
     throw new CliError(error instanceof Error ? error.message : String(error), EXIT_REFUSED);
   }
   const summary = `exported ${journals} journals (${lines} lines) as ${format}`;
-  if (values.output === undefined) io.err(summary);
-  else io.out(`${summary} to ${values.output}`);
-}
-
-async function exportPages(
-  client: ApiClient,
-  status: string | undefined,
-  accountingConfig: string | undefined,
-  format: ExportFormat,
-  each: (journal: JournalView) => Promise<void>,
-): Promise<void> {
-  // The export is not a snapshot: journals made while it runs may shift later pages. Run it
-  // when no ingestion is being processed for an exact copy.
-  for (let page = 0; page < JOURNAL_PAGES_MAX; page += 1) {
-    const answer = await client.json({
-      method: 'GET',
-      path: '/api/v1/journals',
-      query: { page, limit: JOURNALS_PAGE_LIMIT, status, accountingConfig },
-    });
-    const data = Array.isArray(answer.data) ? answer.data : [];
-    for (const journal of data) {
-      if (!isJournalView(journal))
-        throw new CliError(
-          `GET /api/v1/journals answered a journal this ${format} export cannot read`,
-          EXIT_REFUSED,
-        );
-      await each(journal);
-    }
-    const totalPages = typeof answer.totalPages === 'number' ? answer.totalPages : 0;
-    if (data.length === 0 || page + 1 >= totalPages) return;
-  }
+  if (output === undefined) io.err(summary);
+  else io.out(`${summary} to ${output}`);
 }

@@ -11,13 +11,33 @@ export type InputFormat = 'json' | 'ndjson' | 'csv';
 const MEMBER_NAME_CHARS_MAX = 64;
 
 /**
+ * Where a record is in its file: `where` as it is printed (`line 12` of NDJSON or CSV, counted
+ * from 1 with the CSV header as line 1; `index 7` of a JSON array, from 0), and `at`, the line
+ * number or index alone, which orders the records of one file.
+ */
+export interface Place {
+  where: string;
+  at: number;
+}
+
+/** The place of line `n` (from 1) of an NDJSON or CSV file. */
+export function linePlace(n: number): Place {
+  return { where: `line ${n}`, at: n };
+}
+
+/** The place of the record at `index` (from 0) of a JSON array. */
+export function indexPlace(index: number): Place {
+  return { where: `index ${index}`, at: index };
+}
+
+/**
  * One item read from an input file: a record as the JSON text to send (its numbers exactly as
  * written, so a decimal is never rounded through a float), or a piece of input that cannot be
- * sent. `where` locates it in the file (`line 12`, `record 7`).
+ * sent, each with its place in the file.
  */
 export type SourceItem =
-  | { kind: 'record'; text: string; where: string }
-  | { kind: 'invalid'; where: string; message: string };
+  | { kind: 'record'; text: string; place: Place }
+  | { kind: 'invalid'; place: Place; message: string };
 
 /**
  * The format named by `--format`, or else by the file extension (`.json`, `.ndjson`/`.jsonl`,
@@ -36,15 +56,15 @@ export function inputFormatOf(file: string, explicit: string | undefined): Input
 }
 
 /** A record text checked to be one JSON object, or the reason it cannot be sent. */
-function recordItem(text: string, where: string): SourceItem {
+function recordItem(text: string, place: Place): SourceItem {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { kind: 'invalid', where, message: `not valid JSON (${(error as Error).message})` };
+    return { kind: 'invalid', place, message: `not valid JSON (${(error as Error).message})` };
   }
-  if (!isRecord(value)) return { kind: 'invalid', where, message: 'is not a JSON object' };
-  return { kind: 'record', text, where };
+  if (!isRecord(value)) return { kind: 'invalid', place, message: 'is not a JSON object' };
+  return { kind: 'record', text, place };
 }
 
 /**
@@ -57,7 +77,7 @@ export async function* ndjsonRecords(input: Readable): AsyncGenerator<SourceItem
   for await (const line of lines) {
     lineNo += 1;
     const text = line.trim();
-    if (text !== '') yield recordItem(text, `line ${lineNo}`);
+    if (text !== '') yield recordItem(text, linePlace(lineNo));
   }
 }
 
@@ -91,16 +111,19 @@ export class JsonRecordsScanner {
   private pendingMember: string | undefined;
   private inRecord = false;
   private recordParts: string[] = [];
-  private recordNo = 0;
+  private recordIndex = 0;
 
-  /** Feeds the next piece of the document; returns the record texts completed by it. */
-  push(piece: string): { text: string; where: string }[] {
-    const done: { text: string; where: string }[] = [];
+  /**
+   * Feeds the next piece of the document; returns the record texts completed by it, each with
+   * its index in the records array (from 0).
+   */
+  push(piece: string): { text: string; index: number }[] {
+    const done: { text: string; index: number }[] = [];
     let start = this.inRecord ? 0 : -1;
     const finishRecord = (end: number) => {
       this.recordParts.push(piece.slice(start, end));
-      this.recordNo += 1;
-      done.push({ text: this.recordParts.join('').trim(), where: `record ${this.recordNo}` });
+      done.push({ text: this.recordParts.join('').trim(), index: this.recordIndex });
+      this.recordIndex += 1;
       this.recordParts = [];
       this.inRecord = false;
       start = -1;
@@ -188,7 +211,7 @@ export async function* jsonRecords(input: Readable): AsyncGenerator<SourceItem> 
   input.setEncoding('utf8');
   const scanner = new JsonRecordsScanner();
   for await (const piece of input) {
-    for (const { text, where } of scanner.push(String(piece))) yield recordItem(text, where);
+    for (const { text, index } of scanner.push(String(piece))) yield recordItem(text, indexPlace(index));
   }
   scanner.end();
 }
@@ -264,7 +287,8 @@ export function csvRecordOf(
  * A CSV file with a header row, streamed through csv-parse; values are typed by the entity's
  * attributes (csvRecordOf). A row whose field count differs from the header's cannot be sent.
  * Throws a usage error for a missing, empty or repeated column name, and csv-parse's error
- * (with its line) for a file that is not CSV.
+ * (with its line) for a file that is not CSV. Records are placed by the line they start on,
+ * the header being line 1.
  */
 export async function* csvRecords(
   input: Readable,
@@ -277,7 +301,10 @@ export async function* csvRecords(
   for await (const row of parser as AsyncIterable<unknown>) {
     if (!isRecord(row) || !Array.isArray(row.record) || !isRecord(row.info)) continue;
     const cells = row.record.map(String);
-    const where = `line ${String(row.info.lines)}`;
+    // csv-parse counts the lines up to the end of the record; a quoted cell may span lines, and
+    // a record is placed at the line it starts on.
+    const spannedLines = cells.reduce((sum, cell) => sum + (cell.match(/\n/g)?.length ?? 0), 0);
+    const place = linePlace(Number(row.info.lines) - spannedLines);
     if (header === undefined) {
       header = cells.map((name) => name.trim());
       const seen = new Set<string>();
@@ -289,9 +316,9 @@ export async function* csvRecords(
       continue;
     }
     if (cells.length !== header.length) {
-      yield { kind: 'invalid', where, message: `has ${cells.length} fields, the header ${header.length}` };
+      yield { kind: 'invalid', place, message: `has ${cells.length} fields, the header ${header.length}` };
       continue;
     }
-    yield { kind: 'record', text: JSON.stringify(csvRecordOf(header, cells, attributes)), where };
+    yield { kind: 'record', text: JSON.stringify(csvRecordOf(header, cells, attributes)), place };
   }
 }

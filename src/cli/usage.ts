@@ -1,0 +1,100 @@
+/**
+ * The usage text of every command, printed by `ledgerflow <command> --help` (exit 0) and with a
+ * usage error (exit 2). `ledgerflow --help` prints them all.
+ */
+
+const CONNECTION =
+  'Connection: --url URL --client-id ID --client-secret SECRET, or LEDGERFLOW_URL,\n' +
+  'LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET.';
+
+export const USERS_USAGE = `usage: ledgerflow users create --email E --role R [--role R2] [--name N]
+  Creates a user in the store named by DATABASE_URL. When that is a SQLite file that does not
+  exist yet, a new store is created there (and said so on standard error).`;
+
+export const CREDENTIALS_USAGE = `usage: ledgerflow credentials create --owner EMAIL [--name N] [--expires-in-days N]
+       ledgerflow credentials list
+       ledgerflow credentials revoke CLIENT_ID
+  On the store named by DATABASE_URL, which must exist. create prints the secret once.`;
+
+export const CONFIG_USAGE = `usage: ledgerflow config pull FILE
+       ledgerflow config push FILE [--dry-run] [--yes]
+       ledgerflow config wipe [--dry-run] [--yes]
+  pull   download the configuration as pretty JSON (FILE - for standard output)
+  push   upload FILE; validation errors are printed as PATH: MESSAGE, one per line
+  wipe   delete the configuration
+  push and wipe delete the processing data (sessions, records, journals, processing errors):
+  they first show what would be deleted and ask on a terminal; elsewhere they need --yes.
+  --dry-run  only validate and show what would be deleted; change nothing
+  --yes      go ahead without asking
+${CONNECTION}`;
+
+export const INGEST_USAGE = `usage: ledgerflow ingest FILE --namespace NS --entity E [--name N] [--format json|ndjson|csv]
+         [--parallel 4] [--timeout PT15M] [--partial] [--session ID] [--keep-open]
+  Uploads a JSON (array, or object with a "data" array), NDJSON or CSV file in chunks under
+  1 MiB over parallel connections, then closes the session and prints its counters. Failed
+  records are named by their place in the file: the line (NDJSON; CSV, whose header is line 1)
+  or the index in the JSON array (from 0).
+  --partial     keep the valid records of a chunk that has invalid ones (else the chunk is
+                refused whole, and the session is left open so that the upload can be completed)
+  --session ID  add to this open session instead of opening one; chunks of the same file sent
+                to it before are recognised and not stored twice, so re-running the same
+                command with --partial --session ID completes a partly refused upload
+  --keep-open   leave the session open at the end (to add more files with --session)
+  --name N      session name and chunk name prefix (default: the file name)
+${CONNECTION}`;
+
+export const INGESTIONS_USAGE = `usage: ledgerflow ingestions show ID
+       ledgerflow ingestions errors ID
+       ledgerflow ingestions close ID
+  show    the session's state, counters, processing status and first errors
+  errors  every failed record of the session (validation and processing), page by page
+  close   close an open session
+${CONNECTION}`;
+
+export const JOURNALS_USAGE = `usage: ledgerflow journals export --format csv|jsonl|ledger [--output FILE] [--status posted|unposted]
+         [--accounting-config NAME] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
+  --output FILE  write to FILE (replaced only when the export is complete); - or no --output
+                 for standard output
+  --from, --to   core dates, both included
+  The ledger format names accounts ACCOUNTINGCONFIG:NODE VALUES:ACCOUNT, so that a plain
+  hledger balance keeps accounting configurations and nodes apart.
+${CONNECTION}`;
+
+export const BALANCES_USAGE = `usage: ledgerflow balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A]
+         [--currency C]
+  Balances of posted journals per accounting configuration, node, account and currency, as
+  exact decimals (debits positive). --as-of: core dates up to and including it.
+${CONNECTION}`;
+
+export const PROCESSING_ERRORS_USAGE = `usage: ledgerflow processing-errors [--ingestion ID] [--code C]
+  Every record that produced no journal, with the rule it broke, page by page.
+${CONNECTION}`;
+
+/** The usage of every command, for `ledgerflow --help`. */
+export const USAGE = `usage: ledgerflow <command> [--help]
+
+On the store (DATABASE_URL; the store used is printed on standard error):
+  users create --email E --role R [--role R2] [--name N]
+  credentials create --owner EMAIL [--name N] [--expires-in-days N]
+  credentials list
+  credentials revoke CLIENT_ID
+
+Against a running service (--url, --client-id, --client-secret or LEDGERFLOW_URL,
+LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET):
+  config pull FILE            download the configuration as pretty JSON (FILE - for stdout)
+  config push FILE [--dry-run] [--yes]
+                              upload it; shows and confirms the processing data it deletes
+  config wipe [--dry-run] [--yes]
+                              delete the configuration and the processing data
+  ingest FILE --namespace NS --entity E [--name N] [--format json|ndjson|csv]
+         [--parallel 4] [--timeout PT15M] [--partial] [--session ID] [--keep-open]
+                              upload a JSON, NDJSON or CSV file in chunks under 1 MiB
+  ingestions show|errors|close ID
+                              a session's state and errors; close an open session
+  journals export --format csv|jsonl|ledger [--output FILE] [--status posted|unposted]
+         [--accounting-config NAME] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
+  balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A] [--currency C]
+  processing-errors [--ingestion ID] [--code C]
+
+ledgerflow <command> --help prints the details of a command.
+Exit status: 0 success, 1 refused request or failed records, 2 bad usage.`;
