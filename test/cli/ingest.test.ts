@@ -24,7 +24,7 @@ interface SessionView {
   failedRows: number;
 }
 
-/** `ledgerflow ingest` against a listening service (contract 4 and 7). */
+/** `ledgerflow ingest` against a listening service. */
 describe('ledgerflow ingest', () => {
   let service: RunningService;
   let connection: string[];

@@ -11,7 +11,7 @@ import { runCli } from '../../src/cli/run.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 import { captureIo } from './helpers.js';
 
-/** A journal of the contract 6 shape with two balanced lines. */
+/** A journal as the journals endpoint gives it, with two balanced lines. */
 function journal(n: number): Record<string, unknown> {
   const journalId = `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
   const amount = `${n}.10`;

@@ -6,7 +6,7 @@ import { runCli } from '../../src/cli/run.js';
 import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
 import { captureIo } from './helpers.js';
 
-/** `ledgerflow users …` and `ledgerflow credentials …` on the store (contract section 7). */
+/** `ledgerflow users …` and `ledgerflow credentials …` on the store. */
 describe('CLI commands on the store', () => {
   let databaseUrl: string;
   const saved = process.env.DATABASE_URL;

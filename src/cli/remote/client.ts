@@ -26,7 +26,7 @@ function renewMarginMs(lifeMs: number): number {
 /** Characters of a non-JSON error body quoted in an error message. */
 const ERROR_BODY_CHARS_MAX = 500;
 
-/** Where and as whom the CLI talks to a running service (contract section 7). */
+/** Where and as whom the CLI talks to a running service. */
 export interface Connection {
   /** Base URL of the instance, without `/api/v1`. */
   url: string;
@@ -156,7 +156,7 @@ export interface ApiRequest {
   body?: string;
   /** Content type of the body; `application/json` by default. */
   contentType?: string;
-  /** Sent as `Idempotency-Key`; makes a POST or PATCH safe to retry (contract 4.2). */
+  /** Sent as `Idempotency-Key`; makes a POST or PATCH safe to retry. */
   idempotencyKey?: string;
   /** Marks a POST or PATCH as safe to repeat without a key (closing a session is). */
   idempotent?: boolean;
@@ -371,7 +371,7 @@ export class ApiClient {
 
   /**
    * A valid access token. Renewals are single-flight: refresh tokens rotate, and presenting one
-   * twice (two workers renewing at once) revokes the whole grant (contract 2.1, RFC 9700).
+   * twice (two workers renewing at once) revokes the whole grant (RFC 9700, section 2.2.2).
    */
   private async accessToken(): Promise<TokenState> {
     const token = this.token;

@@ -1,6 +1,6 @@
 import { isRecord } from './client.js';
 
-/** A journal as `GET /api/v1/journals` gives it (contract section 6). */
+/** A journal as `GET /api/v1/journals` gives it. */
 export interface JournalView {
   journalId: string;
   status: string;
