@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { CHUNK_BODY_BYTES_MAX } from '../src/modules/ingestion/chunk-body.js';
 
 /** The realistic Configuration Data fixture the test suite uses. */
-const FIXTURE_URL = new URL('../test/fixtures/configuration.realistic.json', import.meta.url);
+const FIXTURE_URL = new URL('../docs/examples/configuration.json', import.meta.url);
 
 /** The ten-field user entity of the ingestion benchmark (issue 4). */
 export const TRADE_NAMESPACE = 'bench';

@@ -173,7 +173,7 @@ describe('ledgerflow ingest', () => {
     expect(out).toMatch(/^ {2}index 4: .*valueDate: /m);
     expect(out).not.toMatch(/chunk \d/);
     expect(out).toContain(
-      `${validNotStored} valid records were not stored: 1 chunks were refused whole for their invalid records.\n` +
+      `${validNotStored} valid records were not stored: 1 chunk was refused whole for their invalid records.\n` +
         `To store them, run the same command again with --partial --session ${id} (chunks stored already are not stored twice);\n` +
         `ingestion ${id} stays open until then (it expires after PT15M without a request), or close it: ledgerflow ingestions close ${id}`,
     );
@@ -307,7 +307,7 @@ describe('ledgerflow ingest', () => {
       const id = ingestionIdOf(io.stderr());
       expect(await sessionOf(id)).toMatchObject({ chunks: 1, totalRows: 50, successRows: 50 });
       expect(io.stdout()).toContain(
-        '(1 chunks were answered from an earlier request of the same chunk: stored once, not twice)',
+        '(1 chunk was answered from an earlier request of the same chunk: stored once, not twice)',
       );
       expect(io.stderr()).toMatch(
         new RegExp(`^retry: POST /api/v1/ingestions/${id}: .*; attempt 2 of 5 in \\d+ ms$`, 'm'),

@@ -7,7 +7,5 @@ export function realisticConfiguration(): {
   downloadTime?: unknown;
   downloadedBy?: string;
 } {
-  return JSON.parse(
-    readFileSync(new URL('../fixtures/configuration.realistic.json', import.meta.url), 'utf8'),
-  );
+  return JSON.parse(readFileSync(new URL('../../docs/examples/configuration.json', import.meta.url), 'utf8'));
 }

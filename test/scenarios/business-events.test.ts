@@ -3,10 +3,10 @@
  * [core date, accounting basis, journal type, account, debit, credit, currency].
  */
 import { describe, expect, it } from 'vitest';
+import realistic from '../../docs/examples/configuration.json' with { type: 'json' };
 import { processBusinessEvent } from '../../src/modules/accounting/engine.js';
 import { prepareAccounting } from '../../src/modules/accounting/prepare.js';
 import type { Configuration } from '../../src/modules/configuration/model.js';
-import realistic from '../fixtures/configuration.realistic.json' with { type: 'json' };
 import {
   context,
   journalsOf,

@@ -464,7 +464,7 @@ async function printSummary(
   }
   if (state.replayed > 0)
     io.out(
-      `  (${state.replayed} chunks were answered from an earlier request of the same chunk: stored once, not twice)`,
+      `  (${chunksWere(state.replayed)} answered from an earlier request of the same chunk: stored once, not twice)`,
     );
   if (state.firstFailed.length > 0) {
     const lines = options.format === 'json' ? 'index in the JSON array, from 0' : 'line, from 1';
@@ -478,7 +478,7 @@ async function printSummary(
   }
   if (state.refusedChunks > 0) {
     io.out(
-      `${state.validNotStored} valid records were not stored: ${state.refusedChunks} chunks were refused whole for their invalid records.`,
+      `${state.validNotStored} valid records were not stored: ${chunksWere(state.refusedChunks)} refused whole for their invalid records.`,
     );
     io.out(
       `To store them, run the same command again with --partial --session ${ingestionId} (chunks stored already are not stored twice);`,
@@ -494,4 +494,9 @@ async function printSummary(
     const valid = state.validNotStored > 0 ? `, and ${state.validNotStored} valid records with them` : '';
     throw new CliError(`${failed} records failed and were not stored${valid}`, EXIT_REFUSED);
   }
+}
+
+/** `1 chunk was` or `N chunks were`, for the summary lines. */
+function chunksWere(count: number): string {
+  return count === 1 ? '1 chunk was' : `${count} chunks were`;
 }

@@ -9,7 +9,7 @@ import {
 import { type Configuration, ConfigurationSchema } from '../../../src/modules/configuration/model.js';
 import { validateConfigurationDocument } from '../../../src/modules/configuration/validate.js';
 
-const FIXTURE_URL = new URL('../../fixtures/configuration.realistic.json', import.meta.url);
+const FIXTURE_URL = new URL('../../../docs/examples/configuration.json', import.meta.url);
 
 function fixtureConfiguration(): Configuration {
   const result = validateConfigurationDocument(JSON.parse(readFileSync(FIXTURE_URL, 'utf8')));

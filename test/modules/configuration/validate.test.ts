@@ -7,7 +7,7 @@ import {
   validateConfigurationDocument,
 } from '../../../src/modules/configuration/validate.js';
 
-const FIXTURE_URL = new URL('../../fixtures/configuration.realistic.json', import.meta.url);
+const FIXTURE_URL = new URL('../../../docs/examples/configuration.json', import.meta.url);
 
 /** Flow node ids of the fixture's four-step flow. */
 const INPUT = '0b6c1b9e-2f4a-4d7e-9a51-3c1f8e2d4a01';

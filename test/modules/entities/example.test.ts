@@ -8,9 +8,7 @@ import { entitiesOf } from '../../../src/modules/entities/from-configuration.js'
 import { compileRecordValidator } from '../../../src/modules/entities/record-validator.js';
 
 const realistic = (
-  JSON.parse(
-    readFileSync(new URL('../../fixtures/configuration.realistic.json', import.meta.url), 'utf8'),
-  ) as {
+  JSON.parse(readFileSync(new URL('../../../docs/examples/configuration.json', import.meta.url), 'utf8')) as {
     configuration: Configuration;
   }
 ).configuration;

@@ -6,9 +6,7 @@ import type { EntityDefinition } from '../../../src/modules/entities/entity.js';
 import { entitiesOf } from '../../../src/modules/entities/from-configuration.js';
 
 const realistic = (
-  JSON.parse(
-    readFileSync(new URL('../../fixtures/configuration.realistic.json', import.meta.url), 'utf8'),
-  ) as {
+  JSON.parse(readFileSync(new URL('../../../docs/examples/configuration.json', import.meta.url), 'utf8')) as {
     configuration: Configuration;
   }
 ).configuration;
