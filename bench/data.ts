@@ -85,8 +85,8 @@ export function chunkOf(chunkName: string, records: readonly unknown[]): ChunkBo
 
 /**
  * `count` chunk bodies, each filled with consecutive records of `recordOf` until one more would
- * reach the 1 MiB chunk limit (contract 4.2), so each is just under 1,048,576 bytes. Records are
- * ASCII, so characters and bytes agree.
+ * reach the 1 MiB chunk limit (docs/reference.md, Chunks), so each is just under 1,048,576
+ * bytes. Records are ASCII, so characters and bytes agree.
  */
 export function fullChunks(count: number, recordOf: (index: number) => unknown): ChunkBody[] {
   const bodies: ChunkBody[] = [];

@@ -181,7 +181,7 @@ export async function uploadBenchConfiguration(service: BenchService): Promise<v
   );
 }
 
-/** The session fields the benchmarks read (contract 4.1). */
+/** The session fields the benchmarks read (docs/reference.md, Sessions). */
 export interface SessionAnswer {
   ingestionId: string;
   state: string;
@@ -206,7 +206,7 @@ export async function getSession(service: BenchService, ingestionId: string): Pr
   return answer.body as SessionAnswer;
 }
 
-/** Closes a session with the merge-patch of contract 4.1. */
+/** Closes a session with the merge-patch `{ "state": "closed" }` (docs/reference.md, Sessions). */
 export async function closeSession(service: BenchService, ingestionId: string): Promise<void> {
   const answer = await service.request(
     'PATCH',
