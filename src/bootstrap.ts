@@ -9,9 +9,10 @@ export interface BootstrapReport {
 }
 
 /**
- * Creates the first administrator on an empty store and makes sure the bootstrap credential of
- * contract section 1 exists (owned by that administrator, who has every permission). Safe to
- * run on every start and from several instances at once.
+ * Creates the first administrator on an empty store and makes sure the bootstrap credential
+ * (`BOOTSTRAP_CLIENT_ID`, `BOOTSTRAP_CLIENT_SECRET`; docs/reference.md, Running the service) exists
+ * (owned by that administrator, who has every permission). Safe to run on every start and from
+ * several instances at once.
  */
 export async function bootstrapAccess(env: Env, services: Services): Promise<BootstrapReport> {
   const admin = await services.accounts.ensureFirstAdmin(env.adminEmail, env.adminPassword);

@@ -6,8 +6,8 @@ import type { Principal, TokenService } from '../modules/auth/token-service.js';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * The permission a route needs (contract 2.3), or a list of which any one suffices;
-     * routes without one are public.
+     * The permission a route needs (docs/reference.md, Users, roles and credentials), or a list of
+     * which any one suffices; routes without one are public.
      */
     permission?: Permission | readonly Permission[];
   }
@@ -27,7 +27,7 @@ export function principalOf(request: FastifyRequest): Principal {
 /**
  * Authenticates every route that declares a permission, before its body is read: 401 with
  * `WWW-Authenticate: Bearer` for a missing or bad token (RFC 6750 3), 403 naming the missing
- * permission (contract 2.2).
+ * permission.
  */
 export function registerAuthentication(app: FastifyInstance, tokens: TokenService): void {
   app.decorateRequest('principal', undefined);

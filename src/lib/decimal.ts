@@ -1,10 +1,10 @@
 /**
- * Exact decimal arithmetic for money (contract 0: decimals are exact and never carried as binary
- * floats). A thin layer over `decimal.js` that adds what money needs and the library lacks: a
- * strict parser (plain decimal notation only), and a *scale* (digits after the point) carried
- * with every value so that results print the way an accountant wrote them: `"100.00"` negated is
- * `"-100.00"`, and `"12.345" + "1.5"` is `"13.845"` (the scale of a sum is the larger scale of
- * its operands). Values are immutable.
+ * Exact decimal arithmetic for money: decimals are exact and never carried as binary floats
+ * (docs/reference.md, Conventions). A thin layer over `decimal.js` that adds what money needs and
+ * the library lacks: a strict parser (plain decimal notation only), and a *scale* (digits after the
+ * point) carried with every value so that results print the way an accountant wrote them:
+ * `"100.00"` negated is `"-100.00"`, and `"12.345" + "1.5"` is `"13.845"` (the scale of a sum is
+ * the larger scale of its operands). Values are immutable.
  */
 
 import type { Decimal as DecimalJs } from 'decimal.js';
@@ -68,8 +68,8 @@ export function parseDecimal(text: string): Decimal | undefined {
 /**
  * Reads a decimal from a validated record value: a string in plain decimal notation, or a
  * JavaScript number that is a safe integer (a number with a fraction may already have lost
- * exactness, so it is refused; contract 0 asks senders to use strings). Returns `undefined` for
- * anything else, including `null` and missing values.
+ * exactness, so it is refused; senders are asked to use strings). Returns `undefined` for anything
+ * else, including `null` and missing values.
  */
 export function decimalFromValue(value: unknown): Decimal | undefined {
   if (typeof value === 'string') return parseDecimal(value);

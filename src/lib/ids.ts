@@ -9,9 +9,9 @@ export function newUuid(): string {
 }
 
 /**
- * A new ingestion id: `in_` followed by 32 lower-case hex digits (contract 4.1). The seed says
- * the id is "generated from the namespace and entity"; we keep it opaque and random so that it
- * reveals nothing and never collides across instances (docs/decisions.md).
+ * A new ingestion id: `in_` followed by 32 lower-case hex digits (docs/reference.md, Sessions).
+ * The product's examples derive the id from the namespace and entity; we keep it opaque and
+ * random so that it reveals nothing and never collides across instances (docs/decisions.md).
  */
 export function newIngestionId(): string {
   return `in_${randomUUID().replaceAll('-', '')}`;

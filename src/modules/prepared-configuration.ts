@@ -10,7 +10,7 @@ export interface PreparedEntity {
   validator: RecordValidator;
   /**
    * True when accepted records of this entity wait for the accounting engine; records of
-   * entities nothing consumes count as processed on arrival (contract 4.1).
+   * entities nothing consumes count as processed on arrival (docs/reference.md, Sessions).
    */
   awaitsProcessing: boolean;
 }

@@ -142,8 +142,9 @@ export function createProcessingStore(store: Store): ProcessingStore {
       let origins: { origin_journal_id: string | null }[] = [];
       if (first.entity === JOURNAL_ENTITY_NAME) {
         if (dialect === 'postgres') {
-          // Journal lines of one session are processed one chunk at a time, so each chunk sees
-          // the origin journal ids of the chunks before it (accounting.md 5: no split journals).
+          // Journal lines of one session are processed one chunk at a time, so each chunk sees the
+          // origin journal ids of the chunks before it: a direct journal may not be split across
+          // chunks (docs/domain/accounting.md, Direct journals).
           await trx
             .selectFrom('ingestions')
             .select('ingestion_id')

@@ -24,7 +24,7 @@ const User = Type.Object({
 
 const RoleName = Type.Union(ROLE_NAMES.map((role) => Type.Literal(role)));
 
-/** Users and API credentials over HTTP (contract 2.3). */
+/** Users and API credentials over HTTP (docs/reference.md, Users, roles and credentials). */
 export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = async (app, { accounts }) => {
   app.post(
     '/api/v1/credentials',

@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 import { AppError } from '../../lib/errors.js';
 import type { Store } from '../../storage/database.js';
 
-/** Liveness, readiness and metrics (contract section 0); none needs a token. */
+/** Liveness, readiness and metrics (docs/reference.md, Operations); none needs a token. */
 export function operationsRoutes(app: FastifyInstance, store: Store, registry: Registry): void {
   app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is alive' } }, async () => ({
     status: 'ok',

@@ -1,8 +1,8 @@
 /**
- * The business date of a node (accounting.md 4): the date in the node's time zone, shifted by
- * `businessDateSettings.businessDateShift` days, moved forward to a working day of the business
- * calendar of the accounting configuration; `BUSINESS_DATE` pins it. The clock is an argument,
- * never read here.
+ * The business date of a node (docs/domain/accounting.md, Business date): the date in the node's
+ * time zone, shifted by `businessDateSettings.businessDateShift` days, moved forward to a working
+ * day of the business calendar of the accounting configuration; `BUSINESS_DATE` pins it. The clock
+ * is an argument, never read here.
  */
 import { IANAZone } from 'luxon';
 import { DAY_MS, formatIsoDate, isoWeekday, parseIsoDate } from './dates.js';
@@ -56,8 +56,8 @@ export function localTimeOf(clock: ZoneClock, nowMs: number): LocalTime {
 
 /**
  * Whether a day is a working day of a business calendar. The configuration's business calendars
- * carry no holidays (seed 2.4: name, effective dates, status), so every calendar has the same
- * rule: Saturday and Sunday are non-working, every other day works (choice).
+ * carry no holidays (an entry has only a name, effective dates and a status), so every calendar has
+ * the same rule: Saturday and Sunday are non-working, every other day works (choice).
  */
 export function isWorkingDay(dayNumber: number): boolean {
   return isoWeekday(dayNumber) <= 5;
@@ -100,7 +100,7 @@ export function businessDateRule(
 /**
  * The business day (day number) of a node whose local clock reads `local`: the local day plus
  * the shift, moved forward to a working day. A pinned day is returned as it is (choice: the
- * seed's `BUSINESS_DATE` pins the business date itself, so no shift or calendar applies to it).
+ * setting `BUSINESS_DATE` pins the business date itself, so no shift or calendar applies to it).
  */
 export function businessDayOf(local: LocalTime, rule: BusinessDateRule): number {
   if (rule.pinnedDay !== undefined) return rule.pinnedDay;
@@ -127,9 +127,10 @@ export function computeBusinessDate(input: {
 }
 
 /**
- * Whether a journal with this core date is posted on this business date (accounting.md 4): on or
- * before it. Both are ISO dates, whose text order is their date order. Storage calls this to turn
- * unposted journals into posted ones as the business date moves; no request is needed for that.
+ * Whether a journal with this core date is posted on this business date: on or before it
+ * (docs/domain/accounting.md, Posting). Both are ISO dates, whose text order is their date order.
+ * Storage calls this to turn unposted journals into posted ones as the business date moves; no
+ * request is needed for that.
  */
 export function isPosted(coreDate: string, businessDate: string): boolean {
   return coreDate <= businessDate;

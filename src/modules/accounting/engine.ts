@@ -1,9 +1,9 @@
 /**
- * The accounting engine (accounting.md 1-4): one business event in, its journals or one
- * rule-named processing error out. Pure and deterministic: configuration (prepared once), the
- * event, the clock and the id source go in; nothing is read or written elsewhere (house style,
- * after TigerBeetle's state machine). Direct journal ingestion (accounting.md 5) lives in
- * `journal-lines.ts` and is re-exported here, so callers import the engine from one place.
+ * The accounting engine (docs/domain/accounting.md, Business events): one business event in, its
+ * journals or one rule-named processing error out. Pure and deterministic: configuration (prepared
+ * once), the event, the clock and the id source go in; nothing is read or written elsewhere (house
+ * style, after TigerBeetle's state machine). Direct journal ingestion (same page, Direct journals)
+ * lives in `journal-lines.ts` and is re-exported here, so callers import the engine from one place.
  */
 import { abs, type Decimal, decimalFromValue, negate, sign } from '../../lib/decimal.js';
 import { parseIsoDate } from './dates.js';
@@ -29,17 +29,18 @@ type EventJournal = JournalCandidate & { components: string[] };
 
 /**
  * Turns one validated business event (a `ledger/businessEvent` record: decimals as strings, dates
- * as `YYYY-MM-DD`) into journal drafts, following accounting.md 1 to 4: event type, node, the
- * posting components of the type whose accounting basis is assigned to the node, their posting
- * patterns (AUTO/POS/NEG signage, zero or absent amounts post nothing), account lookup, grouping
- * by (core date, node, accounting configuration, journal type), balance per currency, periods and
- * posting status, and reversals. All or nothing: the first broken rule is returned as
- * `unknown-event-type`, `unknown-node`, `unknown-posting-component`, `unknown-accounting-config`,
- * `unknown-journal-type`, `invalid-amount`, `invalid-currency`, `invalid-date`, `no-account`,
- * `no-journal`, `too-many-lines`, `unbalanced`, `invalid-time-zone` or `closed-period`, with a
- * message naming the configuration item at fault. The caller records the error with the event and
- * persists the drafts in one transaction; `ctx.newId` is called only when the event succeeds.
- * Throws a `RangeError` only when `ctx.businessDatePinned` is not an ISO date (validated at start-up).
+ * as `YYYY-MM-DD`) into journal drafts, following the rules of docs/domain/accounting.md: event
+ * type, node, the posting components of the type whose accounting basis is assigned to the node,
+ * their posting patterns (AUTO/POS/NEG signage, zero or absent amounts post nothing), account
+ * lookup, grouping by (core date, node, accounting configuration, journal type), balance per
+ * currency, periods and posting status, and reversals. All or nothing: the first broken rule is
+ * returned as `unknown-event-type`, `unknown-node`, `unknown-posting-component`,
+ * `unknown-accounting-config`, `unknown-journal-type`, `invalid-amount`, `invalid-currency`,
+ * `invalid-date`, `no-account`, `no-journal`, `too-many-lines`, `unbalanced`, `invalid-time-zone`
+ * or `closed-period`, with a message naming the configuration item at fault. The caller records the
+ * error with the event and persists the drafts in one transaction; `ctx.newId` is called only when
+ * the event succeeds. Throws a `RangeError` only when `ctx.businessDatePinned` is not an ISO date
+ * (validated at start-up).
  */
 export function processBusinessEvent(
   prepared: PreparedAccounting,
@@ -65,7 +66,7 @@ export function processBusinessEvent(
     }
     const nodeConfig = node.configs.get(component.accountingConfigName);
     if (nodeConfig === undefined) {
-      // accounting.md 1.3: a basis is active for a node only when assigned to it.
+      // A basis is active for a node only when assigned to it (docs/domain/accounting.md, Nodes).
       unassigned.push(component.accountingConfigName);
       continue;
     }
@@ -175,8 +176,9 @@ function applyComponent(
 }
 
 /**
- * One pattern applied to the event (accounting.md 1.4): `undefined` when it posts nothing (zero or
- * absent amount, or a POS/NEG pattern of the other sign), a line with its core day, or an error.
+ * One pattern applied to the event (docs/domain/accounting.md, Posting patterns): `undefined` when
+ * it posts nothing (zero or absent amount, or a POS/NEG pattern of the other sign), a line with its
+ * core day, or an error.
  */
 function postingOf(
   component: PreparedComponent,

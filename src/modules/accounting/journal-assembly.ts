@@ -1,9 +1,9 @@
 /**
- * The steps every journal goes through, whether generated from a business event (accounting.md 1)
- * or ingested directly (accounting.md 5): the line limit, the balance per currency (1.6), the
- * period and posting rules (4), system ids, the journal records (2) and the reversal (3). The
- * caller builds candidates; this module turns all of them into drafts or returns the first error,
- * so a record produces all of its journals or none (1.7).
+ * The steps every journal goes through, whether generated from a business event or ingested
+ * directly (docs/domain/accounting.md, sections Balance, Periods, Posting, Journal records and
+ * Reversals): the line limit, the balance per currency, the period and posting rules, system ids,
+ * the journal records and the reversal. The caller builds candidates; this module turns all of
+ * them into drafts or returns the first error, so a record produces all of its journals or none.
  */
 import { add, type Decimal, negate, sign, toDecimalString, ZERO } from '../../lib/decimal.js';
 import { type BusinessDateRule, businessDateRule, businessDayOf, localTimeOf } from './business-date.js';
@@ -48,7 +48,7 @@ export interface JournalCandidate {
   nodeConfig: PreparedNodeConfig;
   accountingConfig: PreparedAccountingConfig;
   journalType: PreparedJournalType;
-  /** The sender's journal id (accounting.md 5). */
+  /** The sender's journal id (docs/domain/accounting.md, Direct journals). */
   originJournalId?: string;
   /** Names the journal in messages: its posting components or its origin journal id. */
   label: string;
@@ -108,9 +108,9 @@ function checkLineCount(candidate: JournalCandidate): ProcessingError | undefine
 }
 
 /**
- * accounting.md 1.6: per currency, debits equal credits exactly and there is a debit and a
- * credit. Lines are never zero, so a currency whose signed sum is zero has both sides; the side
- * check still runs as an assertion of that.
+ * Per currency, debits equal credits exactly and there is a debit and a credit
+ * (docs/domain/accounting.md, Balance). Lines are never zero, so a currency whose signed sum is
+ * zero has both sides; the side check still runs as an assertion of that.
  */
 function checkBalance(candidate: JournalCandidate): ProcessingError | undefined {
   const totals = new Map<string, { debit: Decimal; credit: Decimal }>();
@@ -133,9 +133,10 @@ function checkBalance(candidate: JournalCandidate): ProcessingError | undefined 
 }
 
 /**
- * accounting.md 4: the journal's core date must not fall in a closed period of its node and
- * accounting configuration, unless the node config overrides the posting date and the feature
- * flag is on; then the journal moves to the first day of the earliest open period.
+ * The journal's core date must not fall in a closed period of its node and accounting configuration
+ * (docs/domain/accounting.md, Periods), unless the node config overrides the posting date and the
+ * feature flag is on; then the journal moves to the first day of the earliest open period (Posting
+ * date override).
  */
 function placeInOpenPeriod(
   prepared: PreparedAccounting,
@@ -178,7 +179,7 @@ function placeInOpenPeriod(
   );
 }
 
-/** The journal and, for a reversing type, its reversal (accounting.md 3). */
+/** The journal and, for a reversing type, its reversal (docs/domain/accounting.md, Reversals). */
 function buildDrafts(
   prepared: PreparedAccounting,
   candidate: JournalCandidate,
@@ -264,10 +265,10 @@ function draftOf(
 }
 
 /**
- * accounting.md 2: the line as a record keyed by the journal definition's field names. The
- * values of fields with a role come from the journal and the line; the others (copied event
- * attributes, the sender's origin line id) are the line's extras. `lineRecord` builds it, the
- * same function that rebuilds stored lines, so a journal reads back as it was made.
+ * The line as a record keyed by the journal definition's field names (docs/domain/accounting.md,
+ * Journal records). The values of fields with a role come from the journal and the line; the others
+ * (copied event attributes, the sender's origin line id) are the line's extras. `lineRecord` builds
+ * it, the same function that rebuilds stored lines, so a journal reads back as it was made.
  */
 function recordOf(
   prepared: PreparedAccounting,

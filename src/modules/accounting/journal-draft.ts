@@ -1,14 +1,15 @@
 /**
- * What the accounting core hands to storage: journal drafts (accounting.md 2 and 3), the context a
- * caller supplies (clock, id source, ingestion id), and the all-or-nothing outcome of one record
- * (accounting.md 1.7). Drafts are plain data; storage persists them as they are.
+ * What the accounting core hands to storage: journal drafts, the context a caller supplies (clock,
+ * id source, ingestion id), and the all-or-nothing outcome of one record
+ * (docs/domain/accounting.md, Journal records, Reversals, Business events). Drafts are plain data;
+ * storage persists them as they are.
  */
 import type { ProcessingError } from './processing-error.js';
 
 /** Side of a journal line. */
 export type DrCr = 'DR' | 'CR';
 
-/** Posting status of a journal (accounting.md 4). */
+/** Posting status of a journal (docs/domain/accounting.md, Posting). */
 export type JournalStatus = 'posted' | 'unposted';
 
 /** One journal line. */
@@ -18,14 +19,15 @@ export interface JournalLineDraft {
   /** 1..n within the journal (role `journalLineNo`). */
   lineNo: number;
   account: string;
-  /** Signed exact decimal: debit positive, credit negative (accounting.md 2, choice). */
+  /** Signed exact decimal: debit positive, credit negative (docs/domain/accounting.md, Choices). */
   amount: string;
   currency: string;
   /** Derived from the sign of `amount`. */
   drCr: DrCr;
   /**
    * The line as a record keyed by every `journalDefinition.fields` name (a field with no value is
-   * `null`). `drCr` is not part of it; the API adds it beside the record (contract 6).
+   * `null`). `drCr` is not part of it; the API adds it beside the record (docs/reference.md,
+   * Journals).
    */
   record: Record<string, unknown>;
 }
@@ -36,7 +38,10 @@ export interface JournalDraft {
   journalId: string;
   /** ISO date `YYYY-MM-DD`. */
   coreDate: string;
-  /** The date the journal asked for when a closed period moved it (accounting.md 4). */
+  /**
+   * The date the journal asked for when a closed period moved it (docs/domain/accounting.md,
+   * Posting date override).
+   */
   originalCoreDate?: string;
   journalType: string;
   accountingConfig: string;
@@ -44,11 +49,14 @@ export interface JournalDraft {
   node: Record<string, string>;
   ingestionId: string;
   status: JournalStatus;
-  /** `journalId` of the journal this one reverses (accounting.md 3). */
+  /** `journalId` of the journal this one reverses (docs/domain/accounting.md, Reversals). */
   reverses?: string;
-  /** `journalId` of the journal that reverses this one (accounting.md 3). */
+  /** `journalId` of the journal that reverses this one (docs/domain/accounting.md, Reversals). */
   reversedBy?: string;
-  /** The sender's journal id of a directly ingested journal (accounting.md 5). */
+  /**
+   * The sender's journal id of a directly ingested journal (docs/domain/accounting.md, Direct
+   * journals).
+   */
   originJournalId?: string;
   lines: JournalLineDraft[];
 }
@@ -59,7 +67,10 @@ export interface ProcessingContext {
   ingestionId: string;
   /** The instant processing happens, for business dates and periods. */
   now: Date;
-  /** `BUSINESS_DATE` (`YYYY-MM-DD`) when set: the business date of every node (accounting.md 4). */
+  /**
+   * `BUSINESS_DATE` (`YYYY-MM-DD`) when set: the business date of every node
+   * (docs/domain/accounting.md, Business date).
+   */
   businessDatePinned?: string;
   /** A fresh UUID per call; called only once every check passed, journal id before its line ids. */
   newId: () => string;

@@ -1,8 +1,8 @@
 /**
- * Journals ingested directly (accounting.md 5): `ledger/journal` records are journal lines sent
- * by an upstream system. Lines with the same `originJournalId` in one chunk form one journal,
- * which passes the same checks as a generated one and gets system ids, posting status and, for a
- * reversing type, its reversal.
+ * Journals ingested directly (docs/domain/accounting.md, Direct journals): `ledger/journal` records
+ * are journal lines sent by an upstream system. Lines with the same `originJournalId` in one chunk
+ * form one journal, which passes the same checks as a generated one and gets system ids, posting
+ * status and, for a reversing type, its reversal.
  */
 import { decimalFromValue, sign } from '../../lib/decimal.js';
 import type { JournalFieldRole } from '../configuration/model.js';
@@ -12,7 +12,10 @@ import type { ProcessingContext, ProcessingOutcome } from './journal-draft.js';
 import { nodeKeyOf, type PreparedAccounting } from './prepare.js';
 import { type ProcessingError, processingError } from './processing-error.js';
 
-/** Roles whose fields a sender must supply on every line (accounting.md 5). */
+/**
+ * Roles whose fields a sender must supply on every line (docs/domain/accounting.md, Direct
+ * journals).
+ */
 export const SENDER_ROLES = [
   'originJournalId',
   'coreDate',
@@ -42,7 +45,7 @@ interface ReadLine {
 }
 
 /**
- * Processes the `ledger/journal` records of one chunk (accounting.md 5): groups them by
+ * Processes the `ledger/journal` records of one chunk (Direct journals): groups them by
  * `originJournalId` in order of first appearance and turns each group into a journal (and its
  * reversal for a reversing type) or one error for the whole group. Per line, in order:
  * `missing-field` (a sender role without a field in journalDefinition or without a value),
@@ -165,7 +168,7 @@ function missingField(
   );
 }
 
-/** Reads and checks one line (accounting.md 5); `where` names it in messages. */
+/** Reads and checks one line; `where` names it in messages. */
 function readLine(
   prepared: PreparedAccounting,
   line: Readonly<Record<string, unknown>>,

@@ -15,7 +15,7 @@ import type {
 /** A journal line as the API gives it: the record keyed by journal definition field names, plus `drCr`. */
 export type JournalLineView = Record<string, unknown> & { drCr: 'DR' | 'CR' };
 
-/** A journal as the API gives it (contract 6). */
+/** A journal as the API gives it (docs/reference.md, Journals). */
 export type JournalView = Omit<StoredJournal, 'lines' | 'originJournalId'> & { lines: JournalLineView[] };
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -34,7 +34,8 @@ function view(journal: StoredJournal, definition: PreparedJournalDefinition): Jo
   const { lines, originJournalId: _origin, ...rest } = journal;
   return {
     ...rest,
-    // Debit lines are positive, credit lines negative (accounting.md 2).
+    // Debit lines are positive, credit lines negative (docs/domain/accounting.md, Posting
+    // patterns).
     lines: lines.map((line) => ({
       ...lineRecord(definition, journal, line),
       drCr: line.amount.startsWith('-') ? 'CR' : 'DR',
@@ -43,8 +44,8 @@ function view(journal: StoredJournal, definition: PreparedJournalDefinition): Jo
 }
 
 /**
- * The read side of accounting (contract 6): journals, balances and processing errors.
- * Balances sum the signed line amounts of posted journals exactly, in SQL (NUMERIC on
+ * The read side of accounting (docs/reference.md, Journals): journals, balances and processing
+ * errors. Balances sum the signed line amounts of posted journals exactly, in SQL (NUMERIC on
  * PostgreSQL, an exact decimal aggregate on SQLite).
  */
 export class JournalQueries {
@@ -84,8 +85,8 @@ export class JournalQueries {
   /**
    * Balances per accounting configuration, node, account and currency over posted journals
    * with core date on or before `asOf`. Without `asOf`, every posted journal counts: a journal
-   * is posted exactly when its core date has reached its node's business date, which is the
-   * default the contract names.
+   * is posted exactly when its core date has reached its node's business date, so the balances
+   * are those of today (docs/domain/accounting.md, Balances).
    */
   async balances(filter: BalanceFilter): Promise<BalanceRow[]> {
     checkDate('asOf', filter.asOf);

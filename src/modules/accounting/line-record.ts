@@ -2,10 +2,10 @@ import type { JournalFieldRole } from '../configuration/model.js';
 import type { PreparedJournalDefinition } from './prepare.js';
 
 /**
- * Roles whose values a stored journal or line already holds in columns of its own. A line's
- * record (accounting.md 2) is stored as the values of the other fields only, its "extras", and
- * rebuilt on reading: the full record repeated every journal value on every line and made
- * line inserts several times slower on PostgreSQL (docs/benchmarks.md).
+ * Roles whose values a stored journal or line already holds in columns of its own. A line's record
+ * (docs/domain/accounting.md, Journal records) is stored as the values of the other fields only,
+ * its "extras", and rebuilt on reading: the full record repeated every journal value on every line
+ * and made line inserts several times slower on PostgreSQL (docs/benchmarks.md).
  */
 const STORED_ROLES: ReadonlySet<JournalFieldRole> = new Set<JournalFieldRole>([
   'coreDate',
@@ -63,7 +63,7 @@ export function lineExtras(
 
 /**
  * Rebuilds a line record keyed by every journal definition field, in configured order, a field
- * without a value being `null`: exactly the record the engine made (accounting.md 2).
+ * without a value being `null`: exactly the record the engine made.
  */
 export function lineRecord(
   definition: PreparedJournalDefinition,

@@ -1,7 +1,8 @@
 /**
- * A node's business date and open periods from a prepared configuration (accounting.md 4), for
- * callers outside the engine: the background job that turns unposted journals into posted ones
- * as business dates move, and the read side (balances default to the business date).
+ * A node's business date and open periods from a prepared configuration (docs/domain/accounting.md,
+ * Business date and Periods), for callers outside the engine: the background job that turns
+ * unposted journals into posted ones as business dates move, and the read side (balances default to
+ * the business date).
  */
 import { businessDateRule, businessDayOf, localTimeOf } from './business-date.js';
 import { formatIsoDate } from './dates.js';
@@ -48,7 +49,7 @@ export function nodeBusinessDate(
 }
 
 /**
- * The open periods of a node for one accounting configuration at `clock.now` (accounting.md 4):
+ * The open periods of a node for one accounting configuration at `clock.now` (Periods):
  * the business date, the first day of the current period and of the earliest open one. Returns
  * `undefined` when the node is unknown, its time zone is unknown or the accounting configuration
  * is not assigned to it. Throws a `RangeError` when the pinned date is not an ISO date.

@@ -1,11 +1,11 @@
 /**
- * Fiscal periods and which of them are open (accounting.md 4). A `gregorian` fiscal calendar has
- * calendar months as periods; its fiscal years end with the month of `endOfFirstYear` and are
- * numbered from `startYear`. The current period (the one holding the node's business date) is
- * open, the previous one stays open for the node config's grace time after the current one starts,
- * older ones are closed, and later ones are open (their journals wait unposted). Every supported
- * calendar type has the same periods, so open and closed do not depend on the calendar; the
- * calendar names a period in messages.
+ * Fiscal periods and which of them are open (docs/domain/accounting.md, Periods). A `gregorian`
+ * fiscal calendar has calendar months as periods; its fiscal years end with the month of
+ * `endOfFirstYear` and are numbered from `startYear`. The current period (the one holding the
+ * node's business date) is open, the previous one stays open for the node config's grace time after
+ * the current one starts, older ones are closed, and later ones are open (their journals wait
+ * unposted). Every supported calendar type has the same periods, so open and closed do not depend
+ * on the calendar; the calendar names a period in messages.
  */
 import type { FiscalCalendar } from '../configuration/model.js';
 import { DAY_MS, firstDayOfMonthIndex, formatIsoDate, monthIndexOf, parseIsoDate } from './dates.js';
@@ -86,15 +86,14 @@ export function fiscalPeriodOf(calendar: PreparedFiscalCalendar, dayNumber: numb
 }
 
 /**
- * Which periods are open for a node (accounting.md 4). The current period is the one holding the
- * node's business day. The previous one stays open for the grace time (`graceDays` days plus
- * `graceHours` hours, in milliseconds) after the current one starts at local midnight of its first
- * day, measured on the node's wall clock: `clockDay` and `msOfDay` are the node's local date and
- * time of day (with `BUSINESS_DATE` pinned, the pinned date replaces the local date). Choices: the
- * grace time runs in real local time, so neither the business date shift nor a weekend moving the
- * business date changes how long it lasts; it counts wall-clock hours, so a daylight-saving change
- * neither adds nor removes an hour. Periods after the current one are open (their journals wait
- * unposted).
+ * Which periods are open for a node. The current period is the one holding the node's business day.
+ * The previous one stays open for the grace time (`graceDays` days plus `graceHours` hours, in
+ * milliseconds) after the current one starts at local midnight of its first day, measured on the
+ * node's wall clock: `clockDay` and `msOfDay` are the node's local date and time of day (with
+ * `BUSINESS_DATE` pinned, the pinned date replaces the local date). Choices: the grace time runs in
+ * real local time, so neither the business date shift nor a weekend moving the business date
+ * changes how long it lasts; it counts wall-clock hours, so a daylight-saving change neither adds
+ * nor removes an hour. Periods after the current one are open (their journals wait unposted).
  */
 export function openPeriodsAt(
   businessDay: number,

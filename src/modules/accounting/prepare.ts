@@ -1,9 +1,9 @@
 /**
  * Lookup tables of the accounting core, built once per configuration upload so that processing an
- * event is map lookups and decimal additions (seed 2.4 sections, accounting.md 1-5). Cross
- * references the upload validates (contract 3) are still resolved defensively here: an unresolved
- * one is kept as `undefined` and becomes a processing error naming the item when an event needs
- * it, never a crash.
+ * event is map lookups and decimal additions (docs/domain/accounting.md, The configuration it
+ * reads). Cross references the upload validates are still resolved defensively here: an unresolved
+ * one is kept as `undefined` and becomes a processing error naming the item when an event needs it,
+ * never a crash.
  */
 import type {
   AmountSignage,
@@ -23,7 +23,7 @@ export const POSTING_DATE_OVERRIDE_FLAG = 'posting-date-override';
 /** A journal type as processing needs it. */
 export interface PreparedJournalType {
   code: string;
-  /** `REVERSING`: a reversal follows the journal (accounting.md 3). */
+  /** `REVERSING`: a reversal follows the journal (docs/domain/accounting.md, Reversals). */
   reversing: boolean;
   /** Days from the journal's core date to its reversal's (`NEXT_DAY` = 1). */
   reversalOffsetDays: number;
@@ -131,9 +131,9 @@ export interface PreparedAccounting {
 }
 
 /**
- * The canonical key of a set of node field values: names sorted, each `name=value` pair
- * separated by control characters that no configured name or value contains in practice.
- * Events, direct journal lines and `nodes` entries are matched by this key (accounting.md 1.2).
+ * The canonical key of a set of node field values: names sorted, each `name=value` pair separated
+ * by control characters that no configured name or value contains in practice. Events, direct
+ * journal lines and `nodes` entries are matched by this key (docs/domain/accounting.md, Nodes).
  */
 export function nodeKeyOf(fields: Readonly<Record<string, string>>): string {
   return Object.keys(fields)
@@ -179,8 +179,8 @@ export function prepareAccounting(configuration: Configuration): PreparedAccount
   const journalTypes = new Map<string, PreparedJournalType>();
   for (const type of configuration.journalTypes) {
     if (journalTypes.has(type.code)) continue;
-    // NEXT_DAY is the only reversing date of seed 2.4; a REVERSING type without one reverses on
-    // the next day too (choice).
+    // NEXT_DAY is the only reversing date the configuration allows; a REVERSING type without one
+    // reverses on the next day too (choice).
     journalTypes.set(type.code, {
       code: type.code,
       reversing: type.behavior === 'REVERSING',

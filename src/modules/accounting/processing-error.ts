@@ -1,14 +1,14 @@
 /**
- * The processing errors of the accounting core (accounting.md 1.7 and 5). A record that produces
- * no journal is recorded with one of these codes and a message that names the configuration item
- * or field at fault. Codes name the rule that was broken and are stable once published; they are
- * listed in the order the engine checks them, so the first rule a record breaks is the one
- * reported.
+ * The processing errors of the accounting core (docs/domain/accounting.md, Processing errors). A
+ * record that produces no journal is recorded with one of these codes and a message that names the
+ * configuration item or field at fault. Codes name the rule that was broken and are stable once
+ * published; they are listed in the order the engine checks them, so the first rule a record breaks
+ * is the one reported.
  */
 
 /** Every processing error code, in check order. */
 export const PROCESSING_ERROR_CODES = [
-  // Business events (accounting.md 1) and direct journal lines (accounting.md 5).
+  // Business events and direct journal lines.
   'missing-field',
   'unknown-event-type',
   'unknown-node',

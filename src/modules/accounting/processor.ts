@@ -16,7 +16,7 @@ export const POSTING_INTERVAL_MS = 60_000;
 const PROCESSING_RETRY_DELAY_MS = 2_000;
 
 /**
- * Processes one claimed chunk with the pure engine (accounting.md 1-5): each business event
+ * Processes one claimed chunk with the pure engine (docs/domain/accounting.md): each business event
  * on its own, the journal lines of a chunk together, grouped by origin journal id.
  */
 export function processChunk(
@@ -69,10 +69,10 @@ export function processChunk(
 
 /**
  * Turns accepted records into journals in the background, with no request needed
- * (accounting.md 7). Each instance runs one; they share the work through the store's chunk
- * claims. A round processes chunks until none is left; new chunks wake it at once, and it also
- * polls, to see chunks stored by other instances. Unposted journals are posted when their
- * node's business date reaches them, checked every POSTING_INTERVAL_MS.
+ * (docs/domain/accounting.md, Guarantees). Each instance runs one; they share the work through the
+ * store's chunk claims. A round processes chunks until none is left; new chunks wake it at once,
+ * and it also polls, to see chunks stored by other instances. Unposted journals are posted when
+ * their node's business date reaches them, checked every POSTING_INTERVAL_MS.
  */
 export class AccountingProcessor {
   readonly #store: ProcessingStore;

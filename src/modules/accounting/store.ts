@@ -11,7 +11,7 @@ export interface ClaimedChunk {
   namespace: string;
   entity: string;
   records: { recordId: number; index: number; data: Record<string, unknown> }[];
-  /** Origin journal ids already stored for this session (accounting.md 5: no split journals). */
+  /** Origin journal ids already stored for this session: a direct journal is sent in one chunk. */
   seenOriginJournalIds: ReadonlySet<string>;
 }
 
@@ -22,7 +22,10 @@ export interface ChunkOutcome {
   errors: { recordId: number; code: string; message: string; record: Record<string, unknown> }[];
 }
 
-/** A journal as read back (contract 6); line records are rebuilt from it (line-record.ts). */
+/**
+ * A journal as read back (docs/reference.md, Journals); line records are rebuilt from it
+ * (line-record.ts).
+ */
 export interface StoredJournal extends StoredJournalValues {
   journalId: string;
   status: 'posted' | 'unposted';
@@ -76,7 +79,7 @@ export interface ProcessingErrorRow {
  * LOCKED` on the chunk, so instances never share a chunk), hands them to `work`, and writes
  * the journals, the processing errors, the processed marks and the session counters in the
  * same transaction. A process killed mid-way leaves the records unprocessed; nothing is lost
- * or written twice (accounting.md 7).
+ * or written twice (docs/domain/accounting.md, Guarantees).
  */
 export interface ProcessingStore {
   /**

@@ -5,7 +5,7 @@ import { isRole, ROLE_NAMES } from './permissions.js';
 import { hashSecret, verifySecret } from './secret-hash.js';
 import type { AuthStore, CredentialRow, UserRow } from './store.js';
 
-/** Credentials expire after this many days unless another lifetime is asked for (contract 2.3). */
+/** Credentials expire after this many days unless another lifetime is asked for. */
 export const CREDENTIAL_EXPIRY_DAYS_DEFAULT = 90;
 export const CREDENTIAL_EXPIRY_DAYS_MAX = 3650;
 const CLIENT_ID_PREFIX = 'lfc_';
@@ -66,9 +66,9 @@ function checkRoles(roles: readonly string[]): void {
 }
 
 /**
- * Users and API credentials (contract 2.3), shared by the HTTP endpoints and the CLI. Secrets
- * and passwords are hashed with scrypt before they reach the store; a new secret is returned
- * once, to the caller that created it.
+ * Users and API credentials (docs/reference.md, Users, roles and credentials), shared by the HTTP
+ * endpoints and the CLI. Secrets and passwords are hashed with scrypt before they reach the store;
+ * a new secret is returned once, to the caller that created it.
  */
 export class Accounts {
   readonly #store: AuthStore;
@@ -156,9 +156,9 @@ export class Accounts {
 
   /**
    * Makes sure a credential with exactly this id and secret exists, owned by `ownerEmail`
-   * (BOOTSTRAP_CLIENT_ID / BOOTSTRAP_CLIENT_SECRET, contract section 1), valid and not revoked:
-   * it is written again when missing, revoked, expired, owned by someone else or when the secret
-   * changed, and its owner is created as an administrator when missing.
+   * (BOOTSTRAP_CLIENT_ID / BOOTSTRAP_CLIENT_SECRET, docs/reference.md, Running the service), valid
+   * and not revoked: it is written again when missing, revoked, expired, owned by someone else or
+   * when the secret changed, and its owner is created as an administrator when missing.
    */
   async ensureCredential(clientId: string, clientSecret: string, ownerEmail: string): Promise<void> {
     const existing = await this.#store.findCredential(clientId);
@@ -192,7 +192,8 @@ export class Accounts {
   }
 
   /**
-   * Creates the first administrator when the store has no user yet (contract section 1).
+   * Creates the first administrator when the store has no user yet (`ADMIN_EMAIL`,
+   * `ADMIN_PASSWORD`; docs/reference.md, Running the service).
    * Returns the generated password when one was made, so the caller can print it once.
    */
   async ensureFirstAdmin(

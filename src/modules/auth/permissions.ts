@@ -1,4 +1,4 @@
-/** Permissions of contract 2.3. */
+/** The permissions a role may grant (docs/reference.md, Users, roles and credentials). */
 export const PERMISSIONS = [
   'ingestion:write',
   'ingestion:read',
@@ -21,7 +21,7 @@ const API_CLIENT: readonly Permission[] = [
   'journals:read',
 ];
 
-/** Roles of contract 2.3 and the permissions each grants. */
+/** The roles and the permissions each grants (docs/reference.md, Users, roles and credentials). */
 export const ROLES = {
   viewer: PERMISSIONS.filter((p) => p.endsWith(':read')),
   'api-client': API_CLIENT,
@@ -33,7 +33,7 @@ export type Role = keyof typeof ROLES;
 
 export const ROLE_NAMES = Object.keys(ROLES) as Role[];
 
-/** True when `name` is one of the roles of contract 2.3. */
+/** True when `name` is one of the roles. */
 export function isRole(name: string): name is Role {
   return Object.hasOwn(ROLES, name);
 }

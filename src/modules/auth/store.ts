@@ -1,4 +1,4 @@
-/** A user as stored (contract 2.3). */
+/** A user as stored (docs/reference.md, Users, roles and credentials). */
 export interface UserRow {
   email: string;
   displayName: string;

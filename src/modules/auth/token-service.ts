@@ -20,7 +20,7 @@ export interface TokenLifetimes {
   refreshTokenTtlSeconds: number;
 }
 
-/** The token response of seed 2.1. */
+/** The token response (RFC 6749 5.1; docs/reference.md, Tokens). */
 export interface TokenResponse {
   access_token: string;
   token_type: 'Bearer';
@@ -46,10 +46,10 @@ export interface ClientAuth {
 }
 
 /**
- * The OAuth 2.0 authorisation server and resource-server check (contract 2.1, 2.2): client
+ * The OAuth 2.0 authorisation server and resource-server check (docs/reference.md, Tokens): client
  * credentials and refresh grants with rotation and reuse detection (RFC 9700 4.14), revocation
- * (RFC 7009) and bearer validation. Tokens are opaque random strings stored as SHA-256 (ADR
- * 0003), so revoking a credential or disabling a user takes effect on the next request on every
+ * (RFC 7009) and bearer validation. Tokens are opaque random strings stored as SHA-256 (ADR 0003),
+ * so revoking a credential or disabling a user takes effect on the next request on every
  * instance: each check reads the store.
  */
 export class TokenService {
@@ -142,9 +142,8 @@ export class TokenService {
   }
 
   /**
-   * The refresh grant (RFC 6749 6) with rotation: the used refresh token is spent, and a second
-   * use of it revokes its whole family (contract 2.1). Errors: those of `authenticateClient`,
-   * then `invalid_grant`.
+   * The refresh grant (RFC 6749 6) with rotation: the used refresh token is spent, and a second use
+   * of it revokes its whole family. Errors: those of `authenticateClient`, then `invalid_grant`.
    */
   async refreshGrant(auth: ClientAuth, refreshToken: string): Promise<TokenResponse> {
     const { credential } = await this.authenticateClient(auth);

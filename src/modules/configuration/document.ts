@@ -1,7 +1,8 @@
 /**
  * Shape helpers of the Configuration Data document: the section list, the empty configuration,
  * section counts (for the upload response and the audit log) and the canonical key order that
- * downloads use (contract 3: "sections and their keys are emitted in a stable order").
+ * downloads use: sections and their keys come in a stable order, so two downloads of one
+ * configuration are byte for byte the same.
  */
 import type { TSchema } from '@sinclair/typebox';
 import {
@@ -14,7 +15,7 @@ import {
 /** A section name of the configuration. */
 export type ConfigurationSectionName = keyof Configuration;
 
-/** Section names in the order of the seed's table (seed 2.4), which is also the download order. */
+/** Section names sorted by code unit, as the product exports them; also the download order. */
 export const CONFIGURATION_SECTIONS = [
   'accountLookups',
   'accountingConfigurations',
@@ -45,8 +46,8 @@ export const OBJECT_SECTIONS: ReadonlySet<ConfigurationSectionName> = new Set([
 
 /**
  * Returns a configuration with every section empty: `[]` for array sections and `{}` for object
- * sections, as an empty instance downloads it (contract 3). A fresh object is returned on every
- * call, so callers may mutate it. Never fails.
+ * sections, as an empty instance downloads it (docs/reference.md, Configuration Data). A fresh
+ * object is returned on every call, so callers may mutate it. Never fails.
  */
 export function emptyConfiguration(): Configuration {
   return {
@@ -104,12 +105,12 @@ export function elementTypeNameOf(type: EntityAttributeType): string {
 }
 
 /**
- * Returns a copy of the configuration whose object keys follow the declaration order of the
- * TypeBox schema (sections in seed order, element members as the model declares them). Keys of
- * free-form maps (`featureFlags`, node `fields`, flow graph `edges` and `nodes`) are sorted by
- * code unit; array order is meaningful and kept. Flow steps follow the schema of their `type`.
- * Values are not converted. The caller passes a validated configuration; members the schema does
- * not know are kept after the known ones rather than dropped.
+ * Returns a copy of the configuration whose object keys follow the declaration order of the TypeBox
+ * schema (sections in download order, element members as the model declares them). Keys of
+ * free-form maps (`featureFlags`, node `fields`, flow graph `edges` and `nodes`) are sorted by code
+ * unit; array order is meaningful and kept. Flow steps follow the schema of their `type`. Values
+ * are not converted. The caller passes a validated configuration; members the schema does not know
+ * are kept after the known ones rather than dropped.
  */
 export function canonicalConfiguration(c: Configuration): Configuration {
   return canonicalValue(ConfigurationSchema, c) as Configuration;

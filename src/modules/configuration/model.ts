@@ -1,6 +1,6 @@
 /**
- * TypeBox schemas and static types of the Configuration Data document (seed 2.4 and 2.5,
- * contract 3 and 3.1). The OpenAPI document is generated from these schemas, so every field
+ * TypeBox schemas and static types of the Configuration Data document (docs/reference.md,
+ * Configuration Data). The OpenAPI document is generated from these schemas, so every field
  * carries a description; `validate.ts` compiles them with Ajv for the upload.
  *
  * Required versus optional: a field is required when the service cannot interpret the element
@@ -10,16 +10,16 @@
  * `businessDateShift` 0, `mandatory` false, `contextMapping` false, `amountSignage` AUTO,
  * `overridePostingDate` none, `active` true) are optional, because upstream serializers commonly
  * omit null or default members. Defaults are documented, not materialised: the stored document is
- * exactly what was uploaded, so a download returns the same content (contract 3).
+ * exactly what was uploaded, so a download returns the same content.
  *
  * Every object schema is closed (`additionalProperties: false`): unknown members are an error
- * (contract 0). Closed enumerations are the sets the seed, contract and accounting spec list;
- * where the seed only shows one value of an open set (`temporalityType`, entity `type`, `source`)
- * the field is a free non-empty string.
+ * (docs/reference.md, Conventions). Closed enumerations are the sets the product documents and the
+ * accounting rules use; where the product's examples show only one value of an open set
+ * (`temporalityType`, entity `type`, `source`) the field is a free non-empty string.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 
-/** The configuration format label this service writes (contract 3). */
+/** The configuration format label this service writes. */
 export const CONFIGURATION_FORMAT_VERSION = 'v20230211';
 
 /** Every configuration format label an upload may carry. */
@@ -63,7 +63,10 @@ export const REVERSING_DATES = ['NEXT_DAY'] as const;
 export const DEBIT_CREDIT_VALUES = ['DR', 'CR'] as const;
 export type DebitCredit = (typeof DEBIT_CREDIT_VALUES)[number];
 
-/** accounting.md 1.4: AUTO flips a negative amount, POS/NEG patterns apply to one sign only. */
+/**
+ * AUTO flips a negative amount, POS/NEG patterns apply to one sign only
+ * (docs/domain/accounting.md).
+ */
 export const AMOUNT_SIGNAGES = ['AUTO', 'POS', 'NEG'] as const;
 export type AmountSignage = (typeof AMOUNT_SIGNAGES)[number];
 
@@ -103,8 +106,9 @@ export const FLOW_VERSION_STATUSES = ['Draft', 'Published'] as const;
 export type FlowVersionStatus = (typeof FLOW_VERSION_STATUSES)[number];
 
 /**
- * `none` keeps a journal in a closed period an error; `firstOpenPeriod` moves its core date to
- * the first day of the earliest open period (accounting.md 4, with flag `posting-date-override`).
+ * `none` keeps a journal in a closed period an error; `firstOpenPeriod` moves its core date to the
+ * first day of the earliest open period, with flag `posting-date-override`
+ * (docs/domain/accounting.md, Posting date override).
  */
 export const OVERRIDE_POSTING_DATES = ['none', 'firstOpenPeriod'] as const;
 export type OverridePostingDate = (typeof OVERRIDE_POSTING_DATES)[number];
@@ -163,7 +167,10 @@ export type FlowStepType = (typeof FLOW_STEP_TYPES)[number];
 export const MAPPING_SOURCE_GROUPS = ['INPUT', 'SCRIPT'] as const;
 export type MappingSourceGroup = (typeof MAPPING_SOURCE_GROUPS)[number];
 
-/** The namespace of the built-in entities `businessEvent` and `journal` (contract 3.1). */
+/**
+ * The namespace of the built-in entities `businessEvent` and `journal` (docs/reference.md,
+ * Entities).
+ */
 export const LEDGER_NAMESPACE = 'ledger';
 export const LEDGER_ENTITY_NAMES = ['businessEvent', 'journal'] as const;
 
@@ -390,7 +397,7 @@ export const FiscalCalendarSchema = Type.Object(
 export type FiscalCalendar = Static<typeof FiscalCalendarSchema>;
 
 // ---------------------------------------------------------------------------------------------
-// flows (seed 2.5)
+// flows
 // ---------------------------------------------------------------------------------------------
 
 export const EntityReferenceSchema = Type.Object(
@@ -685,7 +692,7 @@ export type PostingComponent = Static<typeof PostingComponentSchema>;
 // configuration and document
 // ---------------------------------------------------------------------------------------------
 
-/** Section schemas in the order of the seed's table (2.4); also the canonical output order. */
+/** Section schemas in the order of the product's own export; also the canonical output order. */
 const sections = {
   accountLookups: Type.Array(AccountLookupSchema, { description: 'Posting code to account.' }),
   accountingConfigurations: Type.Array(AccountingConfigurationSchema, { description: 'Accounting bases.' }),
@@ -746,7 +753,7 @@ const versionSchema = stringEnum(
   `Configuration format label; supported: ${SUPPORTED_CONFIGURATION_VERSIONS.join(', ')}.`,
 );
 
-/** The downloaded document (contract 3, GET): every section present. */
+/** The downloaded document (`GET`): every section present. */
 export const ConfigurationDocumentSchema = Type.Object(
   {
     configuration: ConfigurationSchema,
@@ -758,7 +765,7 @@ export const ConfigurationDocumentSchema = Type.Object(
 );
 export type ConfigurationDocument = Static<typeof ConfigurationDocumentSchema>;
 
-/** The uploaded document (contract 3, PUT): like the download, but sections may be omitted. */
+/** The uploaded document (`PUT`): like the download, but sections may be omitted. */
 export const ConfigurationUploadSchema = Type.Object(
   {
     configuration: ConfigurationInputSchema,

@@ -137,7 +137,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 // Phase 1: structure (Ajv errors to pointer + rule message)
 // ---------------------------------------------------------------------------------------------
 
-/** The schema path suffix of the flow step union, discriminated by `type` (seed 2.5). */
+/** The schema path suffix of the flow step union, discriminated by `type`. */
 const STEP_UNION_SCHEMA_PATH_SUFFIX = '/step/anyOf';
 
 /**

@@ -1,14 +1,14 @@
 /**
- * The shape of an ingestion target (contract 3.1): a user entity of the `entities` section, or
- * one of the two ledger entities derived from `businessEventDefinition` and `journalDefinition`.
- * This is the one normalized view that the record validator, the example generator and the
- * entity endpoints read; nothing here knows about HTTP or storage.
+ * The shape of an ingestion target (docs/reference.md, Entities): a user entity of the `entities`
+ * section, or one of the two ledger entities derived from `businessEventDefinition` and
+ * `journalDefinition`. This is the one normalized view that the record validator, the example
+ * generator and the entity endpoints read; nothing here knows about HTTP or storage.
  */
 import { LEDGER_ENTITY_NAMES, LEDGER_NAMESPACE } from '../configuration/model.js';
 
 export { LEDGER_NAMESPACE };
 
-/** The normalized field types of contract 3.1. */
+/** The normalized field types (docs/reference.md, Attribute types of entities). */
 export const FIELD_TYPES = [
   'TEXT',
   'DATE',
@@ -20,10 +20,10 @@ export const FIELD_TYPES = [
   'LIST',
 ] as const;
 
-/** A normalized field type; see {@link normalizeFieldType} for the seed spellings. */
+/** A normalized field type; see {@link normalizeFieldType} for the accepted spellings. */
 export type FieldType = (typeof FIELD_TYPES)[number];
 
-/** The three kinds of entity (contract 3.1). */
+/** The three kinds of entity (docs/reference.md, Entities). */
 export type EntityKind = 'user' | 'businessEvent' | 'journal';
 
 /** Name of the entity whose fields are `businessEventDefinition.attributes`. */
@@ -36,14 +36,14 @@ export const JOURNAL_ENTITY_NAME: (typeof LEDGER_ENTITY_NAMES)[1] = LEDGER_ENTIT
 export interface EntityAttribute {
   name: string;
   label: string;
-  /** Present, not null and (for TEXT) not empty in every record (contract 3.1). */
+  /** Present, not null and (for TEXT) not empty in every record. */
   mandatory: boolean;
   type: FieldType;
-  /** Type of every element when `type` is LIST; absent means TEXT (contract 3.1, `ListType`). */
+  /** Type of every element when `type` is LIST; absent means TEXT (`ListType`). */
   elementType?: FieldType;
   /**
-   * The seed role of a ledger entity field (`event_type`, `node`, `coreDate`, ...); absent for
-   * user entities. Only informative: the example generator uses it to pick plausible values.
+   * The configured role of a ledger entity field (`event_type`, `node`, `coreDate`, ...); absent
+   * for user entities. Only informative: the example generator uses it to pick plausible values.
    */
   role?: string;
 }
@@ -73,12 +73,12 @@ const FIELD_TYPE_BY_SPELLING: ReadonlyMap<string, FieldType> = new Map<string, F
 ]);
 
 /**
- * Maps a type name as the configuration spells it to its normalized field type, or `undefined`
- * when the name is not one of contract 3.1. The match ignores case and a trailing `Type`, so the
- * seed's lower-case names (`text`, `amount`), the upper-case ones (`DECIMAL`, `AMOUNT`) and the
- * `typeName` style of user entities (`ListType`, `TextType`) all map; `amount` is a DECIMAL and
- * `string` a TEXT. It never throws: the caller decides what an unknown name means (the
- * configuration upload rejects it, so a stored configuration never has one).
+ * Maps a type name as the configuration spells it to its normalized field type, or `undefined` when
+ * the name is not a known type (docs/reference.md, Attribute types of entities). The match ignores
+ * case and a trailing `Type`, so the lower-case names (`text`, `amount`), the upper-case ones
+ * (`DECIMAL`, `AMOUNT`) and the `typeName` style of user entities (`ListType`, `TextType`) all map;
+ * `amount` is a DECIMAL and `string` a TEXT. It never throws: the caller decides what an unknown
+ * name means (the configuration upload rejects it, so a stored configuration never has one).
  */
 export function normalizeFieldType(typeName: string): FieldType | undefined {
   const lower = typeName.trim().toLowerCase();

@@ -3,11 +3,11 @@ import type { FieldType } from './entity.js';
 import type { FieldError, FieldErrorCode } from './field-error.js';
 
 /**
- * One converter per field type (contract 3.1 and section 0). A converter is two closures: the
- * hot `convert`, which returns the converted value or {@link INVALID} and allocates nothing but
- * its result, and the cold `explain`, which is only called for a value `convert` refused and
- * appends the errors that say why. Splitting them keeps message building off the path that
- * every valid record takes.
+ * One converter per field type (docs/reference.md, Attribute types of entities). A converter is two
+ * closures: the hot `convert`, which returns the converted value or {@link INVALID} and allocates
+ * nothing but its result, and the cold `explain`, which is only called for a value `convert`
+ * refused and appends the errors that say why. Splitting them keeps message building off the path
+ * that every valid record takes.
  */
 
 /** Returned by `convert` for a value that is not valid for the field type. */
@@ -19,7 +19,7 @@ export interface FieldConverter {
   explain: (field: string, value: unknown, errors: FieldError[]) => void;
 }
 
-/** Significant digits that a double holds exactly as written (contract 0). */
+/** Significant digits that a double holds exactly as written (docs/reference.md, Conventions). */
 export const DECIMAL_NUMBER_SIGNIFICANT_DIGITS_MAX = 15;
 
 /** Element errors reported per LIST field before the rest are summed up in one error. */
@@ -107,7 +107,7 @@ function isCalendarDateAt(text: string, at: number): boolean {
   return day <= monthDays;
 }
 
-/** `YYYY-MM-DD`, a real calendar day (contract 3.1; RFC 3339 `full-date`). */
+/** `YYYY-MM-DD`, a real calendar day (RFC 3339 `full-date`). */
 export function isCalendarDate(text: string): boolean {
   return text.length === 10 && isCalendarDateAt(text, 0);
 }
@@ -202,8 +202,8 @@ function isNonZeroDigit(code: number): boolean {
 /**
  * The canonical decimal string of a JSON number, or `undefined` when the number has more than
  * {@link DECIMAL_NUMBER_SIGNIFICANT_DIGITS_MAX} significant digits (its shortest round-trip form
- * has them, so the sender wrote at least as many, and a double cannot hold them as written:
- * contract 0 says to reject it and ask for a string) or is not finite.
+ * has them, so the sender wrote at least as many, and a double cannot hold them as written, so it
+ * is refused with a message asking for a string) or is not finite.
  */
 export function decimalOfNumber(value: number): string | undefined {
   if (Number.isInteger(value) && value < PLAIN_INTEGER_NUMBER_LIMIT && value > -PLAIN_INTEGER_NUMBER_LIMIT) {
@@ -220,11 +220,11 @@ function isDigit(code: number): boolean {
 }
 
 /**
- * Why a string is not an exact decimal (`-?digits(.digits)?`, contract 0 and 3.1) that the
- * accounting engine can carry (at most {@link DECIMAL_INTEGER_DIGITS_MAX} digits before the point,
- * leading zeros aside, and {@link DECIMAL_SCALE_MAX} after it: src/lib/decimal.ts), or
- * `undefined` when it is one. A character loop rather than a regular expression with groups,
- * because it runs for every decimal of every record.
+ * Why a string is not an exact decimal (`-?digits(.digits)?`) that the accounting engine can carry
+ * (at most {@link DECIMAL_INTEGER_DIGITS_MAX} digits before the point, leading zeros aside, and
+ * {@link DECIMAL_SCALE_MAX} after it: src/lib/decimal.ts), or `undefined` when it is one. A
+ * character loop rather than a regular expression with groups, because it runs for every decimal of
+ * every record.
  */
 function decimalStringProblem(text: string): 'invalid-decimal' | 'decimal-precision' | undefined {
   const length = text.length;
@@ -311,7 +311,7 @@ const integer: FieldConverter = {
 };
 
 const decimal: FieldConverter = {
-  // A string keeps its digits as sent (exactness, contract 0); a number becomes its plain form.
+  // A string keeps its digits as sent (money is exact); a number becomes its plain form.
   convert: (value) => {
     if (typeof value === 'string') return decimalStringProblem(value) === undefined ? value : INVALID;
     if (typeof value === 'number') return decimalOfNumberWithinLimits(value) ?? INVALID;
@@ -451,9 +451,9 @@ const SCALARS: Record<Exclude<FieldType, 'LIST'>, FieldConverter> = {
 };
 
 /**
- * The converter of a field type. A LIST converts every element with the converter of
- * `elementType` (default TEXT, contract 3.1); a LIST of LIST is a list of lists of TEXT. Pure and
- * cheap; the record validator calls it once per attribute when it compiles an entity.
+ * The converter of a field type. A LIST converts every element with the converter of `elementType`
+ * (default TEXT); a LIST of LIST is a list of lists of TEXT. Pure and cheap; the record validator
+ * calls it once per attribute when it compiles an entity.
  */
 export function converterOf(type: FieldType, elementType: FieldType = 'TEXT'): FieldConverter {
   if (type !== 'LIST') return SCALARS[type];

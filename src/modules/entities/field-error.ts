@@ -1,6 +1,6 @@
 /**
- * The error of one field of one record, as the chunk endpoint lists it (contract 4.2:
- * `errors: [{ field, code, message }]`). Codes name the broken rule and are stable once
+ * The error of one field of one record, as the chunk endpoint lists it (`errors: [{ field, code,
+ * message }]`; docs/reference.md, Chunks). Codes name the broken rule and are stable once
  * published; see {@link FIELD_ERROR_CODES}.
  */
 export interface FieldError {

@@ -18,19 +18,22 @@ import {
 } from './entity.js';
 
 /**
- * The ingestion targets of a configuration (contract 3.1): user entities from `entities`, and the
- * two ledger entities derived from `businessEventDefinition` and `journalDefinition`.
+ * The ingestion targets of a configuration (docs/reference.md, Entities): user entities from
+ * `entities`, and the two ledger entities derived from `businessEventDefinition` and
+ * `journalDefinition`.
  *
- * Mandatory flags of the ledger entities (the seed gives none; these are our choices, also in
- * docs/adr/0005-entity-validation.md):
+ * Mandatory flags of the ledger entities (the configuration carries none; these are our choices,
+ * also in docs/adr/0005-entity-validation.md):
  * - `ledger/businessEvent`: attributes with role `event_type`, `effective_date` or `node` are
  *   mandatory; role `attribute` is optional, including the amount, currency and posting date
  *   fields of posting patterns. Which attributes an event needs depends on its event type, so a
- *   missing one is a processing error of that event (accounting.md 1), not a rejected chunk.
- * - `ledger/journal` (accounting.md 5): the sender supplies the roles `coreDate`, `journalType`,
- *   `accountingConfig`, `account`, `transactionAmount`, `transactionCurrency`, `node` and
- *   `originJournalId` (mandatory) and `originJournalLineId` (optional); fields without a role are
- *   optional; the system-filled roles are not fields of the entity at all.
+ *   missing one is a processing error of that event (docs/domain/accounting.md), not a rejected
+ *   chunk.
+ * - `ledger/journal` (docs/domain/accounting.md, Direct journals): the sender supplies the roles
+ *   `coreDate`, `journalType`, `accountingConfig`, `account`, `transactionAmount`,
+ *   `transactionCurrency`, `node` and `originJournalId` (mandatory) and `originJournalLineId`
+ *   (optional); fields without a role are optional; the system-filled roles are not fields of the
+ *   entity at all.
  */
 
 /** Business event roles whose attribute every event must carry. */
@@ -40,7 +43,10 @@ const MANDATORY_BUSINESS_EVENT_ROLES: ReadonlySet<BusinessEventAttributeRole> = 
   'node',
 ]);
 
-/** Journal roles the service fills (accounting.md 2 and 5); a sender may not send them. */
+/**
+ * Journal roles the service fills (docs/domain/accounting.md, Direct journals); a sender may not
+ * send them.
+ */
 export const SYSTEM_FILLED_JOURNAL_ROLES: ReadonlySet<JournalFieldRole> = new Set([
   'journalId',
   'lineId',
@@ -50,7 +56,7 @@ export const SYSTEM_FILLED_JOURNAL_ROLES: ReadonlySet<JournalFieldRole> = new Se
   'reversedBy',
 ]);
 
-/** Journal roles a sender must supply (accounting.md 5). */
+/** Journal roles a sender must supply (docs/domain/accounting.md, Direct journals). */
 const MANDATORY_JOURNAL_ROLES: ReadonlySet<JournalFieldRole> = new Set([
   'coreDate',
   'journalType',
@@ -122,15 +128,15 @@ function journalAttributeOf(field: JournalField): EntityAttribute {
 }
 
 /**
- * Lists every ingestion target of a configuration (contract 3.1): the user entities of
- * `entities` in configured order, then `ledger/businessEvent` (fields: the
- * `businessEventDefinition.attributes`) and `ledger/journal` (fields: the `journalDefinition`
- * fields whose role is not system-filled), each with attributes in configured order and types
- * normalized. A ledger entity is left out while its definition is inactive (`active: false`) or
- * has no attributes or fields, so that sessions cannot target an unconfigured entity. Mandatory
- * flags follow the module comment; a user attribute without `mandatory` is optional and without
- * `label` is labelled by its name. Pure; it expects a configuration that passed the upload
- * validation and throws only on a type name that validation would have refused.
+ * Lists every ingestion target of a configuration: the user entities of `entities` in configured
+ * order, then `ledger/businessEvent` (fields: the `businessEventDefinition.attributes`) and
+ * `ledger/journal` (fields: the `journalDefinition` fields whose role is not system-filled), each
+ * with attributes in configured order and types normalized. A ledger entity is left out while its
+ * definition is inactive (`active: false`) or has no attributes or fields, so that sessions cannot
+ * target an unconfigured entity. Mandatory flags follow the module comment; a user attribute
+ * without `mandatory` is optional and without `label` is labelled by its name. Pure; it expects a
+ * configuration that passed the upload validation and throws only on a type name that validation
+ * would have refused.
  */
 export function entitiesOf(configuration: Configuration): EntityDefinition[] {
   const entities = configuration.entities.map(userEntityOf);

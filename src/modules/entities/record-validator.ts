@@ -3,9 +3,9 @@ import { converterOf, type FieldConverter, INVALID } from './field-converters.js
 import type { FieldError } from './field-error.js';
 
 /**
- * Structural validation of ingested records against their entity (contract 3.1, 4.2; seed 2.3:
- * "fields, types, mandatory flags"). An entity is compiled once into a {@link RecordValidator};
- * the ingestion path then calls it for every record of every chunk.
+ * Structural validation of ingested records against their entity: fields, types, mandatory flags
+ * (docs/reference.md, Attribute types of entities and Chunks). An entity is compiled once into a
+ * {@link RecordValidator}; the ingestion path then calls it for every record of every chunk.
  *
  * Why compiled closures and not Ajv (docs/adr/0005-entity-validation.md). The project guide
  * suggests Ajv compiled from the configuration, so we measured both on one core (Node 20.20, a
@@ -49,7 +49,7 @@ export interface ChunkValidation {
 interface CompiledAttribute {
   readonly name: string;
   readonly mandatory: boolean;
-  /** A mandatory TEXT treats `""` as missing (contract 3.1). */
+  /** A mandatory TEXT treats `""` as missing (docs/reference.md, Attribute types of entities). */
   readonly emptyIsMissing: boolean;
   /** The name is also an `Object.prototype` member, so presence needs an own-property check. */
   readonly inherited: boolean;
@@ -69,15 +69,15 @@ function defineOutput(out: Record<string, unknown>, name: string, value: unknown
 }
 
 /**
- * Compiles an entity into a validator of its records (contract 3.1). `validate` never throws:
- * it returns the converted record, a new object with the attributes in configured order and
- * absent or null optional fields left out, or every error of the record: first per attribute in
- * configured order (`required`, `invalid-type`, `invalid-date`, `invalid-datetime`,
- * `invalid-integer`, `invalid-decimal`, `decimal-precision`, `invalid-boolean`, `invalid-uuid`,
- * and for list elements the same codes on `field[index]` plus `too-many-errors`), then
- * `unknown-field` per unknown member in the record's order, or one `invalid-record` with field
- * `''` when the record is not a JSON object. Compiling throws only on an entity with two
- * attributes of one name, which a validated configuration never has.
+ * Compiles an entity into a validator of its records. `validate` never throws: it returns the
+ * converted record, a new object with the attributes in configured order and absent or null
+ * optional fields left out, or every error of the record: first per attribute in configured order
+ * (`required`, `invalid-type`, `invalid-date`, `invalid-datetime`, `invalid-integer`,
+ * `invalid-decimal`, `decimal-precision`, `invalid-boolean`, `invalid-uuid`, and for list elements
+ * the same codes on `field[index]` plus `too-many-errors`), then `unknown-field` per unknown member
+ * in the record's order, or one `invalid-record` with field `''` when the record is not a JSON
+ * object. Compiling throws only on an entity with two attributes of one name, which a validated
+ * configuration never has.
  */
 export function compileRecordValidator(entity: EntityDefinition): RecordValidator {
   const known = new Set<string>();
@@ -148,10 +148,10 @@ export function compileRecordValidator(entity: EntityDefinition): RecordValidato
 
 /**
  * Validates every record of a chunk with one compiled validator and splits them into accepted
- * (converted values) and failed (the record as sent and all its errors), each with its index in
- * the chunk, in chunk order. It never throws and does not decide atomicity: the caller rejects
- * the whole chunk when `failed` is not empty, unless the request asked for `partial=true`
- * (contract 4.2). The caller also enforces the chunk size limit before calling it.
+ * (converted values) and failed (the record as sent and all its errors), each with its index in the
+ * chunk, in chunk order. It never throws and does not decide atomicity: the caller rejects the
+ * whole chunk when `failed` is not empty, unless the request asked for `partial=true`
+ * (docs/reference.md, Chunks). The caller also enforces the chunk size limit before calling it.
  */
 export function validateChunk(validator: RecordValidator, records: unknown[]): ChunkValidation {
   const accepted: ChunkValidation['accepted'] = [];
