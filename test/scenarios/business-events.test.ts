@@ -1,6 +1,7 @@
 /**
- * accounting.md 1 and 2: business events in, journal lines out. Each row reads
- * [core date, accounting basis, journal type, account, debit, credit, currency].
+ * Business events in, journal lines out (docs/domain/accounting.md, Business events to Journal
+ * records). Each row reads [core date, accounting basis, journal type, account, debit, credit,
+ * currency].
  */
 import { describe, expect, it } from 'vitest';
 import realistic from '../../docs/examples/configuration.json' with { type: 'json' };
@@ -22,7 +23,7 @@ function post(event: Record<string, unknown>, config = prepared): LedgerRow[] {
   return ledgerRows(journalsOf(processBusinessEvent(config, event, context())));
 }
 
-describe('business events become journal lines (accounting.md 1)', () => {
+describe('business events become journal lines', () => {
   const table: Array<{ rule: string; event: Record<string, unknown>; lines: LedgerRow[] }> = [
     {
       rule: 'one event posts in every accounting basis assigned to its node; TAX is assigned to no node',
@@ -179,7 +180,7 @@ describe('business events become journal lines (accounting.md 1)', () => {
   });
 });
 
-describe('journal records (accounting.md 2)', () => {
+describe('journal records', () => {
   it('keys every line by the journal definition field names, filled per role', () => {
     const [journal] = journalsOf(
       processBusinessEvent(prepared, saleEvent({ legalEntity: 'US01' }), context()),

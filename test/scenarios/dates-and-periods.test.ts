@@ -1,5 +1,5 @@
 /**
- * accounting.md 4: business dates, posted versus unposted, and open and closed periods.
+ * Business dates, posted versus unposted, and open and closed periods (docs/domain/accounting.md).
  * NL01 is in Amsterdam (IFRS: 3 grace days, no override; LOCAL_GAAP: no grace, override to the
  * first open period); US01 is in New York (IFRS: 12 grace hours).
  */
@@ -185,7 +185,7 @@ describe('periods and grace time', () => {
   });
 });
 
-describe('posting date override (accounting.md 4)', () => {
+describe('posting date override', () => {
   const localSale = saleEvent({ eventType: 'LOCAL_ONLY', postingDate: '2026-02-27' });
 
   it('moves a closed-period journal to the first day of the earliest open period and keeps the original date', () => {

@@ -1,7 +1,7 @@
 /**
- * accounting.md 5: journal lines sent by an upstream system. Lines with the same originJournalId
- * in one chunk form one journal; they pass the same checks as generated journals and get system
- * ids, posting status and reversals.
+ * Direct journals (docs/domain/accounting.md): journal lines sent by an upstream system. Lines with
+ * the same originJournalId in one chunk form one journal; they pass the same checks as generated
+ * journals and get system ids, posting status and reversals.
  */
 import { describe, expect, it } from 'vitest';
 import { processJournalLines } from '../../src/modules/accounting/engine.js';
@@ -27,7 +27,7 @@ function line(originJournalId: string, account: string, amount: string, more: Re
   };
 }
 
-describe('journals ingested directly (accounting.md 5)', () => {
+describe('journals ingested directly', () => {
   it('groups lines by originJournalId in order of first appearance', () => {
     const groups = processJournalLines(
       prepared,

@@ -1,6 +1,6 @@
 /**
- * Every processing error code (accounting.md 1.7 and 5) with the message it records. A failing
- * record produces no journal at all and draws no id.
+ * Every processing error code (docs/domain/accounting.md, Processing errors) with the message it
+ * records. A failing record produces no journal at all and draws no id.
  */
 import { describe, expect, it } from 'vitest';
 import { processBusinessEvent, processJournalLines } from '../../src/modules/accounting/engine.js';
@@ -63,7 +63,7 @@ function linesError(
   return group.outcome.error;
 }
 
-describe('processing errors of business events (accounting.md 1)', () => {
+describe('processing errors of business events', () => {
   it('unknown-event-type names the value and the attribute', () => {
     expect(eventError(saleEvent({ eventType: 'BOGUS' }))).toEqual({
       code: 'unknown-event-type',
@@ -209,7 +209,7 @@ describe('processing errors of business events (accounting.md 1)', () => {
   });
 });
 
-describe('processing errors of direct journal lines (accounting.md 5)', () => {
+describe('processing errors of direct journal lines', () => {
   it('missing-field names the field and its role', () => {
     expect(linesError([directLine('J', '5', { account: '' })])).toEqual({
       code: 'missing-field',

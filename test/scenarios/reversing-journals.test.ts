@@ -1,6 +1,7 @@
 /**
- * accounting.md 3: a REVERSING journal type with NEXT_DAY is followed by a reversal dated one
- * day later, with the same lines on swapped sides, linked to the original both ways.
+ * Reversals (docs/domain/accounting.md): a REVERSING journal type with NEXT_DAY is followed by a
+ * reversal dated one day later, with the same lines on swapped sides, linked to the original both
+ * ways.
  */
 import { describe, expect, it } from 'vitest';
 import { processBusinessEvent } from '../../src/modules/accounting/engine.js';
@@ -16,7 +17,7 @@ import {
 
 const prepared = prepareAccounting(testConfiguration());
 
-describe('reversing journals (accounting.md 3)', () => {
+describe('reversing journals', () => {
   const accrual = saleEvent({ eventType: 'ACCRUAL', amount: '75.25', postingDate: '2026-03-10' });
 
   it('creates the reversal the next day with sides swapped', () => {

@@ -29,7 +29,7 @@ function reversedKeys(value: unknown): unknown {
 }
 
 describe('CONFIGURATION_SECTIONS', () => {
-  it('lists the sections of the schema in the seed order', () => {
+  it('lists the sections of the schema in download order', () => {
     expect([...CONFIGURATION_SECTIONS]).toEqual(Object.keys(ConfigurationSchema.properties));
     expect(CONFIGURATION_SECTIONS).toHaveLength(17);
   });

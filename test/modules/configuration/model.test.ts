@@ -34,7 +34,7 @@ describe('configuration model', () => {
   it.each([
     ['download', ConfigurationDocumentSchema],
     ['upload', ConfigurationUploadSchema],
-  ])('closes every object of the %s schema (contract 0: unknown members are errors)', (_, schema) => {
+  ])('closes every object of the %s schema (unknown members are errors)', (_, schema) => {
     const open = [...walk(schema as SchemaNode, '$')]
       .filter(([, s]) => s.properties !== undefined && s.additionalProperties !== false)
       .map(([where]) => where);

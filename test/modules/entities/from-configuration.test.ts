@@ -125,7 +125,7 @@ describe('entitiesOf', () => {
     ]);
   });
 
-  it('leaves system-filled journal roles out of ledger/journal and marks the sender roles (accounting.md 5)', () => {
+  it('leaves system-filled journal roles out of ledger/journal and marks the sender roles', () => {
     expect(summary(find(entitiesOf(realistic), 'ledger', 'journal'))).toEqual([
       'coreDate:DATE!',
       'journalType:TEXT!',

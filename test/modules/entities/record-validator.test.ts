@@ -56,7 +56,7 @@ function codes(result: RecordValidation): string[] {
 }
 
 describe('normalizeFieldType', () => {
-  it('maps the seed and contract spellings', () => {
+  it('maps the lower-case, upper-case and typeName spellings', () => {
     expect(normalizeFieldType('text')).toBe('TEXT');
     expect(normalizeFieldType('date')).toBe('DATE');
     expect(normalizeFieldType('DATETIME')).toBe('DATETIME');
