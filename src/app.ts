@@ -6,6 +6,7 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { Counter, Histogram, Registry } from 'prom-client';
+import { adminInterface } from './http/admin/plugin.js';
 import { registerAuthentication } from './http/authenticate.js';
 import { registerProblemHandlers } from './http/problem.js';
 import { accountRoutes } from './http/routes/accounts.js';
@@ -167,6 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(ingestionRoutes, { ingestion: services.ingestion });
   await app.register(statisticsRoutes, { statistics: services.statistics });
   await app.register(journalRoutes, { journals: services.journals });
+  await app.register(adminInterface, { services });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

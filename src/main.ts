@@ -55,11 +55,14 @@ async function main(): Promise<void> {
 
   const address = await app.listen({ port: env.port, host: env.host });
   services.processor.start();
-  // Expired tokens are useless but would make the token table grow forever.
+  // Expired tokens and sign-in sessions are useless but would make their tables grow forever.
   const purge = setInterval(() => {
     services.tokens
       .purgeExpired()
       .catch((error: unknown) => logger.warn({ err: error }, 'token purge failed'));
+    services.webSessions
+      .purgeExpired()
+      .catch((error: unknown) => logger.warn({ err: error }, 'sign-in session purge failed'));
   }, TOKEN_PURGE_INTERVAL_MS).unref();
   const url = address.replace('[::1]', 'localhost');
   logger.info({ url, dialect: store.dialect }, 'ledgerflow listening');

@@ -4,6 +4,7 @@ import { JournalQueries } from './modules/accounting/journals.js';
 import { AccountingProcessor } from './modules/accounting/processor.js';
 import { Accounts } from './modules/auth/accounts.js';
 import { TokenService } from './modules/auth/token-service.js';
+import { WebSessions } from './modules/auth/web-sessions.js';
 import { ConfigurationService } from './modules/configuration/service.js';
 import { ConfigurationSnapshots } from './modules/configuration/snapshot.js';
 import { EntityCatalog } from './modules/entities/catalog.js';
@@ -17,6 +18,7 @@ import type { Store } from './storage/database.js';
 import { createIngestionStore } from './storage/ingestion-store.js';
 import { createProcessingStore } from './storage/processing-store.js';
 import { createStatisticsStore } from './storage/statistics-store.js';
+import { createWebSessionStore } from './storage/web-session-store.js';
 
 /** Processing rounds side by side per instance on PostgreSQL. */
 const PROCESSING_ROUNDS_POSTGRES = 4;
@@ -36,6 +38,8 @@ export type ServiceSettings = Pick<
 export interface Services {
   tokens: TokenService;
   accounts: Accounts;
+  /** Sign-in sessions of the administration interface. */
+  webSessions: WebSessions;
   snapshots: ConfigurationSnapshots<PreparedConfiguration>;
   configuration: ConfigurationService<PreparedConfiguration>;
   catalog: EntityCatalog;
@@ -72,6 +76,7 @@ export function createServices(
   return {
     tokens: new TokenService(authStore, clock, settings),
     accounts: new Accounts(authStore, clock),
+    webSessions: new WebSessions(authStore, createWebSessionStore(store.db), clock),
     snapshots,
     configuration: new ConfigurationService(configurationStore, snapshots, clock),
     catalog,

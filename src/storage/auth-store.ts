@@ -23,6 +23,7 @@ function toCredential(row: Selectable<CredentialsTable>): CredentialRow {
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
+    lastUsedAt: row.last_used_at,
   };
 }
 
@@ -167,6 +168,14 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
       return true;
     },
 
+    async markCredentialUsed(clientId, at) {
+      await db
+        .updateTable('credentials')
+        .set({ last_used_at: at })
+        .where('client_id', '=', clientId)
+        .execute();
+    },
+
     async insertFamily(familyId, clientId, at, tokens) {
       await db.transaction().execute(async (trx) => {
         await trx
@@ -228,6 +237,7 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
           created_at: row.credential_created_at,
           expires_at: row.credential_expires_at,
           revoked_at: row.credential_revoked_at,
+          last_used_at: null,
         }),
         owner: toUser({
           email: row.email,

@@ -20,6 +20,7 @@ export interface Database {
   processing_errors: ProcessingErrorsTable;
   journals: JournalsTable;
   journal_lines: JournalLinesTable;
+  admin_sessions: AdminSessionsTable;
 }
 
 export interface UsersTable {
@@ -39,6 +40,21 @@ export interface CredentialsTable {
   created_at: string;
   expires_at: string;
   revoked_at: string | null;
+  /** When the credential last obtained a token; null when never (or before the column existed). */
+  last_used_at: Generated<string | null>;
+}
+
+/** Sign-in sessions of the administration interface (migration 0004). */
+export interface AdminSessionsTable {
+  session_hash: string;
+  user_email: string;
+  csrf_token: string;
+  created_at: string;
+  last_seen_at: string;
+  /** The idle deadline, never later than `ends_at`. */
+  expires_at: string;
+  /** The absolute deadline, however active the session is. */
+  ends_at: string;
 }
 
 export interface TokenFamiliesTable {

@@ -20,6 +20,8 @@ export interface CredentialView {
   createdAt: string;
   expiresAt: string;
   revokedAt: string | null;
+  /** When the credential last obtained a token, or null when never. */
+  lastUsedAt: string | null;
 }
 
 /** A user as shown to callers: never the password hash. */
@@ -39,6 +41,7 @@ export function credentialView(row: CredentialRow): CredentialView {
     createdAt: row.createdAt,
     expiresAt: row.expiresAt,
     revokedAt: row.revokedAt,
+    lastUsedAt: row.lastUsedAt,
   };
 }
 
@@ -60,6 +63,22 @@ function checkRoles(roles: readonly string[]): void {
       `unknown role ${unknown.join(', ')}; roles are ${ROLE_NAMES.join(', ')}`,
       {
         errors: [{ path: '/roles', message: `must be one of ${ROLE_NAMES.join(', ')}` }],
+      },
+    );
+  }
+}
+
+/**
+ * Checks a credential lifetime in days: a whole number from 1 to `CREDENTIAL_EXPIRY_DAYS_MAX`.
+ * Errors: `validation-failed` naming `/expiresInDays`.
+ */
+export function checkExpiryDays(days: number): void {
+  if (!Number.isInteger(days) || days < 1 || days > CREDENTIAL_EXPIRY_DAYS_MAX) {
+    throw new AppError(
+      'validation-failed',
+      `expiresInDays must be a whole number from 1 to ${CREDENTIAL_EXPIRY_DAYS_MAX}`,
+      {
+        errors: [{ path: '/expiresInDays', message: `must be from 1 to ${CREDENTIAL_EXPIRY_DAYS_MAX}` }],
       },
     );
   }
@@ -120,6 +139,12 @@ export class Accounts {
     return userView(row);
   }
 
+  /** One user, or undefined when no user has this e-mail. */
+  async findUser(email: string): Promise<UserView | undefined> {
+    const row = await this.#store.findUser(email.toLowerCase());
+    return row === undefined ? undefined : userView(row);
+  }
+
   async listUsers(page: number, limit: number): Promise<{ rows: UserView[]; total: number }> {
     const { rows, total } = await this.#store.listUsers(page, limit);
     return { rows: rows.map(userView), total };
@@ -137,15 +162,7 @@ export class Accounts {
     const owner = await this.#store.findUser(input.ownerEmail.toLowerCase());
     if (owner === undefined) throw new AppError('not-found', `no user with e-mail ${input.ownerEmail}`);
     const days = input.expiresInDays ?? CREDENTIAL_EXPIRY_DAYS_DEFAULT;
-    if (!Number.isInteger(days) || days < 1 || days > CREDENTIAL_EXPIRY_DAYS_MAX) {
-      throw new AppError(
-        'validation-failed',
-        `expiresInDays must be a whole number from 1 to ${CREDENTIAL_EXPIRY_DAYS_MAX}`,
-        {
-          errors: [{ path: '/expiresInDays', message: `must be from 1 to ${CREDENTIAL_EXPIRY_DAYS_MAX}` }],
-        },
-      );
-    }
+    checkExpiryDays(days);
     const clientId = newOpaqueToken(CLIENT_ID_PREFIX).slice(0, CLIENT_ID_PREFIX.length + 24);
     const clientSecret = newOpaqueToken(CLIENT_SECRET_PREFIX);
     return {
@@ -233,6 +250,7 @@ export class Accounts {
       createdAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + days * 24 * 3600 * 1000).toISOString(),
       revokedAt: null,
+      lastUsedAt: null,
     };
     await this.#store.upsertCredential(row);
     return credentialView(row);

@@ -23,6 +23,13 @@ function scryptAsync(
   });
 }
 
+/**
+ * A well-formed hash that no secret matches, used to spend scrypt time when the client id or
+ * e-mail is unknown, so response times do not reveal which exist.
+ */
+export const DUMMY_HASH =
+  'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+
 /** A slow salted hash of a secret or password: `scrypt$N$r$p$salt$key` (base64url parts). */
 export async function hashSecret(secret: string): Promise<string> {
   const salt = randomBytes(SCRYPT_SALT_BYTES);

@@ -17,6 +17,8 @@ export interface CredentialRow {
   createdAt: string;
   expiresAt: string;
   revokedAt: string | null;
+  /** When the credential last obtained a token, or null when never. */
+  lastUsedAt: string | null;
 }
 
 /** A token as stored: only its SHA-256, never the token itself. */
@@ -60,6 +62,8 @@ export interface AuthStore {
   listCredentials(page: number, limit: number): Promise<{ rows: CredentialRow[]; total: number }>;
   /** Marks a credential revoked; returns false when it does not exist. */
   revokeCredential(clientId: string, at: string): Promise<boolean>;
+  /** Records that the credential authenticated successfully at `at`. */
+  markCredentialUsed(clientId: string, at: string): Promise<void>;
 
   /** Stores a new token family with its first tokens. */
   insertFamily(familyId: string, clientId: string, at: string, tokens: TokenRow[]): Promise<void>;
@@ -76,4 +80,32 @@ export interface AuthStore {
   revokeToken(tokenHash: string, at: string): Promise<void>;
   /** Deletes tokens that expired before `before`; returns how many. */
   purgeExpiredTokens(before: string): Promise<number>;
+}
+
+/** A sign-in session of the administration interface as stored: never the cookie value. */
+export interface WebSessionRow {
+  sessionHash: string;
+  userEmail: string;
+  csrfToken: string;
+  createdAt: string;
+  lastSeenAt: string;
+  /** The idle deadline, never later than `endsAt`. */
+  expiresAt: string;
+  /** The absolute deadline. */
+  endsAt: string;
+}
+
+/**
+ * The storage port of sign-in sessions, implemented in `storage/web-session-store.ts`. Sessions
+ * live in the database, so every instance sharing it knows them.
+ */
+export interface WebSessionStore {
+  insert(session: WebSessionRow): Promise<void>;
+  /** The session and its user, when the session exists and has not expired at `now`. */
+  find(sessionHash: string, now: string): Promise<{ session: WebSessionRow; user: UserRow } | undefined>;
+  /** Moves the idle deadline. */
+  touch(sessionHash: string, lastSeenAt: string, expiresAt: string): Promise<void>;
+  delete(sessionHash: string): Promise<void>;
+  /** Deletes sessions that expired before `before`; returns how many. */
+  purgeExpired(before: string): Promise<number>;
 }

@@ -4,7 +4,7 @@ import { newOpaqueToken, newUuid, sha256Hex } from '../../lib/ids.js';
 import { FailureLimiter } from './failure-limiter.js';
 import { ClientAuthError, type ClientAuthFailure, OAuthError } from './oauth-error.js';
 import { type Permission, permissionsOf } from './permissions.js';
-import { VerifiedSecretCache, verifySecret } from './secret-hash.js';
+import { DUMMY_HASH, VerifiedSecretCache, verifySecret } from './secret-hash.js';
 import type { AuthStore, CredentialRow, TokenRow, UserRow } from './store.js';
 
 /** Prefixes make a leaked token recognisable by secret scanners and tell the kinds apart. */
@@ -83,7 +83,12 @@ export class TokenService {
       );
     }
     try {
-      return await this.#authenticateClient(auth);
+      const authenticated = await this.#authenticateClient(auth);
+      await this.#store.markCredentialUsed(
+        authenticated.credential.clientId,
+        this.#clock.now().toISOString(),
+      );
+      return authenticated;
     } catch (error) {
       if (error instanceof OAuthError && error.error === 'invalid_client') {
         this.#failures.record(auth.clientId, auth.remoteAddress, nowMs);
@@ -257,6 +262,3 @@ export class TokenService {
 function loggableClientId(clientId: string): string {
   return clientId.slice(0, CLIENT_FIELD_LENGTH_MAX);
 }
-
-/** A well-formed hash of a random value, used to spend scrypt time for unknown client ids. */
-const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';

@@ -1,0 +1,85 @@
+// Small enhancements of the server-rendered pages: copy buttons, sortable and filterable tables,
+// confirmation of dangerous buttons, charts of the dashboard. Everything works without it too,
+// except copying and charts. Loaded from the service itself (the CSP allows no inline script).
+'use strict';
+
+function setUpCopyButtons(root) {
+  for (const button of root.querySelectorAll('button[data-copy]')) {
+    button.addEventListener('click', async () => {
+      const source = document.getElementById(button.dataset.copy);
+      const status = button.parentElement.querySelector('.copied');
+      try {
+        await navigator.clipboard.writeText(source.textContent.trim());
+        if (status) status.textContent = 'Copied.';
+      } catch {
+        const range = document.createRange();
+        range.selectNodeContents(source);
+        const selection = window.getSelection();
+        selection.removeAllRanges();
+        selection.addRange(range);
+        if (status) status.textContent = 'Selected: press Ctrl+C to copy.';
+      }
+    });
+  }
+}
+
+function cellValue(row, index) {
+  const text = row.cells[index]?.textContent.trim() ?? '';
+  const number = Number(text.replace(/,/g, ''));
+  return text !== '' && Number.isFinite(number) ? number : text.toLowerCase();
+}
+
+function setUpSortableTables(root) {
+  for (const table of root.querySelectorAll('table[data-sortable]')) {
+    const headers = [...table.tHead.rows[0].cells];
+    headers.forEach((th, index) => {
+      if (th.textContent.trim() === '') return;
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.textContent = th.textContent;
+      th.textContent = '';
+      th.append(button);
+      th.setAttribute('aria-sort', 'none');
+      button.addEventListener('click', () => {
+        const ascending = th.getAttribute('aria-sort') !== 'ascending';
+        for (const other of headers) other.setAttribute('aria-sort', 'none');
+        th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
+        const body = table.tBodies[0];
+        const rows = [...body.rows].sort((a, b) => {
+          const x = cellValue(a, index);
+          const y = cellValue(b, index);
+          const order = x < y ? -1 : x > y ? 1 : 0;
+          return ascending ? order : -order;
+        });
+        body.append(...rows);
+      });
+    });
+  }
+  for (const input of root.querySelectorAll('input[data-filter-table]')) {
+    input.addEventListener('input', () => {
+      const table = document.getElementById(input.dataset.filterTable);
+      const needle = input.value.trim().toLowerCase();
+      for (const row of table.tBodies[0].rows) {
+        row.hidden = needle !== '' && !row.textContent.toLowerCase().includes(needle);
+      }
+    });
+  }
+}
+
+function setUpFileToTextarea(root) {
+  for (const input of root.querySelectorAll('input[type="file"][data-into]')) {
+    input.addEventListener('change', async () => {
+      const file = input.files?.[0];
+      if (file) document.getElementById(input.dataset.into).value = await file.text();
+    });
+  }
+}
+
+function setUp(root) {
+  setUpCopyButtons(root);
+  setUpSortableTables(root);
+  setUpFileToTextarea(root);
+}
+
+document.addEventListener('DOMContentLoaded', () => setUp(document));
+document.addEventListener('htmx:afterSwap', (event) => setUp(event.target));

@@ -1,0 +1,149 @@
+import type { Permission } from '../../modules/auth/permissions.js';
+import type { WebPrincipal } from '../../modules/auth/web-sessions.js';
+import { type Html, type HtmlValue, html } from './html.js';
+
+/** What every page needs to know about the request: who is signed in and where they are. */
+export interface PageContext {
+  principal: WebPrincipal;
+  /** The path of the page, without the query. */
+  path: string;
+}
+
+interface NavItem {
+  href: string;
+  label: string;
+  /** Any one of these permissions shows the item. */
+  anyOf: readonly Permission[];
+}
+
+/** The navigation, in order; each item is shown only to users whose roles allow its page. */
+export const NAV_ITEMS: readonly NavItem[] = [
+  { href: '/admin/dashboard', label: 'Dashboard', anyOf: ['statistics:read'] },
+  { href: '/admin/ingestions', label: 'Ingestions', anyOf: ['ingestion:read'] },
+  { href: '/admin/journals', label: 'Journals', anyOf: ['journals:read'] },
+  { href: '/admin/balances', label: 'Balances', anyOf: ['journals:read'] },
+  { href: '/admin/processing-errors', label: 'Processing errors', anyOf: ['journals:read'] },
+  { href: '/admin/configuration', label: 'Configuration', anyOf: ['configuration:read'] },
+  { href: '/admin/audit', label: 'Audit log', anyOf: ['users:manage', 'configuration:read'] },
+  { href: '/admin/users', label: 'Users', anyOf: ['users:manage'] },
+  { href: '/admin/credentials', label: 'API credentials', anyOf: ['credentials:manage'] },
+];
+
+/** The first page a user may see, where `/admin` takes them. */
+export function homeOf(principal: WebPrincipal): string {
+  const item = NAV_ITEMS.find((nav) => nav.anyOf.some((p) => principal.permissions.has(p)));
+  return item?.href ?? '/admin/account';
+}
+
+function head(title: string): Html {
+  return html`<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}'>
+<title>${title} · Ledgerflow</title>
+<link rel="stylesheet" href="/admin/assets/admin.css">
+<script src="/admin/assets/lib/htmx.min.js" defer></script>
+<script src="/admin/assets/admin.js" defer></script>`;
+}
+
+/** A whole page for a signed-in user: navigation allowed by their roles, the body, sign-out. */
+export function page(
+  context: PageContext,
+  title: string,
+  body: HtmlValue,
+  scripts: readonly string[] = [],
+): Html {
+  const { principal } = context;
+  const items = NAV_ITEMS.filter((nav) => nav.anyOf.some((p) => principal.permissions.has(p)));
+  return html`<!doctype html>
+<html lang="en">
+<head>${head(title)}${scripts.map((src) => html`<script src="${src}" defer></script>`)}</head>
+<body hx-headers='${JSON.stringify({ 'x-csrf-token': principal.csrfToken })}'>
+<a class="skip" href="#main">Skip to content</a>
+<header class="top">
+  <a class="brand" href="/admin">Ledgerflow</a>
+  <nav aria-label="Main"><ul>${items.map(
+    (nav) =>
+      html`<li><a href="${nav.href}"${context.path.startsWith(nav.href) ? html` aria-current="page"` : ''}>${nav.label}</a></li>`,
+  )}</ul></nav>
+  <form method="post" action="/admin/logout" class="signout">
+    ${csrfField(context)}
+    <span class="who">${principal.user.displayName} <small>(${principal.user.roles.join(', ') || 'no role'})</small></span>
+    <button type="submit">Sign out</button>
+  </form>
+</header>
+<main id="main" tabindex="-1">
+<h1>${title}</h1>
+${body}
+</main>
+</body>
+</html>`;
+}
+
+/** A page for someone not signed in (the sign-in form). */
+export function publicPage(title: string, body: HtmlValue): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>${head(title)}</head>
+<body class="public">
+<main id="main">
+${body}
+</main>
+</body>
+</html>`;
+}
+
+/** The hidden field that carries the session's CSRF token in every form that changes state. */
+export function csrfField(context: PageContext): Html {
+  return html`<input type="hidden" name="_csrf" value="${context.principal.csrfToken}">`;
+}
+
+/** A message box: `info` for outcomes, `error` for what went wrong and how to fix it. */
+export function notice(kind: 'info' | 'error' | 'warning', content: HtmlValue): Html {
+  return html`<div class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${content}</div>`;
+}
+
+/** What an empty list says: why it is empty and what to do next. */
+export function emptyState(content: HtmlValue): Html {
+  return html`<div class="empty">${content}</div>`;
+}
+
+/**
+ * A table whose columns can be sorted in the browser (the page's rows) and filtered by text;
+ * `id` names it for the filter box.
+ */
+export function table(id: string, headers: readonly string[], rows: readonly HtmlValue[][]): Html {
+  return html`<div class="table-tools"><label>Filter this page <input type="search" data-filter-table="${id}" placeholder="type to filter rows"></label></div>
+<table id="${id}" class="data" data-sortable>
+<thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
+<tbody>${rows.map((cells) => html`<tr>${cells.map((c) => html`<td>${c}</td>`)}</tr>`)}</tbody>
+</table>`;
+}
+
+/** Page links for a server-side paginated list; `query` keeps the filters. */
+export function pagination(
+  path: string,
+  query: Record<string, string | undefined>,
+  page: number,
+  limit: number,
+  total: number,
+): Html {
+  const pages = Math.max(1, Math.ceil(total / limit));
+  const link = (p: number) => {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') params.set(k, v);
+    params.set('page', String(p));
+    params.set('limit', String(limit));
+    return `${path}?${params.toString()}`;
+  };
+  return html`<nav class="pager" aria-label="Pages">
+  ${page > 0 ? html`<a href="${link(page - 1)}" rel="prev">← Previous</a>` : html`<span aria-disabled="true">← Previous</span>`}
+  <span>Page ${page + 1} of ${pages} · ${total.toLocaleString('en-US')} in all</span>
+  ${page + 1 < pages ? html`<a href="${link(page + 1)}" rel="next">Next →</a>` : html`<span aria-disabled="true">Next →</span>`}
+</nav>`;
+}
+
+/** A timestamp as people read it (UTC, to the second), or a dash. */
+export function when(iso: string | null | undefined): Html {
+  if (iso === null || iso === undefined) return html`<span class="muted">—</span>`;
+  return html`<time datetime="${iso}">${iso.slice(0, 19).replace('T', ' ')} UTC</time>`;
+}

@@ -1,0 +1,190 @@
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../../lib/errors.js';
+import {
+  CREDENTIAL_EXPIRY_DAYS_DEFAULT,
+  CREDENTIAL_EXPIRY_DAYS_MAX,
+  type CredentialView,
+  checkExpiryDays,
+} from '../../../modules/auth/accounts.js';
+import type { Services } from '../../../services.js';
+import { html } from '../html.js';
+import { csrfField, emptyState, notice, page, pagination, table, when } from '../layout.js';
+import { contextOf, formOf, pagingOf, queryText, sendPage } from '../plugin.js';
+
+/** Users offered in the owner list at most; past that the owner is typed (with suggestions). */
+const OWNER_CHOICES_MAX = 500;
+/** Longest credential name, as the API allows. */
+const CREDENTIAL_NAME_LENGTH_MAX = 200;
+
+function stateOf(credential: CredentialView, nowMs: number): string {
+  if (credential.revokedAt !== null) return 'revoked';
+  return Date.parse(credential.expiresAt) <= nowMs ? 'expired' : 'active';
+}
+
+/** What the create form sent, checked with the same rules as the API before anything is made. */
+async function requestedCredential(services: Services, form: URLSearchParams) {
+  const ownerEmail = (form.get('ownerEmail') ?? '').trim();
+  const name = (form.get('name') ?? '').trim();
+  const daysText = (form.get('expiresInDays') ?? '').trim();
+  const expiresInDays = daysText === '' ? CREDENTIAL_EXPIRY_DAYS_DEFAULT : Number(daysText);
+  if (ownerEmail === '') {
+    throw new AppError('validation-failed', 'choose the owner of the credential', {
+      errors: [{ path: '/ownerEmail', message: 'is required' }],
+    });
+  }
+  const owner = await services.accounts.findUser(ownerEmail);
+  if (owner === undefined)
+    throw new AppError('not-found', `no user with e-mail ${ownerEmail}; create the user first`);
+  if (name.length > CREDENTIAL_NAME_LENGTH_MAX) {
+    throw new AppError(
+      'validation-failed',
+      `the name is longer than ${CREDENTIAL_NAME_LENGTH_MAX} characters`,
+      {
+        errors: [{ path: '/name', message: `must have at most ${CREDENTIAL_NAME_LENGTH_MAX} characters` }],
+      },
+    );
+  }
+  checkExpiryDays(expiresInDays);
+  return { owner, name, expiresInDays };
+}
+
+/**
+ * The developer area: API credentials. Create (owner, name, lifetime), confirm, the secret shown
+ * once with a copy button; list without secrets; revoke after a confirmation.
+ */
+export function credentialPages(app: FastifyInstance, services: Services): void {
+  const permission = { adminPermission: 'credentials:manage' as const };
+
+  app.get('/admin/credentials', { config: permission }, async (request, reply) => {
+    const context = contextOf(request);
+    const { page: pageNo, limit } = pagingOf(request);
+    const [{ rows, total }, users] = await Promise.all([
+      services.accounts.listCredentials(pageNo, limit),
+      services.accounts.listUsers(0, OWNER_CHOICES_MAX),
+    ]);
+    const nowMs = Date.now();
+    const revoked = queryText(request, 'revoked');
+    const ownerField =
+      users.total <= OWNER_CHOICES_MAX
+        ? html`<select name="ownerEmail" required><option value="">Choose a user…</option>${users.rows
+            .filter((u) => !u.disabled)
+            .map(
+              (u) =>
+                html`<option value="${u.email}">${u.displayName} &lt;${u.email}&gt; (${u.roles.join(', ') || 'no role'})</option>`,
+            )}</select>`
+        : html`<input type="email" name="ownerEmail" required list="owners"><datalist id="owners">${users.rows.map((u) => html`<option value="${u.email}">`)}</datalist>`;
+    const body = html`${revoked === undefined ? '' : notice('info', html`Credential <code>${revoked}</code> is revoked; its tokens are refused from the next request on.`)}
+<section aria-labelledby="create-heading" class="card">
+<h2 id="create-heading">Create a credential</h2>
+<p>A credential lets a program get API tokens. It acts with its owner’s roles.</p>
+<form method="post" action="/admin/credentials/confirm" class="inline-form">
+  ${csrfField(context)}
+  <label>Owner ${ownerField}</label>
+  <label>Name <input name="name" maxlength="${CREDENTIAL_NAME_LENGTH_MAX}" placeholder="e.g. nightly-import"></label>
+  <label>Lifetime (days) <input type="number" name="expiresInDays" min="1" max="${CREDENTIAL_EXPIRY_DAYS_MAX}" value="${CREDENTIAL_EXPIRY_DAYS_DEFAULT}" required></label>
+  <button type="submit">Continue</button>
+</form>
+</section>
+<h2>Credentials</h2>
+${
+  rows.length === 0
+    ? emptyState('No credential yet. Create one above to give a program API access.')
+    : html`${table(
+        'credentials',
+        ['Name', 'Client id', 'Owner', 'Created', 'Expires', 'Last used', 'State', ''],
+        rows.map((c) => {
+          const state = stateOf(c, nowMs);
+          return [
+            c.name,
+            html`<code>${c.clientId}</code>`,
+            c.ownerEmail,
+            when(c.createdAt),
+            when(c.expiresAt),
+            c.lastUsedAt === null ? html`<span class="muted">never</span>` : when(c.lastUsedAt),
+            html`<span class="badge ${state}">${state}</span>`,
+            state === 'revoked'
+              ? ''
+              : html`<a class="danger-link" href="/admin/credentials/${encodeURIComponent(c.clientId)}/revoke">Revoke…</a>`,
+          ];
+        }),
+      )}${pagination('/admin/credentials', {}, pageNo, limit, total)}`
+}`;
+    return sendPage(reply, page(context, 'API credentials', body));
+  });
+
+  app.post('/admin/credentials/confirm', { config: permission }, async (request, reply) => {
+    const context = contextOf(request);
+    const { owner, name, expiresInDays } = await requestedCredential(services, formOf(request));
+    const expires = new Date(Date.now() + expiresInDays * 24 * 3600 * 1000).toISOString();
+    const body = html`<section class="card">
+<p>Create this credential?</p>
+<dl class="facts">
+  <dt>Owner</dt><dd>${owner.displayName} &lt;${owner.email}&gt; — acts with the roles ${owner.roles.join(', ') || 'none'}</dd>
+  <dt>Name</dt><dd>${name === '' ? html`<span class="muted">(the client id)</span>` : name}</dd>
+  <dt>Lifetime</dt><dd>${expiresInDays} days (until about ${when(expires)})</dd>
+</dl>
+<form method="post" action="/admin/credentials">
+  ${csrfField(context)}
+  <input type="hidden" name="ownerEmail" value="${owner.email}">
+  <input type="hidden" name="name" value="${name}">
+  <input type="hidden" name="expiresInDays" value="${expiresInDays}">
+  <button type="submit">Confirm and create</button>
+  <a href="/admin/credentials">Cancel</a>
+</form>
+</section>`;
+    return sendPage(reply, page(context, 'Confirm the new credential', body));
+  });
+
+  app.post('/admin/credentials', { config: permission }, async (request, reply) => {
+    const context = contextOf(request);
+    const { owner, name, expiresInDays } = await requestedCredential(services, formOf(request));
+    const created = await services.accounts.createCredential({
+      ownerEmail: owner.email,
+      ...(name === '' ? {} : { name }),
+      expiresInDays,
+    });
+    request.log.info({ clientId: created.clientId, owner: created.ownerEmail }, 'credential created');
+    const body = html`${notice('warning', html`<strong>Copy the secret now.</strong> It is shown this once and cannot be shown again; if it is lost, revoke the credential and create a new one.`)}
+<section class="card">
+<dl class="facts">
+  <dt>Client id</dt><dd><code id="client-id">${created.clientId}</code> <button type="button" data-copy="client-id">Copy</button></dd>
+  <dt>Client secret</dt><dd><code id="client-secret" class="secret">${created.clientSecret}</code> <button type="button" data-copy="client-secret">Copy secret</button> <span class="copied" aria-live="polite"></span></dd>
+  <dt>Owner</dt><dd>${created.ownerEmail}</dd>
+  <dt>Name</dt><dd>${created.name}</dd>
+  <dt>Expires</dt><dd>${when(created.expiresAt)}</dd>
+</dl>
+<p>Get a token with <code>POST /auth/token</code>, <code>grant_type=client_credentials</code>, and this client id and secret.</p>
+<p><a href="/admin/credentials">Done — back to the credentials</a></p>
+</section>`;
+    return sendPage(reply, page(context, 'Credential created', body), 201);
+  });
+
+  app.get<{ Params: { clientId: string } }>(
+    '/admin/credentials/:clientId/revoke',
+    { config: permission },
+    async (request, reply) => {
+      const context = contextOf(request);
+      const { clientId } = request.params;
+      const body = html`<section class="card">
+<p>Revoke the credential <code>${clientId}</code>? Programs using it lose access at their next request. This cannot be undone.</p>
+<form method="post" action="/admin/credentials/${encodeURIComponent(clientId)}/revoke">
+  ${csrfField(context)}
+  <button type="submit" class="danger">Revoke</button>
+  <a href="/admin/credentials">Cancel</a>
+</form>
+</section>`;
+      return sendPage(reply, page(context, 'Revoke a credential', body));
+    },
+  );
+
+  app.post<{ Params: { clientId: string } }>(
+    '/admin/credentials/:clientId/revoke',
+    { config: permission },
+    async (request, reply) => {
+      const { clientId } = request.params;
+      await services.accounts.revokeCredential(clientId);
+      request.log.info({ clientId }, 'credential revoked');
+      return reply.redirect(`/admin/credentials?revoked=${encodeURIComponent(clientId)}`, 303);
+    },
+  );
+}

@@ -1,0 +1,119 @@
+import type { FastifyInstance } from 'fastify';
+import { ROLE_NAMES, ROLES } from '../../../modules/auth/permissions.js';
+import type { Services } from '../../../services.js';
+import { html } from '../html.js';
+import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
+import { contextOf, formOf, pagingOf, queryText, sendPage } from '../plugin.js';
+
+function roleBoxes(selected: readonly string[]) {
+  return html`<fieldset class="roles"><legend>Roles</legend>${ROLE_NAMES.map(
+    (role) =>
+      html`<label title="${ROLES[role].join(', ')}"><input type="checkbox" name="roles" value="${role}"${selected.includes(role) ? html` checked` : ''}> ${role}</label>`,
+  )}</fieldset>`;
+}
+
+function createForm(context: PageContext) {
+  return html`<section class="card" aria-labelledby="new-user">
+<h2 id="new-user">Create a user</h2>
+<form method="post" action="/admin/users" class="inline-form">
+  ${csrfField(context)}
+  <label>E-mail <input type="email" name="email" required></label>
+  <label>Display name <input name="displayName"></label>
+  <label>Password <input type="password" name="password" autocomplete="new-password"> <small>Leave empty for a user that only owns API credentials.</small></label>
+  ${roleBoxes([])}
+  <button type="submit">Create user</button>
+</form>
+</section>`;
+}
+
+/** Users and roles: list, create, change roles, disable and enable. */
+export function userPages(app: FastifyInstance, services: Services): void {
+  const permission = { adminPermission: 'users:manage' as const };
+
+  app.get('/admin/users', { config: permission }, async (request, reply) => {
+    const context = contextOf(request);
+    const { page: pageNo, limit } = pagingOf(request);
+    const { rows, total } = await services.accounts.listUsers(pageNo, limit);
+    const saved = queryText(request, 'saved');
+    const body = html`${saved === undefined ? '' : notice('info', html`Saved <strong>${saved}</strong>.`)}
+${createForm(context)}
+<h2>Users</h2>
+${
+  rows.length === 0
+    ? emptyState('No user yet. Create one above.')
+    : html`${table(
+        'users',
+        ['E-mail', 'Name', 'Roles', 'State', 'Created', ''],
+        rows.map((u) => [
+          u.email,
+          u.displayName,
+          u.roles.join(', ') || html`<span class="muted">none</span>`,
+          html`<span class="badge ${u.disabled ? 'revoked' : 'active'}">${u.disabled ? 'disabled' : 'enabled'}</span>`,
+          when(u.createdAt),
+          html`<a href="/admin/users/${encodeURIComponent(u.email)}">Edit…</a>`,
+        ]),
+      )}${pagination('/admin/users', {}, pageNo, limit, total)}`
+}`;
+    return sendPage(reply, page(context, 'Users and roles', body));
+  });
+
+  app.post('/admin/users', { config: permission }, async (request, reply) => {
+    const form = formOf(request);
+    const password = form.get('password') ?? '';
+    const displayName = (form.get('displayName') ?? '').trim();
+    const user = await services.accounts.createUser({
+      email: (form.get('email') ?? '').trim(),
+      roles: form.getAll('roles'),
+      ...(displayName === '' ? {} : { displayName }),
+      ...(password === '' ? {} : { password }),
+    });
+    return reply.redirect(`/admin/users?saved=${encodeURIComponent(user.email)}`, 303);
+  });
+
+  app.get<{ Params: { email: string } }>(
+    '/admin/users/:email',
+    { config: permission },
+    async (request, reply) => {
+      const context = contextOf(request);
+      const user = await services.accounts.findUser(request.params.email);
+      if (user === undefined) {
+        return sendPage(
+          reply,
+          page(
+            context,
+            'No such user',
+            emptyState(html`No user has this e-mail. <a href="/admin/users">Back to the users</a>`),
+          ),
+          404,
+        );
+      }
+      const body = html`<section class="card">
+<form method="post" action="/admin/users/${encodeURIComponent(user.email)}">
+  ${csrfField(context)}
+  <dl class="facts"><dt>E-mail</dt><dd>${user.email}</dd><dt>Created</dt><dd>${when(user.createdAt)}</dd></dl>
+  <label>Display name <input name="displayName" value="${user.displayName}" required></label>
+  ${roleBoxes(user.roles)}
+  <label><input type="checkbox" name="disabled" value="true"${user.disabled ? html` checked` : ''}> Disabled (signs the user out and stops the user’s API tokens at the next request)</label>
+  <button type="submit">Save</button>
+  <a href="/admin/users">Cancel</a>
+</form>
+</section>`;
+      return sendPage(reply, page(context, `Edit ${user.email}`, body));
+    },
+  );
+
+  app.post<{ Params: { email: string } }>(
+    '/admin/users/:email',
+    { config: permission },
+    async (request, reply) => {
+      const form = formOf(request);
+      const displayName = (form.get('displayName') ?? '').trim();
+      const user = await services.accounts.updateUser(request.params.email, {
+        roles: form.getAll('roles'),
+        disabled: form.get('disabled') === 'true',
+        ...(displayName === '' ? {} : { displayName }),
+      });
+      return reply.redirect(`/admin/users?saved=${encodeURIComponent(user.email)}`, 303);
+    },
+  );
+}

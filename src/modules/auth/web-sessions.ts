@@ -1,0 +1,138 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Clock } from '../../lib/clock.js';
+import { newOpaqueToken, sha256Hex } from '../../lib/ids.js';
+import { type UserView, userView } from './accounts.js';
+import { FailureLimiter } from './failure-limiter.js';
+import { type Permission, permissionsOf } from './permissions.js';
+import { DUMMY_HASH, verifySecret } from './secret-hash.js';
+import type { AuthStore, WebSessionRow, WebSessionStore } from './store.js';
+
+/** A sign-in session ends after this long without a request. */
+export const WEB_SESSION_IDLE_MS = 30 * 60 * 1000;
+/** A sign-in session ends this long after sign-in, however active it is. */
+export const WEB_SESSION_LIFETIME_MAX_MS = 12 * 3600 * 1000;
+/** The idle deadline is moved at most this often, so that browsing is not a write per page. */
+export const WEB_SESSION_TOUCH_INTERVAL_MS = 60 * 1000;
+/** Longest password or e-mail accepted at sign-in; longer ones are refused before hashing. */
+export const SIGN_IN_FIELD_LENGTH_MAX = 256;
+const CSRF_TOKEN_BYTES = 32;
+
+/** A signed-in user as every page and action sees them, with the permissions of their roles now. */
+export interface WebPrincipal {
+  user: UserView;
+  permissions: ReadonlySet<Permission>;
+  csrfToken: string;
+  sessionHash: string;
+}
+
+/** The outcome of a sign-in; failures say only what the person may be told. */
+export type SignInResult =
+  | { ok: true; sessionId: string; principal: WebPrincipal }
+  | { ok: false; reason: 'invalid' | 'disabled' | 'no-role' }
+  | { ok: false; reason: 'limited'; retryAfterSeconds: number };
+
+/** True when two CSRF tokens are equal, compared in constant time. */
+export function csrfTokenMatches(expected: string, given: string | undefined): boolean {
+  if (given === undefined) return false;
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * Sign-in sessions of the administration interface: e-mail and password, server-side sessions
+ * named by a random cookie value of which only the SHA-256 is stored, idle and absolute expiry,
+ * and a CSRF token per session. Failed sign-ins are limited per e-mail and per address as
+ * failed client authentications are (`FailureLimiter`); past the limit no password is hashed.
+ */
+export class WebSessions {
+  readonly #users: AuthStore;
+  readonly #sessions: WebSessionStore;
+  readonly #clock: Clock;
+  readonly #failures = new FailureLimiter();
+
+  constructor(users: AuthStore, sessions: WebSessionStore, clock: Clock) {
+    this.#users = users;
+    this.#sessions = sessions;
+    this.#clock = clock;
+  }
+
+  /** Checks e-mail and password and opens a session; the cookie value is returned this once. */
+  async signIn(email: string, password: string, address: string | undefined): Promise<SignInResult> {
+    const now = this.#clock.now();
+    const key = email.toLowerCase().slice(0, SIGN_IN_FIELD_LENGTH_MAX);
+    const retryAfterSeconds = this.#failures.retryAfterSeconds(key, address, now.getTime());
+    if (retryAfterSeconds > 0) return { ok: false, reason: 'limited', retryAfterSeconds };
+    const fail = (): SignInResult => {
+      this.#failures.record(key, address, now.getTime());
+      return { ok: false, reason: 'invalid' };
+    };
+    if (email.length > SIGN_IN_FIELD_LENGTH_MAX || password.length > SIGN_IN_FIELD_LENGTH_MAX) return fail();
+    const user = await this.#users.findUser(key);
+    const hash = user?.passwordHash ?? null;
+    // Spend the same time when the user is unknown or has no password, so timing reveals nothing.
+    const verified = await verifySecret(password, hash ?? DUMMY_HASH);
+    if (user === undefined || hash === null || !verified) return fail();
+    if (user.disabled) return { ok: false, reason: 'disabled' };
+    const permissions = permissionsOf(user.roles);
+    if (permissions.size === 0) return { ok: false, reason: 'no-role' };
+    const sessionId = newOpaqueToken('');
+    const session: WebSessionRow = {
+      sessionHash: sha256Hex(sessionId),
+      userEmail: user.email,
+      csrfToken: randomBytes(CSRF_TOKEN_BYTES).toString('base64url'),
+      createdAt: now.toISOString(),
+      lastSeenAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + WEB_SESSION_IDLE_MS).toISOString(),
+      endsAt: new Date(now.getTime() + WEB_SESSION_LIFETIME_MAX_MS).toISOString(),
+    };
+    await this.#sessions.insert(session);
+    return {
+      ok: true,
+      sessionId,
+      principal: {
+        user: userView(user),
+        permissions,
+        csrfToken: session.csrfToken,
+        sessionHash: session.sessionHash,
+      },
+    };
+  }
+
+  /**
+   * The signed-in user of a cookie value, with the permissions of their roles as they are now;
+   * undefined when the session is unknown, expired, or its user was disabled (which ends it).
+   * Moves the idle deadline.
+   */
+  async authenticate(sessionId: string): Promise<WebPrincipal | undefined> {
+    const now = this.#clock.now();
+    const found = await this.#sessions.find(sha256Hex(sessionId), now.toISOString());
+    if (found === undefined) return undefined;
+    const { session, user } = found;
+    if (user.disabled) {
+      await this.#sessions.delete(session.sessionHash);
+      return undefined;
+    }
+    if (now.getTime() - Date.parse(session.lastSeenAt) >= WEB_SESSION_TOUCH_INTERVAL_MS) {
+      const idle = now.getTime() + WEB_SESSION_IDLE_MS;
+      const expiresAt = new Date(Math.min(idle, Date.parse(session.endsAt))).toISOString();
+      await this.#sessions.touch(session.sessionHash, now.toISOString(), expiresAt);
+    }
+    return {
+      user: userView(user),
+      permissions: permissionsOf(user.roles),
+      csrfToken: session.csrfToken,
+      sessionHash: session.sessionHash,
+    };
+  }
+
+  /** Ends a session (sign-out). Unknown sessions are ignored. */
+  async signOut(sessionHash: string): Promise<void> {
+    await this.#sessions.delete(sessionHash);
+  }
+
+  /** Deletes expired sessions; returns how many. */
+  purgeExpired(): Promise<number> {
+    return this.#sessions.purgeExpired(this.#clock.now().toISOString());
+  }
+}

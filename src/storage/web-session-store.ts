@@ -1,0 +1,78 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { WebSessionRow, WebSessionStore } from '../modules/auth/store.js';
+import type { AdminSessionsTable, Database } from './schema.js';
+
+function toSession(row: Selectable<AdminSessionsTable>): WebSessionRow {
+  return {
+    sessionHash: row.session_hash,
+    userEmail: row.user_email,
+    csrfToken: row.csrf_token,
+    createdAt: row.created_at,
+    lastSeenAt: row.last_seen_at,
+    expiresAt: row.expires_at,
+    endsAt: row.ends_at,
+  };
+}
+
+/** Sign-in sessions of the administration interface over Kysely; the same statements on both dialects. */
+export function createWebSessionStore(db: Kysely<Database>): WebSessionStore {
+  return {
+    async insert(session) {
+      await db
+        .insertInto('admin_sessions')
+        .values({
+          session_hash: session.sessionHash,
+          user_email: session.userEmail,
+          csrf_token: session.csrfToken,
+          created_at: session.createdAt,
+          last_seen_at: session.lastSeenAt,
+          expires_at: session.expiresAt,
+          ends_at: session.endsAt,
+        })
+        .execute();
+    },
+
+    async find(sessionHash, now) {
+      const row = await db
+        .selectFrom('admin_sessions as s')
+        .innerJoin('users as u', 'u.email', 's.user_email')
+        .selectAll('s')
+        .select(['u.display_name', 'u.roles', 'u.disabled', 'u.created_at as user_created_at'])
+        .where('s.session_hash', '=', sessionHash)
+        .where('s.expires_at', '>', now)
+        .executeTakeFirst();
+      if (row === undefined) return undefined;
+      return {
+        session: toSession(row),
+        user: {
+          email: row.user_email,
+          displayName: row.display_name,
+          passwordHash: null,
+          roles: JSON.parse(row.roles) as string[],
+          disabled: Number(row.disabled) === 1,
+          createdAt: row.user_created_at,
+        },
+      };
+    },
+
+    async touch(sessionHash, lastSeenAt, expiresAt) {
+      await db
+        .updateTable('admin_sessions')
+        .set({ last_seen_at: lastSeenAt, expires_at: expiresAt })
+        .where('session_hash', '=', sessionHash)
+        .execute();
+    },
+
+    async delete(sessionHash) {
+      await db.deleteFrom('admin_sessions').where('session_hash', '=', sessionHash).execute();
+    },
+
+    async purgeExpired(before) {
+      const result = await db
+        .deleteFrom('admin_sessions')
+        .where('expires_at', '<', before)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}

@@ -1,0 +1,258 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AUTH_FAILURES_PER_CLIENT_MAX } from '../../src/modules/auth/failure-limiter.js';
+import { WEB_SESSION_IDLE_MS } from '../../src/modules/auth/web-sessions.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { cookieOf, PASSWORD, signIn, userWith } from './helpers.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' };
+
+describe('administration interface: sign-in, sessions, headers', () => {
+  it('sends a browser from / to /admin, and from /admin to sign-in', async () => {
+    const root = await t.app.inject({ url: '/' });
+    expect(root.statusCode).toBe(302);
+    expect(root.headers.location).toBe('/admin');
+    const admin = await t.app.inject({ url: '/admin' });
+    expect(admin.statusCode).toBe(303);
+    expect(admin.headers.location).toBe('/admin/login?next=%2Fadmin');
+  });
+
+  it('serves the sign-in page with a strict CSP and the usual security headers', async () => {
+    const page = await t.app.inject({ url: '/admin/login' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toContain('text/html');
+    const csp = String(page.headers['content-security-policy']);
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    expect(page.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(page.headers['cache-control']).toBe('no-store');
+    const htmx = await t.app.inject({ url: '/admin/assets/lib/htmx.min.js' });
+    expect(htmx.statusCode).toBe(200);
+    const css = await t.app.inject({ url: '/admin/assets/admin.css' });
+    expect(css.statusCode).toBe(200);
+  });
+
+  it('signs in with the right password: an HttpOnly, SameSite=Strict cookie on /admin', async () => {
+    const email = await userWith(t, ['admin']);
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/admin/login',
+      headers: formHeaders,
+      payload: new URLSearchParams({
+        email: email.toUpperCase(),
+        password: PASSWORD,
+        next: '/admin/users',
+      }).toString(),
+    });
+    expect(response.statusCode).toBe(303);
+    expect(response.headers.location).toBe('/admin/users');
+    const cookie = response.cookies.find((c) => c.name === 'lf_admin_session');
+    expect(cookie?.httpOnly).toBe(true);
+    expect(cookie?.sameSite).toBe('Strict');
+    expect(cookie?.path).toBe('/admin');
+    expect(cookie?.secure).toBeUndefined();
+  });
+
+  it('marks the cookie Secure behind TLS', async () => {
+    const email = await userWith(t, ['viewer']);
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/admin/login',
+      headers: { ...formHeaders, 'x-forwarded-proto': 'https' },
+      payload: new URLSearchParams({ email, password: PASSWORD }).toString(),
+    });
+    expect(response.cookies.find((c) => c.name === 'lf_admin_session')?.secure).toBe(true);
+  });
+
+  it('refuses a wrong password, and never goes to another site after sign-in', async () => {
+    const email = await userWith(t, ['admin']);
+    const wrong = await t.app.inject({
+      method: 'POST',
+      url: '/admin/login',
+      headers: formHeaders,
+      payload: new URLSearchParams({ email, password: 'nope' }).toString(),
+    });
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.body).toContain('The e-mail or password is wrong');
+    expect(cookieOf(wrong, 'lf_admin_session')).toBeUndefined();
+    const offsite = await t.app.inject({
+      method: 'POST',
+      url: '/admin/login',
+      headers: formHeaders,
+      payload: new URLSearchParams({ email, password: PASSWORD, next: '//evil.example/admin' }).toString(),
+    });
+    expect(offsite.headers.location).toBe('/admin');
+  });
+
+  it('limits failed sign-ins per e-mail, then refuses even the right password for a while', async () => {
+    const email = await userWith(t, ['admin']);
+    for (let i = 0; i < AUTH_FAILURES_PER_CLIENT_MAX; i += 1) {
+      const r = await t.app.inject({
+        method: 'POST',
+        url: '/admin/login',
+        headers: formHeaders,
+        payload: new URLSearchParams({ email, password: `wrong${i}` }).toString(),
+      });
+      expect(r.statusCode).toBe(401);
+    }
+    const limited = await t.app.inject({
+      method: 'POST',
+      url: '/admin/login',
+      headers: formHeaders,
+      payload: new URLSearchParams({ email, password: PASSWORD }).toString(),
+    });
+    expect(limited.statusCode).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited.body).toContain('Too many failed sign-ins');
+    t.clock.advance(61_000);
+    await expect(signIn(t, email)).resolves.toBeDefined();
+  });
+
+  it('refuses a sign-in form posted from another site', async () => {
+    const email = await userWith(t, ['admin']);
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/admin/login',
+      headers: { ...formHeaders, origin: 'https://evil.example', host: 'localhost' },
+      payload: new URLSearchParams({ email, password: PASSWORD }).toString(),
+    });
+    expect(response.statusCode).toBe(403);
+  });
+
+  it('refuses a state change without the CSRF token or with another one', async () => {
+    const admin = await signIn(t, await userWith(t, ['admin']));
+    const without = await admin.post(
+      '/admin/users',
+      { email: 'csrf1@example.test', roles: 'viewer' },
+      { csrf: null },
+    );
+    expect(without.statusCode).toBe(403);
+    expect(without.body).toContain('CSRF');
+    const other = await admin.post(
+      '/admin/users',
+      { email: 'csrf2@example.test', roles: 'viewer' },
+      { csrf: 'x'.repeat(43) },
+    );
+    expect(other.statusCode).toBe(403);
+    expect(await t.services.accounts.findUser('csrf1@example.test')).toBeUndefined();
+    const ok = await admin.post('/admin/users', { email: 'csrf3@example.test', roles: 'viewer' });
+    expect(ok.statusCode).toBe(303);
+  });
+
+  it('ends a session at sign-out and after the idle time', async () => {
+    const email = await userWith(t, ['admin']);
+    const session = await signIn(t, email);
+    expect((await session.get('/admin/users')).statusCode).toBe(200);
+    const out = await session.post('/admin/logout', {});
+    expect(out.statusCode).toBe(200);
+    expect((await session.get('/admin/users')).statusCode).toBe(303);
+
+    const idle = await signIn(t, email);
+    t.clock.advance(WEB_SESSION_IDLE_MS - 1000);
+    expect((await idle.get('/admin/users')).statusCode).toBe(200);
+    t.clock.advance(WEB_SESSION_IDLE_MS - 1000);
+    expect((await idle.get('/admin/users')).statusCode).toBe(200);
+    t.clock.advance(WEB_SESSION_IDLE_MS + 1000);
+    const expired = await idle.get('/admin/users');
+    expect(expired.statusCode).toBe(303);
+    expect(expired.headers.location).toBe('/admin/login?next=%2Fadmin%2Fusers');
+  });
+
+  it('ends the sessions of a disabled user at their next request', async () => {
+    const admin = await signIn(t, await userWith(t, ['admin']));
+    const email = await userWith(t, ['viewer']);
+    const viewer = await signIn(t, email);
+    expect((await viewer.get('/admin/account')).statusCode).toBe(200);
+    const saved = await admin.post(`/admin/users/${encodeURIComponent(email)}`, {
+      displayName: 'Viewer',
+      roles: 'viewer',
+      disabled: 'true',
+    });
+    expect(saved.statusCode).toBe(303);
+    expect((await viewer.get('/admin/account')).statusCode).toBe(303);
+  });
+
+  it('does not let a viewer reach the users or credentials pages or actions', async () => {
+    const viewer = await signIn(t, await userWith(t, ['viewer']));
+    for (const url of ['/admin/users', '/admin/credentials']) {
+      const response = await viewer.get(url);
+      expect(response.statusCode).toBe(403);
+      expect(response.body).toContain('This needs the permission');
+    }
+    const owner = await userWith(t, ['api-client']);
+    const create = await viewer.post('/admin/credentials', { ownerEmail: owner, expiresInDays: '5' });
+    expect(create.statusCode).toBe(403);
+    const user = await viewer.post('/admin/users', { email: 'sneaky@example.test', roles: 'admin' });
+    expect(user.statusCode).toBe(403);
+    expect(await t.services.accounts.findUser('sneaky@example.test')).toBeUndefined();
+    expect(
+      (await t.services.accounts.listCredentials(0, 1000)).rows.some((c) => c.ownerEmail === owner),
+    ).toBe(false);
+  });
+
+  it('shows a new credential secret once; the list never shows it; revoking stops its token', async () => {
+    const admin = await signIn(t, await userWith(t, ['admin']));
+    const owner = await userWith(t, ['api-client']);
+    const confirm = await admin.post('/admin/credentials/confirm', {
+      ownerEmail: owner,
+      name: 'etl',
+      expiresInDays: '7',
+    });
+    expect(confirm.statusCode).toBe(200);
+    expect(confirm.body).toContain('Confirm and create');
+    expect(
+      (await t.services.accounts.listCredentials(0, 1000)).rows.some((c) => c.ownerEmail === owner),
+    ).toBe(false);
+    const created = await admin.post('/admin/credentials', {
+      ownerEmail: owner,
+      name: 'etl',
+      expiresInDays: '7',
+    });
+    expect(created.statusCode).toBe(201);
+    const clientId = /id="client-id">([^<]+)</.exec(created.body)?.[1] ?? '';
+    const clientSecret = /id="client-secret" class="secret">([^<]+)</.exec(created.body)?.[1] ?? '';
+    expect(clientSecret).toMatch(/^lfs_/);
+    expect(created.body).toContain('cannot be shown again');
+    const token = await t.app.inject({
+      method: 'POST',
+      url: '/auth/token',
+      headers: formHeaders,
+      payload: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: clientSecret,
+      }).toString(),
+    });
+    expect(token.statusCode).toBe(200);
+    const accessToken = token.json().access_token as string;
+    const list = await admin.get('/admin/credentials');
+    expect(list.body).toContain(clientId);
+    expect(list.body).not.toContain(clientSecret);
+    expect(list.body).not.toContain('>never<');
+    const revoke = await admin.post(`/admin/credentials/${clientId}/revoke`, {});
+    expect(revoke.statusCode).toBe(303);
+    const api = await t.call(accessToken, { url: '/api/v1/ingestions' });
+    expect(api.statusCode).toBe(401);
+  });
+
+  it('refuses a credential lifetime out of range with the rule', async () => {
+    const admin = await signIn(t, await userWith(t, ['admin']));
+    const owner = await userWith(t, ['api-client']);
+    const response = await admin.post('/admin/credentials/confirm', {
+      ownerEmail: owner,
+      expiresInDays: '0',
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.body).toContain('/expiresInDays');
+  });
+});
