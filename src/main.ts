@@ -67,7 +67,10 @@ async function main(): Promise<void> {
   const url = address.replace('[::1]', 'localhost');
   logger.info({ url, dialect: store.dialect }, 'ledgerflow listening');
   // One write, so a reader that sees the URL line also sees how to get a first token.
-  const lines = [`Ledgerflow listening on ${url} (storage: ${store.dialect})`];
+  const lines = [
+    `Ledgerflow listening on ${url} (storage: ${store.dialect})`,
+    `Administration interface: ${url}/admin (sign in as ${env.adminEmail})`,
+  ];
   if (report.generatedAdminPassword !== undefined) {
     lines.push(
       `First administrator ${env.adminEmail} created; generated password (shown once): ${report.generatedAdminPassword}`,

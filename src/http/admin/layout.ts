@@ -40,6 +40,7 @@ function head(title: string): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}'>
 <title>${title} · Ledgerflow</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/admin/assets/admin.css">
 <script src="/admin/assets/lib/htmx.min.js" defer></script>
 <script src="/admin/assets/admin.js" defer></script>`;

@@ -10,7 +10,11 @@ import { csrfTokenMatches, WEB_SESSION_IDLE_MS, type WebPrincipal } from '../../
 import type { Services } from '../../services.js';
 import { type Html, html } from './html.js';
 import { homeOf, notice, type PageContext, page, publicPage } from './layout.js';
+import { configurationPages } from './pages/configuration.js';
 import { credentialPages } from './pages/credentials.js';
+import { dashboardPages } from './pages/dashboard.js';
+import { ingestionPages } from './pages/ingestions.js';
+import { journalPages } from './pages/journals.js';
 import { userPages } from './pages/users.js';
 
 declare module 'fastify' {
@@ -366,6 +370,10 @@ export const adminInterface: FastifyPluginAsync<{ services: Services }> = async 
 };
 
 function registerPages(app: FastifyInstance, services: Services): void {
+  dashboardPages(app, services);
   credentialPages(app, services);
   userPages(app, services);
+  ingestionPages(app, services);
+  configurationPages(app, services);
+  journalPages(app, services);
 }

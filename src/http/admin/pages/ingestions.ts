@@ -1,0 +1,126 @@
+import type { FastifyInstance } from 'fastify';
+import type { SessionState } from '../../../modules/ingestion/session.js';
+import type { Services } from '../../../services.js';
+import { html } from '../html.js';
+import { csrfField, emptyState, notice, page, pagination, table, when } from '../layout.js';
+import { contextOf, pagingOf, queryText, sendPage } from '../plugin.js';
+
+/** How often the browser refreshes a list or session while something is open. */
+const OPEN_SESSION_REFRESH_SECONDS = 5;
+const STATES: readonly SessionState[] = ['pending', 'closed', 'expired'];
+
+function stateOf(text: string | undefined): SessionState | undefined {
+  return STATES.find((s) => s === text);
+}
+
+/** Ingestion sessions with their counters, refreshed while open; one session's failed records; close. */
+export function ingestionPages(app: FastifyInstance, services: Services): void {
+  app.get('/admin/ingestions', { config: { adminPermission: 'ingestion:read' } }, async (request, reply) => {
+    const context = contextOf(request);
+    const { page: pageNo, limit } = pagingOf(request);
+    const state = stateOf(queryText(request, 'state'));
+    const namespace = queryText(request, 'namespace');
+    const entity = queryText(request, 'entity');
+    const filter = {
+      ...(state === undefined ? {} : { state }),
+      ...(namespace === undefined ? {} : { namespace }),
+      ...(entity === undefined ? {} : { entity }),
+    };
+    const { rows, total } = await services.ingestion.listSessions(filter, pageNo, limit);
+    const anyOpen = rows.some((s) => s.state === 'pending' || s.processingStatus === 'processing');
+    const refresh = anyOpen
+      ? html` hx-get="${request.url}" hx-trigger="every ${OPEN_SESSION_REFRESH_SECONDS}s" hx-select="#sessions-region" hx-swap="outerHTML"`
+      : '';
+    const body = html`<form method="get" class="filters" action="/admin/ingestions">
+  <label>State <select name="state"><option value="">any</option>${STATES.map((s) => html`<option${s === state ? html` selected` : ''}>${s}</option>`)}</select></label>
+  <label>Namespace <input name="namespace" value="${namespace ?? ''}"></label>
+  <label>Entity <input name="entity" value="${entity ?? ''}"></label>
+  <button type="submit">Filter</button>
+</form>
+<div id="sessions-region"${refresh}>
+${
+  rows.length === 0
+    ? emptyState(
+        Object.keys(filter).length > 0
+          ? 'No session matches these filters. Clear them to see every session.'
+          : html`No ingestion session yet. Programs open one with <code>POST /api/v1/ingestions</code> (or <code>ledgerflow ingest</code>) using an API credential.`,
+      )
+    : html`${table(
+        'sessions',
+        ['Session', 'Entity', 'State', 'Processing', 'Opened', 'Chunks', 'Rows', 'Accepted', 'Failed'],
+        rows.map((s) => [
+          html`<a href="/admin/ingestions/${encodeURIComponent(s.ingestionId)}">${s.ingestionName ?? s.ingestionId}</a>`,
+          `${s.namespace}/${s.entity}`,
+          html`<span class="badge ${s.state}">${s.state}</span>`,
+          html`<span class="badge ${s.processingStatus}">${s.processingStatus}</span>`,
+          when(s.openedOn),
+          s.chunks,
+          s.totalRows,
+          s.successRows,
+          s.failedRows,
+        ]),
+      )}${pagination('/admin/ingestions', { state, namespace, entity }, pageNo, limit, total)}`
+}
+</div>`;
+    return sendPage(reply, page(context, 'Ingestion sessions', body));
+  });
+
+  app.get<{ Params: { id: string } }>(
+    '/admin/ingestions/:id',
+    { config: { adminPermission: 'ingestion:read' } },
+    async (request, reply) => {
+      const context = contextOf(request);
+      const { page: pageNo, limit } = pagingOf(request);
+      const session = await services.ingestion.getSession(request.params.id);
+      const { rows, total } = await services.ingestion.listErrors(session.ingestionId, pageNo, limit);
+      const canClose = session.state === 'pending' && context.principal.permissions.has('ingestion:write');
+      const live = session.state === 'pending' || session.processingStatus === 'processing';
+      const body = html`<div id="session-region"${live ? html` hx-get="${request.url}" hx-trigger="every ${OPEN_SESSION_REFRESH_SECONDS}s" hx-select="#session-region" hx-swap="outerHTML"` : ''}>
+${queryText(request, 'closed') === undefined ? '' : notice('info', 'The session is closed.')}
+<dl class="facts">
+  <dt>Id</dt><dd><code>${session.ingestionId}</code></dd>
+  <dt>Name</dt><dd>${session.ingestionName ?? '—'}</dd>
+  <dt>Entity</dt><dd>${session.namespace}/${session.entity}</dd>
+  <dt>State</dt><dd><span class="badge ${session.state}">${session.state}</span>${session.closeReason === null ? '' : ` (${session.closeReason})`}</dd>
+  <dt>Processing</dt><dd><span class="badge ${session.processingStatus}">${session.processingStatus}</span></dd>
+  <dt>Opened</dt><dd>${when(session.openedOn)} by ${session.openedBy}</dd>
+  <dt>Closed</dt><dd>${when(session.closedOn)}${session.closedBy === null ? '' : ` by ${session.closedBy}`}</dd>
+  <dt>Last activity</dt><dd>${when(session.lastActivityOn)} (timeout ${session.timeout})</dd>
+  <dt>Counters</dt><dd>${session.chunks} chunks · ${session.totalRows} rows · ${session.successRows} accepted · ${session.failedRows} failed</dd>
+</dl>
+${
+  canClose
+    ? html`<form method="post" action="/admin/ingestions/${encodeURIComponent(session.ingestionId)}/close">${csrfField(context)}<button type="submit">Close the session</button></form>`
+    : ''
+}
+<h2>Failed records</h2>
+${
+  rows.length === 0
+    ? emptyState('No record of this session failed.')
+    : html`${table(
+        'failed-records',
+        ['Chunk', 'Index', 'Kind', 'Errors', 'Record'],
+        rows.map((r) => [
+          r.chunkSeq,
+          r.index,
+          r.kind,
+          html`<ul class="errors">${r.errors.map((e) => html`<li><code>${e.field || '(record)'}</code> ${e.message}</li>`)}</ul>`,
+          html`<code>${r.record.length > 300 ? `${r.record.slice(0, 300)}…` : r.record}</code>`,
+        ]),
+      )}${pagination(`/admin/ingestions/${encodeURIComponent(session.ingestionId)}`, {}, pageNo, limit, total)}`
+}
+</div>`;
+      return sendPage(reply, page(context, `Session ${session.ingestionName ?? session.ingestionId}`, body));
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/admin/ingestions/:id/close',
+    { config: { adminPermission: 'ingestion:write' } },
+    async (request, reply) => {
+      const context = contextOf(request);
+      const session = await services.ingestion.closeSession(request.params.id, context.principal.user.email);
+      return reply.redirect(`/admin/ingestions/${encodeURIComponent(session.ingestionId)}?closed=1`, 303);
+    },
+  );
+}
