@@ -10,6 +10,7 @@ import { type BulkColumn, createBulkInsert } from './bulk-insert.js';
 import { countRows } from './count.js';
 import type { Store } from './database.js';
 import type { Database, IngestionsTable } from './schema.js';
+import { sessionStateIs } from './session-state.js';
 
 const RECORD_COLUMNS: readonly BulkColumn[] = [
   { name: 'ingestion_id', pgType: 'text' },
@@ -163,11 +164,8 @@ export function createIngestionStore(store: Store): IngestionStore {
       let query = db.selectFrom('ingestions');
       if (filter.namespace !== undefined) query = query.where('namespace', '=', filter.namespace);
       if (filter.entity !== undefined) query = query.where('entity', '=', filter.entity);
-      if (filter.state === 'closed') query = query.where('state', '=', 'closed');
-      if (filter.state === 'pending')
-        query = query.where('state', '=', 'pending').where('expires_at_ms', '>', nowMs);
-      if (filter.state === 'expired')
-        query = query.where('state', '=', 'pending').where('expires_at_ms', '<=', nowMs);
+      const { state } = filter;
+      if (state !== undefined) query = query.where((eb) => sessionStateIs(eb, state, nowMs));
       const rows = await query
         .selectAll()
         .orderBy('opened_on', 'desc')
@@ -188,8 +186,7 @@ export function createIngestionStore(store: Store): IngestionStore {
           api_calls: eb('api_calls', '+', 1),
         }))
         .where('ingestion_id', '=', ingestionId)
-        .where('state', '=', 'pending')
-        .where('expires_at_ms', '>', nowMs)
+        .where((eb) => sessionStateIs(eb, 'pending', nowMs))
         .returningAll()
         .executeTakeFirst();
       return row === undefined ? undefined : toSession(row);
@@ -207,8 +204,7 @@ export function createIngestionStore(store: Store): IngestionStore {
           api_calls: eb('api_calls', '+', 1),
         }))
         .where('ingestion_id', '=', ingestionId)
-        .where('state', '=', 'pending')
-        .where('expires_at_ms', '>', nowMs)
+        .where((eb) => sessionStateIs(eb, 'pending', nowMs))
         .returningAll()
         .executeTakeFirst();
       return row === undefined ? undefined : toSession(row);

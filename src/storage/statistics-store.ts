@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
+import type { SessionState } from '../modules/ingestion/session.js';
 import type { StatisticsStore } from '../modules/statistics/store.js';
 import type { Store } from './database.js';
+import { sessionStateIs } from './session-state.js';
 
 const n = (value: unknown): number => Number(value ?? 0);
 
@@ -12,21 +14,29 @@ export function createStatisticsStore(store: Store): StatisticsStore {
       let query = db.selectFrom('ingestions');
       if (range.from !== undefined) query = query.where('opened_on', '>=', range.from);
       if (range.to !== undefined) query = query.where('opened_on', '<', range.to);
-      const expired = sql<boolean>`state = 'pending' and expires_at_ms <= ${nowMs}`;
       const row = await query
-        .select((eb) => [
-          eb.fn.countAll().as('ingestions'),
-          eb.fn
-            .sum(sql`case when state = 'pending' and expires_at_ms > ${nowMs} then 1 else 0 end`)
-            .as('pending'),
-          eb.fn.sum(sql`case when state = 'closed' then 1 else 0 end`).as('closed'),
-          eb.fn.sum(sql`case when ${expired} then 1 else 0 end`).as('expired'),
-          eb.fn.sum('chunks').as('chunks'),
-          eb.fn.sum('api_calls').as('api_calls'),
-          eb.fn.sum('total_rows').as('total_rows'),
-          eb.fn.sum('success_rows').as('success_rows'),
-          eb.fn.sum('failed_rows').as('failed_rows'),
-        ])
+        .select((eb) => {
+          const countOf = (state: SessionState) =>
+            eb.fn.sum(
+              eb
+                .case()
+                .when(sessionStateIs(eb, state, nowMs))
+                .then(eb.lit(1))
+                .else(eb.lit(0))
+                .end(),
+            );
+          return [
+            eb.fn.countAll().as('ingestions'),
+            countOf('pending').as('pending'),
+            countOf('closed').as('closed'),
+            countOf('expired').as('expired'),
+            eb.fn.sum('chunks').as('chunks'),
+            eb.fn.sum('api_calls').as('api_calls'),
+            eb.fn.sum('total_rows').as('total_rows'),
+            eb.fn.sum('success_rows').as('success_rows'),
+            eb.fn.sum('failed_rows').as('failed_rows'),
+          ];
+        })
         .executeTakeFirstOrThrow();
       return {
         ingestions: n(row.ingestions),

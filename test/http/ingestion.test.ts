@@ -251,6 +251,35 @@ describe('ingestion sessions and chunks (contract 4)', () => {
       expect(closing.statusCode).toBe(409);
       expect(closing.json().type).toBe('urn:ledgerflow:problem:session-expired');
     });
+
+    it('is seen at the same millisecond by the session, the list, the statistics and the writes', async () => {
+      const idsIn = async (state: string) =>
+        (await t.call(writer, { method: 'GET', url: `/api/v1/ingestions?state=${state}&limit=1000` }))
+          .json()
+          .data.map((s: { ingestionId: string }) => s.ingestionId);
+      const metrics = async () =>
+        (
+          await t.call(writer, {
+            method: 'GET',
+            url: '/api/v1/statistics/operational-dashboard/ingestion-metrics',
+          })
+        ).json();
+      const { ingestionId } = await open({ timeout: 'PT2S' });
+      t.clock.advance(1_999);
+      const before = await metrics();
+      expect((await session(ingestionId)).state).toBe('pending');
+      expect(await idsIn('pending')).toContain(ingestionId);
+      expect(await idsIn('expired')).not.toContain(ingestionId);
+      t.clock.advance(1); // exactly the deadline: expired everywhere
+      const after = await metrics();
+      expect(after.expiredIngestions).toBe(before.expiredIngestions + 1);
+      expect(after.pendingIngestions).toBe(before.pendingIngestions - 1);
+      expect((await session(ingestionId)).state).toBe('expired');
+      expect(await idsIn('pending')).not.toContain(ingestionId);
+      expect(await idsIn('expired')).toContain(ingestionId);
+      expect((await send(ingestionId, { data: [loanRecord(1)] })).statusCode).toBe(409);
+      expect((await close(ingestionId)).statusCode).toBe(409);
+    });
   });
 
   describe('chunks', () => {
