@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, PROBLEMS, type ProblemCode, type ProblemContext, problemBody } from '../lib/errors.js';
+import { ISO_DURATION_PATTERN } from '../lib/iso-duration.js';
 import { ClientAuthError, OAuthError } from '../modules/auth/oauth-error.js';
 
 /** One failed rule of a request body or query, as a JSON Pointer path and a message. */
@@ -10,18 +11,58 @@ export interface PathError {
 
 interface AjvLikeError {
   instancePath: string;
+  schemaPath?: string;
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
+}
+
+/** How messages name the string formats of request schemas. */
+const FORMAT_NAMES: Record<string, string> = {
+  date: 'a date YYYY-MM-DD',
+  'date-time': 'an RFC 3339 date-time with an offset',
+};
+
+/** How messages name the patterns of request schemas, by the pattern's text. */
+const PATTERN_NAMES: Record<string, string> = {
+  [ISO_DURATION_PATTERN]: 'an ISO 8601 duration of weeks, days, hours, minutes and seconds, such as PT15M',
+};
+
+/** The form a `format` or named `pattern` error asks for, as messages name it. */
+function formatName(error: AjvLikeError): string | undefined {
+  const { format, pattern } = error.params;
+  if (error.keyword === 'format' && typeof format === 'string') return FORMAT_NAMES[format] ?? `a ${format}`;
+  if (error.keyword === 'pattern' && typeof pattern === 'string') return PATTERN_NAMES[pattern];
+  return undefined;
 }
 
 function pointerEscape(segment: string): string {
   return segment.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
+/**
+ * Folds the errors of an `anyOf` whose branches are string formats (a date or a date-time) into
+ * one error that names every accepted form, instead of one error per branch.
+ */
+function foldFormatAlternatives(errors: readonly AjvLikeError[]): AjvLikeError[] {
+  const folded = new Set<AjvLikeError>();
+  const result: AjvLikeError[] = [];
+  for (const error of errors) {
+    if (error.keyword !== 'anyOf' || error.schemaPath === undefined) continue;
+    const branchPrefix = `${error.schemaPath}/`;
+    const branches = errors.filter((e) => e.schemaPath?.startsWith(branchPrefix));
+    const names = branches.map(formatName);
+    if (branches.length === 0 || names.some((name) => name === undefined)) continue;
+    for (const branch of branches) folded.add(branch);
+    folded.add(error);
+    result.push({ ...error, message: `must be ${[...new Set(names)].join(' or ')}` });
+  }
+  return [...errors.filter((error) => !folded.has(error)), ...result];
+}
+
 /** Turns Ajv errors into JSON Pointer paths that name the field at fault and the rule broken. */
 export function ajvErrorsToPaths(errors: readonly AjvLikeError[], prefix = ''): PathError[] {
-  return errors.map((error) => {
+  return foldFormatAlternatives(errors).map((error) => {
     const base = `${prefix}${error.instancePath}`;
     if (error.keyword === 'required' && typeof error.params.missingProperty === 'string') {
       return { path: `${base}/${pointerEscape(error.params.missingProperty)}`, message: 'is required' };
@@ -35,6 +76,8 @@ export function ajvErrorsToPaths(errors: readonly AjvLikeError[], prefix = ''): 
     if (error.keyword === 'enum' && Array.isArray(error.params.allowedValues)) {
       return { path: base, message: `must be one of ${error.params.allowedValues.join(', ')}` };
     }
+    const format = formatName(error);
+    if (format !== undefined) return { path: base, message: `must be ${format}` };
     return { path: base, message: error.message ?? error.keyword };
   });
 }

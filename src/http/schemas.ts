@@ -14,6 +14,39 @@ export const PageQuery = {
   }),
 };
 
+/**
+ * A calendar day `YYYY-MM-DD` in a query. The `date` format of ajv-formats refuses days that do
+ * not exist (`2026-02-30`): this is the one place a date of a request is checked.
+ */
+export function DateQuery(description: string) {
+  return Type.String({ format: 'date', description, examples: ['2026-01-31'] });
+}
+
+/** A date (midnight UTC) or an RFC 3339 date-time with an offset, in a query. */
+export function InstantQuery(description: string) {
+  return Type.Union([Type.String({ format: 'date' }), Type.String({ format: 'date-time' })], {
+    description,
+    examples: ['2026-01-31', '2026-01-31T10:15:00Z'],
+  });
+}
+
+/**
+ * The instant an `InstantQuery` value names: a date is midnight UTC. `Date.parse` reads every
+ * RFC 3339 date-time except an offset written without its colon or minutes (`+01`, `+0100`) and
+ * a leap second (`23:59:60`, read here as the last millisecond before it), so those are written
+ * in its form first.
+ */
+export function instantOf(text: string): Date {
+  if (text.length === 10) return new Date(`${text}T00:00:00.000Z`);
+  const readable = text
+    .replace(
+      /([+-]\d{2}):?(\d{2})?$/,
+      (_match, hours: string, minutes?: string) => `${hours}:${minutes ?? '00'}`,
+    )
+    .replace(/:60(\.\d+)?(?=[zZ+-])/, ':59.999');
+  return new Date(Date.parse(readable));
+}
+
 /** The paginated list envelope of contract section 0. */
 export function Page<T extends TSchema>(item: T) {
   return Type.Object({

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../lib/errors.js';
+import { ISO_DURATION_PATTERN } from '../../lib/iso-duration.js';
 import { CHUNK_BODY_BYTES_MAX, CHUNK_RECORDS_MAX } from '../../modules/ingestion/chunk-body.js';
 import type { IngestionService } from '../../modules/ingestion/service.js';
 import { principalOf } from '../authenticate.js';
@@ -47,6 +48,9 @@ const ChunkAccepted = Type.Object({
   errors: Type.Array(FailedRecord),
 });
 
+/** Characters an `Idempotency-Key` may have; the key is per session. */
+const IDEMPOTENCY_KEY_LENGTH_MAX = 200;
+
 const IdParams = Type.Object({ ingestionId: Type.String({ maxLength: 100 }) });
 
 /** Ingestion sessions, chunks, and what they stored. */
@@ -67,7 +71,9 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
             entity: Type.String({ minLength: 1, maxLength: 200 }),
             timeout: Type.Optional(
               Type.String({
-                description: 'ISO 8601 duration, PT1S to P7D; default PT15M.',
+                pattern: ISO_DURATION_PATTERN,
+                description:
+                  'ISO 8601 duration of weeks, days, hours, minutes and seconds, PT1S to P7D; default PT15M.',
                 examples: ['PT15M'],
               }),
             ),
@@ -150,6 +156,9 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
   // parses them itself. Its own content-type parser lives in this encapsulated context only.
   await app.register(async (plugin) => {
     const chunks = plugin.withTypeProvider<TypeBoxTypeProvider>();
+    const appValidator = plugin.validatorCompiler;
+    if (appValidator === null || appValidator === undefined)
+      throw new Error('the application sets its validator before its routes');
     chunks.removeAllContentTypeParsers();
     chunks.addContentTypeParser(
       'application/json',
@@ -167,7 +176,15 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
           description: `A JSON body (\`application/json\`) of at most ${CHUNK_BODY_BYTES_MAX.toLocaleString('en-US')} bytes (413 above) carrying at most ${CHUNK_RECORDS_MAX.toLocaleString('en-US')} records in \`data\` (400 above; split larger data over more chunks). Atomic by default: if any record fails, 400 lists every failed record as sent and nothing is kept. With \`partial=true\` the valid records are kept (201) and the failed ones listed. A repeated \`Idempotency-Key\` with the same body replays the earlier answer (\`Idempotent-Replayed: true\`); with another body it is 422.`,
           params: IdParams,
           querystring: Type.Object({ partial: Type.Boolean({ default: false }) }),
-          headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
+          headers: Type.Object({
+            'idempotency-key': Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: IDEMPOTENCY_KEY_LENGTH_MAX,
+                description: 'Repeating a key with the same body replays the first answer.',
+              }),
+            ),
+          }),
           body: Type.Object({
             chunkName: Type.Optional(Type.String()),
             data: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
@@ -184,8 +201,9 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
             ...AUTH_ERRORS,
           },
         },
-        // The body schema documents the chunk; the service validates it from the raw bytes.
-        validatorCompiler: ({ httpPart }) => (httpPart === 'body' ? () => true : undefined) as never,
+        // The body schema documents the chunk; the service validates it from the raw bytes. The
+        // path, query and headers are checked by the application's validator like everywhere.
+        validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : appValidator(route)),
       },
       async (request, reply) => {
         if (!Buffer.isBuffer(request.body))

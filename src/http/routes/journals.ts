@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { JournalQueries } from '../../modules/accounting/journals.js';
-import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from '../schemas.js';
+import { AUTH_ERRORS, DateQuery, Page, PageQuery, Problem, pageOf } from '../schemas.js';
 
 const Journal = Type.Object({
   journalId: Type.String({ format: 'uuid' }),
@@ -24,8 +24,6 @@ const Journal = Type.Object({
   ),
 });
 
-const DateText = Type.String({ description: 'A date YYYY-MM-DD.' });
-
 /** Journals, balances and processing errors (contract 6). */
 export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries }> = async (
   app,
@@ -45,8 +43,8 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
           status: Type.Optional(Type.Union([Type.Literal('posted'), Type.Literal('unposted')])),
           ingestionId: Type.Optional(Type.String()),
           accountingConfig: Type.Optional(Type.String()),
-          from: Type.Optional(DateText),
-          to: Type.Optional(Type.String({ description: 'A date YYYY-MM-DD (exclusive).' })),
+          from: Type.Optional(DateQuery('Core date from (inclusive), a date YYYY-MM-DD.')),
+          to: Type.Optional(DateQuery('Core date to (exclusive), a date YYYY-MM-DD.')),
         }),
         response: { 200: Page(Journal), 400: Problem, ...AUTH_ERRORS },
       },
@@ -81,7 +79,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
         summary: 'Balances of posted journals per accounting configuration, node, account and currency',
         querystring: Type.Object({
           accountingConfig: Type.Optional(Type.String()),
-          asOf: Type.Optional(DateText),
+          asOf: Type.Optional(DateQuery('Count posted journals with a core date on or before this day.')),
           account: Type.Optional(Type.String()),
           currency: Type.Optional(Type.String()),
         }),

@@ -1,16 +1,22 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { StatisticsService } from '../../modules/statistics/service.js';
-import { AUTH_ERRORS, Problem } from '../schemas.js';
+import type { StatisticsService, TimeRange } from '../../modules/statistics/service.js';
+import { AUTH_ERRORS, InstantQuery, instantOf, Problem } from '../schemas.js';
 
 const Range = Type.Object({
   from: Type.Optional(
-    Type.String({
-      description: 'Start (inclusive): a date YYYY-MM-DD (midnight UTC) or an RFC 3339 date-time.',
-    }),
+    InstantQuery('Start (inclusive): a date YYYY-MM-DD (midnight UTC) or an RFC 3339 date-time.'),
   ),
-  to: Type.Optional(Type.String({ description: 'End (exclusive): a date or a date-time.' })),
+  to: Type.Optional(InstantQuery('End (exclusive): a date or a date-time.')),
 });
+
+/** The instants of a validated `Range` query. */
+function rangeOf(query: { from?: string; to?: string }): TimeRange {
+  return {
+    ...(query.from === undefined ? {} : { from: instantOf(query.from) }),
+    ...(query.to === undefined ? {} : { to: instantOf(query.to) }),
+  };
+}
 
 const I = Type.Integer();
 
@@ -47,7 +53,7 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
         },
       },
     },
-    async (request) => statistics.ingestionMetrics(request.query),
+    async (request) => statistics.ingestionMetrics(rangeOf(request.query)),
   );
 
   app.get(
@@ -72,7 +78,7 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
         },
       },
     },
-    async (request) => statistics.journalMetrics(request.query),
+    async (request) => statistics.journalMetrics(rangeOf(request.query)),
   );
 
   app.get(
@@ -100,7 +106,7 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
         },
       },
     },
-    async (request) => ({ data: await statistics.journalMetricsByDay(request.query) }),
+    async (request) => ({ data: await statistics.journalMetricsByDay(rangeOf(request.query)) }),
   );
 
   app.get(

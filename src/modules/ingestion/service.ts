@@ -12,7 +12,6 @@ import type { IngestionStore, SessionErrorRow, StoredRecord } from './store.js';
 export const SESSION_TIMEOUT_DEFAULT = 'PT15M';
 export const SESSION_TIMEOUT_MS_MIN = 1000;
 export const SESSION_TIMEOUT_MS_MAX = 7 * 24 * 3600 * 1000;
-export const IDEMPOTENCY_KEY_LENGTH_MAX = 200;
 
 /** What a chunk request gets back: status, body, and whether it is a replay. */
 export interface ChunkAnswer {
@@ -149,23 +148,6 @@ export class IngestionService {
     problemContext: ProblemContext;
   }): Promise<ChunkAnswer> {
     const { ingestionId, idempotencyKey } = input;
-    if (
-      idempotencyKey !== undefined &&
-      (idempotencyKey.length === 0 || idempotencyKey.length > IDEMPOTENCY_KEY_LENGTH_MAX)
-    ) {
-      throw new AppError(
-        'validation-failed',
-        `Idempotency-Key must have 1 to ${IDEMPOTENCY_KEY_LENGTH_MAX} characters`,
-        {
-          errors: [
-            {
-              path: '/headers/idempotency-key',
-              message: `must have 1 to ${IDEMPOTENCY_KEY_LENGTH_MAX} characters`,
-            },
-          ],
-        },
-      );
-    }
     const bodySha256 =
       idempotencyKey === undefined ? null : createHash('sha256').update(input.raw).digest('hex');
     if (idempotencyKey !== undefined) {

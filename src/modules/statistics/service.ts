@@ -1,5 +1,4 @@
 import type { Clock } from '../../lib/clock.js';
-import { AppError } from '../../lib/errors.js';
 import type {
   DayRange,
   EntityProcessingMetrics,
@@ -10,37 +9,32 @@ import type {
   StatisticsStore,
 } from './store.js';
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
-/** Parses one end of a `from`/`to` query: a date (midnight UTC) or an RFC 3339 date-time. */
-function instantOf(name: string, text: string | undefined): string | undefined {
-  if (text === undefined || text === '') return undefined;
-  const ms = Date.parse(DATE.test(text) ? `${text}T00:00:00Z` : text);
-  if (Number.isNaN(ms) || !(DATE.test(text) || /^\d{4}-\d{2}-\d{2}T/.test(text))) {
-    throw new AppError('validation-failed', `${name} must be a date YYYY-MM-DD or an RFC 3339 date-time`, {
-      errors: [{ path: `/querystring/${name}`, message: 'must be a date or a date-time' }],
-    });
-  }
-  return new Date(ms).toISOString();
+/** A half-open range [from, to) of instants; either end may be open. */
+export interface TimeRange {
+  from?: Date;
+  to?: Date;
 }
 
-function rangeOf(query: { from?: string; to?: string }): { instants: InstantRange; days: DayRange } {
-  const from = instantOf('from', query.from);
-  const to = instantOf('to', query.to);
-  // Days of [from, to): a `to` later than midnight still includes its own day.
-  const toDay =
-    to === undefined ? undefined : to.endsWith('T00:00:00.000Z') ? to.slice(0, 10) : nextDay(to.slice(0, 10));
+const DAY_MS = 86_400_000;
+
+/** The UTC day of an instant, `YYYY-MM-DD`. */
+function dayOf(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}
+
+function rangeOf(range: TimeRange): { instants: InstantRange; days: DayRange } {
+  const { from, to } = range;
   return {
-    instants: { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) },
+    instants: {
+      ...(from === undefined ? {} : { from: from.toISOString() }),
+      ...(to === undefined ? {} : { to: to.toISOString() }),
+    },
+    // Days of [from, to): a `to` later than midnight still includes its own day.
     days: {
-      ...(from === undefined ? {} : { from: from.slice(0, 10) }),
-      ...(toDay === undefined ? {} : { to: toDay }),
+      ...(from === undefined ? {} : { from: dayOf(from) }),
+      ...(to === undefined ? {} : { to: dayOf(new Date(Math.ceil(to.getTime() / DAY_MS) * DAY_MS)) }),
     },
   };
-}
-
-function nextDay(day: string): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 }
 
 /**
@@ -57,17 +51,19 @@ export class StatisticsService {
     this.#clock = clock;
   }
 
-  /** Errors: `validation-failed` for a `from`/`to` that is neither a date nor a date-time. */
-  ingestionMetrics(query: { from?: string; to?: string }): Promise<IngestionMetrics> {
+  /** Ingestion counters of the sessions opened in the range. */
+  ingestionMetrics(query: TimeRange): Promise<IngestionMetrics> {
     return this.#store.ingestionMetrics(rangeOf(query).instants, this.#clock.now().getTime());
   }
 
-  journalMetrics(query: { from?: string; to?: string }): Promise<JournalMetrics> {
+  /** Journal counters: journals by core date in the range's days, errors by time recorded. */
+  journalMetrics(query: TimeRange): Promise<JournalMetrics> {
     const { days, instants } = rangeOf(query);
     return this.#store.journalMetrics(days, instants);
   }
 
-  journalMetricsByDay(query: { from?: string; to?: string }): Promise<JournalDayMetrics[]> {
+  /** The journal counters per day that has journals or errors, in date order. */
+  journalMetricsByDay(query: TimeRange): Promise<JournalDayMetrics[]> {
     const { days, instants } = rangeOf(query);
     return this.#store.journalMetricsByDay(days, instants);
   }
