@@ -62,10 +62,14 @@ export class AppError extends Error {
   }
 }
 
-/** Where a problem happened: the request path and the request id (the log reference). */
+/**
+ * Where and when a problem happened: the request path, the request id (the log reference) and,
+ * for an answer given again (an idempotent replay), the time of the first answer.
+ */
 export interface ProblemContext {
   instance: string;
   reference: string;
+  timestamp?: string;
 }
 
 /** The problem details body of contract section 0. */
@@ -82,7 +86,7 @@ export function problemBody(
     status,
     detail,
     instance: context.instance,
-    timestamp: new Date().toISOString(),
+    timestamp: context.timestamp ?? new Date().toISOString(),
     reference: context.reference,
     ...extensions,
   };

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { add, type Decimal, decimal, toDecimalString, ZERO } from '../lib/decimal.js';
 import * as initial from './migrations/0001-initial.js';
 import * as auditDeleted from './migrations/0002-audit-deleted.js';
+import * as chunkOutcome from './migrations/0003-chunk-outcome.js';
 import * as adminSessions from './migrations/0004-admin-sessions.js';
 import type { Database } from './schema.js';
 
@@ -213,6 +214,7 @@ export async function migrateToLatest(store: Store): Promise<void> {
       getMigrations: async () => ({
         '0001-initial': withDialect(initial),
         '0002-audit-deleted': withDialect(auditDeleted),
+        '0003-chunk-outcome': withDialect(chunkOutcome),
         '0004-admin-sessions': withDialect(adminSessions),
       }),
     },

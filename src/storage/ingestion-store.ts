@@ -1,15 +1,17 @@
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { type Selectable, sql, type Transaction } from 'kysely';
 import type { SessionRow } from '../modules/ingestion/session.js';
 import type {
+  ChunkOutcome,
   ChunkWrite,
+  FailedRecord,
   FieldErrorView,
   IngestionStore,
-  StoredChunkAnswer,
+  StoredChunkOutcome,
 } from '../modules/ingestion/store.js';
 import { type BulkColumn, createBulkInsert } from './bulk-insert.js';
 import { countRows } from './count.js';
 import type { Store } from './database.js';
-import type { Database, IngestionsTable } from './schema.js';
+import type { ChunksTable, Database, IngestionsTable } from './schema.js';
 import { sessionStateIs } from './session-state.js';
 
 const RECORD_COLUMNS: readonly BulkColumn[] = [
@@ -55,6 +57,20 @@ function toSession(row: Selectable<IngestionsTable>): SessionRow {
     failedRows: Number(row.failed_rows),
     processedRows: Number(row.processed_rows),
     processingFailedRows: Number(row.processing_failed_rows),
+  };
+}
+
+function toOutcome(row: Selectable<ChunksTable>): ChunkOutcome {
+  return {
+    kind: row.rejected === 1 ? 'rejected' : 'stored',
+    ingestionId: row.ingestion_id,
+    chunkSeq: Number(row.chunk_seq),
+    chunkName: row.chunk_name,
+    acceptedRows: Number(row.accepted_rows),
+    failedRows: Number(row.failed_rows),
+    failed: JSON.parse(row.failed_records) as FailedRecord[],
+    reference: row.answer_reference,
+    answeredAt: row.answered_at,
   };
 }
 
@@ -104,20 +120,14 @@ export function createIngestionStore(store: Store): IngestionStore {
     );
   }
 
-  async function findChunkAnswer(
-    executor: Kysely<Database>,
-    ingestionId: string,
-    key: string,
-  ): Promise<StoredChunkAnswer | undefined> {
-    const row = await executor
+  async function findChunkOutcome(ingestionId: string, key: string): Promise<StoredChunkOutcome | undefined> {
+    const row = await db
       .selectFrom('chunks')
-      .select(['body_sha256', 'status_code', 'response'])
+      .selectAll()
       .where('ingestion_id', '=', ingestionId)
       .where('idempotency_key', '=', key)
       .executeTakeFirst();
-    return row === undefined
-      ? undefined
-      : { bodySha256: row.body_sha256, statusCode: row.status_code, response: row.response };
+    return row === undefined ? undefined : { bodySha256: row.body_sha256, outcome: toOutcome(row) };
   }
 
   return {
@@ -210,7 +220,7 @@ export function createIngestionStore(store: Store): IngestionStore {
       return row === undefined ? undefined : toSession(row);
     },
 
-    findChunkAnswer: (ingestionId, key) => findChunkAnswer(db, ingestionId, key),
+    findChunkOutcome,
 
     async commitChunk(write) {
       const seq = await db
@@ -221,25 +231,24 @@ export function createIngestionStore(store: Store): IngestionStore {
         .executeTakeFirst();
       if (seq === undefined) return { kind: 'gone' };
       const chunkSeq = Number(seq.chunk_seq_next);
-      const answer = write.answer(chunkSeq);
       const acceptedRows = write.accepted.length;
+      const chunk = {
+        ingestion_id: write.ingestionId,
+        chunk_seq: chunkSeq,
+        chunk_name: write.chunkName,
+        idempotency_key: write.idempotencyKey,
+        body_sha256: write.bodySha256,
+        accepted_rows: acceptedRows,
+        failed_rows: write.totalRows - acceptedRows,
+        created_at: write.at,
+        rejected: write.rejected ? 1 : 0,
+        failed_records: JSON.stringify(write.failed),
+        answer_reference: write.reference,
+        answered_at: write.at,
+      };
       try {
         const stored = await db.transaction().execute(async (trx) => {
-          await trx
-            .insertInto('chunks')
-            .values({
-              ingestion_id: write.ingestionId,
-              chunk_seq: chunkSeq,
-              chunk_name: write.chunkName,
-              idempotency_key: write.idempotencyKey,
-              body_sha256: write.bodySha256,
-              status_code: answer.statusCode,
-              response: JSON.stringify(answer.body),
-              accepted_rows: acceptedRows,
-              failed_rows: write.totalRows - acceptedRows,
-              created_at: write.at,
-            })
-            .execute();
+          await trx.insertInto('chunks').values(chunk).execute();
           await insertRecords(trx, write, chunkSeq);
           await bulkInsert(
             trx,
@@ -268,14 +277,24 @@ export function createIngestionStore(store: Store): IngestionStore {
             .executeTakeFirst();
           return counted !== undefined;
         });
-        return stored
-          ? { kind: 'stored', chunkSeq, statusCode: answer.statusCode, body: answer.body }
-          : { kind: 'gone' };
+        if (!stored) return { kind: 'gone' };
+        const outcome: ChunkOutcome = {
+          kind: write.rejected ? 'rejected' : 'stored',
+          ingestionId: write.ingestionId,
+          chunkSeq,
+          chunkName: write.chunkName,
+          acceptedRows,
+          failedRows: chunk.failed_rows,
+          failed: write.failed,
+          reference: write.reference,
+          answeredAt: write.at,
+        };
+        return { kind: 'stored', outcome };
       } catch (error) {
         if (isForeignKeyViolation(error)) return { kind: 'gone' };
         if (write.idempotencyKey !== null && isUniqueViolation(error)) {
-          const earlier = await findChunkAnswer(db, write.ingestionId, write.idempotencyKey);
-          if (earlier !== undefined) return { kind: 'replay', answer: earlier };
+          const earlier = await findChunkOutcome(write.ingestionId, write.idempotencyKey);
+          if (earlier !== undefined) return { kind: 'replay', earlier };
         }
         throw error;
       }

@@ -130,11 +130,17 @@ export interface ChunksTable {
   chunk_name: string | null;
   idempotency_key: string | null;
   body_sha256: string | null;
-  status_code: number;
-  response: string;
   accepted_rows: number;
   failed_rows: number;
   created_at: string;
+  /** 1 when an atomic chunk with failed records was rejected (nothing kept), else 0. */
+  rejected: number;
+  /** JSON array of the records that failed validation, as sent, with their errors. */
+  failed_records: string;
+  /** The reference of the request first answered, repeated by a replay (migration 0002). */
+  answer_reference: string | null;
+  /** When the chunk was first answered, repeated by a replay (migration 0002). */
+  answered_at: string;
 }
 
 export interface RecordsTable {

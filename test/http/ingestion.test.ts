@@ -523,6 +523,24 @@ describe('ingestion sessions and chunks (contract 4)', () => {
       expect(noAgain.json()).toEqual(no.json());
     });
 
+    it('answers one key sent in parallel with one outcome: the first answer, replayed to the others', async () => {
+      const { ingestionId } = await open();
+      const parallel = (body: unknown, key: string) =>
+        Promise.all(
+          Array.from({ length: 8 }, () => send(ingestionId, body, { headers: { 'idempotency-key': key } })),
+        );
+      const kept = await parallel({ chunkName: 'same', data: loanRecords(5) }, 'same-201');
+      expect(kept.map((a) => a.statusCode)).toEqual(Array(8).fill(201));
+      expect(kept.filter((a) => a.headers['idempotent-replayed'] === 'true')).toHaveLength(7);
+      expect(new Set(kept.map((a) => a.body)).size).toBe(1);
+      const refused = await parallel({ data: [loanRecord(1, { amount: 'ten' })] }, 'same-400');
+      expect(refused.map((a) => a.statusCode)).toEqual(Array(8).fill(400));
+      expect(refused.filter((a) => a.headers['idempotent-replayed'] === 'true')).toHaveLength(7);
+      // Every replay repeats the first answer, its reference and timestamp included.
+      expect(new Set(refused.map((a) => a.body)).size).toBe(1);
+      expect(await session(ingestionId)).toMatchObject({ chunks: 2, totalRows: 6, successRows: 5 });
+    });
+
     it('counts 24 chunks sent in parallel exactly, with distinct chunkSeq and every record stored', async () => {
       const { ingestionId } = await open();
       const answers = await Promise.all(

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AppError } from '../../lib/errors.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, PROBLEMS, problemBody } from '../../lib/errors.js';
 import { ISO_DURATION_PATTERN } from '../../lib/iso-duration.js';
 import { CHUNK_BODY_BYTES_MAX, CHUNK_RECORDS_MAX } from '../../modules/ingestion/chunk-body.js';
-import type { IngestionService } from '../../modules/ingestion/service.js';
+import type { ChunkResult, IngestionService } from '../../modules/ingestion/service.js';
 import { principalOf } from '../authenticate.js';
 import { problemContextOf } from '../problem.js';
 import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from '../schemas.js';
@@ -52,6 +53,35 @@ const ChunkAccepted = Type.Object({
 const IDEMPOTENCY_KEY_LENGTH_MAX = 200;
 
 const IdParams = Type.Object({ ingestionId: Type.String({ maxLength: 100 }) });
+
+/**
+ * The answer to a chunk request: 201 with the chunk's counts and failed records, or 400
+ * `chunk-invalid` with the same members when an atomic chunk had failed records. A replay is
+ * the first answer again (`Idempotent-Replayed: true`), with its reference and timestamp.
+ */
+function sendChunkOutcome(request: FastifyRequest, reply: FastifyReply, result: ChunkResult): FastifyReply {
+  const { outcome } = result;
+  if (result.replayed) reply.header('idempotent-replayed', 'true');
+  const body = {
+    ingestionId: outcome.ingestionId,
+    chunkName: outcome.chunkName,
+    chunkSeq: outcome.chunkSeq,
+    acceptedRows: outcome.acceptedRows,
+    failedRows: outcome.failedRows,
+    errors: outcome.failed,
+  };
+  if (outcome.kind === 'stored') return reply.code(201).send(body);
+  const detail = `${outcome.failed.length} of ${outcome.failedRows} records failed validation; nothing of the chunk was kept (send ?partial=true to keep the valid records)`;
+  const context = {
+    ...problemContextOf(request),
+    reference: outcome.reference ?? request.id,
+    timestamp: outcome.answeredAt,
+  };
+  return reply
+    .code(PROBLEMS['chunk-invalid'].status)
+    .type('application/problem+json')
+    .send(problemBody('chunk-invalid', detail, context, body));
+}
 
 /** Ingestion sessions, chunks, and what they stored. */
 export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionService }> = async (
@@ -208,16 +238,14 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
       async (request, reply) => {
         if (!Buffer.isBuffer(request.body))
           throw new AppError('malformed-json', 'the body must be application/json');
-        const answer = await ingestion.submitChunk({
+        const result = await ingestion.submitChunk({
           ingestionId: request.params.ingestionId,
           raw: request.body,
           partial: request.query.partial,
           idempotencyKey: request.headers['idempotency-key'],
-          problemContext: problemContextOf(request),
+          reference: request.id,
         });
-        if (answer.replayed) reply.header('idempotent-replayed', 'true');
-        if (answer.statusCode >= 400) reply.type('application/problem+json');
-        return reply.code(answer.statusCode as 201).send(answer.body as never);
+        return sendChunkOutcome(request, reply, result);
       },
     );
   });

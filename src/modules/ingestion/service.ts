@@ -1,22 +1,27 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
-import { AppError, type ProblemContext, problemBody } from '../../lib/errors.js';
+import { AppError } from '../../lib/errors.js';
 import { newIngestionId } from '../../lib/ids.js';
 import { parseIsoDurationMs } from '../../lib/iso-duration.js';
 import type { EntityCatalog } from '../entities/catalog.js';
 import { type ChunkWorker, inlineChunkWorker } from './chunk-pool.js';
 import { type SessionRow, type SessionState, type SessionView, sessionView, stateAt } from './session.js';
-import type { IngestionStore, SessionErrorRow, StoredRecord } from './store.js';
+import type {
+  ChunkOutcome,
+  IngestionStore,
+  SessionErrorRow,
+  StoredChunkOutcome,
+  StoredRecord,
+} from './store.js';
 
 /** Session timeouts (contract 4.1): default 15 minutes, from one second to seven days. */
 export const SESSION_TIMEOUT_DEFAULT = 'PT15M';
 export const SESSION_TIMEOUT_MS_MIN = 1000;
 export const SESSION_TIMEOUT_MS_MAX = 7 * 24 * 3600 * 1000;
 
-/** What a chunk request gets back: status, body, and whether it is a replay. */
-export interface ChunkAnswer {
-  statusCode: number;
-  body: unknown;
+/** What a chunk request came to, and whether it is the replay of an earlier request's outcome. */
+export interface ChunkResult {
+  outcome: ChunkOutcome;
   replayed: boolean;
 }
 
@@ -135,23 +140,24 @@ export class IngestionService {
 
   /**
    * Validates and stores one chunk (contract 4.2). Atomic by default: any failed record
-   * rejects the chunk with 400 and keeps nothing; with `partial` the valid records are kept.
-   * A repeated idempotency key with the same body replays the earlier answer. Errors:
+   * rejects the chunk (outcome `rejected`) and keeps nothing; with `partial` the valid records
+   * are kept. A repeated idempotency key with the same body returns the earlier outcome as a
+   * replay. `reference` identifies the request; it is kept with the outcome. Errors:
    * `session-not-found`, `session-closed`, `session-expired`, `malformed-json`,
-   * `validation-failed`, `idempotency-key-reused`.
+   * `validation-failed` (the chunk's shape), `idempotency-key-reused`.
    */
   async submitChunk(input: {
     ingestionId: string;
     raw: Buffer;
     partial: boolean;
     idempotencyKey: string | undefined;
-    problemContext: ProblemContext;
-  }): Promise<ChunkAnswer> {
+    reference: string;
+  }): Promise<ChunkResult> {
     const { ingestionId, idempotencyKey } = input;
     const bodySha256 =
       idempotencyKey === undefined ? null : createHash('sha256').update(input.raw).digest('hex');
     if (idempotencyKey !== undefined) {
-      const earlier = await this.#store.findChunkAnswer(ingestionId, idempotencyKey);
+      const earlier = await this.#store.findChunkOutcome(ingestionId, idempotencyKey);
       if (earlier !== undefined) return this.#replay(earlier, bodySha256, idempotencyKey);
     }
 
@@ -165,7 +171,6 @@ export class IngestionService {
     const chunk = await this.#chunkWorker.work(input.raw, entity);
     const { accepted, failed } = chunk;
     const rejected = failed.length > 0 && !input.partial;
-    const base = { ingestionId, chunkName: chunk.chunkName };
     const result = await this.#store.commitChunk({
       ingestionId,
       namespace: session.namespace,
@@ -176,35 +181,16 @@ export class IngestionService {
       accepted: rejected ? [] : accepted,
       failed,
       totalRows: chunk.totalRows,
+      rejected,
       awaitsProcessing: entity.awaitsProcessing,
+      reference: input.reference,
       at: now.toISOString(),
-      answer: (chunkSeq) =>
-        rejected
-          ? {
-              statusCode: 400,
-              body: problemBody(
-                'chunk-invalid',
-                `${failed.length} of ${chunk.totalRows} records failed validation; nothing of the chunk was kept (send ?partial=true to keep the valid records)`,
-                input.problemContext,
-                { ...base, chunkSeq, acceptedRows: 0, failedRows: chunk.totalRows, errors: failed },
-              ),
-            }
-          : {
-              statusCode: 201,
-              body: {
-                ...base,
-                chunkSeq,
-                acceptedRows: accepted.length,
-                failedRows: failed.length,
-                errors: failed,
-              },
-            },
     });
     if (result.kind === 'gone')
       throw new AppError('session-not-found', `session ${ingestionId} no longer exists`);
-    if (result.kind === 'replay') return this.#replay(result.answer, bodySha256, idempotencyKey ?? '');
+    if (result.kind === 'replay') return this.#replay(result.earlier, bodySha256, idempotencyKey ?? '');
     if (entity.awaitsProcessing && !rejected && accepted.length > 0) this.#onRecordsAwaitProcessing();
-    return { statusCode: result.statusCode, body: result.body, replayed: false };
+    return { outcome: result.outcome, replayed: false };
   }
 
   /** Stored records of an entity, optionally of one session, in arrival order. */
@@ -229,18 +215,14 @@ export class IngestionService {
     return this.#store.listErrors(ingestionId, page, limit);
   }
 
-  #replay(
-    earlier: { bodySha256: string | null; statusCode: number; response: string },
-    bodySha256: string | null,
-    key: string,
-  ): ChunkAnswer {
+  #replay(earlier: StoredChunkOutcome, bodySha256: string | null, key: string): ChunkResult {
     if (earlier.bodySha256 !== bodySha256) {
       throw new AppError(
         'idempotency-key-reused',
         `Idempotency-Key ${key} was used before in this session with another body`,
       );
     }
-    return { statusCode: earlier.statusCode, body: JSON.parse(earlier.response), replayed: true };
+    return { outcome: earlier.outcome, replayed: true };
   }
 
   async #existing(ingestionId: string): Promise<SessionRow> {

@@ -13,11 +13,37 @@ export interface FailedRecord {
   errors: FieldErrorView[];
 }
 
-/** A chunk answer as stored, replayed for a repeated idempotency key (contract 4.2). */
-export interface StoredChunkAnswer {
+/**
+ * What a chunk request came to. It is stored with the chunk, so a repeated idempotency key gets
+ * the same outcome back; the HTTP layer renders it (201, or 400 `chunk-invalid`).
+ */
+export interface ChunkOutcome {
+  /**
+   * `stored`: the chunk was kept, with its failed records listed (under `partial`);
+   * `rejected`: an atomic chunk had failed records, and nothing of it was kept.
+   */
+  kind: 'stored' | 'rejected';
+  ingestionId: string;
+  chunkSeq: number;
+  chunkName: string | null;
+  acceptedRows: number;
+  /** Rows not kept: the failed records, or every row of a rejected chunk. */
+  failedRows: number;
+  /** The records that failed validation, as sent, with their errors. */
+  failed: FailedRecord[];
+  /**
+   * The reference of the request first answered with this outcome, which a replay repeats;
+   * null for stored chunks answered before references were kept with the outcome.
+   */
+  reference: string | null;
+  /** When the outcome was first answered (RFC 3339), which a replay repeats. */
+  answeredAt: string;
+}
+
+/** A chunk outcome as stored, with the digest of the body that produced it. */
+export interface StoredChunkOutcome {
   bodySha256: string | null;
-  statusCode: number;
-  response: string;
+  outcome: ChunkOutcome;
 }
 
 /** Everything one chunk writes, in one transaction. */
@@ -34,10 +60,12 @@ export interface ChunkWrite {
   failed: FailedRecord[];
   /** Rows received: accepted + failed + valid records of a rejected atomic chunk. */
   totalRows: number;
+  /** Whether an atomic chunk was rejected (then `accepted` is empty). */
+  rejected: boolean;
   /** Whether the stored records wait for the accounting engine (else processed on arrival). */
   awaitsProcessing: boolean;
-  /** Builds the answer once the chunk's sequence number is known. */
-  answer(chunkSeq: number): { statusCode: number; body: unknown };
+  /** The reference of the request, kept with the outcome. */
+  reference: string;
   at: string;
 }
 
@@ -68,7 +96,7 @@ export interface SessionErrorRow {
  * The storage port of the ingestion module. Counters are changed in place by single
  * statements, so parallel chunks on any number of instances are counted exactly once, and
  * `commitChunk` is the one write path of a chunk: idempotency check, sequence number, records,
- * errors and the stored answer, all in one transaction.
+ * errors and the stored outcome, all in one transaction.
  */
 export interface IngestionStore {
   insertSession(row: SessionRow): Promise<void>;
@@ -91,17 +119,18 @@ export interface IngestionStore {
     nowMs: number,
     at: string,
   ): Promise<SessionRow | undefined>;
-  findChunkAnswer(ingestionId: string, idempotencyKey: string): Promise<StoredChunkAnswer | undefined>;
+  /** The stored outcome of the chunk sent with this idempotency key in this session, if any. */
+  findChunkOutcome(ingestionId: string, idempotencyKey: string): Promise<StoredChunkOutcome | undefined>;
   /**
-   * Writes a chunk. Returns `{ kind: 'stored' }` with the answer, `{ kind: 'replay' }` with the
-   * earlier answer when a concurrent request stored the same idempotency key first, or
+   * Writes a chunk. Returns `{ kind: 'stored' }` with its outcome, `{ kind: 'replay' }` with the
+   * earlier outcome when a concurrent request stored the same idempotency key first, or
    * `{ kind: 'gone' }` when the session no longer exists (a configuration upload wiped it).
    */
   commitChunk(
     write: ChunkWrite,
   ): Promise<
-    | { kind: 'stored'; chunkSeq: number; statusCode: number; body: unknown }
-    | { kind: 'replay'; answer: StoredChunkAnswer }
+    | { kind: 'stored'; outcome: ChunkOutcome }
+    | { kind: 'replay'; earlier: StoredChunkOutcome }
     | { kind: 'gone' }
   >;
   listRecords(
