@@ -48,11 +48,11 @@ const oldStored = {
 };
 
 /**
- * Migration 0002 turns the rendered answers stored by 0001 into chunk outcomes; a replay of an
+ * Migration 0003 turns the rendered answers stored by 0001 into chunk outcomes; a replay of an
  * old chunk then renders exactly the answer given before (the 400 with its reference and
  * timestamp). Runs on the dialect of TEST_DATABASE_URL.
  */
-describe('migration 0002: stored chunk answers become outcomes', () => {
+describe('migration 0003: stored chunk answers become outcomes', () => {
   let url: string;
   let store: Store;
   beforeAll(async () => {
