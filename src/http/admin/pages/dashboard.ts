@@ -1,5 +1,7 @@
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../services.js';
+import { instantOf } from '../../schemas.js';
 import { html, jsonScript } from '../html.js';
 import { emptyState, page } from '../layout.js';
 import { contextOf, queryText, sendPage } from '../plugin.js';
@@ -12,53 +14,63 @@ function kpi(label: string, value: number) {
   return html`<div class="kpi"><span>${label}</span><strong>${value.toLocaleString('en-US')}</strong></div>`;
 }
 
+/** A date of the dashboard's range form; empty when the field was left blank. */
+const RangeDate = Type.Optional(Type.Union([Type.Literal(''), Type.String({ format: 'date' })]));
+
 /** The dashboard: the statistics as figures and charts (Chart.js, drawn by dashboard.js). */
 export function dashboardPages(app: FastifyInstance, services: Services): void {
-  app.get('/admin/dashboard', { config: { adminPermission: 'statistics:read' } }, async (request, reply) => {
-    const context = contextOf(request);
-    const from = queryText(request, 'from');
-    const to = queryText(request, 'to');
-    const range = { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) };
-    const today = Date.parse(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
-    const days = Array.from({ length: DASHBOARD_DAYS }, (_, i) =>
-      new Date(today - (DASHBOARD_DAYS - 1 - i) * DAY_MS).toISOString().slice(0, 10),
-    );
-    const [ingestion, journals, byDay, processing, rowsByDay] = await Promise.all([
-      services.statistics.ingestionMetrics(range),
-      services.statistics.journalMetrics(range),
-      services.statistics.journalMetricsByDay(range),
-      services.statistics.processingMetrics(),
-      Promise.all(
-        days.map((day) =>
-          services.statistics.ingestionMetrics({
-            from: day,
-            to: new Date(Date.parse(`${day}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10),
-          }),
+  const schema = { hide: true, querystring: Type.Object({ from: RangeDate, to: RangeDate }) };
+  app.get(
+    '/admin/dashboard',
+    { schema, config: { adminPermission: 'statistics:read' } },
+    async (request, reply) => {
+      const context = contextOf(request);
+      const from = queryText(request, 'from');
+      const to = queryText(request, 'to');
+      const range = {
+        ...(from === undefined ? {} : { from: instantOf(from) }),
+        ...(to === undefined ? {} : { to: instantOf(to) }),
+      };
+      const today = Date.parse(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
+      const days = Array.from({ length: DASHBOARD_DAYS }, (_, i) =>
+        new Date(today - (DASHBOARD_DAYS - 1 - i) * DAY_MS).toISOString().slice(0, 10),
+      );
+      const [ingestion, journals, byDay, processing, rowsByDay] = await Promise.all([
+        services.statistics.ingestionMetrics(range),
+        services.statistics.journalMetrics(range),
+        services.statistics.journalMetricsByDay(range),
+        services.statistics.processingMetrics(),
+        Promise.all(
+          days.map((day) =>
+            services.statistics.ingestionMetrics({
+              from: instantOf(day),
+              to: new Date(instantOf(day).getTime() + DAY_MS),
+            }),
+          ),
         ),
-      ),
-    ]);
-    const data = {
-      rowsByDay: {
-        labels: days,
-        success: rowsByDay.map((m) => m.successRows),
-        failed: rowsByDay.map((m) => m.failedRows),
-      },
-      journalsByDay: {
-        labels: byDay.map((d) => d.date),
-        posted: byDay.map((d) => d.postedJournals),
-        unposted: byDay.map((d) => d.unpostedJournals),
-        errors: byDay.map((d) => d.errors),
-      },
-      posting: { posted: journals.postedJournals, unposted: journals.unpostedJournals },
-      processing: {
-        labels: processing.map((p) => `${p.namespace}/${p.entity}`),
-        processed: processing.map((p) => p.processed),
-        pending: processing.map((p) => p.pending),
-        failed: processing.map((p) => p.failed),
-      },
-    };
-    const nothing = ingestion.ingestions === 0 && journals.postedJournals + journals.unpostedJournals === 0;
-    const body = html`<form method="get" class="filters" action="/admin/dashboard">
+      ]);
+      const data = {
+        rowsByDay: {
+          labels: days,
+          success: rowsByDay.map((m) => m.successRows),
+          failed: rowsByDay.map((m) => m.failedRows),
+        },
+        journalsByDay: {
+          labels: byDay.map((d) => d.date),
+          posted: byDay.map((d) => d.postedJournals),
+          unposted: byDay.map((d) => d.unpostedJournals),
+          errors: byDay.map((d) => d.errors),
+        },
+        posting: { posted: journals.postedJournals, unposted: journals.unpostedJournals },
+        processing: {
+          labels: processing.map((p) => `${p.namespace}/${p.entity}`),
+          processed: processing.map((p) => p.processed),
+          pending: processing.map((p) => p.pending),
+          failed: processing.map((p) => p.failed),
+        },
+      };
+      const nothing = ingestion.ingestions === 0 && journals.postedJournals + journals.unpostedJournals === 0;
+      const body = html`<form method="get" class="filters" action="/admin/dashboard">
   <label>From <input type="date" name="from" value="${from ?? ''}"></label>
   <label>To (exclusive) <input type="date" name="to" value="${to ?? ''}"></label>
   <button type="submit">Apply</button>
@@ -76,9 +88,13 @@ ${nothing ? emptyState(html`No data yet. Upload a configuration under <a href="/
   <figure class="chart"><figcaption>Records by entity</figcaption><canvas id="chart-processing" role="img" aria-label="Processed, pending and failed records by entity"></canvas></figure>
 </div>
 ${jsonScript('dashboard-data', data)}`;
-    return sendPage(
-      reply,
-      page(context, 'Dashboard', body, ['/admin/assets/lib/chart.umd.min.js', '/admin/assets/dashboard.js']),
-    );
-  });
+      return sendPage(
+        reply,
+        page(context, 'Dashboard', body, [
+          '/admin/assets/lib/chart.umd.min.js',
+          '/admin/assets/dashboard.js',
+        ]),
+      );
+    },
+  );
 }
