@@ -1,11 +1,86 @@
 import type { InjectOptions } from 'fastify';
 import { expect, it } from 'vitest';
+import { type Permission, permissionsOf, ROLE_NAMES } from '../../src/modules/auth/permissions.js';
 import type { TestApp } from './app.js';
+
+/** The access of a route anyone may call without a token. */
+export const PUBLIC = 'public';
+
+/**
+ * Who may call each route of the app: `PUBLIC`, or the permission the route needs (a list when
+ * any one of them suffices), keyed `METHOD /path` as the route is registered (HEAD routes
+ * follow their GET). This is the one table of the shared auth rule: `test/http/auth-coverage`
+ * checks it against the routes of the built app, both ways, and runs the shared auth cases of
+ * `itRequiresPermission` on every protected route it lists. A new route therefore fails that
+ * test until it is entered here, with the permission the contract gives it; a route that
+ * forgot to declare its permission fails because its entry says otherwise. Routes under
+ * `/docs` belong to the API reference page and are public.
+ */
+export const ROUTE_ACCESS: Readonly<Record<string, typeof PUBLIC | Permission | readonly Permission[]>> = {
+  'GET /healthz': PUBLIC,
+  'GET /readyz': PUBLIC,
+  'GET /metrics': PUBLIC,
+  'GET /openapi.json': PUBLIC,
+  'GET /.well-known/oauth-authorization-server': PUBLIC,
+  'POST /auth/token': PUBLIC,
+  'POST /auth/revoke': PUBLIC,
+
+  'GET /api/v1/credentials': 'credentials:manage',
+  'POST /api/v1/credentials': 'credentials:manage',
+  'DELETE /api/v1/credentials/:clientId': 'credentials:manage',
+  'GET /api/v1/users': 'users:manage',
+  'POST /api/v1/users': 'users:manage',
+  'PATCH /api/v1/users/:email': 'users:manage',
+
+  'GET /api/v1/configuration/bulk': 'configuration:read',
+  'PUT /api/v1/configuration/bulk': 'configuration:write',
+  'DELETE /api/v1/configuration/bulk': 'configuration:delete',
+  'GET /api/v1/audit-log': ['users:manage', 'configuration:read'],
+
+  'GET /api/v1/namespaces': 'configuration:read',
+  'GET /api/v1/namespaces/:ns/entities': 'configuration:read',
+  'GET /api/v1/namespaces/:ns/entities/:entity': 'configuration:read',
+  'GET /api/v1/namespaces/:ns/entities/:entity/example': 'configuration:read',
+  'GET /api/v1/namespaces/:ns/entities/:entity/records': 'ingestion:read',
+
+  'POST /api/v1/ingestions': 'ingestion:write',
+  'GET /api/v1/ingestions': 'ingestion:read',
+  'GET /api/v1/ingestions/:ingestionId': 'ingestion:read',
+  'POST /api/v1/ingestions/:ingestionId': 'ingestion:write',
+  'PATCH /api/v1/ingestions/:ingestionId': 'ingestion:write',
+  'GET /api/v1/ingestions/:ingestionId/errors': 'ingestion:read',
+
+  'GET /api/v1/statistics/operational-dashboard/ingestion-metrics': 'statistics:read',
+  'GET /api/v1/statistics/operational-dashboard/journal-metrics': 'statistics:read',
+  'GET /api/v1/statistics/operational-dashboard/journal-metrics-by-day': 'statistics:read',
+  'GET /api/v1/statistics/processing': 'statistics:read',
+
+  'GET /api/v1/journals': 'journals:read',
+  'GET /api/v1/journals/:journalId': 'journals:read',
+  'GET /api/v1/balances': 'journals:read',
+  'GET /api/v1/processing-errors': 'journals:read',
+};
+
+/** The permissions of which any one lets a caller through, as a list. */
+export function anyOf(permission: Permission | readonly Permission[]): readonly Permission[] {
+  return typeof permission === 'string' ? [permission] : permission;
+}
+
+/** The roles that grant none of `permissions`. */
+export function rolesWithout(permissions: readonly Permission[]): string[] {
+  return ROLE_NAMES.filter((role) => !permissions.some((p) => permissionsOf([role]).has(p)));
+}
+
+/** The roles that grant at least one of `permissions`. */
+export function rolesWith(permissions: readonly Permission[]): string[] {
+  return ROLE_NAMES.filter((role) => permissions.some((p) => permissionsOf([role]).has(p)));
+}
 
 /**
  * The authentication cases every protected route shares (style: one helper for the auth cases
- * of every route): no token, a malformed header, an unknown token, and a caller whose roles
- * lack the permission, each with the documented status and problem type.
+ * of every route): no token, a malformed header, an unknown token, and a caller with no role
+ * or only roles that lack the permission, each with the documented status and problem type.
+ * `permission` is the permission the 403 names (`a or b` when either suffices).
  */
 export function itRequiresPermission(
   getApp: () => TestApp,
@@ -40,19 +115,22 @@ export function itRequiresPermission(
     }
   });
 
-  it(`${label}: 403 naming ${permission} for roles ${rolesWithout.join(', ') || '(none)'}`, async () => {
+  const roleSets = rolesWithout.length === 0 ? [[]] : [[], rolesWithout];
+  it(`${label}: 403 naming ${permission} for no role and for ${rolesWithout.join(', ') || '(none)'}`, async () => {
     // Every role reads something, so a caller without any role is made by taking the roles
-    // away after the token was issued; the token then acts with no permission at all.
+    // away after the token was issued; the token then acts with the roles it has now.
     const t = getApp();
     const credential = await t.credentialFor(['viewer']);
     const token = (await t.services.tokens.clientCredentialsGrant(credential)).access_token;
-    await t.services.accounts.updateUser(credential.ownerEmail, { roles: rolesWithout });
-    const response = await t.call(token, request);
-    expect(response.statusCode).toBe(403);
-    expect(response.json()).toMatchObject({
-      type: 'urn:ledgerflow:problem:forbidden',
-      missingPermission: permission,
-    });
-    expect(response.json().detail).toContain(permission);
+    for (const roles of roleSets) {
+      await t.services.accounts.updateUser(credential.ownerEmail, { roles });
+      const response = await t.call(token, request);
+      expect(response.statusCode, roles.join(', ')).toBe(403);
+      expect(response.json()).toMatchObject({
+        type: 'urn:ledgerflow:problem:forbidden',
+        missingPermission: permission,
+      });
+      expect(response.json().detail).toContain(permission);
+    }
   });
 }

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { itRequiresPermission } from '../helpers/auth-cases.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 
 /** Entity metadata (contract 3.1). */
@@ -22,16 +21,7 @@ describe('namespaces, entities and example chunks', () => {
     ).toBe(200);
   });
   afterAll(async () => t?.close());
-  const app = () => t;
   const get = (url: string) => t.call(reader, { method: 'GET', url });
-
-  itRequiresPermission(app, { method: 'GET', url: '/api/v1/namespaces' }, 'configuration:read', []);
-  itRequiresPermission(
-    app,
-    { method: 'GET', url: '/api/v1/namespaces/loans/entities/loanTransaction/example' },
-    'configuration:read',
-    [],
-  );
 
   it('lists the namespaces of user entities and the ledger', async () => {
     expect((await get('/api/v1/namespaces')).json()).toEqual({

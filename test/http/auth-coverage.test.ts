@@ -1,0 +1,102 @@
+import type { FastifyServerOptions, RouteOptions } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Permission } from '../../src/modules/auth/permissions.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import {
+  anyOf,
+  itRequiresPermission,
+  PUBLIC,
+  ROUTE_ACCESS,
+  rolesWith,
+  rolesWithout,
+} from '../helpers/auth-cases.js';
+
+/**
+ * Every route the app registers, as Fastify announces it to `onRoute` hooks: the app is built
+ * by `buildApp`, which adds its routes to a Fastify instance of its own, so the instance is
+ * given the hook the moment it is made, before any route exists.
+ */
+const registered = vi.hoisted((): Pick<RouteOptions, 'method' | 'url' | 'config'>[] => []);
+vi.mock('fastify', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('fastify')>();
+  const withRouteLog = (options?: FastifyServerOptions) => {
+    const app = actual.default(options);
+    app.addHook('onRoute', (route) => {
+      registered.push({ method: route.method, url: route.url, config: route.config });
+    });
+    return app;
+  };
+  return { ...actual, default: withRouteLog };
+});
+
+/** A URL of a route pattern: every path parameter becomes `x` (authentication comes first). */
+const urlOf = (pattern: string): string => pattern.replace(/:[A-Za-z]+/g, 'x');
+
+const protectedRoutes = Object.entries(ROUTE_ACCESS).flatMap(([route, access]) => {
+  if (access === PUBLIC) return [];
+  const [method = '', pattern = ''] = route.split(' ');
+  return [{ route, method, url: urlOf(pattern), permissions: anyOf(access) }];
+});
+
+/**
+ * One table, `ROUTE_ACCESS`, for the auth rule of every route. The first test compares it with
+ * the routes of the built app, both ways: a protected route added without an entry (or with
+ * another permission than its entry) fails it, and so does an entry whose route is gone or a
+ * route that forgot to declare its permission. Every protected entry then gets the shared auth
+ * cases here, so no test file has to remember them.
+ */
+describe('the auth rule of every route', () => {
+  let t: TestApp;
+  const tokens = new Map<string, Promise<string>>();
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t?.close());
+  const app = () => t;
+  // One token per role, made on first use; the clock of this app never moves, so none expires.
+  const tokenOf = (role: string): Promise<string> => {
+    let token = tokens.get(role);
+    if (token === undefined) {
+      token = t.tokenFor([role]);
+      tokens.set(role, token);
+    }
+    return token;
+  };
+
+  it('ROUTE_ACCESS lists every registered route with the permission it declares, and nothing else', () => {
+    const declared: Record<string, string | readonly Permission[]> = {};
+    const heads: Record<string, unknown> = {};
+    for (const route of registered) {
+      const permission = route.config?.permission ?? PUBLIC;
+      for (const method of [route.method].flat()) {
+        const key = `${method} ${route.url}`;
+        if (route.url === '/docs' || route.url.startsWith('/docs/')) {
+          expect(permission, `${key} serves the API reference page to anyone`).toBe(PUBLIC);
+        } else if (method === 'HEAD') {
+          heads[key] = permission;
+        } else {
+          declared[key] = permission;
+        }
+      }
+    }
+    expect(declared).toEqual(ROUTE_ACCESS);
+    // Fastify answers HEAD with the GET route's handler; its permission must be the same.
+    for (const [key, permission] of Object.entries(heads)) {
+      expect(permission, key).toEqual(declared[key.replace(/^HEAD /, 'GET ')]);
+    }
+    expect(protectedRoutes.length).toBeGreaterThan(0);
+  });
+
+  for (const { route, method, url, permissions } of protectedRoutes) {
+    describe(route, () => {
+      itRequiresPermission(app, { method, url }, permissions.join(' or '), rolesWithout(permissions));
+
+      it(`lets ${rolesWith(permissions).join(', ')} past authentication`, async () => {
+        for (const role of rolesWith(permissions)) {
+          const response = await t.call(await tokenOf(role), { method, url });
+          expect([401, 403], `${role}: ${response.body}`).not.toContain(response.statusCode);
+        }
+      });
+    });
+  }
+});
