@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { itRequiresPermission } from '../helpers/auth-cases.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
@@ -572,17 +572,42 @@ describe('ingestion sessions and chunks (contract 4)', () => {
     it('keeps a chunk whose request started before the session was closed', async () => {
       const { ingestionId } = await open();
       t.clock.advance(1_000);
-      const chunk = send(ingestionId, { data: loanRecords(3000) });
-      // The chunk has passed the open-session check once it moved lastActivityOn; close then,
-      // while it is still being validated and written.
-      const opened = (await session(ingestionId)).lastActivityOn;
-      for (let i = 0; i < 2000 && (await session(ingestionId)).lastActivityOn === opened; i += 1);
-      const closeAnswer = await close(ingestionId);
-      const chunkAnswer = await chunk;
-      expect(chunkAnswer.statusCode).toBe(201);
-      expect(closeAnswer.statusCode).toBe(200);
-      expect(await session(ingestionId)).toMatchObject({ state: 'closed', successRows: 3000 });
-      expect((await records(ingestionId)).totalSize).toBe(3000);
+      // Hold the chunk between its open-session check (which moves lastActivityOn) and its
+      // write: submitChunk looks up the session's entity in between. Left to timing, the close
+      // could land before the check or after the write, and the test would pass all the same.
+      let arrived = () => {};
+      const held = new Promise<void>((resolve) => {
+        arrived = resolve;
+      });
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const lookUp = t.services.catalog.entity.bind(t.services.catalog);
+      const spy = vi.spyOn(t.services.catalog, 'entity').mockImplementationOnce(async (ns, entity) => {
+        arrived();
+        await gate;
+        return lookUp(ns, entity);
+      });
+      try {
+        const chunk = send(ingestionId, { data: loanRecords(3) });
+        await held;
+        const before = await session(ingestionId);
+        expect(Date.parse(before.lastActivityOn)).toBe(Date.parse(before.openedOn) + 1_000);
+        expect(before).toMatchObject({ state: 'pending', chunks: 0 });
+        // The close commits while the chunk, past its check, has written nothing yet.
+        const closeAnswer = await close(ingestionId);
+        expect(closeAnswer.statusCode).toBe(200);
+        expect(closeAnswer.json()).toMatchObject({ state: 'closed', chunks: 0, successRows: 0 });
+        release();
+        const chunkAnswer = await chunk;
+        expect(chunkAnswer.statusCode, chunkAnswer.body).toBe(201);
+      } finally {
+        release();
+        spy.mockRestore();
+      }
+      expect(await session(ingestionId)).toMatchObject({ state: 'closed', chunks: 1, successRows: 3 });
+      expect((await records(ingestionId)).totalSize).toBe(3);
     });
 
     it('accepts the example chunk of every entity kind as it is (contract 3.1)', async () => {
