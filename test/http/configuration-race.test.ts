@@ -37,26 +37,68 @@ describe('configuration upload racing with chunks and reads', () => {
     expect((await put(x)).statusCode).toBe(200);
     const xText = JSON.stringify(x.configuration.entities);
     const yText = JSON.stringify(y.configuration.entities);
-    const seen = new Set<string>();
-    let stop = false;
-    // Every loop is bounded, so the test ends even if one side starves the others.
-    const ROUNDS_MAX = 150;
+
+    // What the test must have seen for the race to count. The uploader goes on alternating
+    // until all of it was (or the deadline passed), so a run where every read and chunk fell
+    // between two uploads, or all during one, fails instead of passing unraced.
+    const observed = {
+      readX: false,
+      readY: false,
+      readDuringUpload: false,
+      chunkDuringUpload: false,
+      chunkStored: false, // 201: the session was opened under X
+      chunkRefused: false, // 400: opened under Y, which has no `note`
+      chunkOfWipedSession: false, // 404: an upload removed the session in between
+    };
+    const raced = () => Object.values(observed).every(Boolean);
+    const UPLOADS_MIN = 12;
+    const RACE_DEADLINE_MS = 30_000;
+    const deadline = Date.now() + RACE_DEADLINE_MS;
+
+    // An operation overlapped an upload when one was in flight as it started or one started
+    // before it was answered.
+    let uploadsStarted = 0;
+    let uploadsFinished = 0;
+    let done = false;
+    const duringUpload = async <T>(operation: () => Promise<T>): Promise<[T, boolean]> => {
+      const started = uploadsStarted;
+      const inFlight = uploadsStarted > uploadsFinished;
+      const result = await operation();
+      return [result, inFlight || uploadsStarted > started];
+    };
 
     const uploader = async () => {
-      for (let i = 0; i < 12; i += 1) expect((await put(i % 2 === 0 ? y : x)).statusCode).toBe(200);
-      stop = true;
+      for (let i = 0; (i < UPLOADS_MIN || !raced()) && Date.now() < deadline && !done; i += 1) {
+        uploadsStarted += 1;
+        expect((await put(i % 2 === 0 ? y : x)).statusCode).toBe(200);
+        uploadsFinished += 1;
+        // Uneven pauses: some rounds of the others fall between uploads, some during one.
+        await new Promise((resolve) => setTimeout(resolve, i % 3));
+      }
+      uploadsStarted += 1;
+      expect((await put(x)).statusCode).toBe(200);
+      uploadsFinished += 1;
+      done = true;
     };
+    // The app answers an injected request without a turn of the event loop when nothing waits
+    // on I/O; every side takes one per round, so none starves the others (or the timers).
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
     const reader = async () => {
-      for (let round = 0; round < ROUNDS_MAX && !stop; round += 1) {
-        const response = await t.call(operator, { method: 'GET', url: '/api/v1/configuration/bulk' });
+      while (!done) {
+        await nextTurn();
+        const [response, overlapped] = await duringUpload(() =>
+          t.call(operator, { method: 'GET', url: '/api/v1/configuration/bulk' }),
+        );
         const entities = JSON.stringify(response.json().configuration.entities);
         expect([xText, yText]).toContain(entities);
-        seen.add(entities === xText ? 'x' : 'y');
+        if (entities === xText) observed.readX = true;
+        else observed.readY = true;
+        if (overlapped) observed.readDuringUpload = true;
       }
     };
-    const statuses: number[] = [];
     const submitter = async () => {
-      for (let round = 0; round < ROUNDS_MAX && !stop; round += 1) {
+      while (!done) {
+        await nextTurn();
         const opened = await t.call(operator, {
           method: 'POST',
           url: '/api/v1/ingestions',
@@ -64,21 +106,39 @@ describe('configuration upload racing with chunks and reads', () => {
         });
         if (opened.statusCode !== 201) continue;
         const id = opened.json().ingestionId;
-        for (let i = 0; i < 3 && !stop; i += 1) {
-          const chunk = await t.call(operator, {
-            method: 'POST',
-            url: `/api/v1/ingestions/${id}`,
-            payload: { data: [loanRecord(i, { note: 'with note' })] },
-          });
-          statuses.push(chunk.statusCode);
+        for (let i = 0; i < 3 && !done; i += 1) {
+          const [chunk, overlapped] = await duringUpload(() =>
+            t.call(operator, {
+              method: 'POST',
+              url: `/api/v1/ingestions/${id}`,
+              payload: { data: [loanRecord(i, { note: 'with note' })] },
+            }),
+          );
           // 201 under X, 400 under Y (unknown field), 404 when an upload wiped the session.
           expect([201, 400, 404]).toContain(chunk.statusCode);
+          if (chunk.statusCode === 201) observed.chunkStored = true;
+          if (chunk.statusCode === 400) observed.chunkRefused = true;
+          if (chunk.statusCode === 404) observed.chunkOfWipedSession = true;
+          if (overlapped) observed.chunkDuringUpload = true;
         }
       }
     };
-    await Promise.all([uploader(), reader(), reader(), submitter(), submitter()]);
-    expect(seen.size).toBeGreaterThan(0);
-    expect(statuses.length).toBeGreaterThan(0);
+    // A failing side stops the others, so the test ends with its failure.
+    const stopOnFailure = (side: Promise<void>) =>
+      side.catch((error: unknown) => {
+        done = true;
+        throw error;
+      });
+    await Promise.all([uploader(), reader(), reader(), submitter(), submitter()].map(stopOnFailure));
+    expect(observed, `the race was not observed within ${RACE_DEADLINE_MS} ms`).toEqual({
+      readX: true,
+      readY: true,
+      readDuringUpload: true,
+      chunkDuringUpload: true,
+      chunkStored: true,
+      chunkRefused: true,
+      chunkOfWipedSession: true,
+    });
 
     // The last upload was X; whatever is stored now belongs to sessions opened under X.
     const final = await t.call(operator, { method: 'GET', url: '/api/v1/configuration/bulk' });
