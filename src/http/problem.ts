@@ -40,6 +40,11 @@ function pointerEscape(segment: string): string {
   return segment.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
+/** The error of an `anyOf` branch that accepts an empty string. */
+function isEmptyAlternative(error: AjvLikeError): boolean {
+  return error.keyword === 'const' && error.params.allowedValue === '';
+}
+
 /**
  * Folds the errors of an `anyOf` whose branches are string formats (a date or a date-time) into
  * one error that names every accepted form, instead of one error per branch.
@@ -51,7 +56,8 @@ function foldFormatAlternatives(errors: readonly AjvLikeError[]): AjvLikeError[]
     if (error.keyword !== 'anyOf' || error.schemaPath === undefined) continue;
     const branchPrefix = `${error.schemaPath}/`;
     const branches = errors.filter((e) => e.schemaPath?.startsWith(branchPrefix));
-    const names = branches.map(formatName);
+    // An empty value accepted as "no bound" is not a form worth naming in the message.
+    const names = branches.filter((branch) => !isEmptyAlternative(branch)).map(formatName);
     if (branches.length === 0 || names.some((name) => name === undefined)) continue;
     for (const branch of branches) folded.add(branch);
     folded.add(error);

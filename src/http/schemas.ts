@@ -22,9 +22,13 @@ export function DateQuery(description: string) {
   return Type.String({ format: 'date', description, examples: ['2026-01-31'] });
 }
 
-/** A date (midnight UTC) or an RFC 3339 date-time with an offset, in a query. */
+/**
+ * A date (midnight UTC) or an RFC 3339 date-time with an offset, in a query; an empty value is
+ * no bound (what a form sends for a field left blank).
+ */
 export function InstantQuery(description: string) {
-  return Type.Union([Type.String({ format: 'date' }), Type.String({ format: 'date-time' })], {
+  const empty = Type.Literal('', { description: 'No bound.' });
+  return Type.Union([Type.String({ format: 'date' }), Type.String({ format: 'date-time' }), empty], {
     description,
     examples: ['2026-01-31', '2026-01-31T10:15:00Z'],
   });

@@ -17,6 +17,15 @@ import {
  * given the hook the moment it is made, before any route exists.
  */
 const registered = vi.hoisted((): Pick<RouteOptions, 'method' | 'url' | 'config'>[] => []);
+
+/**
+ * Routes of the administration interface open without a sign-in session: the sign-in page and
+ * form, the redirect of `/`, and the static assets. Every other `/admin` route must declare the
+ * permission its signed-in user needs (`adminPermission`); the interface's own tests
+ * (test/admin/) check that the permission is enforced.
+ */
+const ADMIN_PUBLIC = new Set(['GET /', 'GET /admin/login', 'POST /admin/login']);
+const isAdminAsset = (url: string): boolean => url.startsWith('/admin/assets/');
 vi.mock('fastify', async (importOriginal) => {
   const actual = await importOriginal<typeof import('fastify')>();
   const withRouteLog = (options?: FastifyServerOptions) => {
@@ -72,6 +81,13 @@ describe('the auth rule of every route', () => {
         const key = `${method} ${route.url}`;
         if (route.url === '/docs' || route.url.startsWith('/docs/')) {
           expect(permission, `${key} serves the API reference page to anyone`).toBe(PUBLIC);
+        } else if (route.url === '/' || route.url.startsWith('/admin')) {
+          const admin = (route.config as { adminPermission?: unknown } | undefined)?.adminPermission;
+          if (ADMIN_PUBLIC.has(key.replace(/^HEAD /, 'GET ')) || isAdminAsset(route.url)) {
+            expect(admin, `${key} is open without a sign-in session`).toBeUndefined();
+          } else {
+            expect(admin, `${key} must declare adminPermission`).toBeDefined();
+          }
         } else if (method === 'HEAD') {
           heads[key] = permission;
         } else {

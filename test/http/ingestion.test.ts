@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { itRequiresPermission } from '../helpers/auth-cases.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 import { loanRecord, loanRecords } from '../helpers/records.js';
 
@@ -20,34 +19,6 @@ describe('ingestion sessions and chunks (contract 4)', () => {
     expect(put.statusCode).toBe(200);
   });
   afterAll(async () => t?.close());
-  const app = () => t;
-
-  itRequiresPermission(
-    app,
-    { method: 'POST', url: '/api/v1/ingestions', payload: { namespace: 'loans', entity: 'loanTransaction' } },
-    'ingestion:write',
-    ['viewer'],
-  );
-  itRequiresPermission(app, { method: 'GET', url: '/api/v1/ingestions' }, 'ingestion:read', []);
-  itRequiresPermission(
-    app,
-    { method: 'POST', url: '/api/v1/ingestions/in_x', payload: { data: [] } },
-    'ingestion:write',
-    ['viewer'],
-  );
-  itRequiresPermission(
-    app,
-    { method: 'PATCH', url: '/api/v1/ingestions/in_x', payload: { state: 'closed' } },
-    'ingestion:write',
-    ['viewer'],
-  );
-  itRequiresPermission(app, { method: 'GET', url: '/api/v1/ingestions/in_x/errors' }, 'ingestion:read', []);
-  itRequiresPermission(
-    app,
-    { method: 'GET', url: '/api/v1/namespaces/loans/entities/loanTransaction/records' },
-    'ingestion:read',
-    [],
-  );
 
   const open = async (body: Record<string, unknown> = {}) => {
     const response = await t.call(writer, {

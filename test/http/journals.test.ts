@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { itRequiresPermission } from '../helpers/auth-cases.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 import { businessEvent } from '../helpers/records.js';
 
@@ -64,11 +63,6 @@ describe('processing and the journals API (business date pinned to Friday 2026-1
     env = await setUp(t);
   });
   afterAll(async () => t?.close());
-  const app = () => t;
-
-  itRequiresPermission(app, { method: 'GET', url: '/api/v1/journals' }, 'journals:read', []);
-  itRequiresPermission(app, { method: 'GET', url: '/api/v1/balances' }, 'journals:read', []);
-  itRequiresPermission(app, { method: 'GET', url: '/api/v1/processing-errors' }, 'journals:read', []);
 
   const get = async (url: string) => {
     const response = await t.call(env.token, { method: 'GET', url });

@@ -10,17 +10,17 @@ const Range = Type.Object({
   to: Type.Optional(InstantQuery('End (exclusive): a date or a date-time.')),
 });
 
-/** The instants of a validated `Range` query. */
+/** The instants of a validated `Range` query; an empty value is no bound. */
 function rangeOf(query: { from?: string; to?: string }): TimeRange {
   return {
-    ...(query.from === undefined ? {} : { from: instantOf(query.from) }),
-    ...(query.to === undefined ? {} : { to: instantOf(query.to) }),
+    ...(query.from === undefined || query.from === '' ? {} : { from: instantOf(query.from) }),
+    ...(query.to === undefined || query.to === '' ? {} : { to: instantOf(query.to) }),
   };
 }
 
 const I = Type.Integer();
 
-/** The operational dashboard (contract 5). */
+/** The operational dashboard: ingestion and journal counters, and processing per entity. */
 export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: StatisticsService }> = async (
   app,
   { statistics },
