@@ -1,6 +1,6 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 
-/** Page size when the caller gives none, and the most a caller may ask for (contract section 0). */
+/** Page size when the caller gives none, and the most a caller may ask for (docs/reference.md, Conventions). */
 export const PAGE_LIMIT_DEFAULT = 50;
 export const PAGE_LIMIT_MAX = 1000;
 
@@ -51,7 +51,7 @@ export function instantOf(text: string): Date {
   return new Date(Date.parse(readable));
 }
 
-/** The paginated list envelope of contract section 0. */
+/** The paginated list envelope: `{ data, page, limit, totalSize, totalPages }`. */
 export function Page<T extends TSchema>(item: T) {
   return Type.Object({
     data: Type.Array(item),

@@ -1,7 +1,7 @@
 /**
  * The catalogue of problem kinds (RFC 9457). Every error the service answers with is one of
  * these; `type` is `urn:ledgerflow:problem:<code>` and stays stable once published, so clients
- * can branch on it (contract section 0). Modules throw `AppError` with a code from here; the
+ * can branch on it (docs/reference.md, Errors). Modules throw `AppError` with a code from here; the
  * HTTP layer renders it.
  */
 export const PROBLEMS = {
@@ -72,7 +72,7 @@ export interface ProblemContext {
   timestamp?: string;
 }
 
-/** The problem details body of contract section 0. */
+/** The problem details body (RFC 9457) with the `timestamp` and `reference` members. */
 export function problemBody(
   code: ProblemCode,
   detail: string,

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { startServer } from '../helpers/server.js';
 import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
 
-describe('process lifecycle (contract section 1)', () => {
+describe('process lifecycle', () => {
   it('prints its URL and how to get a token, and on SIGTERM finishes the request in flight and exits 0', async () => {
     const databaseUrl = await createTestDatabaseUrl({ file: true });
     const server = await startServer({ DATABASE_URL: databaseUrl });

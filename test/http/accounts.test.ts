@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
-describe('users and credentials endpoints (contract 2.3)', () => {
+describe('users and credentials endpoints', () => {
   let t: TestApp;
   let admin: string;
   beforeAll(async () => {

@@ -4,7 +4,7 @@ import { realisticConfiguration } from '../helpers/fixtures.js';
 
 const BULK = '/api/v1/configuration/bulk';
 
-describe('Configuration Data bulk endpoints (contract 3)', () => {
+describe('Configuration Data bulk endpoints', () => {
   let t: TestApp;
   let operator: string;
   let reader: string;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 
-/** Entity metadata (contract 3.1). */
+/** Entity metadata and example chunks. */
 describe('namespaces, entities and example chunks', () => {
   let t: TestApp;
   let reader: string;

@@ -4,7 +4,7 @@ import { realisticConfiguration } from '../helpers/fixtures.js';
 import { loanRecord, loanRecords } from '../helpers/records.js';
 
 /** Contract 4: sessions, chunks, retries, reading back. */
-describe('ingestion sessions and chunks (contract 4)', () => {
+describe('ingestion sessions and chunks', () => {
   let t: TestApp;
   let writer: string;
   beforeAll(async () => {
@@ -282,13 +282,13 @@ describe('ingestion sessions and chunks (contract 4)', () => {
         failedRows: 0,
       });
       // No flow or engine consumes this entity: its records count as processed on arrival, so
-      // the session is completed as soon as it is closed (contract 4.1).
+      // the session is completed as soon as it is closed.
       expect((await session(ingestionId)).processingStatus).toBe('processing');
       await close(ingestionId);
       expect((await session(ingestionId)).processingStatus).toBe('completed');
     });
 
-    it('converts values as contract 3.1 says and keeps every digit of decimals', async () => {
+    it('converts values as the attribute types say and keeps every digit of decimals', async () => {
       const { ingestionId } = await open();
       const record = loanRecord(7, {
         transactionId: 'A3BB189E-8BF9-3888-9912-ACE4E6543002',
@@ -581,7 +581,7 @@ describe('ingestion sessions and chunks (contract 4)', () => {
       expect((await records(ingestionId)).totalSize).toBe(3);
     });
 
-    it('accepts the example chunk of every entity kind as it is (contract 3.1)', async () => {
+    it('accepts the example chunk of every entity kind as it is', async () => {
       for (const [ns, entity] of [
         ['loans', 'loanTransaction'],
         ['ledger', 'businessEvent'],

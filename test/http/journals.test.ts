@@ -54,7 +54,7 @@ async function setUp(
   };
 }
 
-/** Accepted records become journals in the background; their read side (contract 6). */
+/** Accepted records become journals in the background; their read side. */
 describe('processing and the journals API (business date pinned to Friday 2026-11-20)', () => {
   let t: TestApp;
   let env: Awaited<ReturnType<typeof setUp>>;

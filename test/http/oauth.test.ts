@@ -348,7 +348,7 @@ describe('token lifetimes', () => {
   });
 });
 
-describe('bootstrap credential (contract section 1)', () => {
+describe('bootstrap credential', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp();

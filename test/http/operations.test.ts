@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
-describe('operations endpoints and problem details (contract section 0)', () => {
+describe('operations endpoints and problem details', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp();

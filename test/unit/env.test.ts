@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EnvError, parseEnv } from '../../src/env.js';
 
-describe('environment (contract section 1)', () => {
+describe('environment', () => {
   it('has the documented defaults', () => {
     expect(parseEnv({})).toEqual({
       port: 8080,
