@@ -371,5 +371,39 @@ export function createIngestionStore(store: Store): IngestionStore {
         total: validationTotal + processingTotal,
       };
     },
+
+    async listChunks(ingestionId, page, limit) {
+      // The primary key (ingestion_id, chunk_seq) serves both the page and its count.
+      const query = db.selectFrom('chunks').where('ingestion_id', '=', ingestionId);
+      const rows = await query
+        .select([
+          'chunk_seq',
+          'chunk_name',
+          'rejected',
+          'accepted_rows',
+          'failed_rows',
+          'idempotency_key',
+          'answer_reference',
+          'answered_at',
+        ])
+        .orderBy('chunk_seq')
+        .limit(limit)
+        .offset(page * limit)
+        .execute();
+      const total = await countRows(query);
+      return {
+        rows: rows.map((r) => ({
+          chunkSeq: Number(r.chunk_seq),
+          chunkName: r.chunk_name,
+          kind: r.rejected === 1 ? ('rejected' as const) : ('stored' as const),
+          acceptedRows: Number(r.accepted_rows),
+          failedRows: Number(r.failed_rows),
+          idempotencyKey: r.idempotency_key,
+          reference: r.answer_reference,
+          answeredAt: r.answered_at,
+        })),
+        total,
+      };
+    },
   };
 }

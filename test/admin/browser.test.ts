@@ -258,6 +258,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface in Chromium: data
     await page.getByRole('link', { name: 'loanTransaction upload' }).click();
     expect(page.url()).toContain(loans);
     await expect(page.locator('#failed-records').textContent()).resolves.toContain('amount');
+    await expect(page.locator('#chunks tbody tr').count()).resolves.toBe(1);
     await screenshot(page, 'ingestion');
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Journals' }).click();

@@ -120,23 +120,37 @@ export function table(id: string, headers: readonly string[], rows: readonly Htm
 </table>`;
 }
 
-/** Page links for a server-side paginated list; `query` keeps the filters. */
+/** The query parameters that page one list; a page with two lists names the second one's. */
+export interface PagingKeys {
+  page: string;
+  limit: string;
+}
+
+/** `page` and `limit`, the parameters of a page's only (or first) list. */
+export const DEFAULT_PAGING_KEYS: PagingKeys = { page: 'page', limit: 'limit' };
+
+/**
+ * Page links for a server-side paginated list; `query` keeps the filters (and the paging of
+ * another list on the same page), `keys` names this list's page and limit parameters.
+ */
 export function pagination(
   path: string,
   query: Record<string, string | undefined>,
   page: number,
   limit: number,
   total: number,
+  keys: PagingKeys = DEFAULT_PAGING_KEYS,
+  label = 'Pages',
 ): Html {
   const pages = Math.max(1, Math.ceil(total / limit));
   const link = (p: number) => {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') params.set(k, v);
-    params.set('page', String(p));
-    params.set('limit', String(limit));
+    params.set(keys.page, String(p));
+    params.set(keys.limit, String(limit));
     return `${path}?${params.toString()}`;
   };
-  return html`<nav class="pager" aria-label="Pages">
+  return html`<nav class="pager" aria-label="${label}">
   ${page > 0 ? html`<a href="${link(page - 1)}" rel="prev">← Previous</a>` : html`<span aria-disabled="true">← Previous</span>`}
   <span>Page ${page + 1} of ${pages} · ${total.toLocaleString('en-US')} in all</span>
   ${page + 1 < pages ? html`<a href="${link(page + 1)}" rel="next">Next →</a>` : html`<span aria-disabled="true">Next →</span>`}

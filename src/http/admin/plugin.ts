@@ -9,7 +9,15 @@ import type { Permission } from '../../modules/auth/permissions.js';
 import { csrfTokenMatches, WEB_SESSION_IDLE_MS, type WebPrincipal } from '../../modules/auth/web-sessions.js';
 import type { Services } from '../../services.js';
 import { type Html, html } from './html.js';
-import { homeOf, notice, type PageContext, page, publicPage } from './layout.js';
+import {
+  DEFAULT_PAGING_KEYS,
+  homeOf,
+  notice,
+  type PageContext,
+  type PagingKeys,
+  page,
+  publicPage,
+} from './layout.js';
 import { configurationPages } from './pages/configuration.js';
 import { credentialPages } from './pages/credentials.js';
 import { dashboardPages } from './pages/dashboard.js';
@@ -104,12 +112,15 @@ export const ADMIN_PAGE_SIZE_DEFAULT = 50;
 /** Most rows per page of a list. */
 export const ADMIN_PAGE_SIZE_MAX = 200;
 
-/** `page` and `limit` of a list page's query. */
-export function pagingOf(request: FastifyRequest): { page: number; limit: number } {
+/** The page (from 0) and rows per page of a list, from the query parameters `keys` names. */
+export function pagingOf(
+  request: FastifyRequest,
+  keys: PagingKeys = DEFAULT_PAGING_KEYS,
+): { page: number; limit: number } {
   const query = request.query as Record<string, unknown>;
   return {
-    page: wholeNumber(query.page, 0),
-    limit: Math.max(1, wholeNumber(query.limit, ADMIN_PAGE_SIZE_DEFAULT, ADMIN_PAGE_SIZE_MAX)),
+    page: wholeNumber(query[keys.page], 0),
+    limit: Math.max(1, wholeNumber(query[keys.limit], ADMIN_PAGE_SIZE_DEFAULT, ADMIN_PAGE_SIZE_MAX)),
   };
 }
 

@@ -8,6 +8,7 @@ import { type ChunkWorker, inlineChunkWorker } from './chunk-pool.js';
 import { type SessionRow, type SessionState, type SessionView, sessionView, stateAt } from './session.js';
 import type {
   ChunkOutcome,
+  ChunkSummary,
   IngestionStore,
   SessionErrorRow,
   StoredChunkOutcome,
@@ -213,6 +214,16 @@ export class IngestionService {
   ): Promise<{ rows: SessionErrorRow[]; total: number }> {
     await this.#existing(ingestionId);
     return this.#store.listErrors(ingestionId, page, limit);
+  }
+
+  /** A session's chunks in arrival order (by sequence number). Errors: `session-not-found`. */
+  async listChunks(
+    ingestionId: string,
+    page: number,
+    limit: number,
+  ): Promise<{ rows: ChunkSummary[]; total: number }> {
+    await this.#existing(ingestionId);
+    return this.#store.listChunks(ingestionId, page, limit);
   }
 
   #replay(earlier: StoredChunkOutcome, bodySha256: string | null, key: string): ChunkResult {

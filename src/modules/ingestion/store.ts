@@ -83,6 +83,20 @@ export interface StoredRecord {
   data: string;
 }
 
+/** One chunk a session received, as listed for operators (without its records). */
+export interface ChunkSummary {
+  chunkSeq: number;
+  chunkName: string | null;
+  /** `stored` (its accepted records kept) or `rejected` (an atomic chunk with failed records). */
+  kind: ChunkOutcome['kind'];
+  acceptedRows: number;
+  failedRows: number;
+  idempotencyKey: string | null;
+  /** The reference of the request first answered with this chunk's outcome, when kept. */
+  reference: string | null;
+  answeredAt: string;
+}
+
 export interface SessionErrorRow {
   kind: 'validation' | 'processing';
   chunkSeq: number;
@@ -145,4 +159,10 @@ export interface IngestionStore {
     page: number,
     limit: number,
   ): Promise<{ rows: SessionErrorRow[]; total: number }>;
+  /** A session's chunks in the order they were numbered (`chunkSeq`), a page at a time. */
+  listChunks(
+    ingestionId: string,
+    page: number,
+    limit: number,
+  ): Promise<{ rows: ChunkSummary[]; total: number }>;
 }

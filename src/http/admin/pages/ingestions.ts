@@ -2,12 +2,24 @@ import type { FastifyInstance } from 'fastify';
 import type { SessionState } from '../../../modules/ingestion/session.js';
 import type { Services } from '../../../services.js';
 import { html } from '../html.js';
-import { csrfField, emptyState, notice, page, pagination, table, when } from '../layout.js';
+import {
+  csrfField,
+  DEFAULT_PAGING_KEYS,
+  emptyState,
+  notice,
+  type PagingKeys,
+  page,
+  pagination,
+  table,
+  when,
+} from '../layout.js';
 import { contextOf, pagingOf, queryText, sendPage } from '../plugin.js';
 
 /** How often the browser refreshes a list or session while something is open. */
 const OPEN_SESSION_REFRESH_SECONDS = 5;
 const STATES: readonly SessionState[] = ['pending', 'closed', 'expired'];
+/** The session page lists failed records (`page`, `limit`) and, paged apart, its chunks. */
+const CHUNK_PAGING_KEYS: PagingKeys = { page: 'chunksPage', limit: 'chunksLimit' };
 
 function stateOf(text: string | undefined): SessionState | undefined {
   return STATES.find((s) => s === text);
@@ -71,8 +83,19 @@ ${
     async (request, reply) => {
       const context = contextOf(request);
       const { page: pageNo, limit } = pagingOf(request);
+      const chunkPaging = pagingOf(request, CHUNK_PAGING_KEYS);
       const session = await services.ingestion.getSession(request.params.id);
-      const { rows, total } = await services.ingestion.listErrors(session.ingestionId, pageNo, limit);
+      const [{ rows, total }, chunks] = await Promise.all([
+        services.ingestion.listErrors(session.ingestionId, pageNo, limit),
+        services.ingestion.listChunks(session.ingestionId, chunkPaging.page, chunkPaging.limit),
+      ]);
+      const sessionPath = `/admin/ingestions/${encodeURIComponent(session.ingestionId)}`;
+      // Each list's pager keeps where the other list is.
+      const errorsAt = { page: String(pageNo), limit: String(limit) };
+      const chunksAt = {
+        [CHUNK_PAGING_KEYS.page]: String(chunkPaging.page),
+        [CHUNK_PAGING_KEYS.limit]: String(chunkPaging.limit),
+      };
       const canClose = session.state === 'pending' && context.principal.permissions.has('ingestion:write');
       const live = session.state === 'pending' || session.processingStatus === 'processing';
       const body = html`<div id="session-region"${live ? html` hx-get="${request.url}" hx-trigger="every ${OPEN_SESSION_REFRESH_SECONDS}s" hx-select="#session-region" hx-swap="outerHTML"` : ''}>
@@ -93,6 +116,24 @@ ${
     ? html`<form method="post" action="/admin/ingestions/${encodeURIComponent(session.ingestionId)}/close">${csrfField(context)}<button type="submit">Close the session</button></form>`
     : ''
 }
+<h2>Chunks</h2>
+${
+  chunks.rows.length === 0
+    ? emptyState('No chunk received yet.')
+    : html`${table(
+        'chunks',
+        ['Chunk', 'Name', 'Outcome', 'Accepted', 'Failed', 'Idempotency key', 'Answered'],
+        chunks.rows.map((c) => [
+          c.chunkSeq,
+          c.chunkName ?? '—',
+          html`<span class="badge ${c.kind}">${c.kind}</span>`,
+          c.acceptedRows,
+          c.failedRows,
+          c.idempotencyKey === null ? '—' : html`<code>${c.idempotencyKey}</code>`,
+          when(c.answeredAt),
+        ]),
+      )}${pagination(sessionPath, errorsAt, chunkPaging.page, chunkPaging.limit, chunks.total, CHUNK_PAGING_KEYS, 'Pages of chunks')}`
+}
 <h2>Failed records</h2>
 ${
   rows.length === 0
@@ -107,7 +148,7 @@ ${
           html`<ul class="errors">${r.errors.map((e) => html`<li><code>${e.field || '(record)'}</code> ${e.message}</li>`)}</ul>`,
           html`<code>${r.record.length > 300 ? `${r.record.slice(0, 300)}…` : r.record}</code>`,
         ]),
-      )}${pagination(`/admin/ingestions/${encodeURIComponent(session.ingestionId)}`, {}, pageNo, limit, total)}`
+      )}${pagination(sessionPath, chunksAt, pageNo, limit, total, DEFAULT_PAGING_KEYS, 'Pages of failed records')}`
 }
 </div>`;
       return sendPage(reply, page(context, `Session ${session.ingestionName ?? session.ingestionId}`, body));
