@@ -21,13 +21,15 @@ const SECTION_ORDER = [
   'ingestion-postgres',
   'processing-sqlite',
   'processing-postgres',
+  'admin-sqlite',
+  'admin-postgres',
 ];
 
 const INTRO = `# Benchmarks
 
 Written by \`npm run bench\` (\`bench/run.ts\`); do not edit the sections by hand, run the benchmark
 again. \`npm run bench\` builds the service and runs every part on SQLite and PostgreSQL;
-\`npm run bench -- token|ingestion|processing|validator\` runs one part and
+\`npm run bench -- token|ingestion|processing|admin|validator\` runs one part and
 \`--dialect sqlite|postgres|both\` picks the storage. A run replaces only the sections it measured,
 so each section names its own machine, date and command.
 
@@ -35,6 +37,16 @@ The service always runs as \`npm start\` runs it: \`node dist/main.js\` as a chi
 \`PORT=0\`, \`LOG_LEVEL=warn\`, a fresh database (a temporary SQLite file, or a new PostgreSQL
 database that is dropped afterwards), reached over HTTP on 127.0.0.1 only. The load generator runs
 in the benchmark process on the same machine, so client and service share its cores.
+
+How the targets of the issues read here: the ingestion target compares the service on SQLite
+with the single-core limit (JSON.parse, type check, SQLite insert); the PostgreSQL run is
+reported against the same SQLite limit, as the issue asks, so its ratio compares across
+dialects and is information, not the target. The processing target (processing at least 0.5
+of the ingestion rate of the same events in the same run) holds on both dialects. The
+administration target (a page answers in well under a second on a store of a million records)
+is read as a p95 of at most 300 ms per page. The machine is shared with other work; each
+section records the load average at its start, and figures of the same code varied by up to
+40 % between runs.
 `;
 
 const SECTION_PATTERN = /<!-- bench:([\w-]+) -->\n([\s\S]*?)<!-- \/bench:\1 -->\n?/g;

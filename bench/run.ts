@@ -1,3 +1,4 @@
+import { runAdmin } from './admin.js';
 import { runIngestion } from './ingestion.js';
 import { benchCommand, currentMachine, describeMachine } from './machine.js';
 import { runProcessing } from './processing.js';
@@ -17,6 +18,7 @@ const PARTS = {
   token: runToken,
   ingestion: runIngestion,
   processing: runProcessing,
+  admin: runAdmin,
 } satisfies Record<string, (context: RunContext, dialects: readonly Dialect[]) => Promise<Section[]>>;
 type Part = keyof typeof PARTS;
 

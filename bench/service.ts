@@ -76,6 +76,8 @@ export interface BenchService {
   pid: number;
   dialect: Dialect;
   storage: string;
+  /** The service's database, for a benchmark that fills it directly. */
+  databaseUrl: string;
   clientId: string;
   clientSecret: string;
   accessToken: string;
@@ -97,11 +99,13 @@ export function expectStatus(answer: Answer, status: number, what: string): void
 
 /**
  * Runs `work` against a fresh service on a fresh database of `dialect`, started as `npm start`
- * runs it (`node dist/main.js`), and always stops it with SIGTERM and removes the database.
+ * runs it (`node dist/main.js`) with `env` added to its environment, and always stops it with
+ * SIGTERM and removes the database.
  */
 export async function withService<T>(
   dialect: Dialect,
   work: (service: BenchService) => Promise<T>,
+  env: Record<string, string> = {},
 ): Promise<T> {
   const database = await createDatabase(dialect);
   const clientSecret = randomBytes(24).toString('base64url');
@@ -115,6 +119,7 @@ export async function withService<T>(
       BOOTSTRAP_CLIENT_ID,
       BOOTSTRAP_CLIENT_SECRET: clientSecret,
       ACCESS_TOKEN_TTL: String(ACCESS_TOKEN_TTL_SECONDS),
+      ...env,
     });
     const { url } = server;
     const pid = server.child.pid;
@@ -136,6 +141,7 @@ export async function withService<T>(
       pid,
       dialect,
       storage: database.storage,
+      databaseUrl: database.url,
       clientId: BOOTSTRAP_CLIENT_ID,
       clientSecret,
       accessToken,
