@@ -37,6 +37,8 @@ function setUpSortableTables(root) {
       const button = document.createElement('button');
       button.type = 'button';
       button.textContent = th.textContent;
+      // Only the rows shown are sorted; the list's order across pages is fixed by the server.
+      button.title = `Sort the rows of this page by ${th.textContent.trim()}`;
       th.textContent = '';
       th.append(button);
       th.setAttribute('aria-sort', 'none');
