@@ -9,7 +9,7 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import { adminInterface } from './http/admin/plugin.js';
 import { registerAuthentication } from './http/authenticate.js';
 import { registerProblemHandlers } from './http/problem.js';
-import { accountRoutes } from './http/routes/accounts.js';
+import { accessRoutes } from './http/routes/access.js';
 import { configurationRoutes } from './http/routes/configuration.js';
 import { entityRoutes } from './http/routes/entities.js';
 import { ingestionRoutes } from './http/routes/ingestions.js';
@@ -162,7 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerAuthentication(app, services.tokens);
   operationsRoutes(app, store, registry);
   oauthRoutes(app, services.tokens);
-  await app.register(accountRoutes, { accounts: services.accounts });
+  await app.register(accessRoutes, { access: services.access });
   await app.register(configurationRoutes, { configuration: services.configuration });
   await app.register(entityRoutes, { catalog: services.catalog });
   await app.register(ingestionRoutes, { ingestion: services.ingestion });

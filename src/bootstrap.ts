@@ -15,9 +15,9 @@ export interface BootstrapReport {
  * several instances at once.
  */
 export async function bootstrapAccess(env: Env, services: Services): Promise<BootstrapReport> {
-  const admin = await services.accounts.ensureFirstAdmin(env.adminEmail, env.adminPassword);
+  const admin = await services.access.ensureFirstAdmin(env.adminEmail, env.adminPassword);
   if (env.bootstrapClientId !== undefined && env.bootstrapClientSecret !== undefined) {
-    await services.accounts.ensureCredential(
+    await services.access.ensureCredential(
       env.bootstrapClientId,
       env.bootstrapClientSecret,
       env.adminEmail.toLowerCase(),

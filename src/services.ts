@@ -1,8 +1,8 @@
 import type { Env } from './env.js';
 import type { Clock } from './lib/clock.js';
-import { JournalQueries } from './modules/accounting/journals.js';
+import { JournalQueries } from './modules/accounting/journal-queries.js';
 import { AccountingProcessor } from './modules/accounting/processor.js';
-import { Accounts } from './modules/auth/accounts.js';
+import { AccessDirectory } from './modules/auth/access-directory.js';
 import { TokenService } from './modules/auth/token-service.js';
 import { WebSessions } from './modules/auth/web-sessions.js';
 import { ConfigurationService } from './modules/configuration/service.js';
@@ -12,11 +12,11 @@ import { inlineChunkWorker, threadChunkWorker } from './modules/ingestion/chunk-
 import { IngestionService } from './modules/ingestion/service.js';
 import { type PreparedConfiguration, prepareConfiguration } from './modules/prepared-configuration.js';
 import { StatisticsService } from './modules/statistics/service.js';
+import { createAccountingStore } from './storage/accounting-store.js';
 import { createAuthStore } from './storage/auth-store.js';
 import { createConfigurationStore } from './storage/configuration-store.js';
 import type { Store } from './storage/database.js';
 import { createIngestionStore } from './storage/ingestion-store.js';
-import { createProcessingStore } from './storage/processing-store.js';
 import { createStatisticsStore } from './storage/statistics-store.js';
 import { createWebSessionStore } from './storage/web-session-store.js';
 
@@ -37,7 +37,7 @@ export type ServiceSettings = Pick<
 /** Every module service, wired to one store and one clock; shared by the app, main and the CLI. */
 export interface Services {
   tokens: TokenService;
-  accounts: Accounts;
+  access: AccessDirectory;
   /** Sign-in sessions of the administration interface. */
   webSessions: WebSessions;
   snapshots: ConfigurationSnapshots<PreparedConfiguration>;
@@ -64,7 +64,7 @@ export function createServices(
   const catalog = new EntityCatalog(snapshots, clock, settings.businessDate);
   const threads = settings.ingestWorkerThreads ?? 0;
   const chunkWorker = threads > 0 ? threadChunkWorker(threads) : inlineChunkWorker;
-  const processingStore = createProcessingStore(store);
+  const processingStore = createAccountingStore(store);
   const processor = new AccountingProcessor(processingStore, snapshots, clock, {
     businessDatePinned: settings.businessDate,
     onError: onBackgroundError,
@@ -75,7 +75,7 @@ export function createServices(
   });
   return {
     tokens: new TokenService(authStore, clock, settings),
-    accounts: new Accounts(authStore, clock),
+    access: new AccessDirectory(authStore, clock),
     webSessions: new WebSessions(authStore, createWebSessionStore(store.db), clock),
     snapshots,
     configuration: new ConfigurationService(configurationStore, snapshots, clock),

@@ -82,7 +82,7 @@ export async function usersCommand(args: string[], io: Io): Promise<void> {
     throw usageError('users create needs --email and --role');
   const { email, role, name } = values;
   const user = await withServices(io, true, (services) =>
-    services.accounts.createUser({
+    services.access.createUser({
       email,
       roles: role,
       ...(name === undefined ? {} : { displayName: name }),
@@ -110,7 +110,7 @@ export async function credentialsCommand(args: string[], io: Io): Promise<void> 
     const { owner, name } = values;
     // A new store has no user to own the credential: it is never created here.
     const created = await withServices(io, false, (services) =>
-      services.accounts.createCredential({
+      services.access.createCredential({
         ownerEmail: owner,
         ...(name === undefined ? {} : { name }),
         ...(days === undefined ? {} : { expiresInDays: Number(days) }),
@@ -124,7 +124,7 @@ export async function credentialsCommand(args: string[], io: Io): Promise<void> 
     return;
   }
   if (action === 'list') {
-    const { rows } = await withServices(io, false, (services) => services.accounts.listCredentials(0, 1000));
+    const { rows } = await withServices(io, false, (services) => services.access.listCredentials(0, 1000));
     for (const row of rows) {
       const state =
         row.revokedAt === null ? (Date.parse(row.expiresAt) <= Date.now() ? 'expired' : 'active') : 'revoked';
@@ -135,7 +135,7 @@ export async function credentialsCommand(args: string[], io: Io): Promise<void> 
   if (action === 'revoke') {
     const clientId = rest[0];
     if (clientId === undefined || rest.length !== 1) throw usageError(CREDENTIALS_USAGE);
-    await withServices(io, false, (services) => services.accounts.revokeCredential(clientId));
+    await withServices(io, false, (services) => services.access.revokeCredential(clientId));
     io.out(`revoked ${clientId}`);
     return;
   }

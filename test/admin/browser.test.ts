@@ -168,7 +168,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface in Chromium', () 
     await page.getByRole('button', { name: 'Create user' }).press('Enter');
     await page.getByText('Saved ops@example.test').waitFor();
     await screenshot(page, 'users');
-    const user = await t.services.accounts.findUser('ops@example.test');
+    const user = await t.services.access.findUser('ops@example.test');
     expect(user?.roles).toEqual(['bulk-operator']);
     await context.close();
   });

@@ -10,7 +10,7 @@ let counter = 0;
 export async function userWith(t: TestApp, roles: string[]): Promise<string> {
   counter += 1;
   const email = `admin-test${counter}-${Date.now()}@example.test`;
-  await t.services.accounts.createUser({
+  await t.services.access.createUser({
     email,
     roles,
     password: PASSWORD,

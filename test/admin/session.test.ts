@@ -144,7 +144,7 @@ describe('administration interface: sign-in, sessions, headers', () => {
       { csrf: 'x'.repeat(43) },
     );
     expect(other.statusCode).toBe(403);
-    expect(await t.services.accounts.findUser('csrf1@example.test')).toBeUndefined();
+    expect(await t.services.access.findUser('csrf1@example.test')).toBeUndefined();
     const ok = await admin.post('/admin/users', { email: 'csrf3@example.test', roles: 'viewer' });
     expect(ok.statusCode).toBe(303);
   });
@@ -194,10 +194,10 @@ describe('administration interface: sign-in, sessions, headers', () => {
     expect(create.statusCode).toBe(403);
     const user = await viewer.post('/admin/users', { email: 'sneaky@example.test', roles: 'admin' });
     expect(user.statusCode).toBe(403);
-    expect(await t.services.accounts.findUser('sneaky@example.test')).toBeUndefined();
-    expect(
-      (await t.services.accounts.listCredentials(0, 1000)).rows.some((c) => c.ownerEmail === owner),
-    ).toBe(false);
+    expect(await t.services.access.findUser('sneaky@example.test')).toBeUndefined();
+    expect((await t.services.access.listCredentials(0, 1000)).rows.some((c) => c.ownerEmail === owner)).toBe(
+      false,
+    );
   });
 
   it('shows a new credential secret once; the list never shows it; revoking stops its token', async () => {
@@ -210,9 +210,9 @@ describe('administration interface: sign-in, sessions, headers', () => {
     });
     expect(confirm.statusCode).toBe(200);
     expect(confirm.body).toContain('Confirm and create');
-    expect(
-      (await t.services.accounts.listCredentials(0, 1000)).rows.some((c) => c.ownerEmail === owner),
-    ).toBe(false);
+    expect((await t.services.access.listCredentials(0, 1000)).rows.some((c) => c.ownerEmail === owner)).toBe(
+      false,
+    );
     const created = await admin.post('/admin/credentials', {
       ownerEmail: owner,
       name: 'etl',

@@ -43,8 +43,8 @@ export async function createTestApp(
   const credentialFor = async (roles: string[]) => {
     userCounter += 1;
     const email = `user${userCounter}-${Date.now()}@example.test`;
-    await services.accounts.createUser({ email, roles });
-    const credential = await services.accounts.createCredential({ ownerEmail: email });
+    await services.access.createUser({ email, roles });
+    const credential = await services.access.createCredential({ ownerEmail: email });
     return { clientId: credential.clientId, clientSecret: credential.clientSecret, ownerEmail: email };
   };
 

@@ -198,7 +198,7 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
 
   it('answers 403 unauthorized_client when the owner is disabled or has no role', async () => {
     const disabled = await t.credentialFor(['api-client']);
-    await t.services.accounts.updateUser(disabled.ownerEmail, { disabled: true });
+    await t.services.access.updateUser(disabled.ownerEmail, { disabled: true });
     const response = await token({
       grant_type: 'client_credentials',
       client_id: disabled.clientId,
@@ -241,10 +241,10 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
     const user = await t.credentialFor(['admin']);
     const live = await t.services.tokens.clientCredentialsGrant(user);
     expect((await t.call(live.access_token, { method: 'GET', url: '/api/v1/users' })).statusCode).toBe(200);
-    await t.services.accounts.updateUser(user.ownerEmail, { roles: ['viewer'] });
+    await t.services.access.updateUser(user.ownerEmail, { roles: ['viewer'] });
     const demoted = await t.call(live.access_token, { method: 'GET', url: '/api/v1/users' });
     expect(demoted.statusCode).toBe(403);
-    await t.services.accounts.updateUser(user.ownerEmail, { disabled: true });
+    await t.services.access.updateUser(user.ownerEmail, { disabled: true });
     expect((await t.call(live.access_token, { method: 'GET', url: '/api/v1/users' })).statusCode).toBe(401);
   });
 
@@ -356,14 +356,14 @@ describe('bootstrap credential', () => {
   afterAll(async () => t?.close());
 
   it('is made with its owner when missing, kept when valid, and renewed when revoked or expired', async () => {
-    const { accounts, tokens } = t.services;
-    await accounts.ensureCredential('lfc_boot', 'lfs_boot-secret', 'boot@example.test');
+    const { access, tokens } = t.services;
+    await access.ensureCredential('lfc_boot', 'lfs_boot-secret', 'boot@example.test');
     expect(
       (await tokens.clientCredentialsGrant({ clientId: 'lfc_boot', clientSecret: 'lfs_boot-secret' }))
         .token_type,
     ).toBe('Bearer');
-    await accounts.revokeCredential('lfc_boot');
-    await accounts.ensureCredential('lfc_boot', 'lfs_boot-secret', 'boot@example.test');
+    await access.revokeCredential('lfc_boot');
+    await access.ensureCredential('lfc_boot', 'lfs_boot-secret', 'boot@example.test');
     expect(
       (await tokens.clientCredentialsGrant({ clientId: 'lfc_boot', clientSecret: 'lfs_boot-secret' }))
         .token_type,
@@ -372,7 +372,7 @@ describe('bootstrap credential', () => {
     await expect(
       tokens.clientCredentialsGrant({ clientId: 'lfc_boot', clientSecret: 'lfs_boot-secret' }),
     ).rejects.toMatchObject({ error: 'invalid_client' });
-    await accounts.ensureCredential('lfc_boot', 'lfs_boot-secret', 'boot@example.test');
+    await access.ensureCredential('lfc_boot', 'lfs_boot-secret', 'boot@example.test');
     expect(
       (await tokens.clientCredentialsGrant({ clientId: 'lfc_boot', clientSecret: 'lfs_boot-secret' }))
         .token_type,
@@ -453,9 +453,9 @@ describe('failed client authentications in the server log', () => {
   it('names the client id and the reason on one line with the reference of the answer, never the secret', async () => {
     const client = await t.credentialFor(['viewer']);
     const revoked = await t.credentialFor(['viewer']);
-    await t.services.accounts.revokeCredential(revoked.clientId);
+    await t.services.access.revokeCredential(revoked.clientId);
     const ownerless = await t.credentialFor(['viewer']);
-    await t.services.accounts.updateUser(ownerless.ownerEmail, { disabled: true });
+    await t.services.access.updateUser(ownerless.ownerEmail, { disabled: true });
     const cases = [
       { clientId: 'lfc_nobody', secret: 'lfs_whatever-secret-value', reason: 'unknown-client' },
       { clientId: client.clientId, secret: 'lfs_not-the-right-secret', reason: 'wrong-secret' },
@@ -480,7 +480,7 @@ describe('failed client authentications in the server log', () => {
 
   it('logs an expired credential and the failure limit by their reasons', async () => {
     const short = await t.credentialFor(['viewer']);
-    const expiring = await t.services.accounts.createCredential({
+    const expiring = await t.services.access.createCredential({
       ownerEmail: short.ownerEmail,
       expiresInDays: 1,
     });

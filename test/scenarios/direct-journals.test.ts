@@ -4,7 +4,7 @@
  * journals and get system ids, posting status and reversals.
  */
 import { describe, expect, it } from 'vitest';
-import { processJournalLines } from '../../src/modules/accounting/engine.js';
+import { processDirectJournals } from '../../src/modules/accounting/engine.js';
 import { prepareAccounting } from '../../src/modules/accounting/prepare.js';
 import { context, journalsOf, ledgerRows, testConfiguration } from './accounting-fixture.js';
 
@@ -29,7 +29,7 @@ function line(originJournalId: string, account: string, amount: string, more: Re
 
 describe('journals ingested directly', () => {
   it('groups lines by originJournalId in order of first appearance', () => {
-    const groups = processJournalLines(
+    const groups = processDirectJournals(
       prepared,
       [
         line('GL-1', '1000 Cash', '50.00'),
@@ -52,7 +52,7 @@ describe('journals ingested directly', () => {
   });
 
   it('fills the system fields and keeps the sender fields', () => {
-    const [group] = processJournalLines(
+    const [group] = processDirectJournals(
       prepared,
       [line('GL-1', '1000 Cash', '50.00'), line('GL-1', '8000 Revenue', '-50.00')],
       context(),
@@ -86,7 +86,7 @@ describe('journals ingested directly', () => {
   });
 
   it('follows the reversal rule of its journal type', () => {
-    const [group] = processJournalLines(
+    const [group] = processDirectJournals(
       prepared,
       [
         line('GL-9', '4000 Expenses', '12.00', { journalType: 'ACR' }),
@@ -110,7 +110,7 @@ describe('journals ingested directly', () => {
   });
 
   it('follows the posting rules: a future journal is unposted, a closed period moves with the override', () => {
-    const [future, moved] = processJournalLines(
+    const [future, moved] = processDirectJournals(
       prepared,
       [
         line('F', '1000 Cash', '1', { coreDate: '2026-03-20' }),
@@ -128,7 +128,7 @@ describe('journals ingested directly', () => {
   });
 
   it('fails one origin journal without touching the others of the chunk', () => {
-    const groups = processJournalLines(
+    const groups = processDirectJournals(
       prepared,
       [
         line('BAD', '1000 Cash', '10.00'),

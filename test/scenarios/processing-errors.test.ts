@@ -3,7 +3,7 @@
  * records. A failing record produces no journal at all and draws no id.
  */
 import { describe, expect, it } from 'vitest';
-import { processBusinessEvent, processJournalLines } from '../../src/modules/accounting/engine.js';
+import { processBusinessEvent, processDirectJournals } from '../../src/modules/accounting/engine.js';
 import { JOURNAL_LINES_MAX } from '../../src/modules/accounting/journal-assembly.js';
 import { prepareAccounting } from '../../src/modules/accounting/prepare.js';
 import {
@@ -57,7 +57,7 @@ function linesError(
   lines: Record<string, unknown>[],
   more: { seenOriginJournalIds?: ReadonlySet<string> } = {},
 ): ProcessingError {
-  const [group] = processJournalLines(prepared, lines, { ...context(), ...more });
+  const [group] = processDirectJournals(prepared, lines, { ...context(), ...more });
   if (group === undefined || group.outcome.ok) throw new Error('expected an error');
   covered.add(group.outcome.error.code);
   return group.outcome.error;

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addDaysIso } from '../../src/modules/accounting/dates.js';
-import { processBusinessEvent, processJournalLines } from '../../src/modules/accounting/engine.js';
+import { processBusinessEvent, processDirectJournals } from '../../src/modules/accounting/engine.js';
 import type { JournalDraft } from '../../src/modules/accounting/journal-draft.js';
 import { prepareAccounting } from '../../src/modules/accounting/prepare.js';
 import type { Configuration } from '../../src/modules/configuration/model.js';
@@ -197,7 +197,7 @@ describe('properties of generated configurations and events', () => {
         for (const record of records)
           sums.set(record.currency, (sums.get(record.currency) ?? 0n) + scaled(record.amount));
         const balanced = [...sums.values()].every((sum) => sum === 0n);
-        const [group] = processJournalLines(prepared, records, context());
+        const [group] = processDirectJournals(prepared, records, context());
         expect(group?.outcome.ok).toBe(balanced);
         if (group?.outcome.ok === true) {
           for (const journal of group.outcome.journals) expectBalanced(journal);

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { JournalQueries } from '../../modules/accounting/journals.js';
+import type { JournalQueries } from '../../modules/accounting/journal-queries.js';
 import { AUTH_ERRORS, DateQuery, Page, PageQuery, Problem, pageOf } from '../schemas.js';
 
 const Journal = Type.Object({

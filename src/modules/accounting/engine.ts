@@ -3,7 +3,7 @@
  * journals or one rule-named processing error out. Pure and deterministic: configuration (prepared
  * once), the event, the clock and the id source go in; nothing is read or written elsewhere (house
  * style, after TigerBeetle's state machine). Direct journal ingestion (same page, Direct journals)
- * lives in `journal-lines.ts` and is re-exported here, so callers import the engine from one place.
+ * lives in `direct-journals.ts` and is re-exported here, so callers import the engine from one place.
  */
 import { abs, type Decimal, decimalFromValue, negate, sign } from '../../lib/decimal.js';
 import { parseIsoDate } from './dates.js';
@@ -20,8 +20,8 @@ import {
 import { type ProcessingError, processingError } from './processing-error.js';
 
 export { isPosted } from './business-date.js';
-export type { JournalLinesGroup } from './journal-lines.js';
-export { processJournalLines } from './journal-lines.js';
+export type { DirectJournalGroup } from './direct-journals.js';
+export { processDirectJournals } from './direct-journals.js';
 export { nodeBusinessDate, nodeOpenPeriods } from './node-business-date.js';
 
 /** A journal of one event in the making, with the posting components that fed it. */

@@ -3,10 +3,10 @@ import type { Clock } from '../../lib/clock.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import { JOURNAL_ENTITY_NAME } from '../entities/entity.js';
 import type { PreparedConfiguration } from '../prepared-configuration.js';
-import { nodeBusinessDate, processBusinessEvent, processJournalLines } from './engine.js';
+import { nodeBusinessDate, processBusinessEvent, processDirectJournals } from './engine.js';
 import type { JournalDraft, ProcessingContext } from './journal-draft.js';
 import { lineExtras } from './line-record.js';
-import { type ChunkOutcome, type ClaimedChunk, type ProcessingStore, STALE_CONFIGURATION } from './store.js';
+import { type AccountingStore, type ChunkOutcome, type ClaimedChunk, STALE_CONFIGURATION } from './store.js';
 
 /** How often an idle processor looks for records stored by other instances. */
 export const PROCESSING_POLL_INTERVAL_MS = 250;
@@ -32,7 +32,7 @@ export function processChunk(
     lineExtras: draft.lines.map((line) => lineExtras(accounting.journalDefinition, line.record)),
   });
   if (chunk.entity === JOURNAL_ENTITY_NAME) {
-    const groups = processJournalLines(
+    const groups = processDirectJournals(
       accounting,
       chunk.records.map((r) => r.data),
       { ...ctx, seenOriginJournalIds: chunk.seenOriginJournalIds },
@@ -75,7 +75,7 @@ export function processChunk(
  * their node's business date reaches them, checked every POSTING_INTERVAL_MS.
  */
 export class AccountingProcessor {
-  readonly #store: ProcessingStore;
+  readonly #store: AccountingStore;
   readonly #snapshots: ConfigurationSnapshots<PreparedConfiguration>;
   readonly #clock: Clock;
   readonly #businessDatePinned: string | undefined;
@@ -88,7 +88,7 @@ export class AccountingProcessor {
   #timers: NodeJS.Timeout[] = [];
 
   constructor(
-    store: ProcessingStore,
+    store: AccountingStore,
     snapshots: ConfigurationSnapshots<PreparedConfiguration>,
     clock: Clock,
     options: {

@@ -81,7 +81,7 @@ export interface ProcessingErrorRow {
  * same transaction. A process killed mid-way leaves the records unprocessed; nothing is lost
  * or written twice (docs/domain/accounting.md, Guarantees).
  */
-export interface ProcessingStore {
+export interface AccountingStore {
   /**
    * Processes the next waiting chunk with `work`, prepared from configuration `revision`;
    * results are stamped `at`. Returns the records processed, 0 when none waits, or

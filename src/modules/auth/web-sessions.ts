@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { newOpaqueToken, sha256Hex } from '../../lib/ids.js';
-import { type UserView, userView } from './accounts.js';
+import { type UserView, userView } from './access-directory.js';
 import { FailureLimiter } from './failure-limiter.js';
 import { type Permission, permissionsOf } from './permissions.js';
 import { DUMMY_HASH, verifySecret } from './secret-hash.js';

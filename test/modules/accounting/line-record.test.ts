@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { processBusinessEvent, processJournalLines } from '../../../src/modules/accounting/engine.js';
+import { processBusinessEvent, processDirectJournals } from '../../../src/modules/accounting/engine.js';
 import type { JournalDraft } from '../../../src/modules/accounting/journal-draft.js';
 import { lineExtras, lineRecord } from '../../../src/modules/accounting/line-record.js';
 import { prepareAccounting } from '../../../src/modules/accounting/prepare.js';
@@ -65,7 +65,7 @@ describe('line records stored as extras', () => {
       branch: 'AMS',
       productCode: 'MORTGAGE',
     });
-    const groups = processJournalLines(prepared, [line('10.00', 'L1'), line('-10.00', 'L2')], ctx);
+    const groups = processDirectJournals(prepared, [line('10.00', 'L1'), line('-10.00', 'L2')], ctx);
     const outcome = groups[0]?.outcome;
     expect(outcome?.ok).toBe(true);
     if (outcome?.ok) for (const journal of outcome.journals) roundTrip(journal);

@@ -5,7 +5,7 @@ import {
   CREDENTIAL_EXPIRY_DAYS_MAX,
   type CredentialView,
   checkExpiryDays,
-} from '../../../modules/auth/accounts.js';
+} from '../../../modules/auth/access-directory.js';
 import type { Services } from '../../../services.js';
 import { html } from '../html.js';
 import { csrfField, emptyState, notice, page, pagination, table, when } from '../layout.js';
@@ -32,7 +32,7 @@ async function requestedCredential(services: Services, form: URLSearchParams) {
       errors: [{ path: '/ownerEmail', message: 'is required' }],
     });
   }
-  const owner = await services.accounts.findUser(ownerEmail);
+  const owner = await services.access.findUser(ownerEmail);
   if (owner === undefined)
     throw new AppError('not-found', `no user with e-mail ${ownerEmail}; create the user first`);
   if (name.length > CREDENTIAL_NAME_LENGTH_MAX) {
@@ -59,8 +59,8 @@ export function credentialPages(app: FastifyInstance, services: Services): void 
     const context = contextOf(request);
     const { page: pageNo, limit } = pagingOf(request);
     const [{ rows, total }, users] = await Promise.all([
-      services.accounts.listCredentials(pageNo, limit),
-      services.accounts.listUsers(0, OWNER_CHOICES_MAX),
+      services.access.listCredentials(pageNo, limit),
+      services.access.listUsers(0, OWNER_CHOICES_MAX),
     ]);
     const nowMs = Date.now();
     const revoked = queryText(request, 'revoked');
@@ -138,7 +138,7 @@ ${
   app.post('/admin/credentials', { config: permission }, async (request, reply) => {
     const context = contextOf(request);
     const { owner, name, expiresInDays } = await requestedCredential(services, formOf(request));
-    const created = await services.accounts.createCredential({
+    const created = await services.access.createCredential({
       ownerEmail: owner.email,
       ...(name === '' ? {} : { name }),
       expiresInDays,
@@ -182,7 +182,7 @@ ${
     { config: permission },
     async (request, reply) => {
       const { clientId } = request.params;
-      await services.accounts.revokeCredential(clientId);
+      await services.access.revokeCredential(clientId);
       request.log.info({ clientId }, 'credential revoked');
       return reply.redirect(`/admin/credentials?revoked=${encodeURIComponent(clientId)}`, 303);
     },

@@ -33,7 +33,7 @@ export function userPages(app: FastifyInstance, services: Services): void {
   app.get('/admin/users', { config: permission }, async (request, reply) => {
     const context = contextOf(request);
     const { page: pageNo, limit } = pagingOf(request);
-    const { rows, total } = await services.accounts.listUsers(pageNo, limit);
+    const { rows, total } = await services.access.listUsers(pageNo, limit);
     const saved = queryText(request, 'saved');
     const body = html`${saved === undefined ? '' : notice('info', html`Saved <strong>${saved}</strong>.`)}
 ${createForm(context)}
@@ -61,7 +61,7 @@ ${
     const form = formOf(request);
     const password = form.get('password') ?? '';
     const displayName = (form.get('displayName') ?? '').trim();
-    const user = await services.accounts.createUser({
+    const user = await services.access.createUser({
       email: (form.get('email') ?? '').trim(),
       roles: form.getAll('roles'),
       ...(displayName === '' ? {} : { displayName }),
@@ -75,7 +75,7 @@ ${
     { config: permission },
     async (request, reply) => {
       const context = contextOf(request);
-      const user = await services.accounts.findUser(request.params.email);
+      const user = await services.access.findUser(request.params.email);
       if (user === undefined) {
         return sendPage(
           reply,
@@ -108,7 +108,7 @@ ${
     async (request, reply) => {
       const form = formOf(request);
       const displayName = (form.get('displayName') ?? '').trim();
-      const user = await services.accounts.updateUser(request.params.email, {
+      const user = await services.access.updateUser(request.params.email, {
         roles: form.getAll('roles'),
         disabled: form.get('disabled') === 'true',
         ...(displayName === '' ? {} : { displayName }),

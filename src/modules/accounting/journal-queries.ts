@@ -4,11 +4,11 @@ import type { PreparedConfiguration } from '../prepared-configuration.js';
 import { lineRecord } from './line-record.js';
 import type { PreparedJournalDefinition } from './prepare.js';
 import type {
+  AccountingStore,
   BalanceFilter,
   BalanceRow,
   JournalFilter,
   ProcessingErrorRow,
-  ProcessingStore,
   StoredJournal,
 } from './store.js';
 
@@ -37,11 +37,11 @@ function view(journal: StoredJournal, definition: PreparedJournalDefinition): Jo
  * PostgreSQL, an exact decimal aggregate on SQLite).
  */
 export class JournalQueries {
-  readonly #store: ProcessingStore;
+  readonly #store: AccountingStore;
   readonly #snapshots: ConfigurationSnapshots<PreparedConfiguration>;
 
   /** Line records are rebuilt with the journal definition of the current configuration. */
-  constructor(store: ProcessingStore, snapshots: ConfigurationSnapshots<PreparedConfiguration>) {
+  constructor(store: AccountingStore, snapshots: ConfigurationSnapshots<PreparedConfiguration>) {
     this.#store = store;
     this.#snapshots = snapshots;
   }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Accounts } from '../../modules/auth/accounts.js';
-import { CREDENTIAL_EXPIRY_DAYS_MAX } from '../../modules/auth/accounts.js';
+import type { AccessDirectory } from '../../modules/auth/access-directory.js';
+import { CREDENTIAL_EXPIRY_DAYS_MAX } from '../../modules/auth/access-directory.js';
 import { ROLE_NAMES } from '../../modules/auth/permissions.js';
 import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from '../schemas.js';
 
@@ -25,7 +25,10 @@ const User = Type.Object({
 const RoleName = Type.Union(ROLE_NAMES.map((role) => Type.Literal(role)));
 
 /** Users and API credentials over HTTP (docs/reference.md, Users, roles and credentials). */
-export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = async (app, { accounts }) => {
+export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }> = async (
+  app,
+  { access },
+) => {
   app.post(
     '/api/v1/credentials',
     {
@@ -50,7 +53,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = 
         },
       },
     },
-    async (request, reply) => reply.code(201).send(await accounts.createCredential(request.body)),
+    async (request, reply) => reply.code(201).send(await access.createCredential(request.body)),
   );
 
   app.get(
@@ -66,7 +69,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = 
     },
     async (request) => {
       const { page, limit } = request.query;
-      const { rows, total } = await accounts.listCredentials(page, limit);
+      const { rows, total } = await access.listCredentials(page, limit);
       return pageOf(rows, page, limit, total);
     },
   );
@@ -83,7 +86,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = 
       },
     },
     async (request, reply) => {
-      await accounts.revokeCredential(request.params.clientId);
+      await access.revokeCredential(request.params.clientId);
       return reply.code(204).send(null);
     },
   );
@@ -107,7 +110,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = 
         response: { 201: User, 409: Problem, ...AUTH_ERRORS },
       },
     },
-    async (request, reply) => reply.code(201).send(await accounts.createUser(request.body)),
+    async (request, reply) => reply.code(201).send(await access.createUser(request.body)),
   );
 
   app.get(
@@ -123,7 +126,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = 
     },
     async (request) => {
       const { page, limit } = request.query;
-      const { rows, total } = await accounts.listUsers(page, limit);
+      const { rows, total } = await access.listUsers(page, limit);
       return pageOf(rows, page, limit, total);
     },
   );
@@ -147,6 +150,6 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: Accounts }> = 
         response: { 200: User, 404: Problem, ...AUTH_ERRORS },
       },
     },
-    async (request) => accounts.updateUser(request.params.email, request.body),
+    async (request) => access.updateUser(request.params.email, request.body),
   );
 };

@@ -1,9 +1,9 @@
 import { type Selectable, sql, type Transaction } from 'kysely';
 import type { JournalDraft } from '../modules/accounting/journal-draft.js';
 import {
+  type AccountingStore,
   type ChunkOutcome,
   type ClaimedChunk,
-  type ProcessingStore,
   STALE_CONFIGURATION,
   type StoredJournal,
 } from '../modules/accounting/store.js';
@@ -103,7 +103,7 @@ function toJournal(row: Selectable<JournalsTable>, lines: StoredJournal['lines']
  * one transaction. On PostgreSQL the chunk row is locked with `FOR UPDATE SKIP LOCKED`, so
  * several instances work on different chunks at once and never on the same one.
  */
-export function createProcessingStore(store: Store): ProcessingStore {
+export function createAccountingStore(store: Store): AccountingStore {
   const { db, dialect } = store;
   const bulkInsert = createBulkInsert(store);
 

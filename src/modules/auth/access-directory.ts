@@ -89,7 +89,7 @@ export function checkExpiryDays(days: number): void {
  * endpoints and the CLI. Secrets and passwords are hashed with scrypt before they reach the store;
  * a new secret is returned once, to the caller that created it.
  */
-export class Accounts {
+export class AccessDirectory {
   readonly #store: AuthStore;
   readonly #clock: Clock;
 

@@ -27,7 +27,7 @@ export const SENDER_ROLES = [
 ] as const satisfies readonly JournalFieldRole[];
 
 /** The outcome of the lines of one origin journal, with the positions of its records. */
-export interface JournalLinesGroup {
+export interface DirectJournalGroup {
   /** `undefined` for a line without an origin journal id (a group of its own). */
   originJournalId: string | undefined;
   /** Indexes into the `lines` argument, in order. */
@@ -57,14 +57,14 @@ interface ReadLine {
  * origin journal ids already stored for earlier chunks in `seenOriginJournalIds`. Throws a
  * `RangeError` only when `ctx.businessDatePinned` is not an ISO date (validated at start-up).
  */
-export function processJournalLines(
+export function processDirectJournals(
   prepared: PreparedAccounting,
   lines: readonly Readonly<Record<string, unknown>>[],
   ctx: ProcessingContext & { seenOriginJournalIds?: ReadonlySet<string> },
-): JournalLinesGroup[] {
+): DirectJournalGroup[] {
   const originField = prepared.journalDefinition.fieldByRole.get('originJournalId');
-  const groups = new Map<string, JournalLinesGroup>();
-  const result: JournalLinesGroup[] = [];
+  const groups = new Map<string, DirectJournalGroup>();
+  const result: DirectJournalGroup[] = [];
   lines.forEach((line, index) => {
     const origin = originField === undefined ? undefined : line[originField];
     if (typeof origin !== 'string' || origin === '') {
