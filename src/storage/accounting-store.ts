@@ -1,14 +1,15 @@
 import { type Selectable, sql, type Transaction } from 'kysely';
-import type { JournalDraft } from '../modules/accounting/journal-draft.js';
 import {
   type AccountingStore,
   type ChunkOutcome,
   type ClaimedChunk,
+  JOURNAL_ENTITY_NAME,
+  type JournalDraft,
   STALE_CONFIGURATION,
   type StoredJournal,
 } from '../modules/accounting/store.js';
-import { JOURNAL_ENTITY_NAME } from '../modules/entities/entity.js';
 import { type BulkColumn, createBulkInsert } from './bulk-insert.js';
+import { storedRevision } from './configuration-store.js';
 import { countRows } from './count.js';
 import type { Store } from './database.js';
 import type { Database, JournalsTable } from './schema.js';
@@ -275,12 +276,7 @@ export function createAccountingStore(store: Store): AccountingStore {
         if (chunk === undefined) return 0;
         // The chunk belongs to the configuration stored now (an upload wipes older sessions);
         // if the caller prepared another revision, it must not process this chunk with it.
-        const current = await trx
-          .selectFrom('configuration')
-          .select('revision')
-          .where('id', '=', 1)
-          .executeTakeFirst();
-        if (Number(current?.revision ?? 0) !== revision) return STALE_CONFIGURATION;
+        if ((await storedRevision(trx)) !== revision) return STALE_CONFIGURATION;
         await write(trx, chunk, work(chunk), at);
         return chunk.records.length;
       });

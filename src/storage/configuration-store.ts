@@ -1,13 +1,31 @@
 import { type Kysely, sql } from 'kysely';
-import { emptyConfiguration } from '../modules/configuration/document.js';
-import { CONFIGURATION_FORMAT_VERSION, type Configuration } from '../modules/configuration/model.js';
-import type { AuditEntry, ConfigurationStore, ProcessingDataCounts } from '../modules/configuration/store.js';
+import {
+  type AuditEntry,
+  CONFIGURATION_FORMAT_VERSION,
+  type Configuration,
+  type ConfigurationStore,
+  emptyConfiguration,
+  type ProcessingDataCounts,
+} from '../modules/configuration/store.js';
 import { countRows } from './count.js';
 import type { Store } from './database.js';
 import type { Database } from './schema.js';
 
 /** The single row that holds the configuration document. */
 const CONFIGURATION_ROW_ID = 1;
+
+/**
+ * The revision of the stored configuration, 0 before the first upload. Takes a transaction too,
+ * so processing can check in its claim's transaction that it works with the current revision.
+ */
+export async function storedRevision(db: Kysely<Database>): Promise<number> {
+  const row = await db
+    .selectFrom('configuration')
+    .select('revision')
+    .where('id', '=', CONFIGURATION_ROW_ID)
+    .executeTakeFirst();
+  return row === undefined ? 0 : Number(row.revision);
+}
 
 /**
  * Counts the processing data in one statement, so that both dialects answer from one snapshot.
@@ -65,13 +83,8 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
       };
     },
 
-    async readRevision() {
-      const row = await db
-        .selectFrom('configuration')
-        .select('revision')
-        .where('id', '=', CONFIGURATION_ROW_ID)
-        .executeTakeFirst();
-      return row === undefined ? 0 : Number(row.revision);
+    readRevision() {
+      return storedRevision(db);
     },
 
     countProcessingData() {

@@ -1,11 +1,11 @@
 import { type Selectable, sql, type Transaction } from 'kysely';
-import type { SessionRow } from '../modules/ingestion/session.js';
 import type {
   ChunkOutcome,
   ChunkWrite,
   FailedRecord,
   FieldErrorView,
   IngestionStore,
+  SessionRow,
   StoredChunkOutcome,
 } from '../modules/ingestion/store.js';
 import { type BulkColumn, createBulkInsert } from './bulk-insert.js';

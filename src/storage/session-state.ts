@@ -1,5 +1,5 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
-import type { SessionState } from '../modules/ingestion/session.js';
+import type { SessionState } from '../modules/ingestion/store.js';
 import type { Database } from './schema.js';
 
 /**

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { SessionState } from '../modules/ingestion/session.js';
+import type { SessionState } from '../modules/ingestion/store.js';
 import type { StatisticsStore } from '../modules/statistics/store.js';
 import type { Store } from './database.js';
 import { sessionStateIs } from './session-state.js';

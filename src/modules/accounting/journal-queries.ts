@@ -1,8 +1,7 @@
 import { AppError } from '../../lib/errors.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
-import type { PreparedConfiguration } from '../prepared-configuration.js';
 import { lineRecord } from './line-record.js';
-import type { PreparedJournalDefinition } from './prepare.js';
+import type { PreparedAccountingRevision, PreparedJournalDefinition } from './prepare.js';
 import type {
   AccountingStore,
   BalanceFilter,
@@ -38,10 +37,10 @@ function view(journal: StoredJournal, definition: PreparedJournalDefinition): Jo
  */
 export class JournalQueries {
   readonly #store: AccountingStore;
-  readonly #snapshots: ConfigurationSnapshots<PreparedConfiguration>;
+  readonly #snapshots: ConfigurationSnapshots<PreparedAccountingRevision>;
 
   /** Line records are rebuilt with the journal definition of the current configuration. */
-  constructor(store: AccountingStore, snapshots: ConfigurationSnapshots<PreparedConfiguration>) {
+  constructor(store: AccountingStore, snapshots: ConfigurationSnapshots<PreparedAccountingRevision>) {
     this.#store = store;
     this.#snapshots = snapshots;
   }

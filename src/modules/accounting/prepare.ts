@@ -142,6 +142,12 @@ export function nodeKeyOf(fields: Readonly<Record<string, string>>): string {
     .join('\u0000');
 }
 
+/** What the accounting module reads of a prepared configuration revision. */
+export interface PreparedAccountingRevision {
+  revision: number;
+  accounting: PreparedAccounting;
+}
+
 /**
  * Builds the lookup tables of a configuration once per upload: event types, nodes by field
  * values, posting components by event type (with accounts, journal types and accounting

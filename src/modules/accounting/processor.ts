@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
+import { JOURNAL_ENTITY_NAME } from '../configuration/model.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
-import { JOURNAL_ENTITY_NAME } from '../entities/entity.js';
-import type { PreparedConfiguration } from '../prepared-configuration.js';
 import { nodeBusinessDate, processBusinessEvent, processDirectJournals } from './engine.js';
 import type { JournalDraft, ProcessingContext } from './journal-draft.js';
 import { lineExtras } from './line-record.js';
+import type { PreparedAccountingRevision } from './prepare.js';
 import { type AccountingStore, type ChunkOutcome, type ClaimedChunk, STALE_CONFIGURATION } from './store.js';
 
 /** How often an idle processor looks for records stored by other instances. */
@@ -20,7 +20,7 @@ const PROCESSING_RETRY_DELAY_MS = 2_000;
  * on its own, the journal lines of a chunk together, grouped by origin journal id.
  */
 export function processChunk(
-  prepared: PreparedConfiguration,
+  prepared: PreparedAccountingRevision,
   chunk: ClaimedChunk,
   ctx: ProcessingContext,
 ): ChunkOutcome {
@@ -76,7 +76,7 @@ export function processChunk(
  */
 export class AccountingProcessor {
   readonly #store: AccountingStore;
-  readonly #snapshots: ConfigurationSnapshots<PreparedConfiguration>;
+  readonly #snapshots: ConfigurationSnapshots<PreparedAccountingRevision>;
   readonly #clock: Clock;
   readonly #businessDatePinned: string | undefined;
   readonly #onError: (error: unknown) => void;
@@ -89,7 +89,7 @@ export class AccountingProcessor {
 
   constructor(
     store: AccountingStore,
-    snapshots: ConfigurationSnapshots<PreparedConfiguration>,
+    snapshots: ConfigurationSnapshots<PreparedAccountingRevision>,
     clock: Clock,
     options: {
       businessDatePinned: string | undefined;

@@ -1,6 +1,13 @@
 import type { JournalDraft } from './journal-draft.js';
 import type { StoredJournalValues, StoredLineValues } from './line-record.js';
 
+/**
+ * What the storage adapter needs besides the port: the journal drafts it writes, and the name of
+ * the entity whose chunks carry direct journals (their origin journal ids are read per claim).
+ */
+export { JOURNAL_ENTITY_NAME } from '../configuration/model.js';
+export type { JournalDraft };
+
 /** What `processNextChunk` returns when the configuration changed under the caller. */
 export const STALE_CONFIGURATION = -1;
 

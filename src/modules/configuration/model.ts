@@ -174,6 +174,12 @@ export type MappingSourceGroup = (typeof MAPPING_SOURCE_GROUPS)[number];
 export const LEDGER_NAMESPACE = 'ledger';
 export const LEDGER_ENTITY_NAMES = ['businessEvent', 'journal'] as const;
 
+/** Name of the ledger entity whose fields are `businessEventDefinition.attributes`. */
+export const BUSINESS_EVENT_ENTITY_NAME: (typeof LEDGER_ENTITY_NAMES)[0] = LEDGER_ENTITY_NAMES[0];
+
+/** Name of the ledger entity whose fields are the sender-supplied `journalDefinition.fields`. */
+export const JOURNAL_ENTITY_NAME: (typeof LEDGER_ENTITY_NAMES)[1] = LEDGER_ENTITY_NAMES[1];
+
 // ---------------------------------------------------------------------------------------------
 // accountLookups
 // ---------------------------------------------------------------------------------------------

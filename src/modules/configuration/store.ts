@@ -1,5 +1,9 @@
 import type { Configuration } from './model.js';
 
+/** What the storage adapter stores before any upload and after a deletion. */
+export { emptyConfiguration } from './document.js';
+export { CONFIGURATION_FORMAT_VERSION, type Configuration } from './model.js';
+
 /** The stored configuration document and its revision (0 for a new instance). */
 export interface StoredConfiguration {
   revision: number;

@@ -1,10 +1,11 @@
 import type { Clock } from '../../lib/clock.js';
 import { closestNames, didYouMean } from '../../lib/closest-names.js';
 import { AppError } from '../../lib/errors.js';
+import type { PreparedAccountingRevision } from '../accounting/prepare.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
-import { entityKey, type PreparedConfiguration, type PreparedEntity } from '../prepared-configuration.js';
 import type { EntityDefinition } from './entity.js';
 import { type ExampleChunk, exampleChunk, examplePlanOf } from './example.js';
+import { entityKey, type PreparedEntities, type PreparedEntity } from './prepared-entity.js';
 
 /**
  * The entity metadata, read from the prepared configuration of the current revision:
@@ -12,7 +13,7 @@ import { type ExampleChunk, exampleChunk, examplePlanOf } from './example.js';
  * namespace or entity is a 404 that offers the closest configured names.
  */
 export class EntityCatalog {
-  readonly #snapshots: ConfigurationSnapshots<PreparedConfiguration>;
+  readonly #snapshots: ConfigurationSnapshots<PreparedEntities & PreparedAccountingRevision>;
   readonly #clock: Clock;
   readonly #businessDatePinned: string | undefined;
 
@@ -21,7 +22,7 @@ export class EntityCatalog {
    * as processing computes it.
    */
   constructor(
-    snapshots: ConfigurationSnapshots<PreparedConfiguration>,
+    snapshots: ConfigurationSnapshots<PreparedEntities & PreparedAccountingRevision>,
     clock: Clock,
     businessDatePinned: string | undefined,
   ) {
@@ -85,7 +86,7 @@ function unknownNamespace(
   return new AppError(code, `no namespace ${namespace}.${didYouMean(suggestions)}`, { suggestions });
 }
 
-function findEntity(prepared: PreparedConfiguration, namespace: string, name: string): PreparedEntity {
+function findEntity(prepared: PreparedEntities, namespace: string, name: string): PreparedEntity {
   const entity = prepared.entities.get(entityKey(namespace, name));
   if (entity !== undefined) return entity;
   const all = [...prepared.entities.values()];

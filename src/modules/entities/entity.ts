@@ -4,10 +4,6 @@
  * `journalDefinition`. This is the one normalized view that the record validator, the example
  * generator and the entity endpoints read; nothing here knows about HTTP or storage.
  */
-import { LEDGER_ENTITY_NAMES, LEDGER_NAMESPACE } from '../configuration/model.js';
-
-export { LEDGER_NAMESPACE };
-
 /** The normalized field types (docs/reference.md, Attribute types of entities). */
 export const FIELD_TYPES = [
   'TEXT',
@@ -25,12 +21,6 @@ export type FieldType = (typeof FIELD_TYPES)[number];
 
 /** The three kinds of entity (docs/reference.md, Entities). */
 export type EntityKind = 'user' | 'businessEvent' | 'journal';
-
-/** Name of the entity whose fields are `businessEventDefinition.attributes`. */
-export const BUSINESS_EVENT_ENTITY_NAME: (typeof LEDGER_ENTITY_NAMES)[0] = LEDGER_ENTITY_NAMES[0];
-
-/** Name of the entity whose fields are the sender-supplied `journalDefinition.fields`. */
-export const JOURNAL_ENTITY_NAME: (typeof LEDGER_ENTITY_NAMES)[1] = LEDGER_ENTITY_NAMES[1];
 
 /** One field of an entity, in its configured order. */
 export interface EntityAttribute {

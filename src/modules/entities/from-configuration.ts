@@ -1,21 +1,16 @@
 import { attributeTypeNameOf, elementTypeNameOf } from '../configuration/document.js';
-import type {
-  BusinessEventAttribute,
-  BusinessEventAttributeRole,
-  Configuration,
-  Entity,
-  JournalField,
-  JournalFieldRole,
-} from '../configuration/model.js';
 import {
   BUSINESS_EVENT_ENTITY_NAME,
-  type EntityAttribute,
-  type EntityDefinition,
-  type FieldType,
+  type BusinessEventAttribute,
+  type BusinessEventAttributeRole,
+  type Configuration,
+  type Entity,
   JOURNAL_ENTITY_NAME,
+  type JournalField,
+  type JournalFieldRole,
   LEDGER_NAMESPACE,
-  normalizeFieldType,
-} from './entity.js';
+} from '../configuration/model.js';
+import { type EntityAttribute, type EntityDefinition, type FieldType, normalizeFieldType } from './entity.js';
 
 /**
  * The ingestion targets of a configuration (docs/reference.md, Entities): user entities from

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { AppError } from '../../lib/errors.js';
-import type { PreparedEntity } from '../prepared-configuration.js';
+import type { PreparedEntity } from '../entities/prepared-entity.js';
 import type { ChunkWork } from './chunk-work.js';
 import { workChunk } from './chunk-work.js';
 import type { ChunkJob, ChunkJobResult } from './chunk-worker.js';

@@ -1,5 +1,8 @@
 import type { SessionRow, SessionState } from './session.js';
 
+/** The session row and its derived state, which the storage adapter reads and writes. */
+export type { SessionRow, SessionState };
+
 /** One validation failure of a record, as listed in chunk answers and the errors endpoint. */
 export interface FieldErrorView {
   field: string;

@@ -1,0 +1,23 @@
+import { type PreparedAccountingRevision, prepareAccounting } from './modules/accounting/prepare.js';
+import type { StoredConfiguration } from './modules/configuration/store.js';
+import { type PreparedEntities, prepareEntities } from './modules/entities/prepared-entity.js';
+
+/**
+ * Everything derived from one configuration revision, made once per upload and shared through
+ * `ConfigurationSnapshots`: the entity validators and the accounting lookup tables. Each module
+ * declares the part it reads (`PreparedEntities`, `PreparedAccountingRevision`); only this
+ * composition knows them all, so no module imports another module's preparation.
+ */
+export interface PreparedConfiguration extends PreparedEntities, PreparedAccountingRevision {}
+
+/**
+ * Compiles the validators of every entity and the accounting lookup tables of a stored
+ * configuration. Throws when the configuration cannot be prepared (the upload then fails).
+ */
+export function prepareConfiguration(stored: StoredConfiguration): PreparedConfiguration {
+  return {
+    revision: stored.revision,
+    entities: prepareEntities(stored.configuration),
+    accounting: prepareAccounting(stored.configuration),
+  };
+}

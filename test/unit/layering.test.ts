@@ -1,0 +1,90 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
+
+/** Every TypeScript file under src, relative to it (`modules/accounting/store.ts`). */
+function sourceFiles(): string[] {
+  return readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+    .filter((path) => path.endsWith('.ts'))
+    .map((path) => path.split('\\').join('/'));
+}
+
+/** The files under src that `file` imports or re-exports through a relative specifier. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(join(SRC, file), 'utf8');
+  const specifiers = [...text.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s+'(\.[^']+)'/gms)];
+  return specifiers.map((match) =>
+    relative(SRC, resolve(SRC, dirname(file), (match[1] ?? '').replace(/\.js$/, '.ts')))
+      .split('\\')
+      .join('/'),
+  );
+}
+
+/** `modules/<name>` for a module file, else undefined. */
+function moduleOf(file: string): string | undefined {
+  const [top, name, ...rest] = file.split('/');
+  return top === 'modules' && name !== undefined && rest.length > 0 ? `modules/${name}` : undefined;
+}
+
+/** The cycles of a directed graph, each as the path that closes it. */
+function cyclesOf(graph: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const cycles: string[] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const visit = (node: string): void => {
+    path.push(node);
+    for (const next of graph.get(node) ?? []) {
+      const at = path.indexOf(next);
+      if (at >= 0) cycles.push([...path.slice(at), next].join(' -> '));
+      else if (!done.has(next)) visit(next);
+    }
+    path.pop();
+    done.add(node);
+  };
+  for (const node of graph.keys()) if (!done.has(node)) visit(node);
+  return cycles;
+}
+
+describe('layering of src', () => {
+  const files = sourceFiles();
+
+  it('has no import cycle between modules', () => {
+    const graph = new Map<string, Set<string>>();
+    for (const file of files) {
+      const from = moduleOf(file);
+      if (from === undefined) continue;
+      for (const target of importsOf(file)) {
+        const to = moduleOf(target);
+        if (to === undefined || to === from) continue;
+        graph.set(from, (graph.get(from) ?? new Set()).add(to));
+      }
+    }
+    expect(graph.size).toBeGreaterThan(0);
+    expect(cyclesOf(graph)).toEqual([]);
+  });
+
+  it('lets modules import only modules and lib (never HTTP, storage or the composition root)', () => {
+    const offending = files
+      .filter((file) => file.startsWith('modules/'))
+      .flatMap((file) => importsOf(file).map((target) => `${file} -> ${target}`))
+      .filter((edge) => {
+        const target = edge.split(' -> ')[1] ?? '';
+        return !(target.startsWith('modules/') || target.startsWith('lib/'));
+      });
+    expect(offending).toEqual([]);
+  });
+
+  it('lets storage import of the modules only their ports (modules/*/store.ts)', () => {
+    const offending = files
+      .filter((file) => file.startsWith('storage/'))
+      .flatMap((file) => importsOf(file).map((target) => `${file} -> ${target}`))
+      .filter((edge) => {
+        const target = edge.split(' -> ')[1] ?? '';
+        return target.startsWith('modules/') && !/^modules\/[^/]+\/store\.ts$/.test(target);
+      });
+    expect(offending).toEqual([]);
+  });
+});
