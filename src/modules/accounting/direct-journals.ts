@@ -5,7 +5,11 @@
  * status and, for a reversing type, its reversal.
  */
 import { decimalFromValue, sign } from '../../lib/decimal.js';
-import type { JournalFieldRole } from '../configuration/model.js';
+import {
+  isMandatorySenderRole,
+  JOURNAL_FIELD_ROLES,
+  type JournalFieldRole,
+} from '../configuration/journal-roles.js';
 import { parseIsoDate } from './dates.js';
 import { assembleJournals, type CandidateLine, type JournalCandidate } from './journal-assembly.js';
 import type { ProcessingContext, ProcessingOutcome } from './journal-draft.js';
@@ -13,18 +17,12 @@ import { nodeKeyOf, type PreparedAccounting } from './prepare.js';
 import { type ProcessingError, processingError } from './processing-error.js';
 
 /**
- * Roles whose fields a sender must supply on every line (docs/domain/accounting.md, Direct
- * journals).
+ * Roles of one field each that a sender must supply on every line (docs/domain/accounting.md,
+ * Direct journals); the fields of role `node` are read together, as the node's field values.
  */
-export const SENDER_ROLES = [
-  'originJournalId',
-  'coreDate',
-  'journalType',
-  'accountingConfig',
-  'account',
-  'transactionAmount',
-  'transactionCurrency',
-] as const satisfies readonly JournalFieldRole[];
+const SENDER_ROLES: readonly JournalFieldRole[] = JOURNAL_FIELD_ROLES.filter(
+  (role) => role !== 'node' && isMandatorySenderRole(role),
+);
 
 /** The outcome of the lines of one origin journal, with the positions of its records. */
 export interface DirectJournalGroup {

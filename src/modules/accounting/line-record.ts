@@ -1,28 +1,5 @@
-import type { JournalFieldRole } from '../configuration/model.js';
+import { type ColumnJournalRole, isColumnRole } from '../configuration/journal-roles.js';
 import type { PreparedJournalDefinition } from './prepare.js';
-
-/**
- * Roles whose values a stored journal or line already holds in columns of its own. A line's record
- * (docs/domain/accounting.md, Journal records) is stored as the values of the other fields only,
- * its "extras", and rebuilt on reading: the full record repeated every journal value on every line
- * and made line inserts several times slower on PostgreSQL (docs/benchmarks.md).
- */
-const STORED_ROLES: ReadonlySet<JournalFieldRole> = new Set<JournalFieldRole>([
-  'coreDate',
-  'journalType',
-  'accountingConfig',
-  'account',
-  'transactionAmount',
-  'transactionCurrency',
-  'journalId',
-  'lineId',
-  'journalLineNo',
-  'ingestionId',
-  'reverses',
-  'reversedBy',
-  'originJournalId',
-  'node',
-]);
 
 /** The journal values a line record is rebuilt from. */
 export interface StoredJournalValues {
@@ -47,6 +24,36 @@ export interface StoredLineValues {
   extras: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * How a line record's field of a role stored in a column is read back, one entry per such role
+ * of the journal roles table (the compiler keeps them in step). A line's record
+ * (docs/domain/accounting.md, Journal records) is stored as the values of the other fields only,
+ * its "extras", and rebuilt on reading: the full record repeated every journal value on every line
+ * and made line inserts several times slower on PostgreSQL (docs/benchmarks.md).
+ */
+const COLUMN_VALUES: {
+  readonly [R in ColumnJournalRole]: (
+    journal: StoredJournalValues,
+    line: StoredLineValues,
+    field: string,
+  ) => unknown;
+} = {
+  coreDate: (journal) => journal.coreDate,
+  journalType: (journal) => journal.journalType,
+  accountingConfig: (journal) => journal.accountingConfig,
+  account: (_, line) => line.account,
+  transactionAmount: (_, line) => line.amount,
+  transactionCurrency: (_, line) => line.currency,
+  journalId: (journal) => journal.journalId,
+  lineId: (_, line) => line.lineId,
+  reverses: (journal) => journal.reverses,
+  reversedBy: (journal) => journal.reversedBy,
+  journalLineNo: (_, line) => line.lineNo,
+  ingestionId: (journal) => journal.ingestionId,
+  originJournalId: (journal) => journal.originJournalId,
+  node: (journal, _, field) => journal.node[field],
+};
+
 /** The values of a line record's fields that no column holds (non-null ones only). */
 export function lineExtras(
   definition: PreparedJournalDefinition,
@@ -54,7 +61,7 @@ export function lineExtras(
 ): Record<string, unknown> {
   const extras: Record<string, unknown> = {};
   for (const field of definition.fields) {
-    if (field.role !== undefined && STORED_ROLES.has(field.role)) continue;
+    if (field.role !== undefined && isColumnRole(field.role)) continue;
     const value = record[field.name];
     if (value !== null && value !== undefined) extras[field.name] = value;
   }
@@ -72,53 +79,11 @@ export function lineRecord(
 ): Record<string, unknown> {
   const record: Record<string, unknown> = {};
   for (const field of definition.fields) {
-    let value: unknown;
-    switch (field.role) {
-      case 'coreDate':
-        value = journal.coreDate;
-        break;
-      case 'journalType':
-        value = journal.journalType;
-        break;
-      case 'accountingConfig':
-        value = journal.accountingConfig;
-        break;
-      case 'account':
-        value = line.account;
-        break;
-      case 'transactionAmount':
-        value = line.amount;
-        break;
-      case 'transactionCurrency':
-        value = line.currency;
-        break;
-      case 'journalId':
-        value = journal.journalId;
-        break;
-      case 'lineId':
-        value = line.lineId;
-        break;
-      case 'journalLineNo':
-        value = line.lineNo;
-        break;
-      case 'ingestionId':
-        value = journal.ingestionId;
-        break;
-      case 'reverses':
-        value = journal.reverses;
-        break;
-      case 'reversedBy':
-        value = journal.reversedBy;
-        break;
-      case 'originJournalId':
-        value = journal.originJournalId;
-        break;
-      case 'node':
-        value = journal.node[field.name];
-        break;
-      default:
-        value = line.extras[field.name];
-    }
+    const role = field.role;
+    const value =
+      role !== undefined && isColumnRole(role)
+        ? COLUMN_VALUES[role](journal, line, field.name)
+        : line.extras[field.name];
     record[field.name] = value ?? null;
   }
   return record;

@@ -18,6 +18,7 @@
  * (`temporalityType`, entity `type`, `source`) the field is a free non-empty string.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { JOURNAL_FIELD_ROLES, type JournalFieldRole } from './journal-roles.js';
 
 /** The configuration format label this service writes. */
 export const CONFIGURATION_FORMAT_VERSION = 'v20230211';
@@ -76,24 +77,7 @@ export type BusinessEventAttributeRole = (typeof BUSINESS_EVENT_ATTRIBUTE_ROLES)
 export const BUSINESS_EVENT_ATTRIBUTE_TYPES = ['text', 'date', 'decimal'] as const;
 export type BusinessEventAttributeType = (typeof BUSINESS_EVENT_ATTRIBUTE_TYPES)[number];
 
-export const JOURNAL_FIELD_ROLES = [
-  'coreDate',
-  'journalType',
-  'accountingConfig',
-  'account',
-  'transactionAmount',
-  'transactionCurrency',
-  'journalId',
-  'lineId',
-  'reverses',
-  'reversedBy',
-  'journalLineNo',
-  'ingestionId',
-  'originJournalId',
-  'originJournalLineId',
-  'node',
-] as const;
-export type JournalFieldRole = (typeof JOURNAL_FIELD_ROLES)[number];
+export type { JournalFieldRole };
 
 export const JOURNAL_FIELD_TYPES = ['date', 'text', 'amount', 'uuid', 'integer'] as const;
 export type JournalFieldType = (typeof JOURNAL_FIELD_TYPES)[number];

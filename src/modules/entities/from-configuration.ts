@@ -1,4 +1,5 @@
 import { attributeTypeNameOf, elementTypeNameOf } from '../configuration/document.js';
+import { isMandatorySenderRole, JOURNAL_ROLES } from '../configuration/journal-roles.js';
 import {
   BUSINESS_EVENT_ENTITY_NAME,
   type BusinessEventAttribute,
@@ -7,7 +8,6 @@ import {
   type Entity,
   JOURNAL_ENTITY_NAME,
   type JournalField,
-  type JournalFieldRole,
   LEDGER_NAMESPACE,
 } from '../configuration/model.js';
 import { type EntityAttribute, type EntityDefinition, type FieldType, normalizeFieldType } from './entity.js';
@@ -24,11 +24,10 @@ import { type EntityAttribute, type EntityDefinition, type FieldType, normalizeF
  *   fields of posting patterns. Which attributes an event needs depends on its event type, so a
  *   missing one is a processing error of that event (docs/domain/accounting.md), not a rejected
  *   chunk.
- * - `ledger/journal` (docs/domain/accounting.md, Direct journals): the sender supplies the roles
- *   `coreDate`, `journalType`, `accountingConfig`, `account`, `transactionAmount`,
- *   `transactionCurrency`, `node` and `originJournalId` (mandatory) and `originJournalLineId`
- *   (optional); fields without a role are optional; the system-filled roles are not fields of the
- *   entity at all.
+ * - `ledger/journal` (docs/domain/accounting.md, Direct journals): a field of a role the sender
+ *   supplies is mandatory or optional as the journal roles table says (`JOURNAL_ROLES` in
+ *   configuration/journal-roles.ts); fields without a role are optional; the fields of the roles
+ *   the system fills are not fields of the entity at all.
  */
 
 /** Business event roles whose attribute every event must carry. */
@@ -36,31 +35,6 @@ const MANDATORY_BUSINESS_EVENT_ROLES: ReadonlySet<BusinessEventAttributeRole> = 
   'event_type',
   'effective_date',
   'node',
-]);
-
-/**
- * Journal roles the service fills (docs/domain/accounting.md, Direct journals); a sender may not
- * send them.
- */
-export const SYSTEM_FILLED_JOURNAL_ROLES: ReadonlySet<JournalFieldRole> = new Set([
-  'journalId',
-  'lineId',
-  'journalLineNo',
-  'ingestionId',
-  'reverses',
-  'reversedBy',
-]);
-
-/** Journal roles a sender must supply (docs/domain/accounting.md, Direct journals). */
-const MANDATORY_JOURNAL_ROLES: ReadonlySet<JournalFieldRole> = new Set([
-  'coreDate',
-  'journalType',
-  'accountingConfig',
-  'account',
-  'transactionAmount',
-  'transactionCurrency',
-  'node',
-  'originJournalId',
 ]);
 
 /** `temporalityType` and `type` that the entity endpoints show for the two ledger entities. */
@@ -115,7 +89,7 @@ function journalAttributeOf(field: JournalField): EntityAttribute {
   const defined: EntityAttribute = {
     name: field.name,
     label: field.label ?? field.name,
-    mandatory: field.role !== undefined && MANDATORY_JOURNAL_ROLES.has(field.role),
+    mandatory: field.role !== undefined && isMandatorySenderRole(field.role),
     type: fieldTypeOf(field.type, `Journal field "${field.name}"`),
   };
   if (field.role !== undefined) defined.role = field.role;
@@ -158,7 +132,7 @@ export function entitiesOf(configuration: Configuration): EntityDefinition[] {
       type: LEDGER_ENTITY_TYPE,
       kind: 'journal',
       attributes: journals.fields
-        .filter((field) => field.role === undefined || !SYSTEM_FILLED_JOURNAL_ROLES.has(field.role))
+        .filter((field) => field.role === undefined || JOURNAL_ROLES[field.role].supplier === 'sender')
         .map(journalAttributeOf),
     });
   }
