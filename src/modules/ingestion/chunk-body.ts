@@ -1,6 +1,6 @@
 import { AppError } from '../../lib/errors.js';
 
-/** A chunk as sent (seed 2.3, contract 4.2): at most 1 MiB of JSON. */
+/** A chunk as sent: at most 1 MiB of JSON (docs/reference.md, Chunks). */
 export const CHUNK_BODY_BYTES_MAX = 1024 * 1024;
 export const CHUNK_NAME_LENGTH_MAX = 200;
 /**

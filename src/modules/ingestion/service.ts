@@ -15,7 +15,7 @@ import type {
   StoredRecord,
 } from './store.js';
 
-/** Session timeouts (contract 4.1): default 15 minutes, from one second to seven days. */
+/** Session timeouts: default 15 minutes, from one second to seven days. */
 export const SESSION_TIMEOUT_DEFAULT = 'PT15M';
 export const SESSION_TIMEOUT_MS_MIN = 1000;
 export const SESSION_TIMEOUT_MS_MAX = 7 * 24 * 3600 * 1000;
@@ -27,7 +27,7 @@ export interface ChunkResult {
 }
 
 /**
- * Ingestion sessions and chunks (seed 3, 4.2-4.5; contract 4). Sessions open for one entity,
+ * Ingestion sessions and chunks (docs/reference.md, Ingestion). Sessions open for one entity,
  * take chunks while open, and close on request or expire after their timeout of inactivity.
  * Each chunk is validated with the entity's validator compiled at configuration upload and
  * written in one transaction before it is answered.
@@ -117,7 +117,7 @@ export class IngestionService {
   }
 
   /**
-   * Closes a session (seed 4.4, contract 4.1). Closing a closed session returns it unchanged.
+   * Closes a session. Closing a closed session returns it unchanged.
    * Errors: `session-not-found`, `session-expired` (409).
    */
   async closeSession(ingestionId: string, closedBy: string): Promise<SessionView> {
@@ -140,7 +140,7 @@ export class IngestionService {
   }
 
   /**
-   * Validates and stores one chunk (contract 4.2). Atomic by default: any failed record
+   * Validates and stores one chunk. Atomic by default: any failed record
    * rejects the chunk (outcome `rejected`) and keeps nothing; with `partial` the valid records
    * are kept. A repeated idempotency key with the same body returns the earlier outcome as a
    * replay. `reference` identifies the request; it is kept with the outcome. Errors:

@@ -26,7 +26,7 @@ export interface SessionRow {
 export type SessionState = 'pending' | 'closed' | 'expired';
 export type ProcessingStatus = 'pending' | 'processing' | 'completed' | 'completed_with_errors';
 
-/** The session object of contract 4.1, as every session endpoint answers it. */
+/** The session object, as every session endpoint answers it. */
 export interface SessionView {
   ingestionId: string;
   ingestionName: string | null;
@@ -49,7 +49,7 @@ export interface SessionView {
 
 /**
  * The state a session is in at `nowMs`: a pending session with no request for its timeout is
- * `expired` (contract 4.1). Expiry is derived from the stored deadline rather than written by
+ * `expired`. Expiry is derived from the stored deadline rather than written by
  * a timer, so every instance and every query (statistics included) sees it at the same moment
  * without anyone asking for that session first.
  */
@@ -58,7 +58,7 @@ export function stateAt(row: Pick<SessionRow, 'state' | 'expiresAtMs'>, nowMs: n
 }
 
 /**
- * The processing status of contract 4.1: `completed` (or `completed_with_errors` when any
+ * The processing status of a session: `completed` (or `completed_with_errors` when any
  * record failed validation or processing) once the session is closed or expired and every
  * accepted record is processed.
  */
@@ -70,7 +70,7 @@ export function processingStatusOf(row: SessionRow, state: SessionState): Proces
   return row.processedRows > 0 ? 'processing' : 'pending';
 }
 
-/** The session object of contract 4.1 at `nowMs`. */
+/** The session object at `nowMs`. */
 export function sessionView(row: SessionRow, nowMs: number): SessionView {
   const state = stateAt(row, nowMs);
   const expired = state === 'expired';

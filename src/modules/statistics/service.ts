@@ -38,7 +38,7 @@ function rangeOf(range: TimeRange): { instants: InstantRange; days: DayRange } {
 }
 
 /**
- * The operational dashboard of contract 5. Ranges are half-open `[from, to)`; dates mean
+ * The operational dashboard (docs/reference.md, Statistics). Ranges are half-open `[from, to)`; dates mean
  * midnight UTC. Ingestion metrics select sessions by the time they were opened; journal
  * metrics select journals by core date and processing errors by the time they were recorded.
  */

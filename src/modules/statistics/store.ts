@@ -1,4 +1,4 @@
-/** Ingestion counters of contract 5 for sessions opened in a time range. */
+/** Ingestion counters for the sessions opened in a time range. */
 export interface IngestionMetrics {
   ingestions: number;
   pendingIngestions: number;
