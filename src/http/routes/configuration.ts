@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { CONFIGURATION_SECTIONS } from '../../modules/configuration/document.js';
 import { ConfigurationDocumentSchema, ConfigurationUploadSchema } from '../../modules/configuration/model.js';
 import type { ConfigurationService } from '../../modules/configuration/service.js';
+import { AuditEntry, UploadResult, WipeDryRunResult } from '../api-schemas.js';
 import { principalOf } from '../authenticate.js';
 import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from '../schemas.js';
 
@@ -11,47 +11,6 @@ import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from '../schemas.js';
  * is validated whole in memory, so the limit also bounds the memory one upload can take.
  */
 export const CONFIGURATION_BODY_BYTES_MAX = 32 * 1024 * 1024;
-
-const ProcessingDataCounts = Type.Object(
-  {
-    ingestions: Type.Integer({
-      description: 'Ingestion sessions; their chunks and rejected records go with them.',
-    }),
-    records: Type.Integer({ description: 'Accepted records.' }),
-    journals: Type.Integer({ description: 'Journals made from the records.' }),
-    journalLines: Type.Integer({ description: 'Lines of those journals.' }),
-    processingErrors: Type.Integer({ description: 'Processing errors of the records.' }),
-  },
-  { description: 'Counts of processing data. Users, credentials, tokens and the audit log are never wiped.' },
-);
-
-const Sections = Type.Object(
-  Object.fromEntries(CONFIGURATION_SECTIONS.map((name) => [name, Type.Integer()])),
-  {
-    description:
-      'Items per section: array sections count their elements, featureFlags its flags, and the settings and definition objects 1 when not empty.',
-  },
-);
-
-const UploadResult = Type.Object({
-  version: Type.String({ description: 'Configuration format label of the document.' }),
-  sections: Sections,
-  deleted: Type.Optional({
-    ...ProcessingDataCounts,
-    description: 'What the upload wiped, counted in the transaction that deleted it. Absent on a dry run.',
-  }),
-  wouldDelete: Type.Optional({
-    ...ProcessingDataCounts,
-    description: 'What the upload would wipe if it were made now. Only on a dry run.',
-  }),
-});
-
-const WipeDryRunResult = Type.Object({
-  wouldDelete: {
-    ...ProcessingDataCounts,
-    description: 'What the deletion would wipe if it were made now.',
-  },
-});
 
 const DryRunQuery = Type.Object(
   {
@@ -63,21 +22,6 @@ const DryRunQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-
-const AuditEntry = Type.Object({
-  id: Type.Integer(),
-  at: Type.String({ format: 'date-time' }),
-  actor: Type.String({ description: 'E-mail of the owner of the credential that made the change.' }),
-  action: Type.Union([Type.Literal('configuration.upload'), Type.Literal('configuration.delete')]),
-  version: Type.Union([Type.String(), Type.Null()]),
-  revision: Type.Integer({ description: 'Configuration revision the change made.' }),
-  sections: Type.Record(Type.String(), Type.Integer(), {
-    description: 'Items per section of the configuration the change stored.',
-  }),
-  deleted: Type.Union([{ ...ProcessingDataCounts, description: 'What the change wiped.' }, Type.Null()], {
-    description: 'What the change wiped; null on entries written before these counts were recorded.',
-  }),
-});
 
 /** Configuration Data bulk download, upload and delete, and the audit log. */
 export const configurationRoutes: FastifyPluginAsyncTypebox<{

@@ -1,29 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { EntityCatalog } from '../../modules/entities/catalog.js';
+import { EntityDetail } from '../api-schemas.js';
 import { AUTH_ERRORS, Problem } from '../schemas.js';
 
 const EntitySummary = Type.Object({
   name: Type.String(),
   temporalityType: Type.String(),
   description: Type.String(),
-});
-
-const Attribute = Type.Object({
-  name: Type.String(),
-  label: Type.String(),
-  mandatory: Type.Boolean(),
-  type: Type.String({ description: 'TEXT, DATE, DATETIME, INTEGER, DECIMAL, BOOLEAN, UUID or LIST.' }),
-  elementType: Type.Optional(Type.String({ description: 'Element type of a LIST.' })),
-});
-
-const EntityDetail = Type.Object({
-  name: Type.String(),
-  namespace: Type.String(),
-  description: Type.String(),
-  temporalityType: Type.String(),
-  type: Type.String(),
-  attributes: Type.Array(Attribute, { description: 'In their configured order.' }),
 });
 
 const NsParams = Type.Object({ ns: Type.String() });

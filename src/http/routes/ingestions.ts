@@ -5,49 +5,10 @@ import { AppError, PROBLEMS, problemBody } from '../../lib/errors.js';
 import { ISO_DURATION_PATTERN } from '../../lib/iso-duration.js';
 import { CHUNK_BODY_BYTES_MAX, CHUNK_RECORDS_MAX } from '../../modules/ingestion/chunk-body.js';
 import type { ChunkResult, IngestionService } from '../../modules/ingestion/service.js';
+import { ChunkAccepted, Session, SessionError } from '../api-schemas.js';
 import { principalOf } from '../authenticate.js';
 import { problemContextOf } from '../problem.js';
 import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from '../schemas.js';
-
-const Session = Type.Object({
-  ingestionId: Type.String({ description: '`in_` followed by 32 lower-case hex digits.' }),
-  ingestionName: Type.Union([Type.String(), Type.Null()]),
-  namespace: Type.String(),
-  entity: Type.String(),
-  state: Type.Union([Type.Literal('pending'), Type.Literal('closed'), Type.Literal('expired')]),
-  timeout: Type.String({ description: 'ISO 8601 duration of inactivity after which the session expires.' }),
-  openedBy: Type.String(),
-  openedOn: Type.String({ format: 'date-time' }),
-  closedBy: Type.Union([Type.String(), Type.Null()]),
-  closedOn: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  closeReason: Type.Union([Type.Literal('manual'), Type.Literal('timeout'), Type.Null()]),
-  lastActivityOn: Type.String({ format: 'date-time' }),
-  chunks: Type.Integer(),
-  totalRows: Type.Integer(),
-  successRows: Type.Integer(),
-  failedRows: Type.Integer(),
-  processingStatus: Type.Union([
-    Type.Literal('pending'),
-    Type.Literal('processing'),
-    Type.Literal('completed'),
-    Type.Literal('completed_with_errors'),
-  ]),
-});
-
-const FieldError = Type.Object({ field: Type.String(), code: Type.String(), message: Type.String() });
-const FailedRecord = Type.Object({
-  index: Type.Integer({ description: 'Position of the record in the chunk, from 0.' }),
-  record: Type.Unknown({ description: 'The record as it was sent.' }),
-  errors: Type.Array(FieldError),
-});
-const ChunkAccepted = Type.Object({
-  ingestionId: Type.String(),
-  chunkName: Type.Union([Type.String(), Type.Null()]),
-  chunkSeq: Type.Integer({ description: 'Sequence number of the chunk in its session, distinct per chunk.' }),
-  acceptedRows: Type.Integer(),
-  failedRows: Type.Integer(),
-  errors: Type.Array(FailedRecord),
-});
 
 /** Characters an `Idempotency-Key` may have; the key is per session. */
 const IDEMPOTENCY_KEY_LENGTH_MAX = 200;
@@ -260,16 +221,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         params: IdParams,
         querystring: Type.Object(PageQuery),
         response: {
-          200: Page(
-            Type.Object({
-              kind: Type.Union([Type.Literal('validation'), Type.Literal('processing')]),
-              chunkSeq: Type.Integer(),
-              index: Type.Integer({ description: 'Position of the record in its chunk, from 0.' }),
-              record: Type.Unknown(),
-              errors: Type.Array(FieldError),
-              at: Type.String({ format: 'date-time' }),
-            }),
-          ),
+          200: Page(SessionError),
           404: Problem,
           ...AUTH_ERRORS,
         },

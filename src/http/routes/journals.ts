@@ -1,30 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { JournalQueries } from '../../modules/accounting/journal-queries.js';
+import { Balances, Journal, ProcessingError } from '../api-schemas.js';
 import { AUTH_ERRORS, DateQuery, Page, PageQuery, Problem, pageOf } from '../schemas.js';
 
-const Journal = Type.Object({
-  journalId: Type.String({ format: 'uuid' }),
-  status: Type.Union([Type.Literal('posted'), Type.Literal('unposted')]),
-  coreDate: Type.String({ format: 'date' }),
-  originalCoreDate: Type.Union([Type.String({ format: 'date' }), Type.Null()], {
-    description: 'The date the journal asked for, when a closed period moved it (posting-date override).',
-  }),
-  journalType: Type.String(),
-  accountingConfig: Type.String(),
-  ingestionId: Type.String(),
-  reverses: Type.Union([Type.String(), Type.Null()]),
-  reversedBy: Type.Union([Type.String(), Type.Null()]),
-  node: Type.Record(Type.String(), Type.String()),
-  lines: Type.Array(
-    Type.Record(Type.String(), Type.Unknown(), {
-      description:
-        'A line keyed by the journalDefinition field names (amounts as decimal strings, debit positive), plus drCr.',
-    }),
-  ),
-});
-
-/** Journals, balances and processing errors (contract 6). */
+/** Journals, balances and processing errors: the read side of the accounting engine. */
 export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries }> = async (
   app,
   { journals },
@@ -84,17 +64,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
           currency: Type.Optional(Type.String()),
         }),
         response: {
-          200: Type.Object({
-            data: Type.Array(
-              Type.Object({
-                accountingConfig: Type.String(),
-                node: Type.Record(Type.String(), Type.String()),
-                account: Type.String(),
-                currency: Type.String(),
-                balance: Type.String({ description: 'Exact signed sum: debits positive, credits negative.' }),
-              }),
-            ),
-          }),
+          200: Balances,
           400: Problem,
           ...AUTH_ERRORS,
         },
@@ -116,17 +86,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
           code: Type.Optional(Type.String()),
         }),
         response: {
-          200: Page(
-            Type.Object({
-              ingestionId: Type.String(),
-              namespace: Type.String(),
-              entity: Type.String(),
-              code: Type.String(),
-              message: Type.String(),
-              record: Type.Record(Type.String(), Type.Unknown()),
-              at: Type.String({ format: 'date-time' }),
-            }),
-          ),
+          200: Page(ProcessingError),
           ...AUTH_ERRORS,
         },
       },

@@ -1,6 +1,8 @@
+import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ClientAuthError, OAuthError } from '../../modules/auth/oauth-error.js';
 import type { ClientAuth, TokenService } from '../../modules/auth/token-service.js';
+import { TokenAnswer } from '../api-schemas.js';
 
 /** Largest accepted form body at the OAuth endpoints. */
 const FORM_BODY_BYTES_MAX = 8 * 1024;
@@ -99,6 +101,7 @@ export function oauthRoutes(app: FastifyInstance, tokens: TokenService): void {
         description:
           'Form fields `grant_type`, `client_id`, `client_secret` (or HTTP Basic), and `refresh_token` for the refresh grant. Errors are RFC 6749 `{error, error_description}` plus `reference`, the id of the request on the server log lines, which tell why a client authentication failed.',
         consumes: ['application/x-www-form-urlencoded'],
+        response: { 200: TokenAnswer },
       },
     },
     async (request, reply) => {
@@ -108,7 +111,7 @@ export function oauthRoutes(app: FastifyInstance, tokens: TokenService): void {
         throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
       }
       const auth = clientAuthOf(request, form);
-      const response =
+      const response: Static<typeof TokenAnswer> =
         grantType === 'client_credentials'
           ? await tokens.clientCredentialsGrant(auth)
           : await tokens.refreshGrant(auth, required(form, 'refresh_token'));

@@ -1,0 +1,218 @@
+/**
+ * The wire format of the API's answers: the TypeBox schemas the routes declare as their
+ * responses (the OpenAPI document is generated from them) and the CLI checks the answers it
+ * reads against (with their static types). This module imports TypeBox and module constants
+ * only, never Fastify, so that the CLI can load it.
+ */
+import { Type } from '@sinclair/typebox';
+import { CONFIGURATION_SECTIONS } from '../modules/configuration/document.js';
+import { Page, Problem } from './schemas.js';
+
+export { Page, Problem };
+
+/** The answer of POST /auth/token (RFC 6749, section 5.1). */
+export const TokenAnswer = Type.Object({
+  access_token: Type.String(),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer({ description: 'Seconds the access token is valid.' }),
+  refresh_token: Type.String(),
+  refresh_expires_in: Type.Integer({ description: 'Seconds the refresh token is valid.' }),
+});
+
+/** An error of the token endpoint, in the OAuth form (RFC 6749, section 5.2). */
+export const OAuthErrorBody = Type.Object({
+  error: Type.String(),
+  error_description: Type.Optional(Type.String()),
+  reference: Type.Optional(Type.String({ description: 'Id of the request, also on its server log lines.' })),
+});
+
+/** A problem of a request or of a configuration document: where (a JSON Pointer) and what. */
+export const PathError = Type.Object({ path: Type.String(), message: Type.String() });
+
+/** An ingestion session. */
+export const Session = Type.Object({
+  ingestionId: Type.String({ description: '`in_` followed by 32 lower-case hex digits.' }),
+  ingestionName: Type.Union([Type.String(), Type.Null()]),
+  namespace: Type.String(),
+  entity: Type.String(),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('closed'), Type.Literal('expired')]),
+  timeout: Type.String({ description: 'ISO 8601 duration of inactivity after which the session expires.' }),
+  openedBy: Type.String(),
+  openedOn: Type.String({ format: 'date-time' }),
+  closedBy: Type.Union([Type.String(), Type.Null()]),
+  closedOn: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  closeReason: Type.Union([Type.Literal('manual'), Type.Literal('timeout'), Type.Null()]),
+  lastActivityOn: Type.String({ format: 'date-time' }),
+  chunks: Type.Integer(),
+  totalRows: Type.Integer(),
+  successRows: Type.Integer(),
+  failedRows: Type.Integer(),
+  processingStatus: Type.Union([
+    Type.Literal('pending'),
+    Type.Literal('processing'),
+    Type.Literal('completed'),
+    Type.Literal('completed_with_errors'),
+  ]),
+});
+
+/** One error of a record: the field (empty for the whole record), a stable code, a message. */
+export const FieldError = Type.Object({ field: Type.String(), code: Type.String(), message: Type.String() });
+
+/** A record of a chunk that failed validation. */
+export const FailedRecord = Type.Object({
+  index: Type.Integer({ description: 'Position of the record in the chunk, from 0.' }),
+  record: Type.Unknown({ description: 'The record as it was sent.' }),
+  errors: Type.Array(FieldError),
+});
+
+/** The answer to a stored chunk. */
+export const ChunkAccepted = Type.Object({
+  ingestionId: Type.String(),
+  chunkName: Type.Union([Type.String(), Type.Null()]),
+  chunkSeq: Type.Integer({ description: 'Sequence number of the chunk in its session, distinct per chunk.' }),
+  acceptedRows: Type.Integer(),
+  failedRows: Type.Integer(),
+  errors: Type.Array(FailedRecord),
+});
+
+/** The 400 answer to a chunk refused whole for its records: a problem listing the failed records. */
+export const ChunkRefused = Type.Composite([
+  Problem,
+  Type.Object({ errors: Type.Array(FailedRecord, { minItems: 1 }) }),
+]);
+
+/** One failed record of a session (GET /api/v1/ingestions/{id}/errors). */
+export const SessionError = Type.Object({
+  kind: Type.Union([Type.Literal('validation'), Type.Literal('processing')]),
+  chunkSeq: Type.Integer(),
+  index: Type.Integer({ description: 'Position of the record in its chunk, from 0.' }),
+  record: Type.Unknown(),
+  errors: Type.Array(FieldError),
+  at: Type.String({ format: 'date-time' }),
+});
+
+/** An attribute of an entity. */
+export const EntityAttribute = Type.Object({
+  name: Type.String(),
+  label: Type.String(),
+  mandatory: Type.Boolean(),
+  type: Type.String({ description: 'TEXT, DATE, DATETIME, INTEGER, DECIMAL, BOOLEAN, UUID or LIST.' }),
+  elementType: Type.Optional(Type.String({ description: 'Element type of a LIST.' })),
+});
+
+/** One entity with its ordered attributes. */
+export const EntityDetail = Type.Object({
+  name: Type.String(),
+  namespace: Type.String(),
+  description: Type.String(),
+  temporalityType: Type.String(),
+  type: Type.String(),
+  attributes: Type.Array(EntityAttribute, { description: 'In their configured order.' }),
+});
+
+/** Counts of processing data, as a configuration change wipes it. */
+export const ProcessingDataCounts = Type.Object(
+  {
+    ingestions: Type.Integer({
+      description: 'Ingestion sessions; their chunks and rejected records go with them.',
+    }),
+    records: Type.Integer({ description: 'Accepted records.' }),
+    journals: Type.Integer({ description: 'Journals made from the records.' }),
+    journalLines: Type.Integer({ description: 'Lines of those journals.' }),
+    processingErrors: Type.Integer({ description: 'Processing errors of the records.' }),
+  },
+  { description: 'Counts of processing data. Users, credentials, tokens and the audit log are never wiped.' },
+);
+
+/** Items per configuration section. */
+export const Sections = Type.Object(
+  Object.fromEntries(CONFIGURATION_SECTIONS.map((name) => [name, Type.Integer()])),
+  {
+    description:
+      'Items per section: array sections count their elements, featureFlags its flags, and the settings and definition objects 1 when not empty.',
+  },
+);
+
+/** The answer to a configuration upload or its dry run. */
+export const UploadResult = Type.Object({
+  version: Type.String({ description: 'Configuration format label of the document.' }),
+  sections: Sections,
+  deleted: Type.Optional({
+    ...ProcessingDataCounts,
+    description: 'What the upload wiped, counted in the transaction that deleted it. Absent on a dry run.',
+  }),
+  wouldDelete: Type.Optional({
+    ...ProcessingDataCounts,
+    description: 'What the upload would wipe if it were made now. Only on a dry run.',
+  }),
+});
+
+/** The answer to a dry run of the configuration deletion. */
+export const WipeDryRunResult = Type.Object({
+  wouldDelete: {
+    ...ProcessingDataCounts,
+    description: 'What the deletion would wipe if it were made now.',
+  },
+});
+
+/** One configuration upload or deletion in the audit log. */
+export const AuditEntry = Type.Object({
+  id: Type.Integer(),
+  at: Type.String({ format: 'date-time' }),
+  actor: Type.String({ description: 'E-mail of the owner of the credential that made the change.' }),
+  action: Type.Union([Type.Literal('configuration.upload'), Type.Literal('configuration.delete')]),
+  version: Type.Union([Type.String(), Type.Null()]),
+  revision: Type.Integer({ description: 'Configuration revision the change made.' }),
+  sections: Type.Record(Type.String(), Type.Integer(), {
+    description: 'Items per section of the configuration the change stored.',
+  }),
+  deleted: Type.Union([{ ...ProcessingDataCounts, description: 'What the change wiped.' }, Type.Null()], {
+    description: 'What the change wiped; null on entries written before these counts were recorded.',
+  }),
+});
+
+/** A journal with its lines. */
+export const Journal = Type.Object({
+  journalId: Type.String({ format: 'uuid' }),
+  status: Type.Union([Type.Literal('posted'), Type.Literal('unposted')]),
+  coreDate: Type.String({ format: 'date' }),
+  originalCoreDate: Type.Union([Type.String({ format: 'date' }), Type.Null()], {
+    description: 'The date the journal asked for, when a closed period moved it (posting-date override).',
+  }),
+  journalType: Type.String(),
+  accountingConfig: Type.String(),
+  ingestionId: Type.String(),
+  reverses: Type.Union([Type.String(), Type.Null()]),
+  reversedBy: Type.Union([Type.String(), Type.Null()]),
+  node: Type.Record(Type.String(), Type.String()),
+  lines: Type.Array(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'A line keyed by the journalDefinition field names (amounts as decimal strings, debit positive), plus drCr.',
+    }),
+  ),
+});
+
+/** The balances of posted journals. */
+export const Balances = Type.Object({
+  data: Type.Array(
+    Type.Object({
+      accountingConfig: Type.String(),
+      node: Type.Record(Type.String(), Type.String()),
+      account: Type.String(),
+      currency: Type.String(),
+      balance: Type.String({ description: 'Exact signed sum: debits positive, credits negative.' }),
+    }),
+  ),
+});
+
+/** A record that produced no journal, with the rule it broke. */
+export const ProcessingError = Type.Object({
+  ingestionId: Type.String(),
+  namespace: Type.String(),
+  entity: Type.String(),
+  code: Type.String(),
+  message: Type.String(),
+  record: Type.Record(Type.String(), Type.Unknown()),
+  at: Type.String({ format: 'date-time' }),
+});
