@@ -7,6 +7,7 @@ import {
   errorMessageOf,
   RETRY_ATTEMPTS_MAX,
 } from '../../src/cli/remote/client.js';
+import { Session } from '../../src/http/api-schemas.js';
 
 const SECRET = 's3cret-value';
 const connection = { url: 'http://ledgerflow.test/', clientId: 'cl_1', clientSecret: SECRET };
@@ -324,5 +325,28 @@ describe('ApiClient', () => {
     });
     expect(answer.status).toBe(400);
     expect(answer.body).toEqual({ errors: [{ index: 0 }] });
+  });
+
+  it('checks an answer against the route schema and names the endpoint when it does not match', async () => {
+    const { fetch } = fakeFetch((call) =>
+      call.url.endsWith('/auth/token') ? tokenAnswer() : json(200, { ingestionId: 'in_1', state: 'open' }),
+    );
+    const client = new ApiClient(connection, { fetch, sleep: noSleep });
+    const failure = await client
+      .json({ method: 'GET', path: '/api/v1/ingestions/in_1' }, Session)
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(CliError);
+    expect((failure as CliError).exitCode).toBe(EXIT_REFUSED);
+    expect((failure as CliError).message).toMatch(
+      /^GET \/api\/v1\/ingestions\/in_1: the answer does not match the API \(at \/\w+: [^\n]+\)$/,
+    );
+  });
+
+  it('refuses a token answer without an access token in one line', async () => {
+    const { fetch } = fakeFetch(() => json(200, { token_type: 'Bearer', expires_in: 300 }));
+    const client = new ApiClient(connection, { fetch, sleep: noSleep });
+    await expect(client.json({ method: 'GET', path: '/x' })).rejects.toThrow(
+      /^POST \/auth\/token \(client_credentials\): the answer does not match the API \(at \/access_token: /,
+    );
   });
 });

@@ -1,4 +1,14 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import {
+  FailedRecord,
+  FieldError,
+  OAuthErrorBody,
+  PathError,
+  Problem,
+  TokenAnswer,
+} from '../../http/api-schemas.js';
 import { CliError, EXIT_REFUSED, usageError } from '../output.js';
+import { answerOf, matches } from './answers.js';
 import {
   RETRY_ATTEMPTS_MAX,
   RETRY_DELAY_MS_BASE,
@@ -74,10 +84,23 @@ export function connectionOf(
   return { url: parsed.toString(), clientId, clientSecret };
 }
 
-/** True for a plain JSON object. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+/** Any JSON object: what `json` checks an answer against when given no schema. */
+const JsonObject = Type.Record(Type.String(), Type.Unknown());
+
+/** A token answer as far as the client reads it: the refresh token is used when given. */
+const TokenRead = Type.Composite([
+  Type.Pick(TokenAnswer, ['access_token', 'expires_in']),
+  Type.Partial(Type.Pick(TokenAnswer, ['refresh_token', 'refresh_expires_in'])),
+]);
+
+/** A failed record in a problem's `errors`, as far as a message reads it. */
+const FailedRecordRead = Type.Pick(FailedRecord, ['index', 'errors']);
+
+/** A problem body as far as an error message reads it; a partial one is quoted too. */
+const ProblemAnswer = Type.Composite([
+  Type.Partial(Type.Pick(Problem, ['title', 'detail'])),
+  Type.Object({ errors: Type.Optional(Type.Array(Type.Unknown())) }),
+]);
 
 /** One answer of the service, its body parsed when it is JSON. */
 export interface ApiResponse {
@@ -108,17 +131,15 @@ function text(value: unknown): string {
  * request errors, `record N: field: message (code); ...` for failed chunk records.
  */
 export function formatProblemEntry(entry: unknown): string {
-  if (!isRecord(entry)) return text(entry);
-  if (typeof entry.path === 'string' && entry.message !== undefined)
-    return `${entry.path === '' ? '(the whole document)' : entry.path}: ${text(entry.message)}`;
-  if (entry.index !== undefined && Array.isArray(entry.errors)) {
-    return `record ${text(entry.index)}: ${entry.errors.map(formatProblemEntry).join('; ')}`;
-  }
-  if (entry.field !== undefined && entry.message !== undefined) {
-    const code = entry.code === undefined || entry.code === '' ? '' : ` (${text(entry.code)})`;
+  if (matches(PathError, entry))
+    return `${entry.path === '' ? '(the whole document)' : entry.path}: ${entry.message}`;
+  if (matches(FailedRecordRead, entry))
+    return `record ${entry.index}: ${entry.errors.map(formatProblemEntry).join('; ')}`;
+  if (matches(FieldError, entry)) {
+    const code = entry.code === '' ? '' : ` (${entry.code})`;
     // A processing error belongs to the record, not to a field: no empty field before it.
-    const field = entry.field === '' || entry.field === null ? '' : `${text(entry.field)}: `;
-    return `${field}${text(entry.message)}${code}`;
+    const field = entry.field === '' ? '' : `${entry.field}: `;
+    return `${field}${entry.message}${code}`;
   }
   return text(entry);
 }
@@ -130,14 +151,14 @@ export function formatProblemEntry(entry: unknown): string {
  */
 export function errorMessageOf(method: string, path: string, status: number, body: unknown): string {
   const head = `${method} ${path}: ${status}`;
-  if (isRecord(body) && (body.title !== undefined || body.detail !== undefined)) {
-    const title = body.title === undefined ? '' : ` ${text(body.title)}`;
-    const detail = body.detail === undefined ? '' : `: ${text(body.detail)}`;
-    const entries = Array.isArray(body.errors) ? body.errors.map(formatProblemEntry) : [];
+  if (matches(ProblemAnswer, body) && (body.title !== undefined || body.detail !== undefined)) {
+    const title = body.title === undefined ? '' : ` ${body.title}`;
+    const detail = body.detail === undefined ? '' : `: ${body.detail}`;
+    const entries = (body.errors ?? []).map(formatProblemEntry);
     return [`${head}${title}${detail}`, ...entries].join('\n');
   }
-  if (isRecord(body) && typeof body.error === 'string') {
-    const description = typeof body.error_description === 'string' ? `: ${body.error_description}` : '';
+  if (matches(OAuthErrorBody, body)) {
+    const description = body.error_description === undefined ? '' : `: ${body.error_description}`;
     return `${head} ${body.error}${description}`;
   }
   if (body === undefined || body === '') return head;
@@ -317,17 +338,15 @@ export class ApiClient {
     return answer;
   }
 
-  /** `request` for a JSON answer: the body, or ApiError (exit 1) when it is not a JSON object. */
-  async json(request: ApiRequest): Promise<Record<string, unknown>> {
-    const { body, status } = await this.request(request);
-    if (!isRecord(body)) {
-      throw new ApiError(
-        `${request.method} ${request.path}: ${status} answered without a JSON object`,
-        status,
-        body,
-      );
-    }
-    return body;
+  /**
+   * `request` for a JSON answer: the body checked against `schema` (the route's response schema;
+   * any JSON object without one), or CliError (exit 1) naming the endpoint when it does not match.
+   */
+  async json(request: ApiRequest): Promise<Record<string, unknown>>;
+  async json<T extends TSchema>(request: ApiRequest, schema: T): Promise<Static<T>>;
+  async json(request: ApiRequest, schema: TSchema = JsonObject): Promise<unknown> {
+    const { body } = await this.request(request);
+    return answerOf(`${request.method} ${request.path}`, schema, body);
   }
 
   private urlOf(path: string, query: ApiRequest['query']): URL {
@@ -437,16 +456,14 @@ export class ApiClient {
       if (answer.status !== 200) {
         throw new ApiError(errorMessageOf('POST', '/auth/token', answer.status, body), answer.status, body);
       }
-      if (!isRecord(body) || typeof body.access_token !== 'string' || typeof body.expires_in !== 'number') {
-        throw new CliError(`${label}: the answer is not a token response`, EXIT_REFUSED);
-      }
-      const lifeMs = body.expires_in * 1000;
-      const refreshLifeMs = typeof body.refresh_expires_in === 'number' ? body.refresh_expires_in * 1000 : 0;
+      const token = answerOf(label, TokenRead, body);
+      const lifeMs = token.expires_in * 1000;
+      const refreshLifeMs = (token.refresh_expires_in ?? 0) * 1000;
       return {
-        accessToken: body.access_token,
+        accessToken: token.access_token,
         accessExpiresAtMs: startedMs + lifeMs,
         renewAtMs: startedMs + lifeMs - renewMarginMs(lifeMs),
-        refreshToken: typeof body.refresh_token === 'string' ? body.refresh_token : undefined,
+        refreshToken: token.refresh_token,
         // A refresh token is not used near the end of its life either, for the same reason.
         refreshExpiresAtMs: startedMs + refreshLifeMs - renewMarginMs(refreshLifeMs),
       };

@@ -1,5 +1,14 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { type Static, Type } from '@sinclair/typebox';
+import {
+  AuditEntry,
+  Page,
+  type ProcessingDataCounts,
+  Sections,
+  UploadResult,
+  WipeDryRunResult,
+} from '../../http/api-schemas.js';
 import {
   CliError,
   checkOutputFile,
@@ -10,7 +19,7 @@ import {
   usageError,
 } from '../output.js';
 import { CONFIG_USAGE } from '../usage.js';
-import { ApiClient, CONNECTION_OPTIONS, connectionOf, isRecord } from './client.js';
+import { ApiClient, CONNECTION_OPTIONS, connectionOf } from './client.js';
 
 const BULK_PATH = '/api/v1/configuration/bulk';
 const AUDIT_LOG_PATH = '/api/v1/audit-log';
@@ -56,19 +65,34 @@ async function readDocument(file: string): Promise<unknown> {
   }
 }
 
-/** The `wouldDelete` (or `deleted`) counts of an answer; a CliError when they are missing. */
-function countsOf(answer: Record<string, unknown>, name: 'wouldDelete' | 'deleted'): Record<string, number> {
+type Counts = Static<typeof ProcessingDataCounts>;
+
+/** An upload answer as far as the commands read it: the sections it counts are printed as given. */
+const UploadRead = Type.Composite([
+  Type.Pick(UploadResult, ['version']),
+  Type.Partial(Type.Pick(UploadResult, ['deleted', 'wouldDelete'])),
+  Type.Object({ sections: Type.Partial(Sections) }),
+]);
+
+/** The newest audit log entry as far as a wipe reads it. */
+const AuditLogRead = Type.Pick(
+  Page(Type.Composite([Type.Pick(AuditEntry, ['action']), Type.Partial(Type.Pick(AuditEntry, ['deleted']))])),
+  ['data'],
+);
+
+/** The `wouldDelete` (or `deleted`) counts of an upload answer; a CliError when they are missing. */
+function countsOf(answer: Static<typeof UploadRead>, name: 'wouldDelete' | 'deleted'): Counts {
   const counts = answer[name];
-  if (!isRecord(counts) || !Object.values(counts).every((value) => typeof value === 'number')) {
+  if (counts === undefined) {
     throw new CliError(
       `the service answered without the ${name} counts; it may be older than this command`,
       EXIT_REFUSED,
     );
   }
-  return counts as Record<string, number>;
+  return counts;
 }
 
-function total(counts: Record<string, number>): number {
+function total(counts: Readonly<Record<string, number>>): number {
   return Object.values(counts).reduce((sum, count) => sum + count, 0);
 }
 
@@ -78,12 +102,7 @@ function total(counts: Record<string, number>): number {
  * (exit 2) with the advice to pass --yes. A "no" on the terminal is exit 1, nothing changed.
  * `action` completes "pass --yes to …", such as `push configuration v2`.
  */
-async function confirmDeletion(
-  io: Io,
-  wouldDelete: Record<string, number>,
-  action: string,
-  yes: boolean,
-): Promise<void> {
+async function confirmDeletion(io: Io, wouldDelete: Counts, action: string, yes: boolean): Promise<void> {
   if (total(wouldDelete) === 0) {
     io.out('would delete no processing data');
     return;
@@ -122,31 +141,31 @@ async function push(args: string[], io: Io): Promise<void> {
   if (file === undefined) throw usageError(CONFIG_USAGE);
   const document = await readDocument(file);
   // The dry run validates the document as the upload will, and counts what it would delete.
-  const checked = await client.json({
-    method: 'PUT',
-    path: BULK_PATH,
-    query: { dryRun: 'true' },
-    json: document,
-  });
+  const checked = await client.json(
+    { method: 'PUT', path: BULK_PATH, query: { dryRun: 'true' }, json: document },
+    UploadRead,
+  );
   const wouldDelete = countsOf(checked, 'wouldDelete');
-  io.out(`configuration ${String(checked.version)} in ${file} is valid`);
+  io.out(`configuration ${checked.version} in ${file} is valid`);
   if (dryRun) {
     printSections(io, checked.sections);
     await confirmDeletion(io, wouldDelete, 'push it', true);
     io.out('dry run: nothing was changed');
     return;
   }
-  await confirmDeletion(io, wouldDelete, `push configuration ${String(checked.version)}`, yes);
-  const result = await client.json({ method: 'PUT', path: BULK_PATH, json: document });
-  io.out(`pushed configuration ${String(result.version)} from ${file}`);
+  await confirmDeletion(io, wouldDelete, `push configuration ${checked.version}`, yes);
+  const result = await client.json({ method: 'PUT', path: BULK_PATH, json: document }, UploadRead);
+  io.out(`pushed configuration ${result.version} from ${file}`);
   printSections(io, result.sections);
   printDeleted(io, countsOf(result, 'deleted'));
 }
 
 async function wipe(args: string[], io: Io): Promise<void> {
   const { client, dryRun, yes } = parseConfigArgs(args, 0, io);
-  const checked = await client.json({ method: 'DELETE', path: BULK_PATH, query: { dryRun: 'true' } });
-  const wouldDelete = countsOf(checked, 'wouldDelete');
+  const { wouldDelete } = await client.json(
+    { method: 'DELETE', path: BULK_PATH, query: { dryRun: 'true' } },
+    WipeDryRunResult,
+  );
   io.out('would delete the configuration (users and credentials stay)');
   if (dryRun) {
     await confirmDeletion(io, wouldDelete, 'wipe', true);
@@ -157,24 +176,27 @@ async function wipe(args: string[], io: Io): Promise<void> {
   await client.request({ method: 'DELETE', path: BULK_PATH });
   io.out('configuration wiped (users and credentials kept)');
   // The wipe's own counts are in its audit log entry, the newest one.
-  let deleted: Record<string, number> | undefined;
+  let deleted: Counts | null | undefined;
   try {
-    const log = await client.json({ method: 'GET', path: AUDIT_LOG_PATH, query: { page: 0, limit: 1 } });
-    const newest = Array.isArray(log.data) ? log.data[0] : undefined;
-    if (isRecord(newest) && newest.action === 'configuration.delete') deleted = countsOf(newest, 'deleted');
+    const log = await client.json(
+      { method: 'GET', path: AUDIT_LOG_PATH, query: { page: 0, limit: 1 } },
+      AuditLogRead,
+    );
+    const newest = log.data[0];
+    if (newest?.action === 'configuration.delete') deleted = newest.deleted;
   } catch (error) {
     if (!(error instanceof CliError)) throw error;
   }
-  if (deleted === undefined) io.out('(what was deleted cannot be read from the audit log)');
+  if (deleted === undefined || deleted === null)
+    io.out('(what was deleted cannot be read from the audit log)');
   else printDeleted(io, deleted);
 }
 
-function printSections(io: Io, sections: unknown): void {
-  if (!isRecord(sections)) return;
+function printSections(io: Io, sections: Readonly<Record<string, number | undefined>>): void {
   for (const line of countLines(sections)) io.out(line);
 }
 
-function printDeleted(io: Io, deleted: Record<string, number>): void {
+function printDeleted(io: Io, deleted: Counts): void {
   if (total(deleted) === 0) {
     io.out('deleted no processing data');
     return;

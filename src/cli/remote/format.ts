@@ -1,4 +1,6 @@
-import { formatProblemEntry, isRecord } from './client.js';
+import type { Static } from '@sinclair/typebox';
+import type { FieldError } from '../../http/api-schemas.js';
+import { formatProblemEntry } from './client.js';
 
 /** Characters of a failed record quoted in an error line. */
 const RECORD_QUOTE_CHARS_MAX = 200;
@@ -13,8 +15,11 @@ export function quoteRecord(record: unknown): string {
  * One failed record as one line: where it is, each of its errors (`field: message (code)`, or
  * `message (code)` for an error of the whole record), and the record itself. Pure.
  */
-export function failedRecordLine(where: string, entry: Record<string, unknown>): string {
-  const errors = Array.isArray(entry.errors) ? entry.errors.map(formatProblemEntry).join('; ') : '';
+export function failedRecordLine(
+  where: string,
+  entry: { errors: readonly Static<typeof FieldError>[]; record?: unknown },
+): string {
+  const errors = entry.errors.map(formatProblemEntry).join('; ');
   const record = entry.record === undefined ? '' : ` -- ${quoteRecord(entry.record)}`;
   return `${where}: ${errors}${record}`;
 }
@@ -43,9 +48,8 @@ export function textTable(
 }
 
 /** A node's values as `field=value` pairs, comma-separated. Pure. */
-export function nodeText(node: unknown): string {
-  if (!isRecord(node)) return '';
+export function nodeText(node: Readonly<Record<string, string>>): string {
   return Object.entries(node)
-    .map(([field, value]) => `${field}=${String(value)}`)
+    .map(([field, value]) => `${field}=${value}`)
     .join(',');
 }

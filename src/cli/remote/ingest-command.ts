@@ -3,10 +3,13 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { Static } from '@sinclair/typebox';
+import { ChunkAccepted, ChunkRefused, EntityDetail, Session } from '../../http/api-schemas.js';
 import { CliError, EXIT_REFUSED, type Io, usageError } from '../output.js';
 import { INGEST_USAGE } from '../usage.js';
+import { answerOf, matches } from './answers.js';
 import { type Chunk, ChunkBuilder } from './chunker.js';
-import { ApiClient, ApiError, CONNECTION_OPTIONS, connectionOf, isRecord } from './client.js';
+import { ApiClient, ApiError, CONNECTION_OPTIONS, connectionOf } from './client.js';
 import { failedRecordLine } from './format.js';
 import { closeSession, sessionPathOf } from './ingestions-command.js';
 import { type ProgressReporter, progressReporter, type UploadStats } from './progress.js';
@@ -97,25 +100,19 @@ async function attributeTypesOf(
   namespace: string,
   entity: string,
 ): Promise<Map<string, AttributeType>> {
-  const detail = await client.json({
-    method: 'GET',
-    path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/entities/${encodeURIComponent(entity)}`,
-  });
-  const types = new Map<string, AttributeType>();
-  for (const attribute of Array.isArray(detail.attributes) ? detail.attributes : []) {
-    if (isRecord(attribute) && typeof attribute.name === 'string' && typeof attribute.type === 'string') {
-      types.set(attribute.name, {
-        name: attribute.name,
-        type: attribute.type,
-        elementType: typeof attribute.elementType === 'string' ? attribute.elementType : undefined,
-      });
-    }
-  }
-  return types;
-}
-
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+  const detail = await client.json(
+    {
+      method: 'GET',
+      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/entities/${encodeURIComponent(entity)}`,
+    },
+    EntityDetail,
+  );
+  return new Map(
+    detail.attributes.map((attribute) => [
+      attribute.name,
+      { name: attribute.name, type: attribute.type, elementType: attribute.elementType },
+    ]),
+  );
 }
 
 /** A failed record located in the file, kept for the summary. */
@@ -236,30 +233,31 @@ async function sendChunk(
     // Refused whole by an earlier run without --partial: now its valid records are kept.
     response = await postChunk(client, ingestionId, chunk, namePrefix, true, true);
   }
-  const body = isRecord(response.body) ? response.body : {};
-  const errors = Array.isArray(body.errors) ? body.errors : [];
+  let errors: Static<typeof ChunkAccepted>['errors'];
   if (response.status === 400) {
     // Only an atomic chunk refused for its records is data; any other 400 (not JSON, no
-    // data array) means this client is wrong, and the upload stops.
-    if (errors.length === 0 || !errors.every((entry) => isRecord(entry) && entry.index !== undefined)) {
+    // failed records) means this client is wrong, and the upload stops.
+    if (!matches(ChunkRefused, response.body)) {
       throw new ApiError(
-        `chunk ${chunk.no} (${chunk.name}) was refused:\n${JSON.stringify(body)}`,
+        `chunk ${chunk.no} (${chunk.name}) was refused:\n${JSON.stringify(response.body ?? {})}`,
         400,
         response.body,
       );
     }
+    errors = response.body.errors;
     state.stats.recordsFailed += chunk.records;
     state.refusedChunks += 1;
     state.validNotStored += chunk.records - errors.length;
   } else {
-    state.stats.recordsFailed += count(body.failedRows);
+    const accepted = answerOf(`POST ${sessionPathOf(ingestionId)}`, ChunkAccepted, response.body);
+    errors = accepted.errors;
+    state.stats.recordsFailed += accepted.failedRows;
   }
   state.invalid += errors.length;
   for (const entry of errors) {
-    if (!isRecord(entry)) continue;
-    const place = typeof entry.index === 'number' ? chunk.places[entry.index] : undefined;
+    const place = chunk.places[entry.index];
     // A place is always known for an index the chunk has; the fallback names the chunk.
-    const where = place?.where ?? `chunk ${chunk.no}, index ${String(entry.index)}`;
+    const where = place?.where ?? `chunk ${chunk.no}, index ${entry.index}`;
     noteFailed(state, { at: place?.at ?? Number.MAX_SAFE_INTEGER, line: failedRecordLine(where, entry) });
   }
   state.stats.recordsSent += chunk.records;
@@ -309,9 +307,8 @@ async function sessionFor(
   io: Io,
 ): Promise<{ ingestionId: string; namespace: string; entity: string }> {
   if (options.session !== undefined) {
-    const session = await client.json({ method: 'GET', path: sessionPathOf(options.session) });
-    const namespace = String(session.namespace);
-    const entity = String(session.entity);
+    const session = await client.json({ method: 'GET', path: sessionPathOf(options.session) }, Session);
+    const { namespace, entity } = session;
     if (
       (options.namespace !== undefined && options.namespace !== namespace) ||
       (options.entity !== undefined && options.entity !== entity)
@@ -322,7 +319,7 @@ async function sessionFor(
     }
     if (session.state !== 'pending')
       throw new CliError(
-        `session ${options.session} is ${String(session.state)} and takes no more records; leave out --session to open a new one`,
+        `session ${options.session} is ${session.state} and takes no more records; leave out --session to open a new one`,
         EXIT_REFUSED,
       );
     io.err(`ingestion ${options.session} (open) takes the records for ${namespace}/${entity}`);
@@ -330,18 +327,19 @@ async function sessionFor(
   }
   const namespace = options.namespace ?? '';
   const entity = options.entity ?? '';
-  const session = await client.json({
-    method: 'POST',
-    path: '/api/v1/ingestions',
-    json: {
-      namespace,
-      entity,
-      ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
-      ...(options.name === undefined ? {} : { ingestionName: options.name }),
+  const session = await client.json(
+    {
+      method: 'POST',
+      path: '/api/v1/ingestions',
+      json: {
+        namespace,
+        entity,
+        ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
+        ...(options.name === undefined ? {} : { ingestionName: options.name }),
+      },
     },
-  });
-  if (typeof session.ingestionId !== 'string')
-    throw new CliError('the service answered without an ingestionId', EXIT_REFUSED);
+    Session,
+  );
   io.err(`ingestion ${session.ingestionId} opened for ${namespace}/${entity}`);
   return { ingestionId: session.ingestionId, namespace, entity };
 }
@@ -457,10 +455,10 @@ async function printSummary(
   state: UploadState,
   io: Io,
 ): Promise<void> {
-  const final = await client.json({ method: 'GET', path: sessionPathOf(ingestionId) });
-  io.out(`ingestion ${String(final.ingestionId)} ${String(final.state)}`);
+  const final = await client.json({ method: 'GET', path: sessionPathOf(ingestionId) }, Session);
+  io.out(`ingestion ${final.ingestionId} ${final.state}`);
   for (const name of ['chunks', 'totalRows', 'successRows', 'failedRows'] as const) {
-    io.out(`  ${name.padEnd(12)} ${count(final[name])}`);
+    io.out(`  ${name.padEnd(12)} ${final[name]}`);
   }
   if (state.replayed > 0)
     io.out(
@@ -484,7 +482,7 @@ async function printSummary(
       `To store them, run the same command again with --partial --session ${ingestionId} (chunks stored already are not stored twice);`,
     );
     io.out(
-      `ingestion ${ingestionId} stays open until then (it expires after ${String(final.timeout)} without a request), or close it: ledgerflow ingestions close ${ingestionId}`,
+      `ingestion ${ingestionId} stays open until then (it expires after ${final.timeout} without a request), or close it: ledgerflow ingestions close ${ingestionId}`,
     );
   } else if (options.keepOpen) {
     io.out(`ingestion ${ingestionId} left open (--keep-open); add to it with --session ${ingestionId}`);

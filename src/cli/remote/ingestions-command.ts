@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
+import { type Static, Type } from '@sinclair/typebox';
+import { Page, Session, SessionError } from '../../http/api-schemas.js';
 import { type Io, usageError } from '../output.js';
 import { INGESTIONS_USAGE } from '../usage.js';
-import { ApiClient, type ApiResponse, CONNECTION_OPTIONS, connectionOf, isRecord } from './client.js';
+import { ApiClient, CONNECTION_OPTIONS, connectionOf } from './client.js';
 import { failedRecordLine } from './format.js';
 import { pagedItems } from './paging.js';
 
@@ -17,33 +19,32 @@ export function sessionPathOf(ingestionId: string): string {
  * One entry of GET /api/v1/ingestions/{id}/errors as a line. Without the file, a record is
  * placed by the service's chunk sequence number and its index in that chunk (from 0).
  */
-export function sessionErrorLine(entry: Record<string, unknown>): string {
-  const kind = typeof entry.kind === 'string' ? ` (${entry.kind})` : '';
-  return failedRecordLine(`chunk ${String(entry.chunkSeq)}, index ${String(entry.index)}${kind}`, entry);
+export function sessionErrorLine(entry: Static<typeof SessionError>): string {
+  return failedRecordLine(`chunk ${entry.chunkSeq}, index ${entry.index} (${entry.kind})`, entry);
 }
 
 /** Closes a session; closing a closed session returns it unchanged, so a retry is safe. */
-export function closeSession(client: ApiClient, ingestionId: string): Promise<ApiResponse> {
-  return client.request({
-    method: 'PATCH',
-    path: sessionPathOf(ingestionId),
-    json: { state: 'closed' },
-    contentType: 'application/merge-patch+json',
-    idempotent: true,
-  });
+export function closeSession(client: ApiClient, ingestionId: string): Promise<Static<typeof Session>> {
+  return client.json(
+    {
+      method: 'PATCH',
+      path: sessionPathOf(ingestionId),
+      json: { state: 'closed' },
+      contentType: 'application/merge-patch+json',
+      idempotent: true,
+    },
+    Session,
+  );
 }
 
-function value(session: Record<string, unknown>, name: string): string {
+function value(session: Static<typeof Session>, name: keyof Static<typeof Session>): string {
   const field = session[name];
-  return field === null || field === undefined ? '-' : String(field);
+  return field === null ? '-' : String(field);
 }
 
 /** The lines of a session object: state, counters, who and when. Pure. */
-export function sessionLines(session: Record<string, unknown>): string[] {
-  const closeReason =
-    session.closeReason === null || session.closeReason === undefined
-      ? ''
-      : ` (${value(session, 'closeReason')})`;
+export function sessionLines(session: Static<typeof Session>): string[] {
+  const closeReason = session.closeReason === null ? '' : ` (${value(session, 'closeReason')})`;
   const rows: [string, string][] = [
     ['name', value(session, 'ingestionName')],
     ['entity', `${value(session, 'namespace')}/${value(session, 'entity')}`],
@@ -53,9 +54,7 @@ export function sessionLines(session: Record<string, unknown>): string[] {
     ['opened', `${value(session, 'openedOn')} by ${value(session, 'openedBy')}`],
     [
       'closed',
-      session.closedOn === null || session.closedOn === undefined
-        ? '-'
-        : `${value(session, 'closedOn')} by ${value(session, 'closedBy')}`,
+      session.closedOn === null ? '-' : `${value(session, 'closedOn')} by ${value(session, 'closedBy')}`,
     ],
     ['lastActivity', value(session, 'lastActivityOn')],
     ['chunks', value(session, 'chunks')],
@@ -92,33 +91,32 @@ export async function ingestionsCommand(args: string[], io: Io): Promise<void> {
   const client = new ApiClient(connectionOf(values), { onRetry: (message) => io.err(`retry: ${message}`) });
   const path = sessionPathOf(ingestionId);
   if (action === 'close') {
-    const answer = await closeSession(client, ingestionId);
-    const session = isRecord(answer.body) ? answer.body : {};
-    io.out(`ingestion ${ingestionId} ${value(session, 'state')}`);
+    const session = await closeSession(client, ingestionId);
+    io.out(`ingestion ${ingestionId} ${session.state}`);
     return;
   }
   if (action === 'errors') {
     let count = 0;
-    for await (const entry of pagedItems(client, `${path}/errors`)) {
-      if (!isRecord(entry)) continue;
+    for await (const entry of pagedItems(client, `${path}/errors`, SessionError)) {
       count += 1;
       io.out(sessionErrorLine(entry));
     }
     io.err(`${count} failed records`);
     return;
   }
-  const session = await client.json({ method: 'GET', path });
+  const session = await client.json({ method: 'GET', path }, Session);
   for (const line of sessionLines(session)) io.out(line);
-  const errors = await client.json({
-    method: 'GET',
-    path: `${path}/errors`,
-    query: { page: 0, limit: SHOWN_ERRORS_MAX },
-  });
-  const entries = Array.isArray(errors.data) ? errors.data.filter(isRecord) : [];
+  const errors = await client.json(
+    { method: 'GET', path: `${path}/errors`, query: { page: 0, limit: SHOWN_ERRORS_MAX } },
+    Type.Composite([
+      Type.Pick(Page(SessionError), ['data']),
+      Type.Partial(Type.Pick(Page(SessionError), ['totalSize'])),
+    ]),
+  );
+  const entries = errors.data;
   if (entries.length === 0) return;
-  const total = typeof errors.totalSize === 'number' ? errors.totalSize : entries.length;
   io.out(
-    `errors (first ${entries.length} of ${total}; ledgerflow ingestions errors ${ingestionId} lists them all):`,
+    `errors (first ${entries.length} of ${errors.totalSize ?? entries.length}; ledgerflow ingestions errors ${ingestionId} lists them all):`,
   );
   for (const entry of entries) io.out(`  ${sessionErrorLine(entry)}`);
 }

@@ -1,20 +1,32 @@
-import { isRecord } from './client.js';
+import { type Static, Type } from '@sinclair/typebox';
+import { Journal } from '../../http/api-schemas.js';
+import { matches } from './answers.js';
 
-/** A journal as `GET /api/v1/journals` gives it. */
-export interface JournalView {
-  journalId: string;
-  status: string;
-  coreDate: string;
-  journalType: string;
-  accountingConfig: string;
-  ingestionId: string | null;
-  reverses: string | null;
-  reversedBy: string | null;
-  /** Records keyed by the journalDefinition field names, plus `drCr`. */
-  lines: Record<string, unknown>[];
-  /** The subledger node values of the journal, when the service gives them. */
-  node?: Record<string, unknown>;
-}
+/**
+ * The fields of a journal (as `GET /api/v1/journals` gives it) an export writes: lines keyed
+ * by the journalDefinition field names plus `drCr`, and the links and subledger node values
+ * when set.
+ */
+export const JournalView = Type.Composite([
+  Type.Pick(Journal, ['journalId', 'status', 'coreDate', 'journalType', 'accountingConfig', 'lines']),
+  Type.Partial(Type.Pick(Journal, ['ingestionId', 'reverses', 'reversedBy', 'node'])),
+]);
+export type JournalView = Static<typeof JournalView>;
+
+/**
+ * The part of a Configuration Data document that lays journal lines out. The document's own
+ * schema is written for Ajv (its enumerations are raw JSON Schema, which TypeBox's checker does
+ * not run), and the service checked the document on upload: only what the export reads is read.
+ */
+const JournalLayoutSource = Type.Object({
+  configuration: Type.Object({
+    journalDefinition: Type.Object({
+      fields: Type.Optional(
+        Type.Array(Type.Object({ name: Type.String(), role: Type.Optional(Type.String()) })),
+      ),
+    }),
+  }),
+});
 
 /** A field of `configuration.journalDefinition.fields`. */
 export interface JournalField {
@@ -51,16 +63,9 @@ const DECIMAL_PATTERN = /^[+-]?\d+(\.\d+)?$/;
  * missing role when the definition lacks one.
  */
 export function journalLayoutOf(document: unknown): JournalLayout {
-  const configuration = isRecord(document) ? document.configuration : undefined;
-  const definition = isRecord(configuration) ? configuration.journalDefinition : undefined;
-  const rawFields = isRecord(definition) && Array.isArray(definition.fields) ? definition.fields : [];
-  const fields: JournalField[] = rawFields
-    .filter(isRecord)
-    .filter((field) => typeof field.name === 'string')
-    .map((field) => ({
-      name: String(field.name),
-      role: typeof field.role === 'string' ? field.role : undefined,
-    }));
+  const fields: JournalField[] = matches(JournalLayoutSource, document)
+    ? (document.configuration.journalDefinition.fields ?? []).map(({ name, role }) => ({ name, role }))
+    : [];
   const named = (role: string): string => {
     const field = fields.find((candidate) => candidate.role === role);
     if (field === undefined)
@@ -203,18 +208,4 @@ export function journalToLedger(journal: JournalView, layout: JournalLayout): st
   });
   const description = `${journal.journalType} ${journal.journalId}`.replace(/[\r\n]+/g, ' ');
   return [`${journal.coreDate} ${description}`, `    ; ${tags.join(', ')}`, ...postings].join('\n');
-}
-
-/** True when a value has the shape of a JournalView (the fields an export reads). */
-export function isJournalView(value: unknown): value is JournalView {
-  return (
-    isRecord(value) &&
-    typeof value.journalId === 'string' &&
-    typeof value.coreDate === 'string' &&
-    typeof value.journalType === 'string' &&
-    typeof value.accountingConfig === 'string' &&
-    typeof value.status === 'string' &&
-    Array.isArray(value.lines) &&
-    value.lines.every(isRecord)
-  );
 }

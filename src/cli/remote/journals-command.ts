@@ -16,9 +16,8 @@ import { ApiClient, CONNECTION_OPTIONS, connectionOf } from './client.js';
 import {
   csvColumnsOf,
   csvHeaderOf,
-  isJournalView,
   type JournalLayout,
-  type JournalView,
+  JournalView,
   journalLayoutOf,
   journalToCsv,
   journalToJsonl,
@@ -198,12 +197,7 @@ export async function journalsCommand(args: string[], io: Io): Promise<void> {
     };
     // The export is not a snapshot: journals made while it runs may shift later pages. Run it
     // when no ingestion is being processed for an exact copy.
-    for await (const journal of pagedItems(client, '/api/v1/journals', query)) {
-      if (!isJournalView(journal))
-        throw new CliError(
-          `GET /api/v1/journals answered a journal this ${format} export cannot read`,
-          EXIT_REFUSED,
-        );
+    for await (const journal of pagedItems(client, '/api/v1/journals', JournalView, query)) {
       const text = render(journal);
       journals += 1;
       lines += journal.lines.length;

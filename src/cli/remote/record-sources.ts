@@ -1,8 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { parse } from 'csv-parse';
+import { type Info, parse } from 'csv-parse';
 import { usageError } from '../output.js';
-import { isRecord } from './client.js';
 
 /** Input file formats of `ledgerflow ingest`. */
 export type InputFormat = 'json' | 'ndjson' | 'csv';
@@ -63,7 +62,8 @@ function recordItem(text: string, place: Place): SourceItem {
   } catch (error) {
     return { kind: 'invalid', place, message: `not valid JSON (${(error as Error).message})` };
   }
-  if (!isRecord(value)) return { kind: 'invalid', place, message: 'is not a JSON object' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { kind: 'invalid', place, message: 'is not a JSON object' };
   return { kind: 'record', text, place };
 }
 
@@ -298,13 +298,13 @@ export async function* csvRecords(
     parse({ bom: true, skip_empty_lines: true, relax_column_count: true, info: true }),
   );
   let header: string[] | undefined;
-  for await (const row of parser as AsyncIterable<unknown>) {
-    if (!isRecord(row) || !Array.isArray(row.record) || !isRecord(row.info)) continue;
+  // With `info`, csv-parse gives each record with where it was read.
+  for await (const row of parser as AsyncIterable<{ record: string[]; info: Info }>) {
     const cells = row.record.map(String);
     // csv-parse counts the lines up to the end of the record; a quoted cell may span lines, and
     // a record is placed at the line it starts on.
     const spannedLines = cells.reduce((sum, cell) => sum + (cell.match(/\n/g)?.length ?? 0), 0);
-    const place = linePlace(Number(row.info.lines) - spannedLines);
+    const place = linePlace(row.info.lines - spannedLines);
     if (header === undefined) {
       header = cells.map((name) => name.trim());
       const seen = new Set<string>();

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
-import { CliError, EXIT_REFUSED, type Io, usageError } from '../output.js';
+import { Balances, ProcessingError } from '../../http/api-schemas.js';
+import { type Io, usageError } from '../output.js';
 import { BALANCES_USAGE, PROCESSING_ERRORS_USAGE } from '../usage.js';
-import { ApiClient, CONNECTION_OPTIONS, connectionOf, isRecord } from './client.js';
+import { ApiClient, CONNECTION_OPTIONS, connectionOf } from './client.js';
 import { nodeText, quoteRecord, textTable } from './format.js';
 import { pagedItems } from './paging.js';
 
@@ -40,27 +41,26 @@ export async function balancesCommand(args: string[], io: Io): Promise<void> {
   if (positionals.length > 0) throw usageError(BALANCES_USAGE);
   checkDateOption('as-of', values['as-of']);
   const client = clientOf(values, io);
-  const answer = await client.json({
-    method: 'GET',
-    path: '/api/v1/balances',
-    query: {
-      accountingConfig: values['accounting-config'],
-      asOf: values['as-of'],
-      account: values.account,
-      currency: values.currency,
+  const answer = await client.json(
+    {
+      method: 'GET',
+      path: '/api/v1/balances',
+      query: {
+        accountingConfig: values['accounting-config'],
+        asOf: values['as-of'],
+        account: values.account,
+        currency: values.currency,
+      },
     },
-  });
-  if (!Array.isArray(answer.data))
-    throw new CliError('GET /api/v1/balances answered without a data array', EXIT_REFUSED);
-  const rows = answer.data
-    .filter(isRecord)
-    .map((row) => [
-      String(row.accountingConfig ?? ''),
-      nodeText(row.node),
-      String(row.account ?? ''),
-      String(row.currency ?? ''),
-      String(row.balance ?? ''),
-    ]);
+    Balances,
+  );
+  const rows = answer.data.map((row) => [
+    row.accountingConfig,
+    nodeText(row.node),
+    row.account,
+    row.currency,
+    row.balance,
+  ]);
   if (rows.length === 0) {
     io.err('no balances (no posted journal matches)');
     return;
@@ -88,15 +88,14 @@ export async function processingErrorsCommand(args: string[], io: Io): Promise<v
   if (positionals.length > 0) throw usageError(PROCESSING_ERRORS_USAGE);
   const client = clientOf(values, io);
   let count = 0;
-  for await (const entry of pagedItems(client, '/api/v1/processing-errors', {
+  for await (const entry of pagedItems(client, '/api/v1/processing-errors', ProcessingError, {
     ingestionId: values.ingestion,
     code: values.code,
   })) {
-    if (!isRecord(entry)) continue;
     count += 1;
     io.out(
-      `${String(entry.ingestionId)} ${String(entry.namespace)}/${String(entry.entity)} ` +
-        `${String(entry.code)}: ${String(entry.message)} -- ${quoteRecord(entry.record)}`,
+      `${entry.ingestionId} ${entry.namespace}/${entry.entity} ` +
+        `${entry.code}: ${entry.message} -- ${quoteRecord(entry.record)}`,
     );
   }
   io.err(`${count} processing errors`);
