@@ -32,6 +32,8 @@ export interface AppDeps {
   /** A pino logger configuration or instance; tests pass `false` or a capturing stream. */
   logger?: FastifyServerOptions['logger'] | FastifyServerOptions['loggerInstance'];
   version?: string;
+  /** Proxies believed in `X-Forwarded-For` for the client address (`TRUST_PROXY`); none by default. */
+  trustProxy?: boolean | string[];
 }
 
 function ajvFor(options: { coerceTypes: boolean | 'array' }): Ajv {
@@ -66,6 +68,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    trustProxy: deps.trustProxy ?? false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

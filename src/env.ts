@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { CLIENT_FIELD_LENGTH_MAX } from './modules/auth/token-service.js';
 
 /**
@@ -18,6 +19,12 @@ export interface Env {
   logLevel: string;
   /** Worker threads that parse and validate large chunks; 0 works them on the event loop (ADR 0010). */
   ingestWorkerThreads: number;
+  /**
+   * Which proxies in front of the service are believed when they name the client in
+   * `X-Forwarded-For` (TRUST_PROXY): `false` (none, the default), `true` (every hop), or their
+   * addresses and CIDR ranges. The client address limits failed authentications.
+   */
+  trustProxy: boolean | string[];
 }
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -45,6 +52,32 @@ function integerSetting(
   const value = Number(text);
   if (value < min || value > max) throw new EnvError(`${name} must be between ${min} and ${max}`);
   return value;
+}
+
+/** Names proxy-addr (Fastify's `trustProxy`) understands in place of addresses. */
+const TRUST_PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** True for an IP address, an IP address with a `/prefix` in range, or a named range. */
+function isProxyAddress(entry: string): boolean {
+  if (TRUST_PROXY_NAMES.has(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128);
+}
+
+function trustProxySetting(text: string | undefined): boolean | string[] {
+  if (text === undefined || text.trim() === '' || text.trim() === 'false') return false;
+  if (text.trim() === 'true') return true;
+  const entries = text.split(',').map((entry) => entry.trim());
+  const bad = entries.find((entry) => !isProxyAddress(entry));
+  if (bad !== undefined) {
+    throw new EnvError(
+      `TRUST_PROXY must be true, false, or a comma-separated list of IP addresses and CIDR ranges (or loopback, linklocal, uniquelocal); "${bad}" is none of these`,
+    );
+  }
+  return entries;
 }
 
 function isRealDate(text: string): boolean {
@@ -97,5 +130,6 @@ export function parseEnv(vars: NodeJS.ProcessEnv): Env {
     businessDate,
     logLevel,
     ingestWorkerThreads: integerSetting(vars, 'INGEST_WORKER_THREADS', 0, 0, INGEST_WORKER_THREADS_MAX),
+    trustProxy: trustProxySetting(vars.TRUST_PROXY),
   };
 }

@@ -51,7 +51,13 @@ async function main(): Promise<void> {
     logger.error({ err: error }, 'background processing failed; retrying'),
   );
   const report = await bootstrapAccess(env, services);
-  const app = await buildApp({ store, services, logger, version: packageJson.version });
+  const app = await buildApp({
+    store,
+    services,
+    logger,
+    version: packageJson.version,
+    trustProxy: env.trustProxy,
+  });
 
   const address = await app.listen({ port: env.port, host: env.host });
   services.processor.start();

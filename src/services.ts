@@ -3,6 +3,7 @@ import type { Clock } from './lib/clock.js';
 import { JournalQueries } from './modules/accounting/journal-queries.js';
 import { AccountingProcessor } from './modules/accounting/processor.js';
 import { AccessDirectory } from './modules/auth/access-directory.js';
+import type { Wait } from './modules/auth/failure-limiter.js';
 import { TokenService } from './modules/auth/token-service.js';
 import { WebSessions } from './modules/auth/web-sessions.js';
 import { ConfigurationService } from './modules/configuration/service.js';
@@ -32,6 +33,8 @@ export type ServiceSettings = Pick<
   postingIntervalMs?: number;
   /** Worker threads for the CPU work of large chunks (INGEST_WORKER_THREADS); none by default. */
   ingestWorkerThreads?: number;
+  /** How attempts slowed by failed authentications wait (tests record instead of sleeping). */
+  authFailureWait?: Wait;
 };
 
 /** Every module service, wired to one store and one clock; shared by the app, main and the CLI. */
@@ -76,7 +79,7 @@ export function createServices(
   return {
     tokens: new TokenService(authStore, clock, settings),
     access: new AccessDirectory(authStore, clock),
-    webSessions: new WebSessions(authStore, createWebSessionStore(store.db), clock),
+    webSessions: new WebSessions(authStore, createWebSessionStore(store.db), clock, settings.authFailureWait),
     snapshots,
     configuration: new ConfigurationService(configurationStore, snapshots, clock),
     catalog,

@@ -8,6 +8,7 @@ import * as initial from './migrations/0001-initial.js';
 import * as auditDeleted from './migrations/0002-audit-deleted.js';
 import * as chunkOutcome from './migrations/0003-chunk-outcome.js';
 import * as adminSessions from './migrations/0004-admin-sessions.js';
+import * as authFailures from './migrations/0005-auth-failures.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -216,6 +217,7 @@ export async function migrateToLatest(store: Store): Promise<void> {
         '0002-audit-deleted': withDialect(auditDeleted),
         '0003-chunk-outcome': withDialect(chunkOutcome),
         '0004-admin-sessions': withDialect(adminSessions),
+        '0005-auth-failures': withDialect(authFailures),
       }),
     },
   });

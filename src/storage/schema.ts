@@ -21,6 +21,7 @@ export interface Database {
   journals: JournalsTable;
   journal_lines: JournalLinesTable;
   admin_sessions: AdminSessionsTable;
+  auth_failures: AuthFailuresTable;
 }
 
 export interface UsersTable {
@@ -55,6 +56,15 @@ export interface AdminSessionsTable {
   expires_at: string;
   /** The absolute deadline, however active the session is. */
   ends_at: string;
+}
+
+/** Failed authentications of one key in one fixed window (migration 0005). */
+export interface AuthFailuresTable {
+  /** SHA-256 of the counted key: a client id or e-mail with an address, or an address. */
+  key_hash: string;
+  /** Epoch milliseconds at which the window began. */
+  window_started_ms: number;
+  failures: number;
 }
 
 export interface TokenFamiliesTable {

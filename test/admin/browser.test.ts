@@ -1,6 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AUTH_FAILURE_WINDOW_MS,
+  AUTH_FAILURES_PER_ADDRESS_MAX,
+} from '../../src/modules/auth/failure-limiter.js';
+import { SIGN_IN_FIELD_LENGTH_MAX } from '../../src/modules/auth/web-sessions.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 import { businessEvent, loanRecord } from '../helpers/records.js';
@@ -50,7 +55,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface in Chromium', () 
   let adminEmail: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ authFailureWait: async () => {} });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     browser = await launchChromium();
@@ -74,14 +79,29 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface in Chromium', () 
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect(page.getByRole('alert').textContent()).resolves.toContain('The e-mail or password is wrong');
 
+    // Failed sign-ins slow the next ones down, but the right password still signs in.
     const limitedEmail = await userWith(t, ['viewer']);
     for (let i = 0; i < 11; i += 1) {
       await page.getByLabel('E-mail').fill(limitedEmail);
       await page.getByLabel('Password').fill(i < 10 ? `wrong ${i}` : PASSWORD);
       await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('alert').waitFor();
+      if (i < 10) await page.getByRole('alert').waitFor();
     }
+    await page.waitForURL((url) => !url.pathname.startsWith('/admin/login'));
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByText('You are signed out.').waitFor();
+
+    // A flood of failures from one address is refused with a message that says to wait.
+    const tooLong = 'x'.repeat(SIGN_IN_FIELD_LENGTH_MAX + 1);
+    for (let i = 0; i < AUTH_FAILURES_PER_ADDRESS_MAX; i += 1) {
+      await t.services.webSessions.signIn(`flood${i}@example.test`, tooLong, '127.0.0.1');
+    }
+    await page.goto(`${base}/admin/login`);
+    await page.getByLabel('E-mail').fill(limitedEmail);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
     await expect(page.getByRole('alert').textContent()).resolves.toContain('Too many failed sign-ins');
+    t.clock.advance(AUTH_FAILURE_WINDOW_MS + 1);
 
     await page.getByLabel('E-mail').fill(adminEmail);
     await page.getByLabel('Password').fill(PASSWORD);

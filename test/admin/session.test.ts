@@ -1,12 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AUTH_FAILURES_PER_CLIENT_MAX } from '../../src/modules/auth/failure-limiter.js';
-import { WEB_SESSION_IDLE_MS } from '../../src/modules/auth/web-sessions.js';
+import {
+  AUTH_FAILURE_DELAY_MAX_MS,
+  AUTH_FAILURES_PER_ADDRESS_MAX,
+  AUTH_FAILURES_UNSLOWED_MAX,
+} from '../../src/modules/auth/failure-limiter.js';
+import { SIGN_IN_FIELD_LENGTH_MAX, WEB_SESSION_IDLE_MS } from '../../src/modules/auth/web-sessions.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cookieOf, PASSWORD, signIn, userWith } from './helpers.js';
 
 let t: TestApp;
+/** The delays the sign-in limiter asked for, recorded instead of slept. */
+const waits: number[] = [];
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({
+    authFailureWait: async (ms) => {
+      waits.push(ms);
+    },
+  });
 });
 afterAll(async () => {
   await t.close();
@@ -94,14 +104,34 @@ describe('administration interface: sign-in, sessions, headers', () => {
     expect(offsite.headers.location).toBe('/admin');
   });
 
-  it('limits failed sign-ins per e-mail, then refuses even the right password for a while', async () => {
+  it('slows down failed sign-ins per e-mail and address, but the right password still signs in', async () => {
     const email = await userWith(t, ['admin']);
-    for (let i = 0; i < AUTH_FAILURES_PER_CLIENT_MAX; i += 1) {
+    waits.length = 0;
+    for (let i = 0; i < AUTH_FAILURES_UNSLOWED_MAX + 6; i += 1) {
       const r = await t.app.inject({
         method: 'POST',
         url: '/admin/login',
         headers: formHeaders,
         payload: new URLSearchParams({ email, password: `wrong${i}` }).toString(),
+      });
+      expect(r.statusCode).toBe(401);
+    }
+    expect(waits).toHaveLength(6);
+    expect(Math.max(...waits)).toBe(AUTH_FAILURE_DELAY_MAX_MS);
+    await expect(signIn(t, email)).resolves.toBeDefined();
+    expect(waits).toHaveLength(7);
+  });
+
+  it('refuses every sign-in from an address that floods with failures, for the rest of the minute', async () => {
+    const email = await userWith(t, ['admin']);
+    const tooLong = 'x'.repeat(SIGN_IN_FIELD_LENGTH_MAX + 1);
+    t.clock.advance(61_000); // a new window, without the failures of the tests before
+    for (let i = 0; i < AUTH_FAILURES_PER_ADDRESS_MAX; i += 1) {
+      const r = await t.app.inject({
+        method: 'POST',
+        url: '/admin/login',
+        headers: formHeaders,
+        payload: new URLSearchParams({ email: `flood${i}@example.test`, password: tooLong }).toString(),
       });
       expect(r.statusCode).toBe(401);
     }

@@ -16,7 +16,20 @@ describe('environment', () => {
       businessDate: undefined,
       logLevel: 'info',
       ingestWorkerThreads: 0,
+      trustProxy: false,
     });
+  });
+
+  it('reads TRUST_PROXY as false, true, or a list of addresses and ranges', () => {
+    expect(parseEnv({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(parseEnv({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(parseEnv({ TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,::1,fd00::/8,loopback' }).trustProxy).toEqual([
+      '10.0.0.1',
+      '192.168.0.0/16',
+      '::1',
+      'fd00::/8',
+      'loopback',
+    ]);
   });
 
   it('reads every variable', () => {
@@ -52,6 +65,10 @@ describe('environment', () => {
     [{ BOOTSTRAP_CLIENT_ID: 'only-id' }, 'BOOTSTRAP_CLIENT_ID'],
     [{ BOOTSTRAP_CLIENT_ID: 'ci', BOOTSTRAP_CLIENT_SECRET: 'short' }, 'at least 24 characters'],
     [{ BOOTSTRAP_CLIENT_ID: 'ci', BOOTSTRAP_CLIENT_SECRET: 'x'.repeat(257) }, 'BOOTSTRAP_CLIENT_SECRET'],
+    [{ TRUST_PROXY: 'yes' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.1,proxy.example' }, 'proxy.example'],
+    [{ TRUST_PROXY: '::1/129' }, 'TRUST_PROXY'],
   ])('rejects %j naming %s', (vars, name) => {
     expect(() => parseEnv(vars)).toThrow(EnvError);
     expect(() => parseEnv(vars)).toThrow(name);

@@ -80,6 +80,27 @@ export interface AuthStore {
   revokeToken(tokenHash: string, at: string): Promise<void>;
   /** Deletes tokens that expired before `before`; returns how many. */
   purgeExpiredTokens(before: string): Promise<number>;
+
+  /**
+   * Adds one failure to the counter of `keyHash` in one atomic statement: a window that began
+   * `windowMs` or longer before `nowMs` starts again at `nowMs` with this failure. Returns the
+   * count including this one and when its window began, as every instance sees them.
+   */
+  countAuthFailure(keyHash: string, nowMs: number, windowMs: number): Promise<AuthFailureCount>;
+  /** The failures counted for `keyHash` in the window that is open at `nowMs` (0 when none). */
+  readAuthFailures(keyHash: string, nowMs: number, windowMs: number): Promise<number>;
+  /** Takes back one failure counted for `keyHash` (never below zero). */
+  uncountAuthFailure(keyHash: string): Promise<void>;
+  /** Forgets the counter of `keyHash`. */
+  clearAuthFailures(keyHash: string): Promise<void>;
+  /** Deletes counters whose window began before `beforeMs`; returns how many. */
+  purgeAuthFailures(beforeMs: number): Promise<number>;
+}
+
+/** One failure counter as it stands after counting. */
+export interface AuthFailureCount {
+  failures: number;
+  windowStartedMs: number;
 }
 
 /** A sign-in session of the administration interface as stored: never the cookie value. */

@@ -1,7 +1,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { newOpaqueToken, newUuid, sha256Hex } from '../../lib/ids.js';
-import { FailureLimiter } from './failure-limiter.js';
+import { FailureLimiter, type Wait } from './failure-limiter.js';
 import { ClientAuthError, type ClientAuthFailure, OAuthError } from './oauth-error.js';
 import { type Permission, permissionsOf } from './permissions.js';
 import { DUMMY_HASH, VerifiedSecretCache, verifySecret } from './secret-hash.js';
@@ -18,6 +18,8 @@ export const CLIENT_FIELD_LENGTH_MAX = 256;
 export interface TokenLifetimes {
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  /** How attempts slowed by failed authentications wait (tests record instead of sleeping). */
+  authFailureWait?: Wait;
 }
 
 /** The token response (RFC 6749 5.1; docs/reference.md, Tokens). */
@@ -57,44 +59,63 @@ export class TokenService {
   readonly #clock: Clock;
   readonly #lifetimes: TokenLifetimes;
   readonly #verified = new VerifiedSecretCache();
-  readonly #failures = new FailureLimiter();
+  readonly #failures: FailureLimiter;
 
   constructor(store: AuthStore, clock: Clock, lifetimes: TokenLifetimes) {
     this.#store = store;
     this.#clock = clock;
     this.#lifetimes = lifetimes;
+    this.#failures = new FailureLimiter(store, 'client', lifetimes.authFailureWait);
   }
 
   /**
-   * Authenticates a client and checks that its owner may log in. Errors: `ClientAuthError`,
-   * whose `reason` (for the server log only) says which check failed: `invalid_client` (unknown,
-   * wrong secret, expired, revoked, too many failures), `unauthorized_client` (owner disabled or
-   * without a role that grants API access).
+   * Authenticates a client and checks that its owner may log in. Failed attempts slow down
+   * further ones of the same client id from the same address (`FailureLimiter`), but a right
+   * secret is always checked and accepted; only an address flooding with failures is refused
+   * before checking, unless the secret is one this instance verified moments ago (no hashing).
+   * Errors: `ClientAuthError`, whose `reason` (for the server log only) says which check failed:
+   * `invalid_client` (unknown, wrong secret, expired, revoked, flood from the address),
+   * `unauthorized_client` (owner disabled or without a role that grants API access).
    */
   async authenticateClient(auth: ClientAuth): Promise<{ credential: CredentialRow; owner: UserRow }> {
     const nowMs = this.#clock.now().getTime();
-    const retryAfter = this.#failures.retryAfterSeconds(auth.clientId, auth.remoteAddress, nowMs);
-    if (retryAfter > 0) {
+    const attempt = await this.#failures.admit(auth.clientId, auth.remoteAddress, nowMs);
+    if (attempt.retryAfterSeconds > 0 && !(await this.#verifiedMomentsAgo(auth, nowMs))) {
+      const retryAfter = attempt.retryAfterSeconds;
       throw new ClientAuthError(
         'invalid_client',
-        `too many failed authentication attempts; try again in ${retryAfter} s`,
+        `too many failed authentication attempts from this address; try again in ${retryAfter} s`,
         { clientId: loggableClientId(auth.clientId), reason: 'limited' },
         { 'retry-after': String(retryAfter) },
       );
     }
+    await this.#failures.hold(attempt);
+    let authenticated: { credential: CredentialRow; owner: UserRow };
     try {
-      const authenticated = await this.#authenticateClient(auth);
-      await this.#store.markCredentialUsed(
-        authenticated.credential.clientId,
-        this.#clock.now().toISOString(),
-      );
-      return authenticated;
+      authenticated = await this.#authenticateClient(auth);
     } catch (error) {
-      if (error instanceof OAuthError && error.error === 'invalid_client') {
-        this.#failures.record(auth.clientId, auth.remoteAddress, nowMs);
+      if (error instanceof OAuthError) {
+        // unauthorized_client comes after the secret was found right.
+        if (error.error === 'invalid_client') await this.#failures.failed(attempt, nowMs);
+        else await this.#failures.succeeded(attempt);
       }
       throw error;
     }
+    await this.#failures.succeeded(attempt);
+    await this.#store.markCredentialUsed(authenticated.credential.clientId, this.#clock.now().toISOString());
+    return authenticated;
+  }
+
+  /** True when this secret of this client was verified recently by this instance, so it costs no hashing. */
+  async #verifiedMomentsAgo(auth: ClientAuth, nowMs: number): Promise<boolean> {
+    if (
+      auth.clientId.length > CLIENT_FIELD_LENGTH_MAX ||
+      auth.clientSecret.length > CLIENT_FIELD_LENGTH_MAX
+    ) {
+      return false;
+    }
+    const credential = await this.#store.findCredential(auth.clientId);
+    return credential !== undefined && this.#verified.has(credential.secretHash, auth.clientSecret, nowMs);
   }
 
   async #authenticateClient(auth: ClientAuth): Promise<{ credential: CredentialRow; owner: UserRow }> {
@@ -224,9 +245,14 @@ export class TokenService {
     };
   }
 
-  /** Deletes tokens that expired more than a day ago, so the token table does not grow forever. */
+  /**
+   * Deletes tokens that expired more than a day ago, so the token table does not grow forever,
+   * and the failed-authentication counters of windows that have ended (of sign-ins too).
+   */
   async purgeExpired(): Promise<number> {
-    const before = new Date(this.#clock.now().getTime() - 24 * 3600 * 1000).toISOString();
+    const nowMs = this.#clock.now().getTime();
+    await this.#failures.purge(nowMs);
+    const before = new Date(nowMs - 24 * 3600 * 1000).toISOString();
     return this.#store.purgeExpiredTokens(before);
   }
 

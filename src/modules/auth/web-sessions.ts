@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { newOpaqueToken, sha256Hex } from '../../lib/ids.js';
 import { type UserView, userView } from './access-directory.js';
-import { FailureLimiter } from './failure-limiter.js';
+import { FailureLimiter, type Wait } from './failure-limiter.js';
 import { type Permission, permissionsOf } from './permissions.js';
 import { DUMMY_HASH, verifySecret } from './secret-hash.js';
 import type { AuthStore, WebSessionRow, WebSessionStore } from './store.js';
@@ -42,29 +42,35 @@ export function csrfTokenMatches(expected: string, given: string | undefined): b
 /**
  * Sign-in sessions of the administration interface: e-mail and password, server-side sessions
  * named by a random cookie value of which only the SHA-256 is stored, idle and absolute expiry,
- * and a CSRF token per session. Failed sign-ins are limited per e-mail and per address as
- * failed client authentications are (`FailureLimiter`); past the limit no password is hashed.
+ * and a CSRF token per session. Failed sign-ins are limited per (e-mail, address) and per
+ * address as failed client authentications are (`FailureLimiter`): repeated failures slow the
+ * next attempts down, the right password still signs in, and only a flood from one address is
+ * refused before any password is hashed.
  */
 export class WebSessions {
   readonly #users: AuthStore;
   readonly #sessions: WebSessionStore;
   readonly #clock: Clock;
-  readonly #failures = new FailureLimiter();
+  readonly #failures: FailureLimiter;
 
-  constructor(users: AuthStore, sessions: WebSessionStore, clock: Clock) {
+  /** `wait` holds slowed sign-in attempts (tests record instead of sleeping). */
+  constructor(users: AuthStore, sessions: WebSessionStore, clock: Clock, wait?: Wait) {
     this.#users = users;
     this.#sessions = sessions;
     this.#clock = clock;
+    this.#failures = new FailureLimiter(users, 'sign-in', wait);
   }
 
   /** Checks e-mail and password and opens a session; the cookie value is returned this once. */
   async signIn(email: string, password: string, address: string | undefined): Promise<SignInResult> {
     const now = this.#clock.now();
     const key = email.toLowerCase().slice(0, SIGN_IN_FIELD_LENGTH_MAX);
-    const retryAfterSeconds = this.#failures.retryAfterSeconds(key, address, now.getTime());
+    const attempt = await this.#failures.admit(key, address, now.getTime());
+    const { retryAfterSeconds } = attempt;
     if (retryAfterSeconds > 0) return { ok: false, reason: 'limited', retryAfterSeconds };
-    const fail = (): SignInResult => {
-      this.#failures.record(key, address, now.getTime());
+    await this.#failures.hold(attempt);
+    const fail = async (): Promise<SignInResult> => {
+      await this.#failures.failed(attempt, now.getTime());
       return { ok: false, reason: 'invalid' };
     };
     if (email.length > SIGN_IN_FIELD_LENGTH_MAX || password.length > SIGN_IN_FIELD_LENGTH_MAX) return fail();
@@ -73,6 +79,7 @@ export class WebSessions {
     // Spend the same time when the user is unknown or has no password, so timing reveals nothing.
     const verified = await verifySecret(password, hash ?? DUMMY_HASH);
     if (user === undefined || hash === null || !verified) return fail();
+    await this.#failures.succeeded(attempt);
     if (user.disabled) return { ok: false, reason: 'disabled' };
     const permissions = permissionsOf(user.roles);
     if (permissions.size === 0) return { ok: false, reason: 'no-role' };
