@@ -3,9 +3,20 @@ import { type TSchema, Type } from '@sinclair/typebox';
 /** Page size when the caller gives none, and the most a caller may ask for (docs/reference.md, Conventions). */
 export const PAGE_LIMIT_DEFAULT = 50;
 export const PAGE_LIMIT_MAX = 1000;
+/**
+ * The highest page number a caller may ask for: the offset of its first item (page × limit)
+ * stays an exact integer at any page size, so no store is handed an offset it cannot read.
+ */
+export const PAGE_MAX = Math.floor(Number.MAX_SAFE_INTEGER / PAGE_LIMIT_MAX);
 
+/** The `page` and `limit` query parameters of every paginated list. */
 export const PageQuery = {
-  page: Type.Integer({ minimum: 0, default: 0, description: 'Page number, from 0.' }),
+  page: Type.Integer({
+    minimum: 0,
+    maximum: PAGE_MAX,
+    default: 0,
+    description: `Page number, from 0 to ${PAGE_MAX}.`,
+  }),
   limit: Type.Integer({
     minimum: 1,
     maximum: PAGE_LIMIT_MAX,
