@@ -61,7 +61,7 @@ export function createServices(
   settings: ServiceSettings,
   onBackgroundError: (error: unknown) => void = () => {},
 ): Services {
-  const authStore = createAuthStore(store.db);
+  const authStore = createAuthStore(store.db, store.dialect);
   const configurationStore = createConfigurationStore(store);
   const snapshots = new ConfigurationSnapshots(configurationStore, prepareConfiguration);
   const catalog = new EntityCatalog(snapshots, clock, settings.businessDate);

@@ -1,6 +1,7 @@
 import { type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import type { AuthStore, CredentialRow, TokenRow, UserRow } from '../modules/auth/store.js';
 import { countRows } from './count.js';
+import type { Dialect } from './database.js';
 import type { CredentialsTable, Database, OAuthTokensTable, UsersTable } from './schema.js';
 
 function toUser(row: Selectable<UsersTable>): UserRow {
@@ -53,8 +54,11 @@ function tokenValues(token: TokenRow) {
   };
 }
 
-/** The auth module's port over Kysely; the same statements on SQLite and PostgreSQL. */
-export function createAuthStore(db: Kysely<Database>): AuthStore {
+/**
+ * The auth module's port over Kysely; the same statements on SQLite and PostgreSQL, except the
+ * row locks that only PostgreSQL needs.
+ */
+export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthStore {
   return {
     async findUser(email) {
       const row = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
@@ -89,16 +93,33 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
       return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
     },
 
-    async updateUser(email, change) {
-      const values: Updateable<UsersTable> = {};
-      if (change.roles !== undefined) values.roles = JSON.stringify(change.roles);
-      if (change.disabled !== undefined) values.disabled = change.disabled ? 1 : 0;
-      if (change.displayName !== undefined) values.display_name = change.displayName;
-      if (Object.keys(values).length > 0) {
-        await db.updateTable('users').set(values).where('email', '=', email).execute();
-      }
-      const row = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
-      return row === undefined ? undefined : toUser(row);
+    async updateUser(email, change, keepEnabledHolderOf) {
+      return db.transaction().execute(async (trx) => {
+        const takesRoleAway = (role: string) =>
+          change.disabled === true || (change.roles !== undefined && !change.roles.includes(role));
+        if (keepEnabledHolderOf !== undefined && takesRoleAway(keepEnabledHolderOf)) {
+          // The enabled holders of the role, locked in one order on PostgreSQL, so concurrent
+          // changes queue here and each sees who still holds the role; SQLite runs one write
+          // transaction at a time.
+          const holdersQuery = trx
+            .selectFrom('users')
+            .select('email')
+            .where('disabled', '=', 0)
+            .where('roles', 'like', `%${JSON.stringify(keepEnabledHolderOf)}%`)
+            .orderBy('email');
+          const holders = await (dialect === 'postgres' ? holdersQuery.forUpdate() : holdersQuery).execute();
+          if (holders.length === 1 && holders[0]?.email === email) return 'last-holder';
+        }
+        const values: Updateable<UsersTable> = {};
+        if (change.roles !== undefined) values.roles = JSON.stringify(change.roles);
+        if (change.disabled !== undefined) values.disabled = change.disabled ? 1 : 0;
+        if (change.displayName !== undefined) values.display_name = change.displayName;
+        if (Object.keys(values).length > 0) {
+          await trx.updateTable('users').set(values).where('email', '=', email).execute();
+        }
+        const row = await trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+        return row === undefined ? undefined : toUser(row);
+      });
     },
 
     async countUsers() {

@@ -8,6 +8,8 @@ import type { AuthStore, CredentialRow, UserRow } from './store.js';
 /** Credentials expire after this many days unless another lifetime is asked for. */
 export const CREDENTIAL_EXPIRY_DAYS_DEFAULT = 90;
 export const CREDENTIAL_EXPIRY_DAYS_MAX = 3650;
+/** The role that manages users and credentials; at least one enabled user always holds it. */
+const ADMIN_ROLE = 'admin';
 const CLIENT_ID_PREFIX = 'lfc_';
 const CLIENT_SECRET_PREFIX = 'lfs_';
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
@@ -128,14 +130,25 @@ export class AccessDirectory {
     return userView(row);
   }
 
-  /** Changes a user's roles, name or disabled flag. Errors: `not-found`, `validation-failed`. */
+  /**
+   * Changes a user's roles, name or disabled flag. The last enabled administrator can be neither
+   * disabled nor demoted, so someone can always manage users. Errors: `not-found`,
+   * `validation-failed`, `conflict` (the last administrator).
+   */
   async updateUser(
     email: string,
     change: { roles?: string[]; disabled?: boolean; displayName?: string },
   ): Promise<UserView> {
     if (change.roles !== undefined) checkRoles(change.roles);
-    const row = await this.#store.updateUser(email.toLowerCase(), change);
+    const row = await this.#store.updateUser(email.toLowerCase(), change, ADMIN_ROLE);
     if (row === undefined) throw new AppError('not-found', `no user with e-mail ${email}`);
+    if (row === 'last-holder') {
+      throw new AppError(
+        'conflict',
+        `${email} is the last enabled administrator: make another user an administrator before disabling or demoting this one`,
+        { rule: 'last-administrator' },
+      );
+    }
     return userView(row);
   }
 
@@ -187,7 +200,7 @@ export class AccessDirectory {
     if (usable && (await verifySecret(clientSecret, existing.secretHash))) return;
     if ((await this.#store.findUser(ownerEmail)) === undefined) {
       // The store was first started with another ADMIN_EMAIL: the bootstrap owner is made here.
-      await this.createUser({ email: ownerEmail, displayName: 'Administrator', roles: ['admin'] }).catch(
+      await this.createUser({ email: ownerEmail, displayName: 'Administrator', roles: [ADMIN_ROLE] }).catch(
         (error: unknown) => {
           if (!(error instanceof AppError && error.code === 'conflict')) throw error;
         },
@@ -223,7 +236,7 @@ export class AccessDirectory {
       await this.createUser({
         email,
         displayName: 'Administrator',
-        roles: ['admin'],
+        roles: [ADMIN_ROLE],
         password: password ?? generated,
       });
     } catch (error) {

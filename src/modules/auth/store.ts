@@ -50,10 +50,16 @@ export interface AuthStore {
   listUsers(page: number, limit: number): Promise<{ rows: UserRow[]; total: number }>;
   /** Inserts a user; returns false when the e-mail exists already. */
   insertUser(user: UserRow): Promise<boolean>;
+  /**
+   * Changes a user in one transaction; undefined when no user has this e-mail. With
+   * `keepEnabledHolderOf`, a change that would leave no enabled user holding that role is not
+   * made and `'last-holder'` is returned; concurrent changes see each other's outcome.
+   */
   updateUser(
     email: string,
     change: { roles?: string[]; disabled?: boolean; displayName?: string },
-  ): Promise<UserRow | undefined>;
+    keepEnabledHolderOf?: string,
+  ): Promise<UserRow | undefined | 'last-holder'>;
   countUsers(): Promise<number>;
 
   findCredential(clientId: string): Promise<CredentialRow | undefined>;
