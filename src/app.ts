@@ -8,7 +8,9 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController
 import { Counter, Histogram, Registry } from 'prom-client';
 import { adminInterface } from './http/admin/plugin.js';
 import { registerAuthentication } from './http/authenticate.js';
+import { registerNulGuard } from './http/nul-guard.js';
 import { registerProblemHandlers } from './http/problem.js';
+import { REQUEST_LOG_SERIALIZERS } from './http/request-log.js';
 import { accessRoutes } from './http/routes/access.js';
 import { configurationRoutes } from './http/routes/configuration.js';
 import { entityRoutes } from './http/routes/entities.js';
@@ -34,6 +36,11 @@ export interface AppDeps {
   version?: string;
   /** Proxies believed in `X-Forwarded-For` for the client address (`TRUST_PROXY`); none by default. */
   trustProxy?: boolean | string[];
+  /**
+   * The base URL clients reach the service at, the issuer of the OAuth metadata (`PUBLIC_URL`);
+   * unset means the address the server listens on.
+   */
+  publicUrl?: string;
 }
 
 function ajvFor(options: { coerceTypes: boolean | 'array' }): Ajv {
@@ -51,15 +58,25 @@ function ajvFor(options: { coerceTypes: boolean | 'array' }): Ajv {
 }
 
 /**
+ * Fastify's logger options for a pino configuration or instance, with the request serializer
+ * that keeps secrets of the query out of the logged URL.
+ */
+function loggerOptionsOf(logger: AppDeps['logger']): Pick<FastifyServerOptions, 'logger' | 'loggerInstance'> {
+  if (logger === undefined || logger === false) return { logger: false };
+  if (typeof logger === 'object' && 'child' in logger) {
+    return { loggerInstance: logger.child({}, { serializers: REQUEST_LOG_SERIALIZERS }) };
+  }
+  const options = logger === true ? {} : logger;
+  return { logger: { ...options, serializers: { ...options.serializers, ...REQUEST_LOG_SERIALIZERS } } };
+}
+
+/**
  * Builds the HTTP application with every plugin and route registered. It never listens:
  * `main.ts` does, and tests call `app.inject` (style: "build the app, never listen").
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { store, services } = deps;
-  const loggerOptions =
-    deps.logger !== undefined && typeof deps.logger === 'object' && 'child' in deps.logger
-      ? { loggerInstance: deps.logger as FastifyServerOptions['loggerInstance'] }
-      : { logger: deps.logger ?? false };
+  const loggerOptions = loggerOptionsOf(deps.logger);
   const app = Fastify({
     ...loggerOptions,
     bodyLimit: JSON_BODY_BYTES_MAX,
@@ -91,6 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   registerProblemHandlers(app);
+  registerNulGuard(app);
 
   // Answers sent while stopping close their connection, so a keep-alive client does not hold
   // the process open after its last request in flight is answered.
@@ -164,7 +182,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerAuthentication(app, services.tokens);
   operationsRoutes(app, store, registry);
-  oauthRoutes(app, services.tokens);
+  oauthRoutes(app, services.tokens, deps.publicUrl);
   await app.register(accessRoutes, { access: services.access });
   await app.register(configurationRoutes, { configuration: services.configuration });
   await app.register(entityRoutes, { catalog: services.catalog });

@@ -17,6 +17,11 @@ export interface Env {
   adminPassword: string | undefined;
   businessDate: string | undefined;
   logLevel: string;
+  /**
+   * The base URL clients reach the service at (`PUBLIC_URL`), without a trailing slash; unset
+   * means the address the server listens on.
+   */
+  publicUrl: string | undefined;
   /** Worker threads that parse and validate large chunks; 0 works them on the event loop (ADR 0010). */
   ingestWorkerThreads: number;
   /**
@@ -80,6 +85,23 @@ function trustProxySetting(text: string | undefined): boolean | string[] {
   return entries;
 }
 
+/** `PUBLIC_URL`: an absolute http(s) URL without query or fragment, read without a trailing slash. */
+function publicUrlSetting(text: string | undefined): string | undefined {
+  if (text === undefined || text === '') return undefined;
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (
+    url === undefined ||
+    !['http:', 'https:'].includes(url.protocol) ||
+    url.search !== '' ||
+    url.hash !== ''
+  ) {
+    throw new EnvError(
+      `PUBLIC_URL must be an http:// or https:// URL without query or fragment, such as https://ledger.example.com, got "${text}"`,
+    );
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
 function isRealDate(text: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
   const date = new Date(`${text}T00:00:00Z`);
@@ -129,6 +151,7 @@ export function parseEnv(vars: NodeJS.ProcessEnv): Env {
     adminPassword: vars.ADMIN_PASSWORD || undefined,
     businessDate,
     logLevel,
+    publicUrl: publicUrlSetting(vars.PUBLIC_URL),
     ingestWorkerThreads: integerSetting(vars, 'INGEST_WORKER_THREADS', 0, 0, INGEST_WORKER_THREADS_MAX),
     trustProxy: trustProxySetting(vars.TRUST_PROXY),
   };

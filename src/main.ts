@@ -57,6 +57,7 @@ async function main(): Promise<void> {
     logger,
     version: packageJson.version,
     trustProxy: env.trustProxy,
+    publicUrl: env.publicUrl,
   });
 
   const address = await app.listen({ port: env.port, host: env.host });

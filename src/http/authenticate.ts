@@ -16,7 +16,8 @@ declare module 'fastify' {
   }
 }
 
-const BEARER = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/;
+/** `Bearer <token68>`; the scheme name is case-insensitive (RFC 9110 11.1). */
+const BEARER = /^bearer +([A-Za-z0-9._~+/-]+=*)$/i;
 
 /** The caller of a route that requires a permission; the hook below guarantees it is set. */
 export function principalOf(request: FastifyRequest): Principal {

@@ -27,7 +27,7 @@ let userCounter = 0;
  */
 export async function createTestApp(
   settings: Partial<ServiceSettings> = {},
-  options: { file?: boolean; logger?: AppDeps['logger'] } = {},
+  options: { file?: boolean; logger?: AppDeps['logger']; publicUrl?: string } = {},
 ): Promise<TestApp> {
   const { store, dispose } = await createTestStore(options);
   const clock = new ManualClock(new Date());
@@ -37,7 +37,12 @@ export async function createTestApp(
     businessDate: undefined,
     ...settings,
   });
-  const app = await buildApp({ store, services, logger: options.logger ?? false });
+  const app = await buildApp({
+    store,
+    services,
+    logger: options.logger ?? false,
+    ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+  });
   await app.ready();
 
   const credentialFor = async (roles: string[]) => {

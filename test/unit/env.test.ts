@@ -15,6 +15,7 @@ describe('environment', () => {
       adminPassword: undefined,
       businessDate: undefined,
       logLevel: 'info',
+      publicUrl: undefined,
       ingestWorkerThreads: 0,
       trustProxy: false,
     });
@@ -45,12 +46,14 @@ describe('environment', () => {
       ADMIN_PASSWORD: 'pw',
       BUSINESS_DATE: '2024-02-29',
       LOG_LEVEL: 'debug',
+      PUBLIC_URL: 'https://ledger.example.com/',
     });
     expect(env).toMatchObject({
       port: 0,
       accessTokenTtlSeconds: 2,
       refreshTokenTtlSeconds: 5,
       businessDate: '2024-02-29',
+      publicUrl: 'https://ledger.example.com',
     });
   });
 
@@ -62,6 +65,9 @@ describe('environment', () => {
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ BUSINESS_DATE: '2023-02-29' }, 'BUSINESS_DATE'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ PUBLIC_URL: 'ledger.example.com' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'ftp://ledger.example.com' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'https://ledger.example.com/?a=1' }, 'PUBLIC_URL'],
     [{ BOOTSTRAP_CLIENT_ID: 'only-id' }, 'BOOTSTRAP_CLIENT_ID'],
     [{ BOOTSTRAP_CLIENT_ID: 'ci', BOOTSTRAP_CLIENT_SECRET: 'short' }, 'at least 24 characters'],
     [{ BOOTSTRAP_CLIENT_ID: 'ci', BOOTSTRAP_CLIENT_SECRET: 'x'.repeat(257) }, 'BOOTSTRAP_CLIENT_SECRET'],

@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ClientAuthError, OAuthError } from '../../modules/auth/oauth-error.js';
@@ -6,6 +7,9 @@ import { TokenAnswer } from '../api-schemas.js';
 
 /** Largest accepted form body at the OAuth endpoints. */
 const FORM_BODY_BYTES_MAX = 8 * 1024;
+
+/** `Basic <base64>`; the scheme name is case-insensitive (RFC 9110 11.1). */
+const BASIC = /^basic +([A-Za-z0-9+/]+=*)$/i;
 
 type Form = Map<string, string[]>;
 
@@ -35,7 +39,7 @@ function clientAuthOf(request: FastifyRequest, form: Form): ClientAuth {
     if (formSecret !== undefined) {
       throw new OAuthError('invalid_request', 'use either HTTP Basic or client_secret in the form, not both');
     }
-    const match = /^Basic ([A-Za-z0-9+/]+=*)$/.exec(header);
+    const match = BASIC.exec(header);
     if (match?.[1] === undefined)
       throw new OAuthError('invalid_request', 'the Authorization header is not valid Basic');
     const decoded = Buffer.from(match[1], 'base64').toString('utf8');
@@ -44,6 +48,9 @@ function clientAuthOf(request: FastifyRequest, form: Form): ClientAuth {
     try {
       const clientId = decodeURIComponent(decoded.slice(0, colon).replaceAll('+', ' '));
       const clientSecret = decodeURIComponent(decoded.slice(colon + 1).replaceAll('+', ' '));
+      if (`${clientId}${clientSecret}`.includes('\u0000')) {
+        throw new OAuthError('invalid_request', 'the Basic credentials must not contain the NUL character');
+      }
       if (formId !== undefined && formId !== clientId) {
         throw new OAuthError('invalid_request', 'client_id in the form differs from the Basic credentials');
       }
@@ -71,10 +78,21 @@ function formOf(request: FastifyRequest): Form {
 }
 
 /**
- * The OAuth 2.0 endpoints: token, revocation (RFC 7009) and the authorisation server metadata
- * (RFC 8414).
+ * The base URL of the address a server listens on, `http://HOST:PORT`; `http://localhost` for an
+ * app that does not listen (requests injected in-process).
  */
-export function oauthRoutes(app: FastifyInstance, tokens: TokenService): void {
+function listenerUrl(address: AddressInfo | string | null): string {
+  if (address === null || typeof address === 'string') return 'http://localhost';
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
+}
+
+/**
+ * The OAuth 2.0 endpoints: token, revocation (RFC 7009) and the authorisation server metadata
+ * (RFC 8414), whose issuer is `publicUrl`, or the listener's address when unset; never a request
+ * header, which any client chooses.
+ */
+export function oauthRoutes(app: FastifyInstance, tokens: TokenService, publicUrl: string | undefined): void {
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: FORM_BODY_BYTES_MAX },
@@ -142,8 +160,8 @@ export function oauthRoutes(app: FastifyInstance, tokens: TokenService): void {
   app.get(
     '/.well-known/oauth-authorization-server',
     { schema: { tags: ['auth'], summary: 'Authorisation server metadata (RFC 8414)' } },
-    async (request) => {
-      const issuer = `${request.protocol}://${request.host}`;
+    async () => {
+      const issuer = publicUrl ?? listenerUrl(app.server.address());
       return {
         issuer,
         token_endpoint: `${issuer}/auth/token`,
