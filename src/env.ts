@@ -1,5 +1,9 @@
 import { isIP } from 'node:net';
 import { CLIENT_FIELD_LENGTH_MAX } from './modules/auth/token-service.js';
+import {
+  DATABASE_CONNECT_TIMEOUT_MS_DEFAULT,
+  DATABASE_STATEMENT_TIMEOUT_MS_DEFAULT,
+} from './storage/database.js';
 
 /**
  * Process settings from the environment. This is "env", not the Configuration Data document,
@@ -30,11 +34,19 @@ export interface Env {
    * addresses and CIDR ranges. The client address limits failed authentications.
    */
   trustProxy: boolean | string[];
+  /** PostgreSQL: longest wait for a connection, new or from the pool. */
+  databaseConnectTimeoutMs: number;
+  /** PostgreSQL: longest a statement may run, and a transaction may sit idle. */
+  databaseStatementTimeoutMs: number;
 }
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 const TTL_SECONDS_MAX = 366 * 24 * 3600;
 const INGEST_WORKER_THREADS_MAX = 64;
+/** Bounds of the database timeouts: below 100 ms a busy but healthy server would be refused. */
+const DATABASE_TIMEOUT_MS_MIN = 100;
+const DATABASE_CONNECT_TIMEOUT_MS_MAX = 10 * 60 * 1000;
+const DATABASE_STATEMENT_TIMEOUT_MS_MAX = 60 * 60 * 1000;
 /**
  * Shortest `BOOTSTRAP_CLIENT_SECRET` accepted. The bootstrap credential has every permission, so
  * its secret must resist guessing: 24 characters of a random base64 string carry 144 bits.
@@ -154,5 +166,19 @@ export function parseEnv(vars: NodeJS.ProcessEnv): Env {
     publicUrl: publicUrlSetting(vars.PUBLIC_URL),
     ingestWorkerThreads: integerSetting(vars, 'INGEST_WORKER_THREADS', 0, 0, INGEST_WORKER_THREADS_MAX),
     trustProxy: trustProxySetting(vars.TRUST_PROXY),
+    databaseConnectTimeoutMs: integerSetting(
+      vars,
+      'DATABASE_CONNECT_TIMEOUT_MS',
+      DATABASE_CONNECT_TIMEOUT_MS_DEFAULT,
+      DATABASE_TIMEOUT_MS_MIN,
+      DATABASE_CONNECT_TIMEOUT_MS_MAX,
+    ),
+    databaseStatementTimeoutMs: integerSetting(
+      vars,
+      'DATABASE_STATEMENT_TIMEOUT_MS',
+      DATABASE_STATEMENT_TIMEOUT_MS_DEFAULT,
+      DATABASE_TIMEOUT_MS_MIN,
+      DATABASE_STATEMENT_TIMEOUT_MS_MAX,
+    ),
   };
 }

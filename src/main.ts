@@ -43,9 +43,11 @@ async function main(): Promise<void> {
 
   const { created, database } = await ensureDatabase(env.databaseUrl);
   if (created) logger.info({ database }, `database "${database}" did not exist and was created`);
-  const store = openStore(env.databaseUrl, (error) =>
-    logger.warn({ err: error }, 'idle database connection lost'),
-  );
+  const store = openStore(env.databaseUrl, {
+    onIdleError: (error) => logger.warn({ err: error }, 'idle database connection lost'),
+    connectTimeoutMs: env.databaseConnectTimeoutMs,
+    statementTimeoutMs: env.databaseStatementTimeoutMs,
+  });
   await migrateToLatest(store);
   const services = createServices(store, systemClock, env, (error) =>
     logger.error({ err: error }, 'background processing failed; retrying'),

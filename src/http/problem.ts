@@ -2,6 +2,13 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, PROBLEMS, type ProblemCode, type ProblemContext, problemBody } from '../lib/errors.js';
 import { ISO_DURATION_PATTERN } from '../lib/iso-duration.js';
 import { ClientAuthError, OAuthError } from '../modules/auth/oauth-error.js';
+import { StoreUnavailableError } from '../storage/database.js';
+
+/** How long a client is asked to wait (`Retry-After`) when the store is unavailable. */
+const STORE_RETRY_AFTER_SECONDS = 5;
+/** What a client is told when the store cannot be reached or did not answer in time. */
+const STORE_UNAVAILABLE_DETAIL =
+  'the database cannot be reached or did not answer in time; try again shortly';
 
 /** One failed rule of a request body or query, as a JSON Pointer path and a message. */
 export interface PathError {
@@ -201,6 +208,23 @@ export function registerProblemHandlers(app: FastifyInstance): void {
         .header('cache-control', 'no-store')
         .header('pragma', 'no-cache')
         .send({ error: error.error, error_description: error.message, reference: request.id });
+    }
+    if (error instanceof StoreUnavailableError) {
+      // Logged once here; the connection that failed is already closed and replaced.
+      request.log.warn({ err: error }, 'database unavailable');
+      reply.header('retry-after', String(STORE_RETRY_AFTER_SECONDS));
+      if (request.url.startsWith('/auth/')) {
+        return reply
+          .code(PROBLEMS.unavailable.status)
+          .header('cache-control', 'no-store')
+          .header('pragma', 'no-cache')
+          .send({
+            error: 'temporarily_unavailable',
+            error_description: STORE_UNAVAILABLE_DETAIL,
+            reference: request.id,
+          });
+      }
+      return sendProblem(request, reply, 'unavailable', STORE_UNAVAILABLE_DETAIL);
     }
     if (error instanceof AppError) {
       if (error.status >= 500) request.log.error({ err: error }, 'request failed');

@@ -1,7 +1,17 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import {
+  Kysely,
+  type Migration,
+  Migrator,
+  type PostgresCursor,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQueryResult,
+  SqliteDialect,
+} from 'kysely';
 import pg from 'pg';
 import { add, type Decimal, decimal, toDecimalString, ZERO } from '../lib/decimal.js';
 import * as initial from './migrations/0001-initial.js';
@@ -31,15 +41,42 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** Default longest wait for a PostgreSQL connection, new or from the pool (`DATABASE_CONNECT_TIMEOUT_MS`). */
+export const DATABASE_CONNECT_TIMEOUT_MS_DEFAULT = 5_000;
+/**
+ * Default longest a PostgreSQL statement may run, and a transaction may sit idle
+ * (`DATABASE_STATEMENT_TIMEOUT_MS`).
+ */
+export const DATABASE_STATEMENT_TIMEOUT_MS_DEFAULT = 30_000;
+/**
+ * How much longer than the statement timeout the client waits for an answer before it gives the
+ * connection up: a server that still answers cancels the statement first, with a clean error.
+ */
+const QUERY_TIMEOUT_GRACE_MS = 1_000;
+/** Idle time before TCP keepalive probes start, so a silently dead peer is found. */
+const POSTGRES_KEEPALIVE_INITIAL_DELAY_MS = 10_000;
+
+/** How a store is opened; only PostgreSQL uses these. */
+export interface StoreOptions {
+  /** Told once of each pooled connection lost while idle (the pool has already dropped it). */
+  onIdleError?: (error: Error) => void;
+  /** Longest wait for a connection, new or from the pool, in milliseconds. */
+  connectTimeoutMs?: number;
+  /** Longest a statement may run, and a transaction may sit idle, in milliseconds. */
+  statementTimeoutMs?: number;
+}
+
 /**
  * Opens the store named by a `DATABASE_URL`: `sqlite:PATH`, `sqlite::memory:` or
  * `postgres://...`. SQLite files are created with their folder, in WAL mode
  * with full synchronous commits, so that an answered write survives a crash of the process or
  * the machine. Does not migrate; call `migrateToLatest`. Opening a PostgreSQL store does not
  * connect yet; call `ensureDatabase` first to create a missing database and to turn an
- * unreachable server into a one-line error.
+ * unreachable server into a one-line error. On PostgreSQL, a lost connection or one that does
+ * not answer within the timeouts of `options` fails the query with `StoreUnavailableError`,
+ * never the process; the next query opens a new connection.
  */
-export function openStore(databaseUrl: string, onIdleError: (error: Error) => void = () => {}): Store {
+export function openStore(databaseUrl: string, options: StoreOptions = {}): Store {
   if (databaseUrl.startsWith('sqlite:')) {
     const path = databaseUrl.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -52,9 +89,16 @@ export function openStore(databaseUrl: string, onIdleError: (error: Error) => vo
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
     return { db, dialect: 'sqlite', sqlite, close: () => db.destroy() };
   }
+  const statementTimeoutMs = options.statementTimeoutMs ?? DATABASE_STATEMENT_TIMEOUT_MS_DEFAULT;
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: POSTGRES_POOL_SIZE_MAX,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS_DEFAULT,
+    statement_timeout: statementTimeoutMs,
+    idle_in_transaction_session_timeout: statementTimeoutMs,
+    query_timeout: statementTimeoutMs + QUERY_TIMEOUT_GRACE_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: POSTGRES_KEEPALIVE_INITIAL_DELAY_MS,
     types: {
       // int8 (counters, serial ids) as JS numbers: every value we store is far below 2^53.
       // NUMERIC stays a string (the default), so amounts are never binary floats.
@@ -64,12 +108,126 @@ export function openStore(databaseUrl: string, onIdleError: (error: Error) => vo
           : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
+  // A connection that fails emits 'error' on its client; with no listener that would end the
+  // process. The failure reaches its caller as the rejected query (checked out) or through the
+  // pool's 'error' below (idle), so the client's own listener has nothing left to do.
+  pool.on('connect', (client) => client.on('error', () => {}));
   // An idle pooled connection that the server drops (restart, failover, admin termination)
-  // emits 'error' on the pool; without a listener that would end the process. The pool has
-  // already discarded the connection and the next query opens a new one.
+  // emits 'error' on the pool. The pool has already discarded the connection.
+  const onIdleError = options.onIdleError ?? (() => {});
   pool.on('error', (error) => onIdleError(error));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(pool) }) });
   return { db, dialect: 'postgres', sqlite: undefined, close: () => db.destroy() };
+}
+
+/** SQLSTATEs that say the server is going away, refuses connections, or gave up waiting. */
+const SERVER_UNAVAILABLE_STATES = new Set([
+  '57P01', // admin_shutdown: terminated by an administrator or a fast shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: starting up or in recovery
+  '53300', // too_many_connections
+  '57014', // query_canceled: only our statement_timeout cancels statements
+  '25P03', // idle_in_transaction_session_timeout
+]);
+/** Node socket error codes of a connection that cannot be made or was lost. */
+const CONNECTION_LOST_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+/**
+ * The messages of the errors node-postgres raises itself, without a code: a connection ended
+ * or timed out, the pool waited too long, no answer within `query_timeout`, a client that
+ * already failed.
+ */
+const DRIVER_UNAVAILABLE_MESSAGE =
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/;
+
+/** Whether a driver error means the store cannot be reached or did not answer in time. */
+function isUnavailableError(error: unknown): boolean {
+  const code = errorCodeOf(error);
+  if (code !== undefined && (code.startsWith('08') || SERVER_UNAVAILABLE_STATES.has(code))) return true;
+  if (code !== undefined && CONNECTION_LOST_CODES.has(code)) return true;
+  return error instanceof Error && DRIVER_UNAVAILABLE_MESSAGE.test(error.message);
+}
+
+/** The error a query or a connection attempt fails with: unavailability as StoreUnavailableError. */
+function storeErrorOf(error: unknown): unknown {
+  if (!isUnavailableError(error)) return error;
+  return new StoreUnavailableError(
+    `PostgreSQL is unreachable or did not answer in time (${messageOf(error)})`,
+    { cause: error },
+  );
+}
+
+/**
+ * A pooled connection as Kysely uses it. A failure that means the store is unavailable becomes
+ * `StoreUnavailableError`; the connection then fails every later query at once and is closed
+ * when released rather than handed out again: after a timeout its statement may still be
+ * running, or its peer be gone.
+ */
+class GuardedClient implements PostgresPoolClient {
+  readonly #client: pg.PoolClient;
+  #failure: StoreUnavailableError | undefined;
+
+  constructor(client: pg.PoolClient) {
+    this.#client = client;
+  }
+
+  query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
+  query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+  query<R>(
+    sqlOrCursor: string | PostgresCursor<R>,
+    parameters: ReadonlyArray<unknown> = [],
+  ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    // Kysely passes a cursor only when the dialect configures one; this store configures none.
+    if (typeof sqlOrCursor !== 'string') throw new TypeError('this store does not stream through cursors');
+    return this.#run<R>(sqlOrCursor, parameters);
+  }
+
+  async #run<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
+    if (this.#failure !== undefined) throw this.#failure;
+    try {
+      const result = await this.#client.query<R & pg.QueryResultRow>(sql, [...parameters]);
+      return {
+        command: result.command as PostgresQueryResult<R>['command'],
+        rowCount: result.rowCount ?? 0,
+        rows: result.rows,
+      };
+    } catch (error) {
+      const storeError = storeErrorOf(error);
+      if (storeError instanceof StoreUnavailableError) this.#failure = storeError;
+      throw storeError;
+    }
+  }
+
+  release(): void {
+    this.#client.release(this.#failure);
+  }
+}
+
+/** The pool as Kysely uses it: each pg client guarded, connection failures as StoreUnavailableError. */
+function guardedPool(pool: pg.Pool): PostgresPool {
+  const guarded = new WeakMap<pg.PoolClient, GuardedClient>();
+  return {
+    async connect() {
+      const client = await pool.connect().catch((error: unknown) => {
+        throw storeErrorOf(error);
+      });
+      const known = guarded.get(client);
+      if (known !== undefined) return known;
+      const fresh = new GuardedClient(client);
+      guarded.set(client, fresh);
+      return fresh;
+    },
+    end: () => pool.end(),
+  };
 }
 
 /** How long start-up waits for PostgreSQL to accept a connection before saying it cannot. */
@@ -82,8 +240,8 @@ const POSTGRES_MAINTENANCE_DATABASE = 'postgres';
  * wrong and what to do, with no password and no stack, for start-up to print as it is.
  */
 export class StoreUnavailableError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'StoreUnavailableError';
   }
 }

@@ -18,6 +18,8 @@ describe('environment', () => {
       publicUrl: undefined,
       ingestWorkerThreads: 0,
       trustProxy: false,
+      databaseConnectTimeoutMs: 5_000,
+      databaseStatementTimeoutMs: 30_000,
     });
   });
 
@@ -47,9 +49,13 @@ describe('environment', () => {
       BUSINESS_DATE: '2024-02-29',
       LOG_LEVEL: 'debug',
       PUBLIC_URL: 'https://ledger.example.com/',
+      DATABASE_CONNECT_TIMEOUT_MS: '1500',
+      DATABASE_STATEMENT_TIMEOUT_MS: '250',
     });
     expect(env).toMatchObject({
       port: 0,
+      databaseConnectTimeoutMs: 1500,
+      databaseStatementTimeoutMs: 250,
       accessTokenTtlSeconds: 2,
       refreshTokenTtlSeconds: 5,
       businessDate: '2024-02-29',
@@ -68,6 +74,10 @@ describe('environment', () => {
     [{ PUBLIC_URL: 'ledger.example.com' }, 'PUBLIC_URL'],
     [{ PUBLIC_URL: 'ftp://ledger.example.com' }, 'PUBLIC_URL'],
     [{ PUBLIC_URL: 'https://ledger.example.com/?a=1' }, 'PUBLIC_URL'],
+    [{ DATABASE_CONNECT_TIMEOUT_MS: '99' }, 'DATABASE_CONNECT_TIMEOUT_MS'],
+    [{ DATABASE_CONNECT_TIMEOUT_MS: '5s' }, 'DATABASE_CONNECT_TIMEOUT_MS'],
+    [{ DATABASE_STATEMENT_TIMEOUT_MS: '0' }, 'DATABASE_STATEMENT_TIMEOUT_MS'],
+    [{ DATABASE_STATEMENT_TIMEOUT_MS: '3600001' }, 'DATABASE_STATEMENT_TIMEOUT_MS'],
     [{ BOOTSTRAP_CLIENT_ID: 'only-id' }, 'BOOTSTRAP_CLIENT_ID'],
     [{ BOOTSTRAP_CLIENT_ID: 'ci', BOOTSTRAP_CLIENT_SECRET: 'short' }, 'at least 24 characters'],
     [{ BOOTSTRAP_CLIENT_ID: 'ci', BOOTSTRAP_CLIENT_SECRET: 'x'.repeat(257) }, 'BOOTSTRAP_CLIENT_SECRET'],

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { Registry } from 'prom-client';
 import { AppError } from '../../lib/errors.js';
-import type { Store } from '../../storage/database.js';
+import { type Store, StoreUnavailableError } from '../../storage/database.js';
 
 /** Liveness, readiness and metrics (docs/reference.md, Operations); none needs a token. */
 export function operationsRoutes(app: FastifyInstance, store: Store, registry: Registry): void {
@@ -11,9 +11,12 @@ export function operationsRoutes(app: FastifyInstance, store: Store, registry: R
   }));
 
   app.get('/readyz', { schema: { tags: ['operations'], summary: 'Storage is reachable' } }, async () => {
+    // A store that cannot be reached or does not answer within its timeouts is not ready; the
+    // error handler answers 503 for StoreUnavailableError, and for anything else so does this.
     try {
       await sql`select 1`.execute(store.db);
-    } catch {
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) throw error;
       throw new AppError('unavailable', 'storage is not reachable');
     }
     return { status: 'ready' };
