@@ -200,7 +200,7 @@ export function registerProblemHandlers(app: FastifyInstance): void {
         );
       }
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-      if (error.error === 'invalid_client' && request.headers.authorization?.startsWith('Basic ')) {
+      if (error.error === 'invalid_client' && /^basic /i.test(request.headers.authorization ?? '')) {
         reply.header('www-authenticate', 'Basic realm="ledgerflow"');
       }
       return reply

@@ -8,6 +8,7 @@ import { AppError, PROBLEMS } from '../../lib/errors.js';
 import type { Permission } from '../../modules/auth/permissions.js';
 import { csrfTokenMatches, WEB_SESSION_IDLE_MS, type WebPrincipal } from '../../modules/auth/web-sessions.js';
 import type { Services } from '../../services.js';
+import { StoreUnavailableError } from '../../storage/database.js';
 import { type Html, html } from './html.js';
 import {
   DEFAULT_PAGING_KEYS,
@@ -283,6 +284,11 @@ export const adminInterface: FastifyPluginAsync<{ services: Services }> = async 
       if (Array.isArray(errors)) {
         list = html`<ul class="errors">${errors.map((e: { path?: string; message?: string }) => html`<li><code>${e.path ?? ''}</code> ${e.message ?? ''}</li>`)}</ul>`;
       }
+    } else if (error instanceof StoreUnavailableError) {
+      status = 503;
+      title = 'The database cannot be reached';
+      detail = `The service could not reach its database. Reference: ${request.id}.`;
+      hint = 'Try again in a few seconds; it recovers by itself when the database is back.';
     } else if (typeof (error as { statusCode?: unknown }).statusCode === 'number') {
       status = (error as { statusCode: number }).statusCode;
       if (status < 500) {
