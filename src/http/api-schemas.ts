@@ -6,6 +6,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { CONFIGURATION_SECTIONS } from '../modules/configuration/document.js';
+import { CHUNK_ERRORS_SHOWN_MAX } from '../modules/ingestion/chunk-body.js';
 import { Page, Problem } from './schemas.js';
 
 export { Page, Problem };
@@ -72,13 +73,23 @@ export const ChunkAccepted = Type.Object({
   chunkSeq: Type.Integer({ description: 'Sequence number of the chunk in its session, distinct per chunk.' }),
   acceptedRows: Type.Integer(),
   failedRows: Type.Integer(),
-  errors: Type.Array(FailedRecord),
+  errors: Type.Array(FailedRecord, {
+    description: `The first failed records, at most ${CHUNK_ERRORS_SHOWN_MAX}.`,
+  }),
+  errorsOmitted: Type.Optional(
+    Type.Integer({ description: 'Failed records not listed in errors; present when some were left out.' }),
+  ),
 });
 
 /** The 400 answer to a chunk refused whole for its records: a problem listing the failed records. */
 export const ChunkRefused = Type.Composite([
   Problem,
-  Type.Object({ errors: Type.Array(FailedRecord, { minItems: 1 }) }),
+  Type.Object({
+    errors: Type.Array(FailedRecord, { minItems: 1 }),
+    errorsOmitted: Type.Optional(
+      Type.Integer({ description: 'Failed records not listed in errors; present when some were left out.' }),
+    ),
+  }),
 ]);
 
 /** One failed record of a session (GET /api/v1/ingestions/{id}/errors). */

@@ -60,7 +60,17 @@ function toSession(row: Selectable<IngestionsTable>): SessionRow {
   };
 }
 
+/**
+ * The `failed_records` column: the listed failed records and how many more failed, as
+ * `{"listed": [...], "omitted": n}`; rows written before the list was capped hold the bare array.
+ */
+function failedRecordsOf(column: string): { listed: FailedRecord[]; omitted: number } {
+  const stored = JSON.parse(column) as FailedRecord[] | { listed: FailedRecord[]; omitted: number };
+  return Array.isArray(stored) ? { listed: stored, omitted: 0 } : stored;
+}
+
 function toOutcome(row: Selectable<ChunksTable>): ChunkOutcome {
+  const { listed, omitted } = failedRecordsOf(row.failed_records);
   return {
     kind: row.rejected === 1 ? 'rejected' : 'stored',
     ingestionId: row.ingestion_id,
@@ -68,7 +78,8 @@ function toOutcome(row: Selectable<ChunksTable>): ChunkOutcome {
     chunkName: row.chunk_name,
     acceptedRows: Number(row.accepted_rows),
     failedRows: Number(row.failed_rows),
-    failed: JSON.parse(row.failed_records) as FailedRecord[],
+    failed: listed,
+    failedOmitted: omitted,
     reference: row.answer_reference,
     answeredAt: row.answered_at,
   };
@@ -223,6 +234,14 @@ export function createIngestionStore(store: Store): IngestionStore {
     findChunkOutcome,
 
     async commitChunk(write) {
+      // Everything serialised before the sequence number is taken, so nothing of the chunk can
+      // fail after it but the transaction.
+      const failedRecords = JSON.stringify({ listed: write.failed, omitted: write.failedOmitted });
+      const failedTexts = write.failed.map((f) => ({
+        index: f.index,
+        record: JSON.stringify(f.record) ?? 'null',
+        errors: JSON.stringify(f.errors),
+      }));
       const seq = await db
         .updateTable('ingestions')
         .set((eb) => ({ chunk_seq_next: eb('chunk_seq_next', '+', 1) }))
@@ -242,7 +261,7 @@ export function createIngestionStore(store: Store): IngestionStore {
         failed_rows: write.totalRows - acceptedRows,
         created_at: write.at,
         rejected: write.rejected ? 1 : 0,
-        failed_records: JSON.stringify(write.failed),
+        failed_records: failedRecords,
         answer_reference: write.reference,
         answered_at: write.at,
       };
@@ -254,14 +273,7 @@ export function createIngestionStore(store: Store): IngestionStore {
             trx,
             'record_errors',
             RECORD_ERROR_COLUMNS,
-            write.failed.map((f) => [
-              write.ingestionId,
-              chunkSeq,
-              f.index,
-              JSON.stringify(f.record) ?? 'null',
-              JSON.stringify(f.errors),
-              write.at,
-            ]),
+            failedTexts.map((f) => [write.ingestionId, chunkSeq, f.index, f.record, f.errors, write.at]),
           );
           const counted = await trx
             .updateTable('ingestions')
@@ -286,6 +298,7 @@ export function createIngestionStore(store: Store): IngestionStore {
           acceptedRows,
           failedRows: chunk.failed_rows,
           failed: write.failed,
+          failedOmitted: write.failedOmitted,
           reference: write.reference,
           answeredAt: write.at,
         };

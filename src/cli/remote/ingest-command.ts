@@ -234,6 +234,7 @@ async function sendChunk(
     response = await postChunk(client, ingestionId, chunk, namePrefix, true, true);
   }
   let errors: Static<typeof ChunkAccepted>['errors'];
+  let errorsOmitted: number;
   if (response.status === 400) {
     // Only an atomic chunk refused for its records is data; any other 400 (not JSON, no
     // failed records) means this client is wrong, and the upload stops.
@@ -245,15 +246,17 @@ async function sendChunk(
       );
     }
     errors = response.body.errors;
+    errorsOmitted = response.body.errorsOmitted ?? 0;
     state.stats.recordsFailed += chunk.records;
     state.refusedChunks += 1;
-    state.validNotStored += chunk.records - errors.length;
+    state.validNotStored += chunk.records - errors.length - errorsOmitted;
   } else {
     const accepted = answerOf(`POST ${sessionPathOf(ingestionId)}`, ChunkAccepted, response.body);
     errors = accepted.errors;
+    errorsOmitted = accepted.errorsOmitted ?? 0;
     state.stats.recordsFailed += accepted.failedRows;
   }
-  state.invalid += errors.length;
+  state.invalid += errors.length + errorsOmitted;
   for (const entry of errors) {
     const place = chunk.places[entry.index];
     // A place is always known for an index the chunk has; the fallback names the chunk.

@@ -3,7 +3,11 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, PROBLEMS, problemBody } from '../../lib/errors.js';
 import { ISO_DURATION_PATTERN } from '../../lib/iso-duration.js';
-import { CHUNK_BODY_BYTES_MAX, CHUNK_RECORDS_MAX } from '../../modules/ingestion/chunk-body.js';
+import {
+  CHUNK_BODY_BYTES_MAX,
+  CHUNK_ERRORS_SHOWN_MAX,
+  CHUNK_RECORDS_MAX,
+} from '../../modules/ingestion/chunk-body.js';
 import type { ChunkResult, IngestionService } from '../../modules/ingestion/service.js';
 import { ChunkAccepted, Session, SessionError } from '../api-schemas.js';
 import { principalOf } from '../authenticate.js';
@@ -30,9 +34,13 @@ function sendChunkOutcome(request: FastifyRequest, reply: FastifyReply, result: 
     acceptedRows: outcome.acceptedRows,
     failedRows: outcome.failedRows,
     errors: outcome.failed,
+    // Only when the list was cut, so that the answer is otherwise as it always was.
+    ...(outcome.failedOmitted > 0 ? { errorsOmitted: outcome.failedOmitted } : {}),
   };
   if (outcome.kind === 'stored') return reply.code(201).send(body);
-  const detail = `${outcome.failed.length} of ${outcome.failedRows} records failed validation; nothing of the chunk was kept (send ?partial=true to keep the valid records)`;
+  const failedCount = outcome.failed.length + outcome.failedOmitted;
+  const listed = outcome.failedOmitted === 0 ? '' : ` (the first ${outcome.failed.length} are listed)`;
+  const detail = `${failedCount} of ${outcome.failedRows} records failed validation${listed}; nothing of the chunk was kept (send ?partial=true to keep the valid records)`;
   const context = {
     ...problemContextOf(request),
     reference: outcome.reference ?? request.id,
@@ -164,7 +172,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         schema: {
           tags: ['ingestion'],
           summary: 'Submit a chunk of records (at most 1 MiB)',
-          description: `A JSON body (\`application/json\`) of at most ${CHUNK_BODY_BYTES_MAX.toLocaleString('en-US')} bytes (413 above) carrying at most ${CHUNK_RECORDS_MAX.toLocaleString('en-US')} records in \`data\` (400 above; split larger data over more chunks). Atomic by default: if any record fails, 400 lists every failed record as sent and nothing is kept. With \`partial=true\` the valid records are kept (201) and the failed ones listed. A repeated \`Idempotency-Key\` with the same body replays the earlier answer (\`Idempotent-Replayed: true\`); with another body it is 422.`,
+          description: `A JSON body (\`application/json\`) of at most ${CHUNK_BODY_BYTES_MAX.toLocaleString('en-US')} bytes (413 above) carrying at most ${CHUNK_RECORDS_MAX.toLocaleString('en-US')} records in \`data\` (400 above; split larger data over more chunks). Atomic by default: if any record fails, 400 lists the failed records as sent and nothing is kept. With \`partial=true\` the valid records are kept (201) and the failed ones listed. Either answer lists the first ${CHUNK_ERRORS_SHOWN_MAX} failed records in \`errors\` and counts the others in \`errorsOmitted\`; the session's error list keeps the same ones. A repeated \`Idempotency-Key\` with the same body replays the earlier answer (\`Idempotent-Replayed: true\`); with another body it is 422.`,
           params: IdParams,
           querystring: Type.Object({ partial: Type.Boolean({ default: false }) }),
           headers: Type.Object({
@@ -218,6 +226,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
       schema: {
         tags: ['ingestion'],
         summary: 'Failed records of a session: validation failures, then processing errors',
+        description: `Validation failures are the records listed in the chunks' answers: the first ${CHUNK_ERRORS_SHOWN_MAX} of each chunk. The session's \`failedRows\` counts every one.`,
         params: IdParams,
         querystring: Type.Object(PageQuery),
         response: {

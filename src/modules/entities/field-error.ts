@@ -29,6 +29,8 @@ export const FIELD_ERROR_CODES = {
   'invalid-boolean': 'Not true or false.',
   'invalid-uuid': 'Not a UUID in the RFC 4122 textual form.',
   'too-many-errors': 'Further element errors of a list were left out.',
+  'nesting-too-deep':
+    'The record nests arrays and objects deeper than any entity allows; it is not repeated in the answer.',
 } as const;
 
 export type FieldErrorCode = keyof typeof FIELD_ERROR_CODES;

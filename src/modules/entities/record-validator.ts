@@ -43,7 +43,26 @@ export interface RecordValidator {
 /** The result of validating the records of a chunk. */
 export interface ChunkValidation {
   accepted: { index: number; value: Record<string, unknown> }[];
+  /** The first failed records, at most the number the caller asked to see. */
   failed: { index: number; record: unknown; errors: FieldError[] }[];
+  /** Every failed record, listed or not. */
+  failedCount: number;
+}
+
+/**
+ * Levels of arrays and objects a record may nest, the record object itself being level 1. An
+ * entity's record needs 3 at most (record, LIST, LIST of LIST); the bound keeps a failed record
+ * small enough to repeat: `JSON.stringify` overflows the stack a few thousand levels down.
+ */
+export const RECORD_NESTING_DEPTH_MAX = 32;
+
+/** Whether `value` nests arrays and objects more than `levelsMax` levels deep; stops at the limit. */
+export function nestsDeeperThan(value: unknown, levelsMax: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (levelsMax <= 0) return true;
+  const members = Array.isArray(value) ? value : Object.values(value);
+  for (const member of members) if (nestsDeeperThan(member, levelsMax - 1)) return true;
+  return false;
 }
 
 interface CompiledAttribute {
@@ -149,18 +168,40 @@ export function compileRecordValidator(entity: EntityDefinition): RecordValidato
 /**
  * Validates every record of a chunk with one compiled validator and splits them into accepted
  * (converted values) and failed (the record as sent and all its errors), each with its index in the
- * chunk, in chunk order. It never throws and does not decide atomicity: the caller rejects the
- * whole chunk when `failed` is not empty, unless the request asked for `partial=true`
- * (docs/reference.md, Chunks). The caller also enforces the chunk size limit before calling it.
+ * chunk, in chunk order. Only the first `failedListedMax` failed records are listed; `failedCount`
+ * counts them all. A listed record nesting deeper than {@link RECORD_NESTING_DEPTH_MAX} is listed
+ * as `null` with an extra `nesting-too-deep` error (it fails anyway: no attribute holds such a
+ * value). It never throws and does not decide atomicity: the caller rejects the whole chunk when
+ * `failedCount` is not 0, unless the request asked for `partial=true` (docs/reference.md,
+ * Chunks). The caller also enforces the chunk size limit before calling it.
  */
-export function validateChunk(validator: RecordValidator, records: unknown[]): ChunkValidation {
+export function validateChunk(
+  validator: RecordValidator,
+  records: unknown[],
+  failedListedMax: number = Number.POSITIVE_INFINITY,
+): ChunkValidation {
   const accepted: ChunkValidation['accepted'] = [];
   const failed: ChunkValidation['failed'] = [];
+  let failedCount = 0;
   for (let index = 0; index < records.length; index += 1) {
     const record: unknown = records[index];
     const result = validator.validate(record);
-    if (result.ok) accepted.push({ index, value: result.value });
-    else failed.push({ index, record, errors: result.errors });
+    if (result.ok) {
+      accepted.push({ index, value: result.value });
+      continue;
+    }
+    failedCount += 1;
+    if (failed.length >= failedListedMax) continue;
+    if (nestsDeeperThan(record, RECORD_NESTING_DEPTH_MAX)) {
+      const message = `The record nests arrays and objects more than ${RECORD_NESTING_DEPTH_MAX} levels deep; it is not repeated here.`;
+      failed.push({
+        index,
+        record: null,
+        errors: [...result.errors, { field: '', code: 'nesting-too-deep', message }],
+      });
+    } else {
+      failed.push({ index, record, errors: result.errors });
+    }
   }
-  return { accepted, failed };
+  return { accepted, failed, failedCount };
 }

@@ -142,7 +142,8 @@ export class IngestionService {
   /**
    * Validates and stores one chunk. Atomic by default: any failed record
    * rejects the chunk (outcome `rejected`) and keeps nothing; with `partial` the valid records
-   * are kept. A repeated idempotency key with the same body returns the earlier outcome as a
+   * are kept. The outcome lists the first `CHUNK_ERRORS_SHOWN_MAX` failed records and counts
+   * the others. A repeated idempotency key with the same body returns the earlier outcome as a
    * replay. `reference` identifies the request; it is kept with the outcome. Errors:
    * `session-not-found`, `session-closed`, `session-expired`, `malformed-json`,
    * `validation-failed` (the chunk's shape), `idempotency-key-reused`.
@@ -170,8 +171,8 @@ export class IngestionService {
     });
 
     const chunk = await this.#chunkWorker.work(input.raw, entity);
-    const { accepted, failed } = chunk;
-    const rejected = failed.length > 0 && !input.partial;
+    const { accepted, failed, failedCount } = chunk;
+    const rejected = failedCount > 0 && !input.partial;
     const result = await this.#store.commitChunk({
       ingestionId,
       namespace: session.namespace,
@@ -181,6 +182,7 @@ export class IngestionService {
       bodySha256,
       accepted: rejected ? [] : accepted,
       failed,
+      failedOmitted: failedCount - failed.length,
       totalRows: chunk.totalRows,
       rejected,
       awaitsProcessing: entity.awaitsProcessing,

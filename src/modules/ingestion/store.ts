@@ -32,8 +32,13 @@ export interface ChunkOutcome {
   acceptedRows: number;
   /** Rows not kept: the failed records, or every row of a rejected chunk. */
   failedRows: number;
-  /** The records that failed validation, as sent, with their errors. */
+  /**
+   * The first records that failed validation (at most `CHUNK_ERRORS_SHOWN_MAX`), as sent, with
+   * their errors.
+   */
   failed: FailedRecord[];
+  /** Failed records left out of `failed`. */
+  failedOmitted: number;
   /**
    * The reference of the request first answered with this outcome, which a replay repeats;
    * null for stored chunks answered before references were kept with the outcome.
@@ -59,8 +64,12 @@ export interface ChunkWrite {
   bodySha256: string | null;
   /** Records to store, already converted and serialised, in the order sent. */
   accepted: { index: number; json: string }[];
-  /** Records that failed validation (kept in the errors list, never stored as records). */
+  /**
+   * The first records that failed validation (kept in the errors list, never stored as
+   * records); `failedOmitted` more failed and are only counted.
+   */
   failed: FailedRecord[];
+  failedOmitted: number;
   /** Rows received: accepted + failed + valid records of a rejected atomic chunk. */
   totalRows: number;
   /** Whether an atomic chunk was rejected (then `accepted` is empty). */
