@@ -19,6 +19,7 @@ import { journalRoutes } from './http/routes/journals.js';
 import { oauthRoutes } from './http/routes/oauth.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { statisticsRoutes } from './http/routes/statistics.js';
+import { type ServerTimeouts, serverTimeoutOptions } from './http/server-timeouts.js';
 import type { Services } from './services.js';
 import type { Store } from './storage/database.js';
 
@@ -41,6 +42,8 @@ export interface AppDeps {
    * unset means the address the server listens on.
    */
   publicUrl?: string;
+  /** How long clients may take to send a request; tests shorten them. */
+  serverTimeouts?: ServerTimeouts;
 }
 
 function ajvFor(options: { coerceTypes: boolean | 'array' }): Ajv {
@@ -87,6 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     trustProxy: deps.trustProxy ?? false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    ...serverTimeoutOptions(deps.serverTimeouts),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const bodyAjv = ajvFor({ coerceTypes: false });
