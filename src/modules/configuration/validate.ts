@@ -706,8 +706,34 @@ function entityFields(
     return undefined;
   }
   if (c.entities === null) return null;
-  const entity = readable(c.entities).find(([e]) => e.namespace === namespace && e.name === name)?.[0];
+  const entity = entitiesByKey(c.entities).get(`${namespace}\u0000${name}`);
   return entity === undefined ? undefined : namesIn(entity.attributes);
+}
+
+type ReadableEntity = NonNullable<NonNullable<ReadableConfiguration['entities']>[number]>;
+
+/** The readable entities by namespace and name (the first of a duplicate), built once per list. */
+const entityIndexes = new WeakMap<object, Map<string, ReadableEntity>>();
+
+/**
+ * Looking every flow's input entity up in the list made the flow rules quadratic: 2,000 flows
+ * and 4,000 entities (11 MB) took 3 s of the event loop.
+ */
+function entitiesByKey(
+  entities: NonNullable<ReadableConfiguration['entities']> | undefined,
+): Map<string, ReadableEntity> {
+  if (entities === undefined) return new Map();
+  let index = entityIndexes.get(entities);
+  if (index === undefined) {
+    index = new Map();
+    for (const [entity] of readable(entities)) {
+      if (typeof entity.namespace !== 'string' || typeof entity.name !== 'string') continue;
+      const key = `${entity.namespace}\u0000${entity.name}`;
+      if (!index.has(key)) index.set(key, entity);
+    }
+    entityIndexes.set(entities, index);
+  }
+  return index;
 }
 
 function checkFlowInputs(c: ReadableConfiguration, report: Report): void {
