@@ -9,8 +9,8 @@ import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from '../schemas.js';
 /**
  * Largest configuration document accepted: 10 MB must be, and a little more is. The document is
  * validated whole on the event loop, so the limit bounds how long one upload (and one download
- * of what it stored) can keep other requests waiting, and the memory it takes; at 32 MiB a 9 MiB
- * upload of many flows stalled every client for 15 s (docs/decisions.md).
+ * of what it stored) can keep other requests waiting, and the memory it takes; at 32 MiB a
+ * 28 MiB download held the event loop for 4 s (docs/decisions.md).
  */
 export const CONFIGURATION_BODY_BYTES_MAX = 12 * 1024 * 1024;
 
