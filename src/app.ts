@@ -9,7 +9,7 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import { adminInterface } from './http/admin/plugin.js';
 import { registerAuthentication } from './http/authenticate.js';
 import { registerNulGuard } from './http/nul-guard.js';
-import { registerProblemHandlers } from './http/problem.js';
+import { registerProblemHandlers, sendRouterProblem } from './http/problem.js';
 import { REQUEST_LOG_SERIALIZERS } from './http/request-log.js';
 import { accessRoutes } from './http/routes/access.js';
 import { configurationRoutes } from './http/routes/configuration.js';
@@ -20,11 +20,19 @@ import { oauthRoutes } from './http/routes/oauth.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { statisticsRoutes } from './http/routes/statistics.js';
 import { type ServerTimeouts, serverTimeoutOptions } from './http/server-timeouts.js';
+import { AppError } from './lib/errors.js';
+import { nestsDeeperThan } from './modules/entities/record-validator.js';
 import type { Services } from './services.js';
 import type { Store } from './storage/database.js';
 
 /** Largest JSON body of an ordinary endpoint; the chunk and configuration routes set their own. */
 export const JSON_BODY_BYTES_MAX = 1024 * 1024;
+
+/**
+ * Deepest nesting of arrays and objects in a JSON body of an ordinary endpoint. Deeper bodies are
+ * refused before any check walks them, since walking them recursively overflows the stack.
+ */
+export const JSON_BODY_NESTING_DEPTH_MAX = 64;
 
 /** The media types whose bodies are parsed as JSON. */
 const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json', 'application/problem+json'];
@@ -90,6 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     trustProxy: deps.trustProxy ?? false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    frameworkErrors: sendRouterProblem,
     ...serverTimeoutOptions(deps.serverTimeouts),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -108,7 +117,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       done(null, undefined);
       return;
     }
-    parseJson(request, String(body), done);
+    parseJson(request, String(body), (error, parsed: unknown) => {
+      if (error === null && nestsDeeperThan(parsed, JSON_BODY_NESTING_DEPTH_MAX)) {
+        const message = `must not nest arrays and objects more than ${JSON_BODY_NESTING_DEPTH_MAX} levels deep`;
+        done(new AppError('validation-failed', `the body ${message}`, { errors: [{ path: '', message }] }));
+        return;
+      }
+      done(error, parsed);
+    });
   });
 
   registerProblemHandlers(app);

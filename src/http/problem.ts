@@ -186,6 +186,21 @@ function frameworkProblem(
 }
 
 /**
+ * Answers the errors the router raises before a route runs (a path that is not valid
+ * percent-encoded UTF-8, a path segment over the length limit) as problem+json: without it,
+ * Fastify answers them in its own JSON form.
+ */
+export function sendRouterProblem(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const detail =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? 'a path segment is longer than this service accepts'
+      : 'the path is not valid: a percent-escape is malformed or is not UTF-8';
+  sendProblem(request, reply, 'validation-failed', detail, {
+    errors: [{ path: '/params', message: detail }],
+  });
+}
+
+/**
  * Installs the error and not-found handlers: every failure becomes problem+json, except at the
  * OAuth endpoints, which answer in RFC 6749's own form plus the `reference` of the request. A
  * failed client authentication is logged with the client id and the reason (never the secret).
