@@ -6,7 +6,7 @@ import type { ClientAuth, TokenService } from '../../modules/auth/token-service.
 import { TokenAnswer } from '../api-schemas.js';
 
 /** Largest accepted form body at the OAuth endpoints. */
-const FORM_BODY_BYTES_MAX = 8 * 1024;
+export const FORM_BODY_BYTES_MAX = 8 * 1024;
 
 /** `Basic <base64>`; the scheme name is case-insensitive (RFC 9110 11.1). */
 const BASIC = /^basic +([A-Za-z0-9+/]+=*)$/i;
