@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { expect } from 'vitest';
+import type { TestApp } from './app.js';
 
 /** A fresh deep copy of the realistic configuration document (tests may change it freely). */
 export function realisticConfiguration(): {
@@ -8,4 +10,18 @@ export function realisticConfiguration(): {
   downloadedBy?: string;
 } {
   return JSON.parse(readFileSync(new URL('../../docs/examples/configuration.json', import.meta.url), 'utf8'));
+}
+
+/**
+ * Uploads the realistic configuration through the API, as `token` (a bulk operator's when none
+ * is given), and fails the test when it is refused.
+ */
+export async function uploadRealisticConfiguration(t: TestApp, token?: string): Promise<void> {
+  const caller = token ?? (await t.tokenFor(['bulk-operator']));
+  const put = await t.call(caller, {
+    method: 'PUT',
+    url: '/api/v1/configuration/bulk',
+    payload: realisticConfiguration(),
+  });
+  expect(put.statusCode, put.body).toBe(200);
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHUNK_ERRORS_SHOWN_MAX, CHUNK_RECORDS_MAX } from '../../src/modules/ingestion/chunk-body.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { realisticConfiguration } from '../helpers/fixtures.js';
+import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
 
 /**
  * Issue 14, point 6: a 60 KB chunk of 20,000 empty records answered with 11.9 MB after 4.6 s
@@ -16,13 +16,7 @@ describe('point 6: the failed records of a chunk are capped', () => {
   beforeAll(async () => {
     t = await createTestApp();
     writer = await t.tokenFor(['api-client']);
-    const operator = await t.tokenFor(['bulk-operator']);
-    const put = await t.call(operator, {
-      method: 'PUT',
-      url: '/api/v1/configuration/bulk',
-      payload: realisticConfiguration(),
-    });
-    expect(put.statusCode).toBe(200);
+    await uploadRealisticConfiguration(t);
   });
   afterAll(async () => t?.close());
 

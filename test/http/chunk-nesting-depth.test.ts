@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORD_NESTING_DEPTH_MAX } from '../../src/modules/entities/record-validator.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { realisticConfiguration } from '../helpers/fixtures.js';
+import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
 import { loanRecord } from '../helpers/records.js';
 
 /**
@@ -15,13 +15,7 @@ describe('point 5: deeply nested records in a chunk', () => {
   beforeAll(async () => {
     t = await createTestApp();
     writer = await t.tokenFor(['api-client']);
-    const operator = await t.tokenFor(['bulk-operator']);
-    const put = await t.call(operator, {
-      method: 'PUT',
-      url: '/api/v1/configuration/bulk',
-      payload: realisticConfiguration(),
-    });
-    expect(put.statusCode).toBe(200);
+    await uploadRealisticConfiguration(t);
   });
   afterAll(async () => t?.close());
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { realisticConfiguration } from '../helpers/fixtures.js';
+import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
 
 /**
  * Many HTTP clients send `Content-Type: application/json` on every request, also a DELETE
@@ -20,12 +20,7 @@ describe('an empty body with a JSON content type', () => {
     t.call(admin, { method, url, headers: { 'content-type': type, 'content-length': '0' }, payload: '' });
 
   it('is no body on DELETE /api/v1/configuration/bulk', async () => {
-    const put = await t.call(admin, {
-      method: 'PUT',
-      url: '/api/v1/configuration/bulk',
-      payload: realisticConfiguration(),
-    });
-    expect(put.statusCode).toBe(200);
+    await uploadRealisticConfiguration(t, admin);
     const deleted = await emptyJson('DELETE', '/api/v1/configuration/bulk');
     expect(deleted.statusCode, deleted.body).toBe(204);
     const charset = await emptyJson(

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nulPointerOf } from '../../src/http/nul-guard.js';
 import { createTestApp, form, type TestApp } from '../helpers/app.js';
-import { realisticConfiguration } from '../helpers/fixtures.js';
+import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
 import { loanRecord } from '../helpers/records.js';
 
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
@@ -18,12 +18,7 @@ describe('NUL characters in requests', () => {
   beforeAll(async () => {
     t = await createTestApp();
     admin = await t.tokenFor(['admin']);
-    const put = await t.call(admin, {
-      method: 'PUT',
-      url: '/api/v1/configuration/bulk',
-      payload: realisticConfiguration(),
-    });
-    expect(put.statusCode, put.body).toBe(200);
+    await uploadRealisticConfiguration(t, admin);
     const session = await t.call(admin, {
       method: 'POST',
       url: '/api/v1/ingestions',

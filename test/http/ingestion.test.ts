@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { realisticConfiguration } from '../helpers/fixtures.js';
+import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
 import { loanRecord, loanRecords } from '../helpers/records.js';
 
 /** Contract 4: sessions, chunks, retries, reading back. */
@@ -10,13 +10,7 @@ describe('ingestion sessions and chunks', () => {
   beforeAll(async () => {
     t = await createTestApp();
     writer = await t.tokenFor(['api-client']);
-    const operator = await t.tokenFor(['bulk-operator']);
-    const put = await t.call(operator, {
-      method: 'PUT',
-      url: '/api/v1/configuration/bulk',
-      payload: realisticConfiguration(),
-    });
-    expect(put.statusCode).toBe(200);
+    await uploadRealisticConfiguration(t);
   });
   afterAll(async () => t?.close());
 

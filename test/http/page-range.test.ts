@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGE_LIMIT_MAX, PAGE_MAX } from '../../src/http/schemas.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { realisticConfiguration } from '../helpers/fixtures.js';
+import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
 
 interface OpenApiParameter {
   name: string;
@@ -23,12 +23,7 @@ describe('page range of every paginated list', () => {
   beforeAll(async () => {
     t = await createTestApp();
     admin = await t.tokenFor(['admin']);
-    const put = await t.call(admin, {
-      method: 'PUT',
-      url: '/api/v1/configuration/bulk',
-      payload: realisticConfiguration(),
-    });
-    expect(put.statusCode, put.body).toBe(200);
+    await uploadRealisticConfiguration(t, admin);
     const session = await t.call(admin, {
       method: 'POST',
       url: '/api/v1/ingestions',

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instantOf } from '../../src/http/schemas.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { realisticConfiguration } from '../helpers/fixtures.js';
+import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
 
 /**
  * Request checks the route schemas make: dates and date-times of queries, the Idempotency-Key
@@ -13,13 +13,7 @@ describe('request checks of the route schemas', () => {
   beforeAll(async () => {
     t = await createTestApp();
     client = await t.tokenFor(['api-client']);
-    const operator = await t.tokenFor(['bulk-operator']);
-    const put = await t.call(operator, {
-      method: 'PUT',
-      url: '/api/v1/configuration/bulk',
-      payload: realisticConfiguration(),
-    });
-    expect(put.statusCode).toBe(200);
+    await uploadRealisticConfiguration(t);
   });
   afterAll(async () => t?.close());
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { realisticConfiguration } from '../helpers/fixtures.js';
+import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
 import { loanRecord } from '../helpers/records.js';
 
 /**
@@ -16,13 +16,7 @@ describe('ingestion sessions are shared by every writer', () => {
     t = await createTestApp();
     opener = await t.tokenFor(['api-client']);
     colleague = await t.tokenFor(['api-client']);
-    const operator = await t.tokenFor(['bulk-operator']);
-    const put = await t.call(operator, {
-      method: 'PUT',
-      url: '/api/v1/configuration/bulk',
-      payload: realisticConfiguration(),
-    });
-    expect(put.statusCode, put.body).toBe(200);
+    await uploadRealisticConfiguration(t);
   });
   afterAll(async () => t?.close());
 
