@@ -25,3 +25,14 @@ export async function uploadRealisticConfiguration(t: TestApp, token?: string): 
   });
   expect(put.statusCode, put.body).toBe(200);
 }
+
+/** Opens an ingestion session of the realistic configuration's loan entity; returns its id. */
+export async function openLoanSession(t: TestApp, token: string): Promise<string> {
+  const response = await t.call(token, {
+    method: 'POST',
+    url: '/api/v1/ingestions',
+    payload: { namespace: 'loans', entity: 'loanTransaction' },
+  });
+  expect(response.statusCode, response.body).toBe(201);
+  return (response.json() as { ingestionId: string }).ingestionId;
+}

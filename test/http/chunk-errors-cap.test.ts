@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHUNK_ERRORS_SHOWN_MAX, CHUNK_RECORDS_MAX } from '../../src/modules/ingestion/chunk-body.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
+import { openLoanSession, uploadRealisticConfiguration } from '../helpers/fixtures.js';
 
 /**
  * Issue 14, point 6: a 60 KB chunk of 20,000 empty records answered with 11.9 MB after 4.6 s
@@ -20,15 +20,7 @@ describe('point 6: the failed records of a chunk are capped', () => {
   });
   afterAll(async () => t?.close());
 
-  const open = async () => {
-    const response = await t.call(writer, {
-      method: 'POST',
-      url: '/api/v1/ingestions',
-      payload: { namespace: 'loans', entity: 'loanTransaction' },
-    });
-    expect(response.statusCode, response.body).toBe(201);
-    return (response.json() as { ingestionId: string }).ingestionId;
-  };
+  const open = () => openLoanSession(t, writer);
   const emptyRecords = JSON.stringify({ data: Array.from({ length: CHUNK_RECORDS_MAX }, () => ({})) });
   const send = (id: string, query: string, headers: Record<string, string> = {}) =>
     t.call(writer, {

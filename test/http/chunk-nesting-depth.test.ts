@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORD_NESTING_DEPTH_MAX } from '../../src/modules/entities/record-validator.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
+import { openLoanSession, uploadRealisticConfiguration } from '../helpers/fixtures.js';
 import { loanRecord } from '../helpers/records.js';
 
 /**
@@ -19,15 +19,7 @@ describe('point 5: deeply nested records in a chunk', () => {
   });
   afterAll(async () => t?.close());
 
-  const open = async () => {
-    const response = await t.call(writer, {
-      method: 'POST',
-      url: '/api/v1/ingestions',
-      payload: { namespace: 'loans', entity: 'loanTransaction' },
-    });
-    expect(response.statusCode, response.body).toBe(201);
-    return (response.json() as { ingestionId: string }).ingestionId;
-  };
+  const open = () => openLoanSession(t, writer);
   const send = (id: string, payload: string, query = '') =>
     t.call(writer, {
       method: 'POST',

@@ -6,7 +6,7 @@ import { CONFIGURATION_BODY_BYTES_MAX } from '../../src/http/routes/configuratio
 import { FORM_BODY_BYTES_MAX } from '../../src/http/routes/oauth.js';
 import { CHUNK_BODY_BYTES_MAX, CHUNK_RECORDS_MAX } from '../../src/modules/ingestion/chunk-body.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { realisticConfiguration } from '../helpers/fixtures.js';
+import { openLoanSession, realisticConfiguration } from '../helpers/fixtures.js';
 import {
   contentType,
   hostileString,
@@ -104,15 +104,7 @@ describe('fuzzing every route with hostile input', () => {
     return response;
   };
 
-  const openSession = async () => {
-    const response = await t.call(admin, {
-      method: 'POST',
-      url: '/api/v1/ingestions',
-      payload: { namespace: 'loans', entity: 'loanTransaction' },
-    });
-    expect(response.statusCode, response.body).toBe(201);
-    return (response.json() as { ingestionId: string }).ingestionId;
-  };
+  const openSession = () => openLoanSession(t, admin);
 
   const uploadConfiguration = async () => {
     const put = await t.call(admin, {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGE_LIMIT_MAX, PAGE_MAX } from '../../src/http/schemas.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
+import { openLoanSession, uploadRealisticConfiguration } from '../helpers/fixtures.js';
 
 interface OpenApiParameter {
   name: string;
@@ -24,13 +24,7 @@ describe('page range of every paginated list', () => {
     t = await createTestApp();
     admin = await t.tokenFor(['admin']);
     await uploadRealisticConfiguration(t, admin);
-    const session = await t.call(admin, {
-      method: 'POST',
-      url: '/api/v1/ingestions',
-      payload: { namespace: 'loans', entity: 'loanTransaction' },
-    });
-    expect(session.statusCode, session.body).toBe(201);
-    const ingestionId = (session.json() as { ingestionId: string }).ingestionId;
+    const ingestionId = await openLoanSession(t, admin);
     const document = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument;
     const values: Record<string, string> = { ingestionId, ns: 'loans', entity: 'loanTransaction' };
     paginated = Object.entries(document.paths)

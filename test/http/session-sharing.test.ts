@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
+import { openLoanSession, uploadRealisticConfiguration } from '../helpers/fixtures.js';
 import { loanRecord } from '../helpers/records.js';
 
 /**
@@ -21,13 +21,7 @@ describe('ingestion sessions are shared by every writer', () => {
   afterAll(async () => t?.close());
 
   it("lets a credential of another user append to and close the opener's session", async () => {
-    const opened = await t.call(opener, {
-      method: 'POST',
-      url: '/api/v1/ingestions',
-      payload: { namespace: 'loans', entity: 'loanTransaction' },
-    });
-    expect(opened.statusCode, opened.body).toBe(201);
-    const { ingestionId } = opened.json() as { ingestionId: string };
+    const ingestionId = await openLoanSession(t, opener);
     for (const [token, n] of [
       [opener, 1],
       [colleague, 2],
