@@ -6,6 +6,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Flow scripts run in isolated-vm isolates, which need Node's startup snapshot off
+    // (docs/adr/0012-flow-script-isolation.md).
+    poolOptions: { forks: { execArgv: ['--no-node-snapshot'] } },
     reporters: ['default'],
   },
 });

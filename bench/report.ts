@@ -33,7 +33,7 @@ again. \`npm run bench\` builds the service and runs every part on SQLite and Po
 \`--dialect sqlite|postgres|both\` picks the storage. A run replaces only the sections it measured,
 so each section names its own machine, date and command.
 
-The service always runs as \`npm start\` runs it: \`node dist/main.js\` as a child process with
+The service always runs as \`npm start\` runs it: \`node --no-node-snapshot dist/main.js\` as a child process with
 \`PORT=0\`, \`LOG_LEVEL=warn\`, a fresh database (a temporary SQLite file, or a new PostgreSQL
 database that is dropped afterwards), reached over HTTP on 127.0.0.1 only. The load generator runs
 in the benchmark process on the same machine, so client and service share its cores.

@@ -9,7 +9,7 @@ import { runValidator } from './validator.js';
 
 /**
  * `npm run bench [-- part...] [--dialect sqlite|postgres|both]`: builds the service, runs the
- * named parts (all by default) against `node dist/main.js`, prints every figure with its machine
+ * named parts (all by default) against `node --no-node-snapshot dist/main.js`, prints every figure with its machine
  * and command, and updates docs/benchmarks.md with the sections measured.
  */
 

@@ -1,6 +1,13 @@
 import { isIP } from 'node:net';
 import { CLIENT_FIELD_LENGTH_MAX } from './modules/auth/token-service.js';
 import {
+  FLOW_SCRIPT_MEMORY_MB_DEFAULT,
+  FLOW_SCRIPT_MEMORY_MB_MAX,
+  FLOW_SCRIPT_MEMORY_MB_MIN,
+  FLOW_SCRIPT_TIMEOUT_MS_DEFAULT,
+  FLOW_SCRIPT_TIMEOUT_MS_MAX,
+} from './modules/flows/sandbox.js';
+import {
   DATABASE_CONNECT_TIMEOUT_MS_DEFAULT,
   DATABASE_STATEMENT_TIMEOUT_MS_DEFAULT,
 } from './storage/database.js';
@@ -38,6 +45,10 @@ export interface Env {
   databaseConnectTimeoutMs: number;
   /** PostgreSQL: longest a statement may run, and a transaction may sit idle. */
   databaseStatementTimeoutMs: number;
+  /** Wall-clock milliseconds a flow script may run for one record (`FLOW_SCRIPT_TIMEOUT_MS`). */
+  flowScriptTimeoutMs: number;
+  /** Heap megabytes of each flow script's isolate (`FLOW_SCRIPT_MEMORY_MB`). */
+  flowScriptMemoryMb: number;
 }
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -179,6 +190,20 @@ export function parseEnv(vars: NodeJS.ProcessEnv): Env {
       DATABASE_STATEMENT_TIMEOUT_MS_DEFAULT,
       DATABASE_TIMEOUT_MS_MIN,
       DATABASE_STATEMENT_TIMEOUT_MS_MAX,
+    ),
+    flowScriptTimeoutMs: integerSetting(
+      vars,
+      'FLOW_SCRIPT_TIMEOUT_MS',
+      FLOW_SCRIPT_TIMEOUT_MS_DEFAULT,
+      1,
+      FLOW_SCRIPT_TIMEOUT_MS_MAX,
+    ),
+    flowScriptMemoryMb: integerSetting(
+      vars,
+      'FLOW_SCRIPT_MEMORY_MB',
+      FLOW_SCRIPT_MEMORY_MB_DEFAULT,
+      FLOW_SCRIPT_MEMORY_MB_MIN,
+      FLOW_SCRIPT_MEMORY_MB_MAX,
     ),
   };
 }

@@ -25,7 +25,26 @@ const SHUTDOWN_TIMEOUT_MS = 30_000;
 /** How often tokens that expired more than a day ago are deleted. */
 const TOKEN_PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
+/**
+ * isolated-vm, which runs flow scripts, crashes the process on Node 20 and later when Node's
+ * startup snapshot is on (docs/adr/0012-flow-script-isolation.md), so the service refuses to
+ * start without the flag rather than fail later.
+ */
+function startupSnapshotOff(): boolean {
+  return (
+    process.execArgv.includes('--no-node-snapshot') ||
+    (process.env.NODE_OPTIONS ?? '').split(/\s+/).includes('--no-node-snapshot')
+  );
+}
+
 async function main(): Promise<void> {
+  if (!startupSnapshotOff()) {
+    process.stderr.write(
+      'ledgerflow: start the service with `node --no-node-snapshot dist/main.js` (`npm start` does): ' +
+        'flow scripts run in isolates that need Node started without its startup snapshot\n',
+    );
+    process.exit(2);
+  }
   let env: ReturnType<typeof parseEnv>;
   try {
     env = parseEnv(process.env);

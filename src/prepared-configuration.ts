@@ -1,6 +1,7 @@
 import { type PreparedAccountingRevision, prepareAccounting } from './modules/accounting/prepare.js';
 import type { StoredConfiguration } from './modules/configuration/store.js';
 import { type PreparedEntities, prepareEntities } from './modules/entities/prepared-entity.js';
+import { type PreparedFlows, prepareFlows } from './modules/flows/plan.js';
 
 /**
  * Everything derived from one configuration revision, made once per upload and shared through
@@ -8,7 +9,7 @@ import { type PreparedEntities, prepareEntities } from './modules/entities/prepa
  * declares the part it reads (`PreparedEntities`, `PreparedAccountingRevision`); only this
  * composition knows them all, so no module imports another module's preparation.
  */
-export interface PreparedConfiguration extends PreparedEntities, PreparedAccountingRevision {}
+export interface PreparedConfiguration extends PreparedEntities, PreparedAccountingRevision, PreparedFlows {}
 
 /**
  * Compiles the validators of every entity and the accounting lookup tables of a stored
@@ -19,5 +20,6 @@ export function prepareConfiguration(stored: StoredConfiguration): PreparedConfi
     revision: stored.revision,
     entities: prepareEntities(stored.configuration),
     accounting: prepareAccounting(stored.configuration),
+    flows: prepareFlows(stored.configuration),
   };
 }

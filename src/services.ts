@@ -1,7 +1,7 @@
 import type { Env } from './env.js';
 import type { Clock } from './lib/clock.js';
 import { JournalQueries } from './modules/accounting/journal-queries.js';
-import { AccountingProcessor } from './modules/accounting/processor.js';
+import { AccountingProcessor, processChunk } from './modules/accounting/processor.js';
 import { AccessDirectory } from './modules/auth/access-directory.js';
 import type { Wait } from './modules/auth/failure-limiter.js';
 import { TokenService } from './modules/auth/token-service.js';
@@ -9,6 +9,8 @@ import { WebSessions } from './modules/auth/web-sessions.js';
 import { ConfigurationService } from './modules/configuration/service.js';
 import { ConfigurationSnapshots } from './modules/configuration/snapshot.js';
 import { EntityCatalog } from './modules/entities/catalog.js';
+import { FlowRunner } from './modules/flows/runner.js';
+import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from './modules/flows/sandbox.js';
 import { inlineChunkWorker, threadChunkWorker } from './modules/ingestion/chunk-pool.js';
 import { IngestionService } from './modules/ingestion/service.js';
 import { StatisticsService } from './modules/statistics/service.js';
@@ -25,17 +27,15 @@ import { createWebSessionStore } from './storage/web-session-store.js';
 const PROCESSING_ROUNDS_POSTGRES = 4;
 
 /** The settings of `Env` that the modules use. */
-export type ServiceSettings = Pick<
-  Env,
-  'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'businessDate'
-> & {
-  /** How often unposted journals are checked against business dates (tests shorten it). */
-  postingIntervalMs?: number;
-  /** Worker threads for the CPU work of large chunks (INGEST_WORKER_THREADS); none by default. */
-  ingestWorkerThreads?: number;
-  /** How attempts slowed by failed authentications wait (tests record instead of sleeping). */
-  authFailureWait?: Wait;
-};
+export type ServiceSettings = Pick<Env, 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'businessDate'> &
+  Partial<Pick<Env, 'flowScriptTimeoutMs' | 'flowScriptMemoryMb'>> & {
+    /** How often unposted journals are checked against business dates (tests shorten it). */
+    postingIntervalMs?: number;
+    /** Worker threads for the CPU work of large chunks (INGEST_WORKER_THREADS); none by default. */
+    ingestWorkerThreads?: number;
+    /** How attempts slowed by failed authentications wait (tests record instead of sleeping). */
+    authFailureWait?: Wait;
+  };
 
 /** Every module service, wired to one store and one clock; shared by the app, main and the CLI. */
 export interface Services {
@@ -48,9 +48,9 @@ export interface Services {
   catalog: EntityCatalog;
   ingestion: IngestionService;
   statistics: StatisticsService;
-  processor: AccountingProcessor;
+  processor: AccountingProcessor<PreparedConfiguration>;
   journals: JournalQueries;
-  /** Releases what the services hold besides the store (worker threads). */
+  /** Releases what the services hold besides the store (worker threads, script isolates). */
   close(): Promise<void>;
 }
 
@@ -68,8 +68,15 @@ export function createServices(
   const threads = settings.ingestWorkerThreads ?? 0;
   const chunkWorker = threads > 0 ? threadChunkWorker(threads) : inlineChunkWorker;
   const processingStore = createAccountingStore(store);
+  const flows = new FlowRunner({
+    timeoutMs: settings.flowScriptTimeoutMs ?? FLOW_SCRIPT_TIMEOUT_MS_DEFAULT,
+    memoryMb: settings.flowScriptMemoryMb ?? FLOW_SCRIPT_MEMORY_MB_DEFAULT,
+  });
   const processor = new AccountingProcessor(processingStore, snapshots, clock, {
     businessDatePinned: settings.businessDate,
+    // Records of an entity a flow reads go through the flow; the rest to the engine directly.
+    work: (prepared, chunk, ctx) =>
+      flows.reads(prepared, chunk) ? flows.process(prepared, chunk, ctx) : processChunk(prepared, chunk, ctx),
     onError: onBackgroundError,
     // PostgreSQL claims chunks with SKIP LOCKED, so rounds can overlap one's engine work with
     // another's writes; SQLite has one writer and one connection.
@@ -92,6 +99,7 @@ export function createServices(
     journals: new JournalQueries(processingStore, snapshots),
     close: async () => {
       await processor.stop();
+      flows.close();
       await chunkWorker.close();
     },
   };

@@ -1,4 +1,4 @@
-import { type Selectable, sql, type Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import {
   type AccountingStore,
   type ChunkOutcome,
@@ -13,6 +13,13 @@ import { storedRevision } from './configuration-store.js';
 import { countRows } from './count.js';
 import type { Store } from './database.js';
 import type { Database, JournalsTable } from './schema.js';
+
+/** Rolls a write back when the chunk's records were processed by someone else meanwhile. */
+class ChunkTaken extends Error {
+  constructor() {
+    super('the chunk was processed while it was being worked on');
+  }
+}
 
 /** Candidate chunks looked at per claim; others' locked chunks are skipped. */
 const CLAIM_CANDIDATES_MAX = 16;
@@ -108,7 +115,8 @@ export function createAccountingStore(store: Store): AccountingStore {
   const { db, dialect } = store;
   const bulkInsert = createBulkInsert(store);
 
-  async function claim(trx: Transaction<Database>): Promise<ClaimedChunk | undefined> {
+  /** Reads the next waiting chunk; on PostgreSQL, inside `trx`, it also locks the chunk. */
+  async function claim(trx: Kysely<Database>): Promise<ClaimedChunk | undefined> {
     // The oldest chunks with records waiting, one row per chunk.
     const candidates = await trx
       .selectFrom('records')
@@ -179,12 +187,26 @@ export function createAccountingStore(store: Store): AccountingStore {
     return undefined;
   }
 
+  /**
+   * Marks the chunk's records processed and writes what processing them produced. Returns false,
+   * having written nothing, when the records were no longer all waiting (SQLite works on a chunk
+   * outside the transaction; someone else processed it meanwhile, or an upload wiped it): the
+   * caller then rolls back.
+   */
   async function write(
     trx: Transaction<Database>,
     chunk: ClaimedChunk,
     outcome: ChunkOutcome,
     at: string,
-  ): Promise<void> {
+  ): Promise<boolean> {
+    const marked = await trx
+      .updateTable('records')
+      .set({ processing: 0 })
+      .where('ingestion_id', '=', chunk.ingestionId)
+      .where('chunk_seq', '=', chunk.chunkSeq)
+      .where('processing', '=', 1)
+      .executeTakeFirst();
+    if (Number(marked.numUpdatedRows) !== chunk.records.length) return false;
     await bulkInsert(
       trx,
       'journals',
@@ -222,13 +244,6 @@ export function createAccountingStore(store: Store): AccountingStore {
         at,
       ]),
     );
-    await trx
-      .updateTable('records')
-      .set({ processing: 0 })
-      .where('ingestion_id', '=', chunk.ingestionId)
-      .where('chunk_seq', '=', chunk.chunkSeq)
-      .where('processing', '=', 1)
-      .execute();
     const failedRecords = new Set(outcome.errors.map((e) => e.recordId)).size;
     await trx
       .updateTable('ingestions')
@@ -238,6 +253,7 @@ export function createAccountingStore(store: Store): AccountingStore {
       }))
       .where('ingestion_id', '=', chunk.ingestionId)
       .execute();
+    return true;
   }
 
   async function journalsWithLines(rows: Selectable<JournalsTable>[]): Promise<StoredJournal[]> {
@@ -271,15 +287,37 @@ export function createAccountingStore(store: Store): AccountingStore {
 
   return {
     async processNextChunk(revision, at, work) {
-      return db.transaction().execute(async (trx) => {
-        const chunk = await claim(trx);
-        if (chunk === undefined) return 0;
-        // The chunk belongs to the configuration stored now (an upload wipes older sessions);
-        // if the caller prepared another revision, it must not process this chunk with it.
-        if ((await storedRevision(trx)) !== revision) return STALE_CONFIGURATION;
-        await write(trx, chunk, work(chunk), at);
-        return chunk.records.length;
-      });
+      if (dialect === 'postgres') {
+        // The chunk row stays locked while it is worked on: other instances skip it, and
+        // ingestion, which never locks chunk rows of earlier chunks, goes on.
+        return db.transaction().execute(async (trx) => {
+          const chunk = await claim(trx);
+          if (chunk === undefined) return 0;
+          // The chunk belongs to the configuration stored now (an upload wipes older sessions);
+          // if the caller prepared another revision, it must not process this chunk with it.
+          if ((await storedRevision(trx)) !== revision) return STALE_CONFIGURATION;
+          if (!(await write(trx, chunk, await work(chunk), at))) throw new Error('a locked chunk changed');
+          return chunk.records.length;
+        });
+      }
+      // SQLite has one connection and one writer: a transaction held open while flow scripts
+      // run would stall every request. So the chunk is read and worked on first, and the write
+      // transaction checks the revision and that the records still wait before it writes.
+      const chunk = await claim(db);
+      if (chunk === undefined) return 0;
+      if ((await storedRevision(db)) !== revision) return STALE_CONFIGURATION;
+      const outcome = await work(chunk);
+      return db
+        .transaction()
+        .execute(async (trx) => {
+          if ((await storedRevision(trx)) !== revision) return STALE_CONFIGURATION;
+          if (!(await write(trx, chunk, outcome, at))) throw new ChunkTaken();
+          return chunk.records.length;
+        })
+        .catch((error: unknown) => {
+          if (error instanceof ChunkTaken) return STALE_CONFIGURATION;
+          throw error;
+        });
     },
 
     async postDue(node, businessDate) {

@@ -12,7 +12,7 @@ const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 function runUntilExit(
   env: Record<string, string>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, ['--no-node-snapshot', MAIN], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

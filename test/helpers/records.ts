@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 export function loanRecord(n: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     transactionId: randomUUID(),
-    transactionType: n % 2 === 0 ? 'DISBURSEMENT' : 'REPAYMENT',
+    transactionType: n % 2 === 0 ? 'DISBURSE' : 'FEE',
     valueDate: '2026-11-20',
     amount: `${1000 + n}.${String(n % 100).padStart(2, '0')}`,
     currency: 'EUR',

@@ -18,7 +18,7 @@ export interface ServerProcess {
 
 /** Starts the service with these environment variables (PORT=0) and waits for its URL line. */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, ['--no-node-snapshot', MAIN], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -18,7 +18,18 @@ describe('point 7: configuration uploads keep the event loop short', () => {
     const [entity] = entities;
     const [flow] = flows;
     for (let i = 0; i < 4000; i += 1) entities.push({ ...structuredClone(entity as object), name: `e${i}` });
-    for (let i = 0; i < 2000; i += 1) flows.push({ ...structuredClone(flow as object), name: `f${i}` });
+    // Each published flow reads an entity of its own: at most one published flow may read an entity.
+    for (let i = 0; i < 2000; i += 1) {
+      const copy = structuredClone(flow) as {
+        name: string;
+        graph: { nodes: Record<string, { step: Record<string, unknown> }> };
+      };
+      copy.name = `f${i}`;
+      for (const node of Object.values(copy.graph.nodes)) {
+        if (node.step.type === 'Input') node.step.source = { namespace: 'loans', name: `e${i}` };
+      }
+      flows.push(copy);
+    }
     const started = performance.now();
     const result = validateConfigurationDocument(document);
     const elapsedMs = performance.now() - started;

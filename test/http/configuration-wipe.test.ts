@@ -112,8 +112,9 @@ describe('configuration upload and deletion: what they wipe, and their dry runs'
     expect(await expectedCounts()).toEqual({
       ingestions: 2,
       records: 5,
-      journals: 4,
-      journalLines: 8,
+      // Two business events and two loan records (through the fixture's flow), two journals each.
+      journals: 8,
+      journalLines: 16,
       processingErrors: 1,
     });
   });

@@ -275,10 +275,12 @@ describe('ingestion sessions and chunks', () => {
         successRows: 3,
         failedRows: 0,
       });
-      // No flow or engine consumes this entity: its records count as processed on arrival, so
-      // the session is completed as soon as it is closed.
-      expect((await session(ingestionId)).processingStatus).toBe('processing');
+      // The fixture's published flow reads this entity: the session is completed once it is
+      // closed and the flow has run over every record.
+      expect((await session(ingestionId)).processingStatus).toBe('pending');
       await close(ingestionId);
+      expect((await session(ingestionId)).processingStatus).toBe('pending');
+      expect(await t.services.processor.drain()).toBeGreaterThanOrEqual(3);
       expect((await session(ingestionId)).processingStatus).toBe('completed');
     });
 

@@ -20,6 +20,8 @@ describe('environment', () => {
       trustProxy: false,
       databaseConnectTimeoutMs: 5_000,
       databaseStatementTimeoutMs: 30_000,
+      flowScriptTimeoutMs: 50,
+      flowScriptMemoryMb: 64,
     });
   });
 

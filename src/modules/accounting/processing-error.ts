@@ -8,6 +8,13 @@
 
 /** Every processing error code, in check order. */
 export const PROCESSING_ERROR_CODES = [
+  // Records of an entity a flow reads, before their business event reaches the engine
+  // (docs/reference.md, Flows).
+  'script-error',
+  'script-timeout',
+  'script-memory',
+  'script-output',
+  'invalid-business-event',
   // Business events and direct journal lines.
   'missing-field',
   'unknown-event-type',

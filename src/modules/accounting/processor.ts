@@ -5,7 +5,7 @@ import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import { nodeBusinessDate, processBusinessEvent, processDirectJournals } from './engine.js';
 import type { JournalDraft, ProcessingContext } from './journal-draft.js';
 import { lineExtras } from './line-record.js';
-import type { PreparedAccountingRevision } from './prepare.js';
+import type { PreparedAccounting, PreparedAccountingRevision } from './prepare.js';
 import { type AccountingStore, type ChunkOutcome, type ClaimedChunk, STALE_CONFIGURATION } from './store.js';
 
 /** How often an idle processor looks for records stored by other instances. */
@@ -14,6 +14,26 @@ export const PROCESSING_POLL_INTERVAL_MS = 250;
 export const POSTING_INTERVAL_MS = 60_000;
 /** Pause after a failed round before trying again, so a broken store is not hammered. */
 const PROCESSING_RETRY_DELAY_MS = 2_000;
+
+/** A journal draft of a record as the processor's transaction stores it. */
+export function storedJournal(
+  accounting: PreparedAccounting,
+  recordId: number,
+  draft: JournalDraft,
+): ChunkOutcome['journals'][number] {
+  return {
+    recordId,
+    draft,
+    lineExtras: draft.lines.map((line) => lineExtras(accounting.journalDefinition, line.record)),
+  };
+}
+
+/** Processes one claimed chunk; the processor's default is {@link processChunk}. */
+export type ChunkWork<T extends PreparedAccountingRevision> = (
+  prepared: T,
+  chunk: ClaimedChunk,
+  ctx: ProcessingContext,
+) => ChunkOutcome | Promise<ChunkOutcome>;
 
 /**
  * Processes one claimed chunk with the pure engine (docs/domain/accounting.md): each business event
@@ -26,11 +46,7 @@ export function processChunk(
 ): ChunkOutcome {
   const outcome: ChunkOutcome = { journals: [], errors: [] };
   const accounting = prepared.accounting;
-  const stored = (recordId: number, draft: JournalDraft) => ({
-    recordId,
-    draft,
-    lineExtras: draft.lines.map((line) => lineExtras(accounting.journalDefinition, line.record)),
-  });
+  const stored = (recordId: number, draft: JournalDraft) => storedJournal(accounting, recordId, draft);
   if (chunk.entity === JOURNAL_ENTITY_NAME) {
     const groups = processDirectJournals(
       accounting,
@@ -74,9 +90,10 @@ export function processChunk(
  * and it also polls, to see chunks stored by other instances. Unposted journals are posted when
  * their node's business date reaches them, checked every POSTING_INTERVAL_MS.
  */
-export class AccountingProcessor {
+export class AccountingProcessor<T extends PreparedAccountingRevision = PreparedAccountingRevision> {
   readonly #store: AccountingStore;
-  readonly #snapshots: ConfigurationSnapshots<PreparedAccountingRevision>;
+  readonly #snapshots: ConfigurationSnapshots<T>;
+  readonly #work: ChunkWork<T>;
   readonly #clock: Clock;
   readonly #businessDatePinned: string | undefined;
   readonly #onError: (error: unknown) => void;
@@ -89,10 +106,12 @@ export class AccountingProcessor {
 
   constructor(
     store: AccountingStore,
-    snapshots: ConfigurationSnapshots<PreparedAccountingRevision>,
+    snapshots: ConfigurationSnapshots<T>,
     clock: Clock,
     options: {
       businessDatePinned: string | undefined;
+      /** How a claimed chunk is processed; {@link processChunk} when absent (flows add theirs). */
+      work?: ChunkWork<T>;
       onError?: (error: unknown) => void;
       postingIntervalMs?: number;
       /** Rounds run side by side: more than one only where the store lets them claim apart. */
@@ -101,6 +120,7 @@ export class AccountingProcessor {
   ) {
     this.#store = store;
     this.#snapshots = snapshots;
+    this.#work = options.work ?? processChunk;
     this.#clock = clock;
     this.#businessDatePinned = options.businessDatePinned;
     this.#onError = options.onError ?? (() => {});
@@ -166,7 +186,7 @@ export class AccountingProcessor {
       const processed = await this.#store.processNextChunk(
         prepared.revision,
         ctx.now.toISOString(),
-        (chunk) => processChunk(prepared, chunk, { ...ctx, ingestionId: chunk.ingestionId }),
+        (chunk) => this.#work(prepared, chunk, { ...ctx, ingestionId: chunk.ingestionId }),
       );
       // A new configuration was stored since the snapshot: take it and try again.
       if (processed === STALE_CONFIGURATION) continue;

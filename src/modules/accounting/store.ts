@@ -8,7 +8,11 @@ import type { StoredJournalValues, StoredLineValues } from './line-record.js';
 export { JOURNAL_ENTITY_NAME } from '../configuration/model.js';
 export type { JournalDraft };
 
-/** What `processNextChunk` returns when the configuration changed under the caller. */
+/**
+ * What `processNextChunk` returns when nothing was written because the configuration changed
+ * under the caller, or the chunk was processed by someone else while it was being worked on:
+ * the caller takes the current configuration and tries again.
+ */
 export const STALE_CONFIGURATION = -1;
 
 /** Records of one chunk claimed for processing, in arrival order. */
@@ -84,9 +88,11 @@ export interface ProcessingErrorRow {
  * The storage port of the accounting module. `processNextChunk` is the one write path of
  * processing: it claims one chunk's unprocessed records (on PostgreSQL with `FOR UPDATE SKIP
  * LOCKED` on the chunk, so instances never share a chunk), hands them to `work`, and writes
- * the journals, the processing errors, the processed marks and the session counters in the
- * same transaction. A process killed mid-way leaves the records unprocessed; nothing is lost
- * or written twice (docs/domain/accounting.md, Guarantees).
+ * the journals, the processing errors, the processed marks and the session counters in one
+ * transaction. On SQLite, which has one writer, `work` runs before the write transaction begins
+ * (it may wait on flow scripts), and the transaction writes only if the records are still
+ * unprocessed. A process killed mid-way leaves the records unprocessed; nothing is lost or
+ * written twice (docs/domain/accounting.md, Guarantees).
  */
 export interface AccountingStore {
   /**
@@ -97,7 +103,7 @@ export interface AccountingStore {
   processNextChunk(
     revision: number,
     at: string,
-    work: (chunk: ClaimedChunk) => ChunkOutcome,
+    work: (chunk: ClaimedChunk) => ChunkOutcome | Promise<ChunkOutcome>,
   ): Promise<number>;
   /** Marks unposted journals of a node posted when their core date is on or before `businessDate`. */
   postDue(node: Readonly<Record<string, string>>, businessDate: string): Promise<number>;

@@ -7,6 +7,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import { CONFIGURATION_SECTIONS, type ConfigurationSectionName, emptyConfiguration } from './document.js';
+import { flowScriptProblems } from './flow-scripts.js';
 import {
   type Configuration,
   type ConfigurationDocument,
@@ -435,6 +436,8 @@ const RULES: readonly Rule[] = [
   checkFlowInputMappings,
   checkFlowScriptMappings,
   checkFlowTargetMappings,
+  checkFlowScripts,
+  checkPublishedFlows,
   checkJournalDefinition,
   checkJournalTypes,
   checkNodeValues,
@@ -855,6 +858,107 @@ function checkFlowTargetMappings(c: ReadableConfiguration, report: Report): void
         );
       }
     });
+  }
+}
+
+/** Scripts parse as ECMAScript 2022 and name no global that a flow script lacks. */
+function checkFlowScripts(c: ReadableConfiguration, report: Report): void {
+  // Copies of one flow share their scripts; each distinct text is parsed once.
+  const problemsBySource = new Map<string, string[]>();
+  for (const [, graph, i] of flowGraphs(c)) {
+    for (const [id, node] of members(graph.nodes)) {
+      const step = node.step;
+      if (step?.type !== 'Script' || typeof step.script !== 'string') continue;
+      let problems = problemsBySource.get(step.script);
+      if (problems === undefined) {
+        problems = flowScriptProblems(step.script);
+        problemsBySource.set(step.script, problems);
+      }
+      for (const problem of problems) {
+        report(at('flows', i, 'graph', 'nodes', id, 'step', 'script'), `the script ${problem}`);
+      }
+    }
+  }
+}
+
+/** Ids of the nodes reachable from `start`, `start` included. */
+function reachableFrom(next: ReadonlyMap<string, readonly string[]>, start: string): Set<string> {
+  const seen = new Set<string>([start]);
+  const queue = [start];
+  for (let id = queue.pop(); id !== undefined; id = queue.pop()) {
+    for (const to of next.get(id) ?? []) {
+      if (!seen.has(to)) {
+        seen.add(to);
+        queue.push(to);
+      }
+    }
+  }
+  return seen;
+}
+
+/**
+ * What a published flow must be to run (docs/reference.md, Flows): it reads an entity of the
+ * `entities` section that no other published flow reads (business events and journals go to the
+ * accounting engine directly), every step is reachable from its Input step, and it has an
+ * AccountingEngine step, each followed by a JournalProcessor step that posts its journals.
+ */
+function checkPublishedFlows(c: ReadableConfiguration, report: Report): void {
+  const readers = new Map<string, number>();
+  for (const [flow, graph, i] of flowGraphs(c)) {
+    if (flow.versionStatus !== 'Published' || !allStepsReadable(graph)) continue;
+    const inputs = inputSteps(graph);
+    const input = inputs.length === 1 ? inputs[0] : undefined;
+    if (input === undefined) continue;
+    const [inputId, step] = input;
+    const namespace = text(step.source?.namespace);
+    const name = text(step.source?.name);
+    if (namespace !== undefined && name !== undefined) {
+      const key = entityKey(namespace, name);
+      const first = readers.get(key);
+      if (namespace === LEDGER_NAMESPACE) {
+        report(
+          at('flows', i, 'graph', 'nodes', inputId, 'step', 'source'),
+          `a published flow cannot read "${key}": business events and journals go to the accounting ` +
+            'engine directly; a flow reads an entity of the entities section',
+        );
+      } else if (first !== undefined) {
+        report(
+          at('flows', i, 'versionStatus'),
+          `a second published flow reads "${key}" (the first is ${at('flows', first)}): ` +
+            'at most one published flow may read an entity',
+        );
+      } else {
+        readers.set(key, i);
+      }
+    }
+    const next = successors(graph);
+    const reachable = reachableFrom(next, inputId);
+    const nodes = graph.nodes ?? {};
+    let engines = 0;
+    for (const id of Object.keys(nodes)) {
+      if (!reachable.has(id)) {
+        report(
+          at('flows', i, 'graph', 'nodes', id),
+          'is not reachable from the Input step, so a published flow would never run it',
+        );
+        continue;
+      }
+      if (nodes[id]?.step?.type !== 'AccountingEngine') continue;
+      engines += 1;
+      const posted = [...reachableFrom(next, id)].some((d) => nodes[d]?.step?.type === 'JournalProcessor');
+      if (!posted) {
+        report(
+          at('flows', i, 'graph', 'nodes', id, 'step'),
+          'is followed by no JournalProcessor step, so its journals would never be posted',
+        );
+      }
+    }
+    if (engines === 0) {
+      report(
+        at('flows', i, 'graph', 'nodes'),
+        'a published flow must have an AccountingEngine step reachable from its Input step',
+      );
+    }
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Configuration } from '../configuration/model.js';
+import { runnableFlows } from '../configuration/runnable-flows.js';
 import type { EntityDefinition } from './entity.js';
 import { entitiesOf } from './from-configuration.js';
 import { compileRecordValidator, type RecordValidator } from './record-validator.js';
@@ -8,8 +9,10 @@ export interface PreparedEntity {
   definition: EntityDefinition;
   validator: RecordValidator;
   /**
-   * True when accepted records of this entity wait for the accounting engine; records of
-   * entities nothing consumes count as processed on arrival (docs/reference.md, Sessions).
+   * True when accepted records of this entity wait for processing: business events and journals
+   * for the accounting engine, records of an entity a published flow reads for that flow.
+   * Records of entities nothing consumes count as processed on arrival (docs/reference.md,
+   * Sessions).
    */
   awaitsProcessing: boolean;
 }
@@ -32,11 +35,15 @@ export function entityKey(namespace: string, name: string): string {
  */
 export function prepareEntities(configuration: Configuration): Map<string, PreparedEntity> {
   const entities = new Map<string, PreparedEntity>();
+  const flowInputs = new Set(
+    runnableFlows(configuration).map((f) => entityKey(f.input.source.namespace, f.input.source.name)),
+  );
   for (const definition of entitiesOf(configuration)) {
-    entities.set(entityKey(definition.namespace, definition.name), {
+    const key = entityKey(definition.namespace, definition.name);
+    entities.set(key, {
       definition,
       validator: compileRecordValidator(definition),
-      awaitsProcessing: definition.kind !== 'user',
+      awaitsProcessing: definition.kind !== 'user' || flowInputs.has(key),
     });
   }
   return entities;
