@@ -7,7 +7,7 @@ import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
 
 type Session = { ingestionId: string; processingStatus: string; successRows: number };
 
-/** Crashes (SIGKILL) while chunks arrive and while events are processed (issues 4 and 5). */
+/** Crashes (SIGKILL) while chunks arrive, and while events and flow records are processed. */
 describe('durability across a killed process', () => {
   const urls: string[] = [];
   afterAll(async () => {
@@ -145,6 +145,56 @@ describe('durability across a killed process', () => {
         .select((eb) => eb.fn.count('record_id').distinct().as('events'))
         .executeTakeFirstOrThrow();
       expect(Number(distinctEvents.events)).toBe(EVENTS);
+    } finally {
+      await store.close();
+    }
+  });
+  it('runs the flow over every record exactly once when the service is killed while a flow backlog is processed', async () => {
+    const databaseUrl = await createTestDatabaseUrl({ file: true });
+    urls.push(databaseUrl);
+    const env = { BUSINESS_DATE: '2026-11-20' };
+    let server = await startE2eServer(databaseUrl, env);
+    let api = await apiClient(server.url);
+    expect((await api('PUT', '/api/v1/configuration/bulk', realisticConfiguration())).status).toBe(200);
+    const session = (
+      await api('POST', '/api/v1/ingestions', { namespace: 'loans', entity: 'loanTransaction' })
+    ).body as Session;
+    const RECORDS = 6_000;
+    const PER_CHUNK = 500;
+    for (let c = 0; c < RECORDS / PER_CHUNK; c += 1) {
+      const data = loanRecords(PER_CHUNK, c * PER_CHUNK);
+      expect((await api('POST', `/api/v1/ingestions/${session.ingestionId}`, { data })).status).toBe(201);
+    }
+    await api('PATCH', `/api/v1/ingestions/${session.ingestionId}`, { state: 'closed' });
+    const metrics = async () =>
+      (await api('GET', '/api/v1/statistics/operational-dashboard/journal-metrics')).body as {
+        postedJournals: number;
+        errors: number;
+      };
+    await eventually(async () => ((await metrics()).postedJournals > 0 ? true : undefined), 30_000, 5);
+    await server.kill();
+
+    server = await startE2eServer(databaseUrl, env);
+    api = await apiClient(server.url);
+    try {
+      await eventually(async () => {
+        const view = (await api('GET', `/api/v1/ingestions/${session.ingestionId}`)).body as Session;
+        return view.processingStatus === 'completed' ? view : undefined;
+      }, 60_000);
+      // Every loan record's event posts to both bases: two journals per record, no error.
+      expect(await metrics()).toMatchObject({ postedJournals: 2 * RECORDS, errors: 0 });
+    } finally {
+      await server.stop();
+    }
+    const store = openStore(databaseUrl);
+    try {
+      const doubled = await store.db
+        .selectFrom('journals')
+        .select(['record_id', 'accounting_config'])
+        .groupBy(['record_id', 'accounting_config'])
+        .having((eb) => eb.fn.countAll(), '>', 1)
+        .execute();
+      expect(doubled).toEqual([]);
     } finally {
       await store.close();
     }

@@ -11,8 +11,9 @@ const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 /** Runs the built service until it exits by itself; its exit code and what it wrote. */
 function runUntilExit(
   env: Record<string, string>,
+  nodeFlags: string[] = ['--no-node-snapshot'],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--no-node-snapshot', MAIN], {
+  const child = spawn(process.execPath, [...nodeFlags, MAIN], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -28,6 +29,14 @@ function runUntilExit(
 }
 
 describe('start-up problems the operator fixes', () => {
+  it('refuses to start without --no-node-snapshot, which the script isolates need, and says how', async () => {
+    const { code, stderr } = await runUntilExit({ DATABASE_URL: 'sqlite::memory:' }, []);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(
+      /^ledgerflow: start the service with `node --no-node-snapshot dist\/main.js` \(`npm start` does\)/,
+    );
+  });
+
   it('names an unreachable PostgreSQL server in one line and exits 1, with no stack', async () => {
     const { code, stderr } = await runUntilExit({
       DATABASE_URL: 'postgres://postgres:hunter2@127.0.0.1:1/ledgerflow',

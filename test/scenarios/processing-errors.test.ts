@@ -303,7 +303,7 @@ describe('processing errors of direct journal lines', () => {
 
 describe('the error catalogue', () => {
   it('every code is exercised by a scenario above', () => {
-    // The codes of flow steps are exercised by test/e2e/flows.test.ts, which runs the scripts.
+    // The codes of flow steps are exercised by test/http/flows.test.ts, which runs the scripts.
     const flowCodes = [
       'script-error',
       'script-timeout',
