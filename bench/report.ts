@@ -21,6 +21,8 @@ const SECTION_ORDER = [
   'ingestion-postgres',
   'processing-sqlite',
   'processing-postgres',
+  'flows-sqlite',
+  'flows-postgres',
   'admin-sqlite',
   'admin-postgres',
 ];

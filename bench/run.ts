@@ -1,4 +1,5 @@
 import { runAdmin } from './admin.js';
+import { runFlows } from './flows.js';
 import { runIngestion } from './ingestion.js';
 import { benchCommand, currentMachine, describeMachine } from './machine.js';
 import { runProcessing } from './processing.js';
@@ -18,6 +19,7 @@ const PARTS = {
   token: runToken,
   ingestion: runIngestion,
   processing: runProcessing,
+  flows: runFlows,
   admin: runAdmin,
 } satisfies Record<string, (context: RunContext, dialects: readonly Dialect[]) => Promise<Section[]>>;
 type Part = keyof typeof PARTS;
