@@ -74,7 +74,7 @@ export interface ChunkWrite {
   totalRows: number;
   /** Whether an atomic chunk was rejected (then `accepted` is empty). */
   rejected: boolean;
-  /** Whether the stored records wait for the accounting engine (else processed on arrival). */
+  /** Whether the stored records wait for processing, by the engine or a flow (else processed on arrival). */
   awaitsProcessing: boolean;
   /** The reference of the request, kept with the outcome. */
   reference: string;
