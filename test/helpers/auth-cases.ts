@@ -14,7 +14,9 @@ export const PUBLIC = 'public';
  * `itRequiresPermission` on every protected route it lists. A new route therefore fails that
  * test until it is entered here, with the permission the contract gives it; a route that
  * forgot to declare its permission fails because its entry says otherwise. Routes under
- * `/docs` belong to the API reference page and are public.
+ * `/docs` belong to the API reference page and are public. The administration interface's
+ * routes are not listed: they declare `adminPermission`, and the same test file checks the
+ * sign-in, permission and CSRF refusals of every one that changes state.
  */
 export const ROUTE_ACCESS: Readonly<Record<string, typeof PUBLIC | Permission | readonly Permission[]>> = {
   'GET /healthz': PUBLIC,

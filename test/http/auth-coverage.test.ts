@@ -1,6 +1,7 @@
 import type { FastifyServerOptions, RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Permission } from '../../src/modules/auth/permissions.js';
+import { type Signed, signIn, userWith } from '../admin/helpers.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import {
   anyOf,
@@ -21,8 +22,8 @@ const registered = vi.hoisted((): Pick<RouteOptions, 'method' | 'url' | 'config'
 /**
  * Routes of the administration interface open without a sign-in session: the sign-in page and
  * form, the redirect of `/`, and the static assets. Every other `/admin` route must declare the
- * permission its signed-in user needs (`adminPermission`); the interface's own tests
- * (test/admin/) check that the permission is enforced.
+ * permission its signed-in user needs (`adminPermission`); the last block of this file checks
+ * that the permission and the CSRF token are enforced on every one that changes state.
  */
 const ADMIN_PUBLIC = new Set(['GET /', 'GET /admin/login', 'POST /admin/login']);
 const isAdminAsset = (url: string): boolean => url.startsWith('/admin/assets/');
@@ -115,4 +116,74 @@ describe('the auth rule of every route', () => {
       });
     });
   }
+});
+
+/**
+ * Every state-changing route of the administration interface (every method but GET and HEAD),
+ * taken from the routes the built app registers: without a sign-in session it answers 401; a
+ * signed-in user whose roles lack its permission gets 403 even with the right CSRF token; a user
+ * with the permission gets 403 without the session's CSRF token or with another one; and with
+ * both the request gets past these checks. The hooks run before any handler, so a refused
+ * request changes nothing.
+ */
+describe('the sign-in, permission and CSRF checks of every state-changing administration route', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t?.close());
+
+  const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' };
+
+  it('refuses each without a session, without the permission, and without the CSRF token', async () => {
+    const routes = new Map(
+      registered.map((route) => [`${[route.method].flat().join(',')} ${route.url}`, route]),
+    );
+    const changing = [...routes.values()].flatMap((route) => {
+      const admin = (route.config as { adminPermission?: 'signed-in' | Permission | readonly Permission[] })
+        ?.adminPermission;
+      return [route.method]
+        .flat()
+        .filter((method) => method !== 'GET' && method !== 'HEAD' && admin !== undefined)
+        .map((method) => ({ method, url: urlOf(route.url), route: `${method} ${route.url}`, admin }));
+    });
+    // The interface's forms: credentials, users, sessions, configuration, sign-out.
+    expect(changing.length).toBeGreaterThanOrEqual(10);
+    // One signed-in session per role, made again when a route ended it (sign-out).
+    const sessions = new Map<string, Signed>();
+    const sessionOf = async (role: string): Promise<Signed> => {
+      const cached = sessions.get(role);
+      if (cached !== undefined && (await cached.get('/admin/account')).statusCode === 200) return cached;
+      const session = await signIn(t, await userWith(t, [role]));
+      sessions.set(role, session);
+      return session;
+    };
+    for (const { method, url, route, admin } of changing) {
+      const anonymous = await t.app.inject({ method, url, headers: formHeaders, payload: '' });
+      expect(anonymous.statusCode, `${route} without a session`).toBe(401);
+
+      if (admin !== 'signed-in' && admin !== undefined) {
+        const permissions = anyOf(admin);
+        for (const role of rolesWithout(permissions)) {
+          const session = await sessionOf(role);
+          const refused = await session.post(url, {});
+          expect(refused.statusCode, `${route} as ${role}`).toBe(403);
+          expect(refused.body, `${route} as ${role}`).toContain('This needs the permission');
+        }
+      }
+
+      const [role = 'admin'] = admin === 'signed-in' || admin === undefined ? [] : rolesWith(anyOf(admin));
+      const session = await sessionOf(role);
+      for (const csrf of [null, 'x'.repeat(session.csrf.length), ''] as const) {
+        const refused = await session.post(url, {}, { csrf });
+        expect(refused.statusCode, `${route} with CSRF token ${JSON.stringify(csrf)}`).toBe(403);
+        expect(refused.body).toContain('CSRF');
+      }
+      const allowed = await session.post(url, {});
+      expect(
+        [401, 403],
+        `${route} as ${role} with the CSRF token: ${allowed.body.slice(0, 200)}`,
+      ).not.toContain(allowed.statusCode);
+    }
+  });
 });
