@@ -25,15 +25,18 @@ const SECTION_ORDER = [
   'flows-postgres',
   'admin-sqlite',
   'admin-postgres',
+  'soak-sqlite',
+  'soak-postgres',
 ];
 
 const INTRO = `# Benchmarks
 
 Written by \`npm run bench\` (\`bench/run.ts\`); do not edit the sections by hand, run the benchmark
-again. \`npm run bench\` builds the service and runs every part on SQLite and PostgreSQL;
-\`npm run bench -- token|ingestion|processing|admin|validator\` runs one part and
-\`--dialect sqlite|postgres|both\` picks the storage. A run replaces only the sections it measured,
-so each section names its own machine, date and command.
+again. \`npm run bench\` builds the service and runs every part but the soak on SQLite and
+PostgreSQL; \`npm run bench -- token|ingestion|processing|admin|validator|soak\` runs the parts
+named and \`--dialect sqlite|postgres|both\` picks the storage. The soak runs 10 minutes per
+dialect, or \`--soak-minutes N\`. A run replaces only the sections it measured, so each section
+names its own machine, date and command.
 
 The service always runs as \`npm start\` runs it: \`node --no-node-snapshot dist/main.js\` as a child process with
 \`PORT=0\`, \`LOG_LEVEL=warn\`, a fresh database (a temporary SQLite file, or a new PostgreSQL

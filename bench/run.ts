@@ -5,14 +5,21 @@ import { benchCommand, currentMachine, describeMachine } from './machine.js';
 import { runProcessing } from './processing.js';
 import { BENCHMARKS_DOC_PATH, type RunContext, type Section, updateBenchmarksDoc } from './report.js';
 import type { Dialect } from './service.js';
+import { runSoak, SOAK_MINUTES_DEFAULT } from './soak.js';
 import { runToken } from './token.js';
 import { runValidator } from './validator.js';
 
 /**
- * `npm run bench [-- part...] [--dialect sqlite|postgres|both]`: builds the service, runs the
- * named parts (all by default) against `node --no-node-snapshot dist/main.js`, prints every figure with its machine
- * and command, and updates docs/benchmarks.md with the sections measured.
+ * `npm run bench [-- part...] [--dialect sqlite|postgres|both] [--soak-minutes N]`: builds the
+ * service, runs the named parts (all but the soak by default) against `node --no-node-snapshot dist/main.js`,
+ * prints every figure with its machine and command, and updates docs/benchmarks.md with the
+ * sections measured.
  */
+
+/** What a run was asked for beyond its parts and dialects. */
+interface Options {
+  soakMinutes: number;
+}
 
 const PARTS = {
   validator: (context: RunContext) => runValidator(context),
@@ -21,8 +28,19 @@ const PARTS = {
   processing: runProcessing,
   flows: runFlows,
   admin: runAdmin,
-} satisfies Record<string, (context: RunContext, dialects: readonly Dialect[]) => Promise<Section[]>>;
+  soak: (context, dialects, options) => runSoak(context, dialects, options.soakMinutes),
+} satisfies Record<
+  string,
+  (context: RunContext, dialects: readonly Dialect[], options: Options) => Promise<Section[]>
+>;
 type Part = keyof typeof PARTS;
+/** The soak takes ten minutes per dialect, so it runs only when named. */
+const DEFAULT_PARTS: readonly Part[] = ['validator', 'token', 'ingestion', 'processing', 'admin'];
+/**
+ * Longest soak `--soak-minutes` accepts: the benchmark's own access token, which checks the
+ * stored counts after the load and the wait for processing, lives an hour.
+ */
+const SOAK_MINUTES_MAX = 30;
 
 const DIALECTS: Record<string, readonly Dialect[]> = {
   sqlite: ['sqlite'],
@@ -30,19 +48,43 @@ const DIALECTS: Record<string, readonly Dialect[]> = {
   both: ['sqlite', 'postgres'],
 };
 
-const USAGE = `usage: npm run bench -- [${Object.keys(PARTS).join('|')}]... [--dialect sqlite|postgres|both]`;
+const USAGE = `usage: npm run bench -- [${Object.keys(PARTS).join('|')}]... [--dialect sqlite|postgres|both] [--soak-minutes N]`;
 
 function isPart(name: string): name is Part {
   return Object.hasOwn(PARTS, name);
 }
 
-function parseArgs(args: readonly string[]): { parts: Part[]; dialects: readonly Dialect[] } {
+/** The value of `--name value` or `--name=value` at `args[i]`, and the index of the last argument read. */
+function optionValue(
+  args: readonly string[],
+  i: number,
+  name: string,
+): { value: string | undefined; last: number } {
+  const arg = args[i] ?? '';
+  return arg === name ? { value: args[i + 1], last: i + 1 } : { value: arg.slice(name.length + 1), last: i };
+}
+
+function parseArgs(args: readonly string[]): {
+  parts: Part[];
+  dialects: readonly Dialect[];
+  options: Options;
+} {
   const parts: Part[] = [];
   let dialects = DIALECTS.both;
+  const options: Options = { soakMinutes: SOAK_MINUTES_DEFAULT };
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i] ?? '';
-    if (arg === '--dialect' || arg.startsWith('--dialect=')) {
-      const value = arg === '--dialect' ? args[++i] : arg.slice('--dialect='.length);
+    if (arg === '--soak-minutes' || arg.startsWith('--soak-minutes=')) {
+      const { value, last } = optionValue(args, i, '--soak-minutes');
+      i = last;
+      const minutes = Number(value);
+      if (!Number.isInteger(minutes) || minutes < 1 || minutes > SOAK_MINUTES_MAX) {
+        throw new Error(`--soak-minutes takes a whole number from 1 to ${SOAK_MINUTES_MAX}\n${USAGE}`);
+      }
+      options.soakMinutes = minutes;
+    } else if (arg === '--dialect' || arg.startsWith('--dialect=')) {
+      const { value, last } = optionValue(args, i, '--dialect');
+      i = last;
       dialects = value === undefined ? undefined : DIALECTS[value];
       if (dialects === undefined) throw new Error(`unknown dialect ${value ?? '(none)'}\n${USAGE}`);
     } else if (isPart(arg)) {
@@ -51,12 +93,12 @@ function parseArgs(args: readonly string[]): { parts: Part[]; dialects: readonly
       throw new Error(`unknown argument ${arg}\n${USAGE}`);
     }
   }
-  return { parts: parts.length > 0 ? parts : (Object.keys(PARTS) as Part[]), dialects: dialects ?? [] };
+  return { parts: parts.length > 0 ? parts : [...DEFAULT_PARTS], dialects: dialects ?? [], options };
 }
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const { parts, dialects } = parseArgs(args);
+  const { parts, dialects, options } = parseArgs(args);
   const context: RunContext = { machine: currentMachine(), command: benchCommand(args) };
   console.log(`machine: ${describeMachine(context.machine)}`);
   console.log(`command: ${context.command}`);
@@ -65,7 +107,7 @@ async function main(): Promise<void> {
   for (const part of parts) {
     const startMs = Date.now();
     try {
-      const sections = await PARTS[part](context, dialects);
+      const sections = await PARTS[part](context, dialects, options);
       updateBenchmarksDoc(sections);
       console.log(
         `${part}: done in ${Math.round((Date.now() - startMs) / 1000)} s; ${BENCHMARKS_DOC_PATH} updated`,
