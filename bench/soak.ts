@@ -1,3 +1,4 @@
+import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../src/modules/configuration/model.js';
@@ -139,21 +140,60 @@ function parsed(text: string): unknown {
   }
 }
 
+/** A request as a client sends it. */
+interface Outgoing {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/**
+ * Sends one request over the client's own keep-alive connection (`agent` holds one socket), as
+ * a separate program would; a pool shared by all clients would make some wait for a socket
+ * and count that wait as the service's latency.
+ */
+function send(agent: Agent, url: string, outgoing: Outgoing): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const body = outgoing.body === undefined ? undefined : Buffer.from(outgoing.body);
+    const headers = {
+      ...outgoing.headers,
+      ...(body === undefined ? {} : { 'content-length': String(body.length) }),
+    };
+    const req = request(
+      url,
+      { agent, method: outgoing.method ?? 'GET', headers, timeout: REQUEST_TIMEOUT_MS },
+      (response) => {
+        const parts: Buffer[] = [];
+        response.on('data', (part: Buffer) => parts.push(part));
+        response.on('error', reject);
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, text: Buffer.concat(parts).toString('utf8') }),
+        );
+      },
+    );
+    req.on('timeout', () =>
+      req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / MS_PER_SECOND} s`)),
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /** One HTTP request of a client, timed and checked against the expected status. */
 async function call(
   recorder: Recorder,
+  agent: Agent,
   kind: Kind,
   label: string,
   expected: number,
   url: string,
-  init: RequestInit,
+  outgoing: Outgoing,
 ): Promise<Reply> {
   const startedMs = performance.now();
   let reply: { status: number; body: unknown };
   try {
-    const response = await fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
-    const text = await response.text();
-    reply = { status: response.status, body: text === '' ? undefined : parsed(text) };
+    const { status, text } = await send(agent, url, outgoing);
+    reply = { status, body: text === '' ? undefined : parsed(text) };
   } catch (error) {
     recorder.sent(kind, undefined);
     recorder.failed(kind, `${label}: ${error instanceof Error ? error.message : String(error)}`);
@@ -315,8 +355,7 @@ async function load(
   recorder: Recorder,
   sessions: SoakSession[],
 ): Promise<void> {
-  const { url } = service;
-  const form = (fields: Record<string, string>): RequestInit => ({
+  const form = (fields: Record<string, string>): Outgoing => ({
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams(fields).toString(),
@@ -326,64 +365,58 @@ async function load(
     const body = reply.body as { access_token: string; refresh_token: string };
     return { access: body.access_token, refresh: body.refresh_token };
   };
-  const grant = async (credential: Credential) =>
-    tokensOf(
-      await call(
-        recorder,
-        'token',
-        'POST /auth/token',
-        200,
-        `${url}/auth/token`,
-        form({
-          grant_type: 'client_credentials',
-          client_id: credential.clientId,
-          client_secret: credential.clientSecret,
-        }),
-      ),
-    );
-  const refresh = async (credential: Credential, tokens: Tokens) =>
-    tokensOf(
-      await call(
-        recorder,
-        'refresh',
-        'POST /auth/token (refresh)',
-        200,
-        `${url}/auth/token`,
-        form({
-          grant_type: 'refresh_token',
-          refresh_token: tokens.refresh,
-          client_id: credential.clientId,
-          client_secret: credential.clientSecret,
-        }),
-      ),
-    );
 
   const client = async (index: number) => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const credential = credentials[index % credentials.length] as Credential;
+    const http = (kind: Kind, label: string, expected: number, path: string, outgoing: Outgoing = {}) =>
+      call(recorder, agent, kind, label, expected, `${service.url}${path}`, outgoing);
+    const grant = async () =>
+      tokensOf(
+        await http(
+          'token',
+          'POST /auth/token',
+          200,
+          '/auth/token',
+          form({
+            grant_type: 'client_credentials',
+            client_id: credential.clientId,
+            client_secret: credential.clientSecret,
+          }),
+        ),
+      );
+    const refresh = async (tokens: Tokens) =>
+      tokensOf(
+        await http(
+          'refresh',
+          'POST /auth/token (refresh)',
+          200,
+          '/auth/token',
+          form({
+            grant_type: 'refresh_token',
+            refresh_token: tokens.refresh,
+            client_id: credential.clientId,
+            client_secret: credential.clientSecret,
+          }),
+        ),
+      );
     let tokens: Tokens | undefined;
     for (let cycle = 0; performance.now() < deadlineMs; cycle += 1) {
-      if (tokens === undefined || cycle % GRANT_EVERY_CYCLES === 0) tokens = await grant(credential);
-      else if (cycle % REFRESH_EVERY_CYCLES === 0) tokens = await refresh(credential, tokens);
+      if (tokens === undefined || cycle % GRANT_EVERY_CYCLES === 0) tokens = await grant();
+      else if (cycle % REFRESH_EVERY_CYCLES === 0) tokens = await refresh(tokens);
       if (tokens === undefined) continue;
       const auth = { authorization: `Bearer ${tokens.access}` };
       const json = { ...auth, 'content-type': 'application/json' };
       const events = (index + cycle) % 2 === 0;
-      const opened = await call(
-        recorder,
-        'open session',
-        'POST /api/v1/ingestions',
-        201,
-        `${url}/api/v1/ingestions`,
-        {
-          method: 'POST',
-          headers: json,
-          body: JSON.stringify(
-            events
-              ? { namespace: LEDGER_NAMESPACE, entity: BUSINESS_EVENT_ENTITY_NAME }
-              : { namespace: LOANS_NAMESPACE, entity: LOANS_ENTITY },
-          ),
-        },
-      );
+      const opened = await http('open session', 'POST /api/v1/ingestions', 201, '/api/v1/ingestions', {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify(
+          events
+            ? { namespace: LEDGER_NAMESPACE, entity: BUSINESS_EVENT_ENTITY_NAME }
+            : { namespace: LOANS_NAMESPACE, entity: LOANS_ENTITY },
+        ),
+      });
       if (opened?.status !== 201) continue;
       const session: SoakSession = {
         ingestionId: (opened.body as { ingestionId: string }).ingestionId,
@@ -394,12 +427,12 @@ async function load(
         uncertainJournals: 0,
       };
       sessions.push(session);
-      const sessionUrl = `${url}/api/v1/ingestions/${session.ingestionId}`;
+      const sessionPath = `/api/v1/ingestions/${session.ingestionId}`;
       const chunks = 1 + ((index + cycle) % CHUNKS_PER_SESSION_MAX);
       for (let c = 0; c < chunks; c += 1) {
         const pool = events ? bodies.events : bodies.loans;
         const body = pool[(index + cycle + c) % pool.length] as Body;
-        const answer = await call(recorder, 'chunk', 'POST /api/v1/ingestions/{id}', 201, sessionUrl, {
+        const answer = await http('chunk', 'POST /api/v1/ingestions/{id}', 201, sessionPath, {
           method: 'POST',
           headers: { ...json, 'idempotency-key': `chunk-${c}` },
           body: body.text,
@@ -415,12 +448,12 @@ async function load(
           session.uncertainJournals += body.journals;
         }
       }
-      await call(recorder, 'close session', 'PATCH /api/v1/ingestions/{id}', 200, sessionUrl, {
+      await http('close session', 'PATCH /api/v1/ingestions/{id}', 200, sessionPath, {
         method: 'PATCH',
         headers: { ...auth, 'content-type': 'application/merge-patch+json' },
         body: JSON.stringify({ state: 'closed' }),
       });
-      const view = await call(recorder, 'read session', 'GET /api/v1/ingestions/{id}', 200, sessionUrl, {
+      const view = await http('read session', 'GET /api/v1/ingestions/{id}', 200, sessionPath, {
         headers: auth,
       });
       const successRows = (view?.body as { successRows?: number } | undefined)?.successRows;
@@ -434,7 +467,7 @@ async function load(
           `successRows ${successRows} right after the close, ${session.acknowledgedRecords} acknowledged`,
         );
       }
-      await call(recorder, 'read journals', 'GET /api/v1/journals', 200, `${url}/api/v1/journals?limit=50`, {
+      await http('read journals', 'GET /api/v1/journals', 200, '/api/v1/journals?limit=50', {
         headers: auth,
       });
       const statistics = [
@@ -442,10 +475,9 @@ async function load(
         '/api/v1/statistics/operational-dashboard/journal-metrics',
         '/api/v1/statistics/processing',
       ][cycle % 3] as string;
-      await call(recorder, 'read statistics', `GET ${statistics}`, 200, `${url}${statistics}`, {
-        headers: auth,
-      });
+      await http('read statistics', `GET ${statistics}`, 200, statistics, { headers: auth });
     }
+    agent.destroy();
   };
   await Promise.all(Array.from({ length: CLIENTS }, (_, index) => client(index)));
 }
@@ -703,7 +735,7 @@ function markdownOf(context: RunContext, run: SoakRun, stamp: ReturnType<typeof 
       ],
     ),
     '',
-    `Method. ${CLIENTS} clients run at once against a freshly started service for ${formatNumber(run.minutes)} minute${run.minutes === 1 ? '' : 's'}, each without pause: it gets a token by client credentials (again every ${GRANT_EVERY_CYCLES} cycles) or refreshes it (every ${REFRESH_EVERY_CYCLES} cycles), opens a session of business events (\`${LEDGER_NAMESPACE}/${BUSINESS_EVENT_ENTITY_NAME}\`, every event type of the realistic fixture at each of its nodes) or of the fixture's plain entity (\`${LOANS_NAMESPACE}/${LOANS_ENTITY}\`) in turn, sends 1 to ${CHUNKS_PER_SESSION_MAX} chunks of ${RECORDS_PER_CHUNK} records with an idempotency key, closes the session, reads it back, reads the first page of journals and one statistics endpoint. The clients share ${CREDENTIALS} credentials of one \`api-client\` user. A request counts as an error when its status is not the expected one or it gets no answer within ${REQUEST_TIMEOUT_MS / MS_PER_SECOND} s. After the load the soak waits until no record waits for processing, then checks every session through the API. Journals per event are measured first on the same service (one event of each type and node), so the expected count does not depend on reading the accounting rules. Latencies are from sending a request to reading its whole answer, in the benchmark process on the same machine.`,
+    `Method. ${CLIENTS} clients run at once against a freshly started service for ${formatNumber(run.minutes)} minute${run.minutes === 1 ? '' : 's'}, each without pause: it gets a token by client credentials (again every ${GRANT_EVERY_CYCLES} cycles) or refreshes it (every ${REFRESH_EVERY_CYCLES} cycles), opens a session of business events (\`${LEDGER_NAMESPACE}/${BUSINESS_EVENT_ENTITY_NAME}\`, every event type of the realistic fixture at each of its nodes) or of the fixture's plain entity (\`${LOANS_NAMESPACE}/${LOANS_ENTITY}\`) in turn, sends 1 to ${CHUNKS_PER_SESSION_MAX} chunks of ${RECORDS_PER_CHUNK} records with an idempotency key, closes the session, reads it back, reads the first page of journals and one statistics endpoint. The clients share ${CREDENTIALS} credentials of one \`api-client\` user. A request counts as an error when its status is not the expected one or it gets no answer within ${REQUEST_TIMEOUT_MS / MS_PER_SECOND} s. After the load the soak waits until no record waits for processing, then checks every session through the API. Journals per event are measured first on the same service (one event of each type and node), so the expected count does not depend on reading the accounting rules. Each client has its own keep-alive connection. Latencies are from sending a request to reading its whole answer, in the benchmark process on the same machine.`,
   ].join('\n');
 }
 
