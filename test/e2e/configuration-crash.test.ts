@@ -36,9 +36,8 @@ function largeConfiguration(tag: string): ReturnType<typeof realisticConfigurati
   const [loan] = entities;
   if (loan === undefined) throw new Error('the fixture has no entity');
   for (let i = 0; i < EXTRA_ENTITIES; i += 1) {
-    const entity: Record<string, unknown> & typeof loan = structuredClone(loan);
     entities.push(
-      Object.assign(entity, {
+      Object.assign(structuredClone(loan), {
         namespace: 'crash',
         name: `entity${i}`,
         description: `Entity ${i} of configuration ${tag}`,
