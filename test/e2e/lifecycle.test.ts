@@ -53,7 +53,7 @@ describe('process lifecycle', () => {
   });
 
   /** Records of the chunk in flight: about 900 KiB, just under the 1 MiB limit of a chunk. */
-  const LONG_CHUNK_RECORDS = 3_500;
+  const LONG_CHUNK_RECORDS = 3_700;
 
   it.each(['0', '1'])(
     'on SIGTERM finishes a long chunk in progress: 201, stored, then exits 0 (INGEST_WORKER_THREADS=%s)',
