@@ -1,5 +1,9 @@
 import { isIP } from 'node:net';
-import { CLIENT_FIELD_LENGTH_MAX } from './modules/auth/token-service.js';
+import {
+  CLIENT_FIELD_LENGTH_MAX,
+  REFRESH_REUSE_GRACE_SECONDS_DEFAULT,
+  REFRESH_REUSE_GRACE_SECONDS_MAX,
+} from './modules/auth/token-service.js';
 import {
   FLOW_SCRIPT_MEMORY_MB_DEFAULT,
   FLOW_SCRIPT_MEMORY_MB_MAX,
@@ -22,6 +26,8 @@ export interface Env {
   databaseUrl: string;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  /** Seconds after a refresh in which an exact repeat gets the same answer; 0 = none. */
+  refreshReuseGraceSeconds: number;
   bootstrapClientId: string | undefined;
   bootstrapClientSecret: string | undefined;
   adminEmail: string;
@@ -168,6 +174,13 @@ export function parseEnv(vars: NodeJS.ProcessEnv): Env {
     databaseUrl,
     accessTokenTtlSeconds: integerSetting(vars, 'ACCESS_TOKEN_TTL', 300, 1, TTL_SECONDS_MAX),
     refreshTokenTtlSeconds: integerSetting(vars, 'REFRESH_TOKEN_TTL', 1800, 1, TTL_SECONDS_MAX),
+    refreshReuseGraceSeconds: integerSetting(
+      vars,
+      'REFRESH_REUSE_GRACE_SECONDS',
+      REFRESH_REUSE_GRACE_SECONDS_DEFAULT,
+      0,
+      REFRESH_REUSE_GRACE_SECONDS_MAX,
+    ),
     bootstrapClientId,
     bootstrapClientSecret,
     adminEmail: vars.ADMIN_EMAIL || 'admin@localhost',

@@ -35,6 +35,8 @@ export type ServiceSettings = Pick<Env, 'accessTokenTtlSeconds' | 'refreshTokenT
     ingestWorkerThreads?: number;
     /** How attempts slowed by failed authentications wait (tests record instead of sleeping). */
     authFailureWait?: Wait;
+    /** REFRESH_REUSE_GRACE_SECONDS; `REFRESH_REUSE_GRACE_SECONDS_DEFAULT` when unset. */
+    refreshReuseGraceSeconds?: number;
   };
 
 /** Every module service, wired to one store and one clock; shared by the app, main and the CLI. */

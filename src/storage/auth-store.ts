@@ -51,6 +51,7 @@ function tokenValues(token: TokenRow) {
     expires_at: token.expiresAt,
     used_at: token.usedAt,
     revoked_at: token.revokedAt,
+    answer_sealed: null,
   };
 }
 
@@ -207,10 +208,6 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
       });
     },
 
-    async insertTokens(tokens) {
-      await db.insertInto('oauth_tokens').values(tokens.map(tokenValues)).execute();
-    },
-
     async findToken(tokenHash) {
       const row = await db
         .selectFrom('oauth_tokens as t')
@@ -220,7 +217,7 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
         .where('t.token_hash', '=', tokenHash)
         .executeTakeFirst();
       if (row === undefined) return undefined;
-      return { ...toToken(row), familyRevokedAt: row.family_revoked_at };
+      return { ...toToken(row), familyRevokedAt: row.family_revoked_at, answerSealed: row.answer_sealed };
     },
 
     async findGrant(tokenHash) {
@@ -271,14 +268,30 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
       };
     },
 
-    async markRefreshTokenUsed(tokenHash, at) {
+    async rotateRefreshToken(tokenHash, at, answerSealed, tokens) {
+      return db.transaction().execute(async (trx) => {
+        // On PostgreSQL a concurrent rotation of the same token waits here for the row lock, then
+        // finds `used_at` set and updates nothing.
+        const spent = await trx
+          .updateTable('oauth_tokens')
+          .set({ used_at: at, answer_sealed: answerSealed })
+          .where('token_hash', '=', tokenHash)
+          .where('used_at', 'is', null)
+          .executeTakeFirst();
+        if (Number(spent.numUpdatedRows) !== 1) return false;
+        await trx.insertInto('oauth_tokens').values(tokens.map(tokenValues)).execute();
+        return true;
+      });
+    },
+
+    async forgetSealedAnswers(usedBefore) {
       const result = await db
         .updateTable('oauth_tokens')
-        .set({ used_at: at })
-        .where('token_hash', '=', tokenHash)
-        .where('used_at', 'is', null)
+        .set({ answer_sealed: null })
+        .where('answer_sealed', 'is not', null)
+        .where('used_at', '<', usedBefore)
         .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+      return Number(result.numUpdatedRows);
     },
 
     async revokeFamily(familyId, at) {

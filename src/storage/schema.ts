@@ -83,6 +83,12 @@ export interface OAuthTokensTable {
   expires_at: string;
   used_at: string | null;
   revoked_at: string | null;
+  /**
+   * A used refresh token: the answer of the refresh that used it, AES-256-GCM under a key derived
+   * from the token (never the token or the answer in clear), kept for the reuse grace window
+   * (migration 0006); else null.
+   */
+  answer_sealed: Generated<string | null>;
 }
 
 export interface ConfigurationTable {

@@ -168,6 +168,33 @@ describe.runIf(TEST_DIALECT === 'postgres')('two service processes on one Postgr
     expect(E2E_CLIENT_SECRET).not.toBe(created.clientSecret);
   });
 
+  it('finding: refreshes of one refresh token through both instances at once answer the same 200', async () => {
+    const grant = (url: string, fields: Record<string, string>) =>
+      fetch(`${url}/auth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: E2E_CLIENT_ID, client_secret: E2E_CLIENT_SECRET, ...fields }),
+      });
+    for (let round = 0; round < 5; round += 1) {
+      const first = (await (await grant(a.url, { grant_type: 'client_credentials' })).json()) as {
+        refresh_token: string;
+      };
+      const answers = await Promise.all(
+        [a.url, b.url, a.url, b.url].map((url) =>
+          grant(url, { grant_type: 'refresh_token', refresh_token: first.refresh_token }),
+        ),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+      const bodies = await Promise.all(answers.map((answer) => answer.text()));
+      expect(new Set(bodies).size).toBe(1);
+      const renewed = JSON.parse(bodies[0] ?? '{}') as { access_token: string };
+      const call = await fetch(`${b.url}/api/v1/ingestions?limit=1`, {
+        headers: { authorization: `Bearer ${renewed.access_token}` },
+      });
+      expect(call.status).toBe(200);
+    }
+  });
+
   it('serves a configuration uploaded through one instance from the other on the next request', async () => {
     const changed = realisticConfiguration();
     (changed.configuration.businessEventTypes as { name: string; description?: string }[]).push({

@@ -2,7 +2,10 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUTH_FAILURES_PER_ADDRESS_MAX } from '../../src/modules/auth/failure-limiter.js';
-import { CLIENT_FIELD_LENGTH_MAX } from '../../src/modules/auth/token-service.js';
+import {
+  CLIENT_FIELD_LENGTH_MAX,
+  REFRESH_REUSE_GRACE_SECONDS_DEFAULT,
+} from '../../src/modules/auth/token-service.js';
 import { createTestApp, form, type TestApp } from '../helpers/app.js';
 
 /** Contract 2.1 (token endpoint) and 2.2 (calling the API), rule by rule. */
@@ -153,6 +156,8 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
         client_secret: client.clientSecret,
       });
     const second = (await refresh(first.refresh_token)).json();
+    // A repeat within the grace window gets the same answer (refresh-reuse-grace.test.ts).
+    t.clock.advance(REFRESH_REUSE_GRACE_SECONDS_DEFAULT * 1000);
     const reuse = await refresh(first.refresh_token);
     expect(reuse.statusCode).toBe(400);
     expect(reuse.json().error).toBe('invalid_grant');

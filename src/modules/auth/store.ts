@@ -33,6 +33,16 @@ export interface TokenRow {
   revokedAt: string | null;
 }
 
+/** A token as `findToken` reads it: with its family's revocation and, once used, its sealed answer. */
+export interface StoredToken extends TokenRow {
+  familyRevokedAt: string | null;
+  /**
+   * A used refresh token: the answer of the refresh that used it, encrypted under a key derived
+   * from the token itself (`modules/auth/sealed-answer.ts`), until the purge forgets it; else null.
+   */
+  answerSealed: string | null;
+}
+
 /** Everything needed to decide whether an access token may call the API, in one read. */
 export interface TokenGrantView {
   token: TokenRow;
@@ -73,15 +83,23 @@ export interface AuthStore {
 
   /** Stores a new token family with its first tokens. */
   insertFamily(familyId: string, clientId: string, at: string, tokens: TokenRow[]): Promise<void>;
-  insertTokens(tokens: TokenRow[]): Promise<void>;
-  findToken(tokenHash: string): Promise<(TokenRow & { familyRevokedAt: string | null }) | undefined>;
+  findToken(tokenHash: string): Promise<StoredToken | undefined>;
   /** The access-check view of a token, or undefined when no such token exists. */
   findGrant(tokenHash: string): Promise<TokenGrantView | undefined>;
   /**
-   * Marks a refresh token used, only if it was not used before. Returns false when another
-   * request used it first (the caller then treats it as reuse).
+   * Spends a refresh token in one transaction: marks it used at `at` with `answerSealed`, only if
+   * it was not used before, and stores `tokens`, the new tokens of that answer. Returns false and
+   * stores nothing when another request used it first; that request's answer is then readable
+   * with `findToken`, since both are written in one statement.
    */
-  markRefreshTokenUsed(tokenHash: string, at: string): Promise<boolean>;
+  rotateRefreshToken(
+    tokenHash: string,
+    at: string,
+    answerSealed: string | null,
+    tokens: TokenRow[],
+  ): Promise<boolean>;
+  /** Forgets the sealed answers of refresh tokens used before `usedBefore`; returns how many. */
+  forgetSealedAnswers(usedBefore: string): Promise<number>;
   revokeFamily(familyId: string, at: string): Promise<void>;
   revokeToken(tokenHash: string, at: string): Promise<void>;
   /** Deletes tokens that expired before `before`; returns how many. */

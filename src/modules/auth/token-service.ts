@@ -4,8 +4,9 @@ import { newOpaqueToken, newUuid, sha256Hex } from '../../lib/ids.js';
 import { FailureLimiter, type Wait } from './failure-limiter.js';
 import { ClientAuthError, type ClientAuthFailure, OAuthError } from './oauth-error.js';
 import { type Permission, permissionsOf } from './permissions.js';
+import { openSealed, seal } from './sealed-answer.js';
 import { DUMMY_HASH, VerifiedSecretCache, verifySecret } from './secret-hash.js';
-import type { AuthStore, CredentialRow, TokenRow, UserRow } from './store.js';
+import type { AuthStore, CredentialRow, StoredToken, TokenRow, UserRow } from './store.js';
 
 /** Prefixes make a leaked token recognisable by secret scanners and tell the kinds apart. */
 const ACCESS_TOKEN_PREFIX = 'lfa_';
@@ -14,10 +15,23 @@ const REFRESH_TOKEN_PREFIX = 'lfr_';
 export const TOKEN_LENGTH_MAX = 128;
 /** Client ids and secrets longer than this are rejected before any hashing. */
 export const CLIENT_FIELD_LENGTH_MAX = 256;
+/**
+ * How long after a refresh an exact repeat of it gets the same answer instead of revoking the
+ * token family (`REFRESH_REUSE_GRACE_SECONDS`): long enough for a concurrent request or a quick
+ * retry after a lost answer, short enough that a stolen token is of little use.
+ */
+export const REFRESH_REUSE_GRACE_SECONDS_DEFAULT = 10;
+/** The longest grace window the setting accepts. */
+export const REFRESH_REUSE_GRACE_SECONDS_MAX = 300;
 
 export interface TokenLifetimes {
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  /**
+   * Seconds after a refresh during which presenting the same refresh token again gets the same
+   * answer (`REFRESH_REUSE_GRACE_SECONDS_DEFAULT` when unset); 0 treats every repeat as reuse.
+   */
+  refreshReuseGraceSeconds?: number;
   /** How attempts slowed by failed authentications wait (tests record instead of sleeping). */
   authFailureWait?: Wait;
 }
@@ -169,7 +183,10 @@ export class TokenService {
 
   /**
    * The refresh grant (RFC 6749 6) with rotation: the used refresh token is spent, and a second use
-   * of it revokes its whole family. Errors: those of `authenticateClient`, then `invalid_grant`.
+   * of it revokes its whole family (RFC 9700 4.14.2), except an exact repeat within the reuse
+   * grace window, which gets the first answer again (`#repeatAnswer`). Of two concurrent
+   * refreshes with one token, on one instance or several, exactly one issues tokens.
+   * Errors: those of `authenticateClient`, then `invalid_grant`.
    */
   async refreshGrant(auth: ClientAuth, refreshToken: string): Promise<TokenResponse> {
     const { credential } = await this.authenticateClient(auth);
@@ -186,13 +203,47 @@ export class TokenService {
     if (token.revokedAt !== null || token.familyRevokedAt !== null)
       throw invalid('the refresh token has been revoked');
     if (Date.parse(token.expiresAt) <= now.getTime()) throw invalid('the refresh token has expired');
-    if (token.usedAt !== null || !(await this.#store.markRefreshTokenUsed(hash, now.toISOString()))) {
-      await this.#store.revokeFamily(token.familyId, now.toISOString());
-      throw invalid('the refresh token was used before; every token of its grant is now revoked');
-    }
+    if (token.usedAt !== null) return this.#repeatAnswer(token, refreshToken, now);
     const { response, rows } = this.#mint(token.familyId, credential.clientId);
-    await this.#store.insertTokens(rows);
-    return response;
+    // The answer is kept only sealed under the presented token, which the store never holds.
+    const sealed = this.#graceMs > 0 ? seal(refreshToken, JSON.stringify(response)) : null;
+    if (await this.#store.rotateRefreshToken(hash, now.toISOString(), sealed, rows)) return response;
+    // Another request spent the token since it was read: its answer is stored with the mark.
+    const spent = await this.#store.findToken(hash);
+    if (spent === undefined) throw invalid('the refresh token is not valid');
+    return this.#repeatAnswer(spent, refreshToken, now);
+  }
+
+  /**
+   * A used refresh token presented again. Within the grace window after its use, while the
+   * refresh token of its answer is unused and the family not revoked, the caller holding the
+   * same token gets the same answer: a concurrent request or a retry after a lost answer is not
+   * theft. Anything else is reuse (RFC 9700 4.14.2): the whole family is revoked.
+   */
+  async #repeatAnswer(token: StoredToken, refreshToken: string, now: Date): Promise<TokenResponse> {
+    const invalid = (why: string) => new OAuthError('invalid_grant', why);
+    if (token.familyRevokedAt !== null) throw invalid('the refresh token has been revoked');
+    const withinGrace = token.usedAt !== null && now.getTime() - Date.parse(token.usedAt) < this.#graceMs;
+    if (withinGrace && token.answerSealed !== null) {
+      const opened = openSealed(refreshToken, token.answerSealed);
+      const answer = opened === undefined ? undefined : (JSON.parse(opened) as TokenResponse);
+      const issued =
+        answer === undefined ? undefined : await this.#store.findToken(sha256Hex(answer.refresh_token));
+      if (
+        answer !== undefined &&
+        issued !== undefined &&
+        issued.usedAt === null &&
+        issued.revokedAt === null
+      ) {
+        return answer;
+      }
+    }
+    await this.#store.revokeFamily(token.familyId, now.toISOString());
+    throw invalid('the refresh token was used before; every token of its grant is now revoked');
+  }
+
+  get #graceMs(): number {
+    return (this.#lifetimes.refreshReuseGraceSeconds ?? REFRESH_REUSE_GRACE_SECONDS_DEFAULT) * 1000;
   }
 
   /**
@@ -247,11 +298,13 @@ export class TokenService {
 
   /**
    * Deletes tokens that expired more than a day ago, so the token table does not grow forever,
-   * and the failed-authentication counters of windows that have ended (of sign-ins too).
+   * the failed-authentication counters of windows that have ended (of sign-ins too), and the
+   * sealed answers of refreshes whose grace window has passed, which can no longer be repeated.
    */
   async purgeExpired(): Promise<number> {
     const nowMs = this.#clock.now().getTime();
     await this.#failures.purge(nowMs);
+    await this.#store.forgetSealedAnswers(new Date(nowMs - this.#graceMs).toISOString());
     const before = new Date(nowMs - 24 * 3600 * 1000).toISOString();
     return this.#store.purgeExpiredTokens(before);
   }
