@@ -10,6 +10,7 @@ import { adminInterface } from './http/admin/plugin.js';
 import { registerAuthentication } from './http/authenticate.js';
 import { registerNulGuard } from './http/nul-guard.js';
 import { registerProblemHandlers, sendRouterProblem } from './http/problem.js';
+import { registerRateLimit } from './http/rate-limit.js';
 import { REQUEST_LOG_SERIALIZERS } from './http/request-log.js';
 import { accessRoutes } from './http/routes/access.js';
 import { configurationRoutes } from './http/routes/configuration.js';
@@ -163,6 +164,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requests.inc(labels);
     latency.observe(labels, reply.elapsedTime / 1000);
   });
+
+  // Before every route, so that each is limited unless its config says otherwise.
+  await registerRateLimit(app, services.requestLimiter);
 
   await app.register(swagger, {
     openapi: {

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { RATE_LIMIT_MAX_DEFAULT, RATE_LIMIT_WINDOW_MS_DEFAULT } from './modules/auth/request-limiter.js';
 import {
   CLIENT_FIELD_LENGTH_MAX,
   REFRESH_REUSE_GRACE_SECONDS_DEFAULT,
@@ -55,6 +56,10 @@ export interface Env {
   flowScriptTimeoutMs: number;
   /** Heap megabytes of each flow script's isolate (`FLOW_SCRIPT_MEMORY_MB`). */
   flowScriptMemoryMb: number;
+  /** Requests one client (or address, before authentication) may make per window; 0 = no limit. */
+  rateLimitMax: number;
+  /** Length of a rate-limit window. */
+  rateLimitWindowMs: number;
 }
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -64,6 +69,10 @@ const INGEST_WORKER_THREADS_MAX = 64;
 const DATABASE_TIMEOUT_MS_MIN = 100;
 const DATABASE_CONNECT_TIMEOUT_MS_MAX = 10 * 60 * 1000;
 const DATABASE_STATEMENT_TIMEOUT_MS_MAX = 60 * 60 * 1000;
+/** Bounds of the rate limit: a window shorter than a second would be counted mostly in flight. */
+const RATE_LIMIT_MAX_MAX = 1_000_000_000;
+const RATE_LIMIT_WINDOW_MS_MIN = 1_000;
+const RATE_LIMIT_WINDOW_MS_MAX = 24 * 60 * 60 * 1000;
 /**
  * Shortest `BOOTSTRAP_CLIENT_SECRET` accepted. The bootstrap credential has every permission, so
  * its secret must resist guessing: 24 characters of a random base64 string carry 144 bits.
@@ -217,6 +226,14 @@ export function parseEnv(vars: NodeJS.ProcessEnv): Env {
       FLOW_SCRIPT_MEMORY_MB_DEFAULT,
       FLOW_SCRIPT_MEMORY_MB_MIN,
       FLOW_SCRIPT_MEMORY_MB_MAX,
+    ),
+    rateLimitMax: integerSetting(vars, 'RATE_LIMIT_MAX', RATE_LIMIT_MAX_DEFAULT, 0, RATE_LIMIT_MAX_MAX),
+    rateLimitWindowMs: integerSetting(
+      vars,
+      'RATE_LIMIT_WINDOW_MS',
+      RATE_LIMIT_WINDOW_MS_DEFAULT,
+      RATE_LIMIT_WINDOW_MS_MIN,
+      RATE_LIMIT_WINDOW_MS_MAX,
     ),
   };
 }

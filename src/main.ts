@@ -83,7 +83,8 @@ async function main(): Promise<void> {
 
   const address = await app.listen({ port: env.port, host: env.host });
   services.processor.start();
-  // Expired tokens and sign-in sessions are useless but would make their tables grow forever.
+  // Expired tokens, sign-in sessions and request counts of ended windows are useless but would
+  // make their tables grow forever.
   const purge = setInterval(() => {
     services.tokens
       .purgeExpired()
@@ -91,6 +92,9 @@ async function main(): Promise<void> {
     services.webSessions
       .purgeExpired()
       .catch((error: unknown) => logger.warn({ err: error }, 'sign-in session purge failed'));
+    services.requestLimiter
+      .purge()
+      .catch((error: unknown) => logger.warn({ err: error }, 'request count purge failed'));
   }, TOKEN_PURGE_INTERVAL_MS).unref();
   const url = address.replace('[::1]', 'localhost');
   logger.info({ url, dialect: store.dialect }, 'ledgerflow listening');

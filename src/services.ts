@@ -4,6 +4,11 @@ import { JournalQueries } from './modules/accounting/journal-queries.js';
 import { AccountingProcessor, processChunk } from './modules/accounting/processor.js';
 import { AccessDirectory } from './modules/auth/access-directory.js';
 import type { Wait } from './modules/auth/failure-limiter.js';
+import {
+  RATE_LIMIT_MAX_DEFAULT,
+  RATE_LIMIT_WINDOW_MS_DEFAULT,
+  RequestLimiter,
+} from './modules/auth/request-limiter.js';
 import { TokenService } from './modules/auth/token-service.js';
 import { WebSessions } from './modules/auth/web-sessions.js';
 import { ConfigurationService } from './modules/configuration/service.js';
@@ -20,6 +25,7 @@ import { createAuthStore } from './storage/auth-store.js';
 import { createConfigurationStore } from './storage/configuration-store.js';
 import type { Store } from './storage/database.js';
 import { createIngestionStore } from './storage/ingestion-store.js';
+import { createRequestCountStore } from './storage/request-count-store.js';
 import { createStatisticsStore } from './storage/statistics-store.js';
 import { createWebSessionStore } from './storage/web-session-store.js';
 
@@ -37,6 +43,10 @@ export type ServiceSettings = Pick<Env, 'accessTokenTtlSeconds' | 'refreshTokenT
     authFailureWait?: Wait;
     /** REFRESH_REUSE_GRACE_SECONDS; `REFRESH_REUSE_GRACE_SECONDS_DEFAULT` when unset. */
     refreshReuseGraceSeconds?: number;
+    /** RATE_LIMIT_MAX (0 = off); `RATE_LIMIT_MAX_DEFAULT` when unset. */
+    rateLimitMax?: number;
+    /** RATE_LIMIT_WINDOW_MS; `RATE_LIMIT_WINDOW_MS_DEFAULT` when unset. */
+    rateLimitWindowMs?: number;
   };
 
 /** Every module service, wired to one store and one clock; shared by the app, main and the CLI. */
@@ -52,7 +62,9 @@ export interface Services {
   statistics: StatisticsService;
   processor: AccountingProcessor<PreparedConfiguration>;
   journals: JournalQueries;
-  /** Releases what the services hold besides the store (worker threads, script isolates). */
+  /** Counts requests per client for the rate limit, shared through the store. */
+  requestLimiter: RequestLimiter;
+  /** Releases what the services hold besides the store (worker threads, script isolates, timers). */
   close(): Promise<void>;
 }
 
@@ -85,6 +97,15 @@ export function createServices(
     concurrency: store.dialect === 'postgres' ? PROCESSING_ROUNDS_POSTGRES : 1,
     ...(settings.postingIntervalMs === undefined ? {} : { postingIntervalMs: settings.postingIntervalMs }),
   });
+  const requestLimiter = new RequestLimiter(
+    createRequestCountStore(store.db),
+    clock,
+    {
+      max: settings.rateLimitMax ?? RATE_LIMIT_MAX_DEFAULT,
+      windowMs: settings.rateLimitWindowMs ?? RATE_LIMIT_WINDOW_MS_DEFAULT,
+    },
+    onBackgroundError,
+  );
   return {
     tokens: new TokenService(authStore, clock, settings),
     access: new AccessDirectory(authStore, clock),
@@ -99,7 +120,9 @@ export function createServices(
     statistics: new StatisticsService(createStatisticsStore(store), clock),
     processor,
     journals: new JournalQueries(processingStore, snapshots),
+    requestLimiter,
     close: async () => {
+      await requestLimiter.close();
       await processor.stop();
       flows.close();
       await chunkWorker.close();

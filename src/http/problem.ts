@@ -241,6 +241,16 @@ export function registerProblemHandlers(app: FastifyInstance): void {
       }
       return sendProblem(request, reply, 'unavailable', STORE_UNAVAILABLE_DETAIL);
     }
+    if (error instanceof AppError && error.code === 'too-many-requests' && request.url.startsWith('/auth/')) {
+      // RFC 6749 names no error for a rate limit; `temporarily_unavailable` (4.1.2.1) says to
+      // come back later, and `Retry-After` says when.
+      for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+      return reply
+        .code(error.status)
+        .header('cache-control', 'no-store')
+        .header('pragma', 'no-cache')
+        .send({ error: 'temporarily_unavailable', error_description: error.message, reference: request.id });
+    }
     if (error instanceof AppError) {
       if (error.status >= 500) request.log.error({ err: error }, 'request failed');
       return sendProblem(request, reply, error.code, error.message, error.extensions, error.headers);

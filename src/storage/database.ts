@@ -19,7 +19,7 @@ import * as auditDeleted from './migrations/0002-audit-deleted.js';
 import * as chunkOutcome from './migrations/0003-chunk-outcome.js';
 import * as adminSessions from './migrations/0004-admin-sessions.js';
 import * as authFailures from './migrations/0005-auth-failures.js';
-import * as refreshAnswers from './migrations/0006-refresh-answers.js';
+import * as refreshAnswersAndRequestCounts from './migrations/0006-refresh-answers-and-request-counts.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -377,7 +377,7 @@ export async function migrateToLatest(store: Store): Promise<void> {
         '0003-chunk-outcome': withDialect(chunkOutcome),
         '0004-admin-sessions': withDialect(adminSessions),
         '0005-auth-failures': withDialect(authFailures),
-        '0006-refresh-answers': withDialect(refreshAnswers),
+        '0006-refresh-answers-and-request-counts': withDialect(refreshAnswersAndRequestCounts),
       }),
     },
   });

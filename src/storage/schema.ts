@@ -22,6 +22,7 @@ export interface Database {
   journal_lines: JournalLinesTable;
   admin_sessions: AdminSessionsTable;
   auth_failures: AuthFailuresTable;
+  request_counts: RequestCountsTable;
 }
 
 export interface UsersTable {
@@ -65,6 +66,15 @@ export interface AuthFailuresTable {
   /** Epoch milliseconds at which the window began. */
   window_started_ms: number;
   failures: number;
+}
+
+/** Requests of one key in its current fixed window, for the per-client rate limit (migration 0006). */
+export interface RequestCountsTable {
+  /** SHA-256 of the counted key: a client id or an address, with its kind. */
+  key_hash: string;
+  /** Epoch milliseconds at which the window began, a multiple of the window length. */
+  window_started_ms: number;
+  requests: number;
 }
 
 export interface TokenFamiliesTable {

@@ -23,6 +23,8 @@ describe('environment', () => {
       databaseStatementTimeoutMs: 30_000,
       flowScriptTimeoutMs: 50,
       flowScriptMemoryMb: 64,
+      rateLimitMax: 20_000,
+      rateLimitWindowMs: 60_000,
     });
   });
 
@@ -55,11 +57,15 @@ describe('environment', () => {
       PUBLIC_URL: 'https://ledger.example.com/',
       DATABASE_CONNECT_TIMEOUT_MS: '1500',
       DATABASE_STATEMENT_TIMEOUT_MS: '250',
+      RATE_LIMIT_MAX: '0',
+      RATE_LIMIT_WINDOW_MS: '1000',
     });
     expect(env).toMatchObject({
       port: 0,
       databaseConnectTimeoutMs: 1500,
       databaseStatementTimeoutMs: 250,
+      rateLimitMax: 0,
+      rateLimitWindowMs: 1000,
       accessTokenTtlSeconds: 2,
       refreshTokenTtlSeconds: 5,
       refreshReuseGraceSeconds: 0,
@@ -84,6 +90,8 @@ describe('environment', () => {
     [{ DATABASE_CONNECT_TIMEOUT_MS: '5s' }, 'DATABASE_CONNECT_TIMEOUT_MS'],
     [{ DATABASE_STATEMENT_TIMEOUT_MS: '0' }, 'DATABASE_STATEMENT_TIMEOUT_MS'],
     [{ DATABASE_STATEMENT_TIMEOUT_MS: '3600001' }, 'DATABASE_STATEMENT_TIMEOUT_MS'],
+    [{ RATE_LIMIT_MAX: '-1' }, 'RATE_LIMIT_MAX'],
+    [{ RATE_LIMIT_WINDOW_MS: '999' }, 'RATE_LIMIT_WINDOW_MS'],
     [{ BOOTSTRAP_CLIENT_ID: 'only-id' }, 'BOOTSTRAP_CLIENT_ID'],
     [{ BOOTSTRAP_CLIENT_ID: 'ci', BOOTSTRAP_CLIENT_SECRET: 'short' }, 'at least 24 characters'],
     [{ BOOTSTRAP_CLIENT_ID: 'ci', BOOTSTRAP_CLIENT_SECRET: 'x'.repeat(257) }, 'BOOTSTRAP_CLIENT_SECRET'],

@@ -4,27 +4,39 @@ import type { Registry } from 'prom-client';
 import { AppError } from '../../lib/errors.js';
 import { type Store, StoreUnavailableError } from '../../storage/database.js';
 
-/** Liveness, readiness and metrics (docs/reference.md, Operations); none needs a token. */
+/**
+ * Liveness, readiness and metrics (docs/reference.md, Operations); none needs a token, and none
+ * is rate limited, so probes and scrapers see the service as it is under any load.
+ */
 export function operationsRoutes(app: FastifyInstance, store: Store, registry: Registry): void {
-  app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is alive' } }, async () => ({
-    status: 'ok',
-  }));
+  app.get(
+    '/healthz',
+    { config: { rateLimit: false }, schema: { tags: ['operations'], summary: 'The process is alive' } },
+    async () => ({ status: 'ok' }),
+  );
 
-  app.get('/readyz', { schema: { tags: ['operations'], summary: 'Storage is reachable' } }, async () => {
-    // A store that cannot be reached or does not answer within its timeouts is not ready; the
-    // error handler answers 503 for StoreUnavailableError, and for anything else so does this.
-    try {
-      await sql`select 1`.execute(store.db);
-    } catch (error) {
-      if (error instanceof StoreUnavailableError) throw error;
-      throw new AppError('unavailable', 'storage is not reachable');
-    }
-    return { status: 'ready' };
-  });
+  app.get(
+    '/readyz',
+    { config: { rateLimit: false }, schema: { tags: ['operations'], summary: 'Storage is reachable' } },
+    async () => {
+      // A store that cannot be reached or does not answer within its timeouts is not ready; the
+      // error handler answers 503 for StoreUnavailableError, and for anything else so does this.
+      try {
+        await sql`select 1`.execute(store.db);
+      } catch (error) {
+        if (error instanceof StoreUnavailableError) throw error;
+        throw new AppError('unavailable', 'storage is not reachable');
+      }
+      return { status: 'ready' };
+    },
+  );
 
   app.get(
     '/metrics',
-    { schema: { tags: ['operations'], summary: 'Prometheus metrics', hide: false } },
+    {
+      config: { rateLimit: false },
+      schema: { tags: ['operations'], summary: 'Prometheus metrics', hide: false },
+    },
     async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()),
   );
 }

@@ -121,6 +121,32 @@ export interface AuthStore {
   purgeAuthFailures(beforeMs: number): Promise<number>;
 }
 
+/** Requests of one key in one window that an instance adds to the shared count. */
+export interface RequestCountUpdate {
+  /** SHA-256 of the counted key (a client id or an address, with its kind). */
+  keyHash: string;
+  /** Epoch milliseconds at which the window began; windows are aligned, so instances agree. */
+  windowStartedMs: number;
+  requests: number;
+}
+
+/**
+ * The storage port of the request limiter (`request-limiter.ts`), implemented in
+ * `storage/request-count-store.ts`: one counter per key, shared by every instance of the store.
+ */
+export interface RequestCountStore {
+  /**
+   * Adds each update to its key's counter in one statement: a counter of an older window starts
+   * again with the update, one of a newer window is left as it is. Returns, by key hash, the
+   * counter as it stands after the statement, with the window it counts.
+   */
+  addRequestCounts(
+    updates: readonly RequestCountUpdate[],
+  ): Promise<Map<string, { windowStartedMs: number; requests: number }>>;
+  /** Deletes counters of windows that began before `beforeMs`; returns how many. */
+  purgeRequestCounts(beforeMs: number): Promise<number>;
+}
+
 /** One failure counter as it stands after counting. */
 export interface AuthFailureCount {
   failures: number;
