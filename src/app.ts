@@ -7,6 +7,7 @@ import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { adminInterface } from './http/admin/plugin.js';
+import { registerArrivalTime } from './http/arrival.js';
 import { registerAuthentication } from './http/authenticate.js';
 import { registerNulGuard } from './http/nul-guard.js';
 import { registerProblemHandlers, sendRouterProblem } from './http/problem.js';
@@ -102,6 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: sendRouterProblem,
     ...serverTimeoutOptions(deps.serverTimeouts),
   }).withTypeProvider<TypeBoxTypeProvider>();
+  registerArrivalTime(app, () => services.ingestion.now());
 
   const bodyAjv = ajvFor({ coerceTypes: false });
   const textAjv = ajvFor({ coerceTypes: 'array' });

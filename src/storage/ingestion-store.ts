@@ -12,7 +12,7 @@ import { type BulkColumn, createBulkInsert } from './bulk-insert.js';
 import { countRows } from './count.js';
 import type { Store } from './database.js';
 import type { ChunksTable, Database, IngestionsTable } from './schema.js';
-import { sessionStateIs } from './session-state.js';
+import { sessionStateIs, sessionWasOpenAt } from './session-state.js';
 
 const RECORD_COLUMNS: readonly BulkColumn[] = [
   { name: 'ingestion_id', pgType: 'text' },
@@ -198,16 +198,25 @@ export function createIngestionStore(store: Store): IngestionStore {
       return { rows: rows.map(toSession), total };
     },
 
-    async touchOpenSession(ingestionId, nowMs, at) {
+    async touchSession(ingestionId, arrivedAtMs, nowMs, at) {
       const row = await db
         .updateTable('ingestions')
-        .set((eb) => ({
-          last_activity_on: at,
-          expires_at_ms: eb(sql.lit(nowMs), '+', eb.ref('timeout_ms')),
-          api_calls: eb('api_calls', '+', 1),
-        }))
+        .set((eb) => {
+          // Both dialects evaluate every SET expression on the row as it was before the update.
+          const openNow = sessionStateIs(eb, 'pending', nowMs);
+          return {
+            last_activity_on: eb.case().when(openNow).then(at).else(eb.ref('last_activity_on')).end(),
+            expires_at_ms: eb
+              .case()
+              .when(openNow)
+              .then(eb(sql.lit(nowMs), '+', eb.ref('timeout_ms')))
+              .else(eb.ref('expires_at_ms'))
+              .end(),
+            api_calls: eb('api_calls', '+', 1),
+          };
+        })
         .where('ingestion_id', '=', ingestionId)
-        .where((eb) => sessionStateIs(eb, 'pending', nowMs))
+        .where((eb) => sessionWasOpenAt(eb, arrivedAtMs))
         .returningAll()
         .executeTakeFirst();
       return row === undefined ? undefined : toSession(row);

@@ -23,14 +23,15 @@ let userCounter = 0;
 
 /**
  * Builds the whole app on a fresh store with a manual clock, as the tests of every endpoint
- * need it. The clock starts at the real time, so the store's timestamps look ordinary.
+ * need it. The clock starts at the real time, so the store's timestamps look ordinary; a test
+ * that must see when the app reads it passes its own.
  */
 export async function createTestApp(
   settings: Partial<ServiceSettings> = {},
-  options: { file?: boolean; logger?: AppDeps['logger']; publicUrl?: string } = {},
+  options: { file?: boolean; logger?: AppDeps['logger']; publicUrl?: string; clock?: ManualClock } = {},
 ): Promise<TestApp> {
   const { store, dispose } = await createTestStore(options);
-  const clock = new ManualClock(new Date());
+  const clock = options.clock ?? new ManualClock(new Date());
   const services = createServices(store, clock, {
     accessTokenTtlSeconds: 300,
     refreshTokenTtlSeconds: 1800,

@@ -213,6 +213,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
           partial: request.query.partial,
           idempotencyKey: request.headers['idempotency-key'],
           reference: request.id,
+          arrivedAt: request.arrivedAt ?? ingestion.now(),
         });
         return sendChunkOutcome(request, reply, result);
       },

@@ -100,6 +100,11 @@ export class IngestionService {
     return sessionView(row, now.getTime());
   }
 
+  /** Now on the clock of this service, on which a chunk request's `arrivedAt` is taken. */
+  now(): Date {
+    return this.#clock.now();
+  }
+
   /** One session. Errors: `session-not-found`. */
   async getSession(ingestionId: string): Promise<SessionView> {
     return sessionView(await this.#existing(ingestionId), this.#clock.now().getTime());
@@ -144,9 +149,14 @@ export class IngestionService {
    * rejects the chunk (outcome `rejected`) and keeps nothing; with `partial` the valid records
    * are kept. The outcome lists the first `CHUNK_ERRORS_SHOWN_MAX` failed records and counts
    * the others. A repeated idempotency key with the same body returns the earlier outcome as a
-   * replay. `reference` identifies the request; it is kept with the outcome. Errors:
-   * `session-not-found`, `session-closed`, `session-expired`, `malformed-json`,
-   * `validation-failed` (the chunk's shape), `idempotency-key-reused`.
+   * replay. `reference` identifies the request; it is kept with the outcome.
+   *
+   * `arrivedAt` is when the request arrived, before its body was read, on this service's clock
+   * (`now`). The session must have been open then: the data of a request in progress when the
+   * session is closed or expires is still stored and processed (docs/reference.md, Chunks),
+   * while a request that arrived after is refused. Errors: `session-not-found`,
+   * `session-closed`, `session-expired` (the session was not open when the request arrived),
+   * `malformed-json`, `validation-failed` (the chunk's shape), `idempotency-key-reused`.
    */
   async submitChunk(input: {
     ingestionId: string;
@@ -154,6 +164,7 @@ export class IngestionService {
     partial: boolean;
     idempotencyKey: string | undefined;
     reference: string;
+    arrivedAt: Date;
   }): Promise<ChunkResult> {
     const { ingestionId, idempotencyKey } = input;
     const bodySha256 =
@@ -164,8 +175,15 @@ export class IngestionService {
     }
 
     const now = this.#clock.now();
-    const session = await this.#store.touchOpenSession(ingestionId, now.getTime(), now.toISOString());
-    if (session === undefined) throw await this.#notOpen(ingestionId);
+    // A clock set back since the arrival must not date the arrival after the handling.
+    const arrivedAtMs = Math.min(input.arrivedAt.getTime(), now.getTime());
+    const session = await this.#store.touchSession(
+      ingestionId,
+      arrivedAtMs,
+      now.getTime(),
+      now.toISOString(),
+    );
+    if (session === undefined) throw await this.#notOpen(ingestionId, arrivedAtMs);
     const entity = await this.#catalog.entity(session.namespace, session.entity).catch(() => {
       throw new AppError('session-not-found', `session ${ingestionId} no longer exists`);
     });
@@ -244,9 +262,10 @@ export class IngestionService {
     return row;
   }
 
-  async #notOpen(ingestionId: string): Promise<AppError> {
+  /** Why a request that arrived at `arrivedAtMs` found the session not open. */
+  async #notOpen(ingestionId: string, arrivedAtMs: number): Promise<AppError> {
     const row = await this.#existing(ingestionId);
-    if (stateAt(row, this.#clock.now().getTime()) === 'expired') {
+    if (stateAt(row, arrivedAtMs) === 'expired') {
       return new AppError(
         'session-expired',
         `session ${ingestionId} expired after ${row.timeout} without activity; open a new one`,

@@ -134,10 +134,18 @@ export interface IngestionStore {
     limit: number,
   ): Promise<{ rows: SessionRow[]; total: number }>;
   /**
-   * Records activity on an open session: extends its deadline and counts the call. Returns the
-   * updated row, or undefined when the session is not open (closed, expired or unknown).
+   * Admits a chunk request that arrived at `arrivedAtMs` and is handled at `nowMs`, in one
+   * statement: when the session was open at the arrival, counts the call and, if the session is
+   * still open now, extends its deadline from now (a session closed or expired since stays so).
+   * Returns the updated row, or undefined when the session was not open at the arrival (closed
+   * or expired before it) or does not exist.
    */
-  touchOpenSession(ingestionId: string, nowMs: number, at: string): Promise<SessionRow | undefined>;
+  touchSession(
+    ingestionId: string,
+    arrivedAtMs: number,
+    nowMs: number,
+    at: string,
+  ): Promise<SessionRow | undefined>;
   /** Closes an open session; returns the updated row, or undefined when it was not open. */
   closeOpenSession(
     ingestionId: string,
