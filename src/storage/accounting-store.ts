@@ -11,7 +11,7 @@ import {
 import { type BulkColumn, createBulkInsert } from './bulk-insert.js';
 import { storedRevision } from './configuration-store.js';
 import { countRows } from './count.js';
-import type { Store } from './database.js';
+import type { Dialect, Store } from './database.js';
 import type { Database, JournalsTable } from './schema.js';
 
 /** Rolls a write back when the chunk's records were processed by someone else meanwhile. */
@@ -105,6 +105,62 @@ function toJournal(row: Selectable<JournalsTable>, lines: StoredJournal['lines']
   };
 }
 
+/** A journal that holds an origin journal id for its accounting configuration. */
+interface BookedOriginJournal {
+  journal_id: string;
+  accounting_config: string;
+  origin_journal_id: string;
+}
+
+/** The key of the PostgreSQL advisory lock that lets one transaction at a time process direct journals. */
+const DIRECT_JOURNAL_LOCK_NAME = 'ledgerflow: direct journals';
+
+/**
+ * Takes the turn of processing direct journals for the rest of the transaction (PostgreSQL);
+ * false when another transaction holds it.
+ */
+async function takeDirectJournalTurn(trx: Transaction<Database>): Promise<boolean> {
+  const { rows } = await sql<{ taken: boolean }>`
+    select pg_try_advisory_xact_lock(hashtext(${DIRECT_JOURNAL_LOCK_NAME})) as taken
+  `.execute(trx);
+  return rows[0]?.taken === true;
+}
+
+/**
+ * The journals, of any session, that hold an origin journal id the chunk's records may carry.
+ * Which field carries it is named by the configuration, which the store does not read, so every
+ * text value of the records is a candidate: only values that are some journal's origin journal id
+ * match, through the unique index of migration 0007. Reversals carry their journal's origin id
+ * and are left out, as are the repeats marked by that migration.
+ */
+async function bookedOriginJournals(
+  trx: Transaction<Database>,
+  dialect: Dialect,
+  records: readonly Record<string, unknown>[],
+): Promise<BookedOriginJournal[]> {
+  const candidates = new Set<string>();
+  for (const record of records) {
+    for (const value of Object.values(record)) if (typeof value === 'string') candidates.add(value);
+  }
+  if (candidates.size === 0) return [];
+  // One parameter however many candidates: an array on PostgreSQL, a JSON array on SQLite.
+  const among =
+    dialect === 'postgres'
+      ? sql<boolean>`origin_journal_id = any(${[...candidates]}::text[])`
+      : sql<boolean>`origin_journal_id in (select value from json_each(${JSON.stringify([...candidates])}))`;
+  const rows = await trx
+    .selectFrom('journals')
+    .select(['journal_id', 'accounting_config', 'origin_journal_id'])
+    .where('origin_journal_id', 'is not', null)
+    .where('reverses', 'is', null)
+    .where('duplicate_of', 'is', null)
+    .where(among)
+    .execute();
+  return rows.flatMap((row) =>
+    row.origin_journal_id === null ? [] : [{ ...row, origin_journal_id: row.origin_journal_id }],
+  );
+}
+
 /**
  * The accounting port over Kysely. The unit of work is one chunk: its unprocessed records are
  * claimed, processed by the pure engine, and their results written with the processed marks in
@@ -147,9 +203,17 @@ export function createAccountingStore(store: Store): AccountingStore {
         .execute();
       const first = records[0];
       if (first === undefined) continue;
-      // Only journal lines need the origin journal ids of the session's earlier chunks.
+      const data = records.map((r) => JSON.parse(r.data) as Record<string, unknown>);
+      // Only journal lines need the origin journal ids of the session's earlier chunks and the
+      // journals already booked under the origin journal ids they carry.
       let origins: { origin_journal_id: string | null }[] = [];
+      let booked: BookedOriginJournal[] = [];
       if (first.entity === JOURNAL_ENTITY_NAME) {
+        // Direct journals are processed one chunk at a time across every instance: the journals
+        // already booked are read below, and a chunk processed meanwhile elsewhere could book the
+        // same origin journal id after that read. Another round takes other work instead of
+        // waiting; the unique index of migration 0007 backs the rule up.
+        if (dialect === 'postgres' && !(await takeDirectJournalTurn(trx))) continue;
         if (dialect === 'postgres') {
           // Journal lines of one session are processed one chunk at a time, so each chunk sees the
           // origin journal ids of the chunks before it: a direct journal may not be split across
@@ -168,20 +232,28 @@ export function createAccountingStore(store: Store): AccountingStore {
           .where('ingestion_id', '=', candidate.ingestion_id)
           .where('origin_journal_id', 'is not', null)
           .execute();
+        booked = await bookedOriginJournals(trx, dialect, data);
+      }
+      const bookedByConfig = new Map<string, Map<string, string>>();
+      for (const journal of booked) {
+        const byOrigin = bookedByConfig.get(journal.accounting_config) ?? new Map<string, string>();
+        byOrigin.set(journal.origin_journal_id, journal.journal_id);
+        bookedByConfig.set(journal.accounting_config, byOrigin);
       }
       return {
         ingestionId: candidate.ingestion_id,
         chunkSeq: Number(candidate.chunk_seq),
         namespace: first.namespace,
         entity: first.entity,
-        records: records.map((r) => ({
+        records: records.map((r, i) => ({
           recordId: Number(r.record_id),
           index: r.record_index,
-          data: JSON.parse(r.data) as Record<string, unknown>,
+          data: data[i] ?? {},
         })),
         seenOriginJournalIds: new Set(
           origins.map((o) => o.origin_journal_id).filter((o): o is string => o !== null),
         ),
+        bookedOriginJournals: bookedByConfig,
       };
     }
     return undefined;

@@ -20,6 +20,7 @@ import * as chunkOutcome from './migrations/0003-chunk-outcome.js';
 import * as adminSessions from './migrations/0004-admin-sessions.js';
 import * as authFailures from './migrations/0005-auth-failures.js';
 import * as refreshAnswersAndRequestCounts from './migrations/0006-refresh-answers-and-request-counts.js';
+import * as originJournalOnce from './migrations/0007-origin-journal-once.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -378,6 +379,7 @@ export async function migrateToLatest(store: Store): Promise<void> {
         '0004-admin-sessions': withDialect(adminSessions),
         '0005-auth-failures': withDialect(authFailures),
         '0006-refresh-answers-and-request-counts': withDialect(refreshAnswersAndRequestCounts),
+        '0007-origin-journal-once': withDialect(originJournalOnce),
       }),
     },
   });

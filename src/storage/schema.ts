@@ -219,6 +219,11 @@ export interface JournalsTable {
   origin_journal_id: string | null;
   line_count: number;
   created_at: string;
+  /**
+   * A journal posted before an origin journal id could post only once per accounting
+   * configuration, repeating an earlier one: that journal's id (migration 0007); else null.
+   */
+  duplicate_of: Generated<string | null>;
 }
 
 export interface JournalLinesTable {

@@ -3,8 +3,10 @@
  * records. A failing record produces no journal at all and draws no id.
  */
 import { describe, expect, it } from 'vitest';
+import type { DirectJournalContext } from '../../src/modules/accounting/direct-journals.js';
 import { processBusinessEvent, processDirectJournals } from '../../src/modules/accounting/engine.js';
 import { JOURNAL_LINES_MAX } from '../../src/modules/accounting/journal-assembly.js';
+import type { ProcessingContext } from '../../src/modules/accounting/journal-draft.js';
 import { prepareAccounting } from '../../src/modules/accounting/prepare.js';
 import {
   PROCESSING_ERROR_CODES,
@@ -55,7 +57,7 @@ function directLine(
 
 function linesError(
   lines: Record<string, unknown>[],
-  more: { seenOriginJournalIds?: ReadonlySet<string> } = {},
+  more: Omit<DirectJournalContext, keyof ProcessingContext> = {},
 ): ProcessingError {
   const [group] = processDirectJournals(prepared, lines, { ...context(), ...more });
   if (group === undefined || group.outcome.ok) throw new Error('expected an error');
@@ -280,6 +282,23 @@ describe('processing errors of direct journal lines', () => {
       code: 'journal-split-across-chunks',
       message: 'origin journal "J" already has lines from an earlier chunk; a journal is sent in one chunk',
     });
+  });
+
+  it('duplicate-origin-journal when a journal of another session holds the origin journal id (finding: a retried feed doubles the books)', () => {
+    const bookedOriginJournals = new Map([['IFRS', new Map([['J', 'journal-1']])]]);
+    expect(linesError([directLine('J', '5'), directLine('J', '-5')], { bookedOriginJournals })).toEqual({
+      code: 'duplicate-origin-journal',
+      message:
+        'origin journal "J" is already journal journal-1 of accounting configuration "IFRS"; an origin ' +
+        'journal id is booked once per accounting configuration',
+    });
+    // The same origin journal id in another accounting configuration is another journal.
+    const elsewhere = new Map([['LOCAL', new Map([['J', 'journal-2']])]]);
+    const [group] = processDirectJournals(prepared, [directLine('J', '5'), directLine('J', '-5')], {
+      ...context(),
+      bookedOriginJournals: elsewhere,
+    });
+    expect(group?.outcome.ok).toBe(true);
   });
 
   it('too-many-lines above JOURNAL_LINES_MAX', () => {

@@ -33,6 +33,13 @@ export interface DirectJournalGroup {
   outcome: ProcessingOutcome;
 }
 
+/** What the caller knows of the journals stored before this chunk (see `processDirectJournals`). */
+export type DirectJournalContext = ProcessingContext & {
+  seenOriginJournalIds?: ReadonlySet<string>;
+  /** Accounting configuration → origin journal id → the journal id already holding it. */
+  bookedOriginJournals?: ReadonlyMap<string, ReadonlyMap<string, string>>;
+};
+
 /** A checked line and the journal-level values it names. */
 interface ReadLine {
   candidateLine: CandidateLine;
@@ -50,15 +57,17 @@ interface ReadLine {
  * `unknown-node`, `unknown-accounting-config`, `accounting-config-not-assigned`,
  * `unknown-journal-type`, `invalid-amount`, `zero-amount`, `invalid-currency`, `invalid-date`;
  * then per journal `inconsistent-journal` (lines disagree on core date, type, basis or node),
- * `journal-split-across-chunks`, `too-many-lines`, `unbalanced`, `invalid-time-zone`,
- * `closed-period`. A journal split across chunks can only be seen by the caller: it passes the
- * origin journal ids already stored for earlier chunks in `seenOriginJournalIds`. Throws a
+ * `journal-split-across-chunks`, `duplicate-origin-journal`, `too-many-lines`, `unbalanced`,
+ * `invalid-time-zone`, `closed-period`. What was stored before can only be seen by the caller:
+ * it passes the origin journal ids already stored for earlier chunks of the session in
+ * `seenOriginJournalIds` (a journal split across chunks), and the journals already holding an
+ * origin journal id, in any session, in `bookedOriginJournals` (a journal sent again). Throws a
  * `RangeError` only when `ctx.businessDatePinned` is not an ISO date (validated at start-up).
  */
 export function processDirectJournals(
   prepared: PreparedAccounting,
   lines: readonly Readonly<Record<string, unknown>>[],
-  ctx: ProcessingContext & { seenOriginJournalIds?: ReadonlySet<string> },
+  ctx: DirectJournalContext,
 ): DirectJournalGroup[] {
   const originField = prepared.journalDefinition.fieldByRole.get('originJournalId');
   const groups = new Map<string, DirectJournalGroup>();
@@ -90,7 +99,7 @@ function processOriginJournal(
   prepared: PreparedAccounting,
   origin: string,
   lines: readonly Readonly<Record<string, unknown>>[],
-  ctx: ProcessingContext & { seenOriginJournalIds?: ReadonlySet<string> },
+  ctx: DirectJournalContext,
 ): ProcessingOutcome {
   const read: ReadLine[] = [];
   for (const [index, line] of lines.entries()) {
@@ -116,6 +125,15 @@ function processOriginJournal(
     return fail(
       'journal-split-across-chunks',
       `origin journal "${origin}" already has lines from an earlier chunk; a journal is sent in one chunk`,
+    );
+  }
+  // A feed sent again, in any session, must not book the same journal twice.
+  const holder = ctx.bookedOriginJournals?.get(first.accountingConfig)?.get(origin);
+  if (holder !== undefined) {
+    return fail(
+      'duplicate-origin-journal',
+      `origin journal "${origin}" is already journal ${holder} of accounting configuration ` +
+        `"${first.accountingConfig}"; an origin journal id is booked once per accounting configuration`,
     );
   }
   const node = prepared.nodesByKey.get(first.nodeKey);

@@ -31,6 +31,7 @@ export const PROCESSING_ERROR_CODES = [
   'no-account',
   'inconsistent-journal',
   'journal-split-across-chunks',
+  'duplicate-origin-journal',
   'too-many-lines',
   'no-journal',
   'unbalanced',

@@ -51,7 +51,11 @@ export function processChunk(
     const groups = processDirectJournals(
       accounting,
       chunk.records.map((r) => r.data),
-      { ...ctx, seenOriginJournalIds: chunk.seenOriginJournalIds },
+      {
+        ...ctx,
+        seenOriginJournalIds: chunk.seenOriginJournalIds,
+        bookedOriginJournals: chunk.bookedOriginJournals,
+      },
     );
     for (const group of groups) {
       const records = group.recordIndexes.map((i) => chunk.records[i]).filter((r) => r !== undefined);

@@ -24,6 +24,12 @@ export interface ClaimedChunk {
   records: { recordId: number; index: number; data: Record<string, unknown> }[];
   /** Origin journal ids already stored for this session: a direct journal is sent in one chunk. */
   seenOriginJournalIds: ReadonlySet<string>;
+  /**
+   * Journals already booked (posted or not), in any session, for the origin journal ids this
+   * chunk may carry: accounting configuration → origin journal id → journal id. An origin journal
+   * id is booked once per accounting configuration (docs/domain/accounting.md, Direct journals).
+   */
+  bookedOriginJournals: ReadonlyMap<string, ReadonlyMap<string, string>>;
 }
 
 /** What processing one claimed chunk produced, written in the claim's own transaction. */
