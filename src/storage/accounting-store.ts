@@ -119,7 +119,7 @@ const DIRECT_JOURNAL_LOCK_NAME = 'ledgerflow: direct journals';
  * Takes the turn of processing direct journals for the rest of the transaction (PostgreSQL);
  * false when another transaction holds it.
  */
-async function takeDirectJournalTurn(trx: Transaction<Database>): Promise<boolean> {
+async function takeDirectJournalTurn(trx: Kysely<Database>): Promise<boolean> {
   const { rows } = await sql<{ taken: boolean }>`
     select pg_try_advisory_xact_lock(hashtext(${DIRECT_JOURNAL_LOCK_NAME})) as taken
   `.execute(trx);
@@ -134,7 +134,7 @@ async function takeDirectJournalTurn(trx: Transaction<Database>): Promise<boolea
  * and are left out, as are the repeats marked by that migration.
  */
 async function bookedOriginJournals(
-  trx: Transaction<Database>,
+  trx: Kysely<Database>,
   dialect: Dialect,
   records: readonly Record<string, unknown>[],
 ): Promise<BookedOriginJournal[]> {
