@@ -21,6 +21,7 @@ import * as adminSessions from './migrations/0004-admin-sessions.js';
 import * as authFailures from './migrations/0005-auth-failures.js';
 import * as refreshAnswersAndRequestCounts from './migrations/0006-refresh-answers-and-request-counts.js';
 import * as originJournalOnce from './migrations/0007-origin-journal-once.js';
+import * as csrfDerived from './migrations/0008-csrf-derived.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -380,6 +381,7 @@ export async function migrateToLatest(store: Store): Promise<void> {
         '0005-auth-failures': withDialect(authFailures),
         '0006-refresh-answers-and-request-counts': withDialect(refreshAnswersAndRequestCounts),
         '0007-origin-journal-once': withDialect(originJournalOnce),
+        '0008-csrf-derived': withDialect(csrfDerived),
       }),
     },
   });

@@ -50,7 +50,6 @@ export interface CredentialsTable {
 export interface AdminSessionsTable {
   session_hash: string;
   user_email: string;
-  csrf_token: string;
   created_at: string;
   last_seen_at: string;
   /** The idle deadline, never later than `ends_at`. */

@@ -6,7 +6,6 @@ function toSession(row: Selectable<AdminSessionsTable>): WebSessionRow {
   return {
     sessionHash: row.session_hash,
     userEmail: row.user_email,
-    csrfToken: row.csrf_token,
     createdAt: row.created_at,
     lastSeenAt: row.last_seen_at,
     expiresAt: row.expires_at,
@@ -23,7 +22,6 @@ export function createWebSessionStore(db: Kysely<Database>): WebSessionStore {
         .values({
           session_hash: session.sessionHash,
           user_email: session.userEmail,
-          csrf_token: session.csrfToken,
           created_at: session.createdAt,
           last_seen_at: session.lastSeenAt,
           expires_at: session.expiresAt,

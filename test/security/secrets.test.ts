@@ -45,7 +45,6 @@ describe('secrets stay out of the logs and out of the store', () => {
   const secrets: Secret[] = [];
   /** Basic authorization headers sent, keyed by the client id they carry. */
   const basicClients = new Map<string, string>();
-  let csrfTokens: string[] = [];
 
   const keep = (what: string, value: string): string => {
     expect(value.length, what).toBeGreaterThanOrEqual(12);
@@ -121,6 +120,9 @@ describe('secrets stay out of the logs and out of the store', () => {
     server = await startServer({
       DATABASE_URL: databaseUrl,
       LOG_LEVEL: 'debug',
+      // Long enough that the repeated refresh below always falls in the window, however slow the
+      // machine: the answer it gets back is kept sealed in the store, which the search covers.
+      REFRESH_REUSE_GRACE_SECONDS: '300',
       BOOTSTRAP_CLIENT_ID: BOOTSTRAP_ID,
       BOOTSTRAP_CLIENT_SECRET: BOOTSTRAP_SECRET,
       ADMIN_EMAIL,
@@ -202,14 +204,16 @@ describe('secrets stay out of the logs and out of the store', () => {
     // A client that puts its token in the URL as well.
     expect((await api(admin, 'GET', `/api/v1/ingestions?access_token=${admin}`)).status).toBe(200);
 
-    // The first refresh token again: reuse, which revokes its family.
-    const reused = await tokenRequest({
+    // The first refresh token again, within the grace window: the same answer, read back from
+    // where it is kept sealed under that token.
+    const repeated = await tokenRequest({
       grant_type: 'refresh_token',
       refresh_token: first.body.refresh_token ?? '',
       client_id: BOOTSTRAP_ID,
       client_secret: BOOTSTRAP_SECRET,
     });
-    expect(reused.status).toBe(400);
+    expect(repeated.status).toBe(200);
+    expect(repeated.body.refresh_token).toBe(refreshed.body.refresh_token);
 
     // Failed client authentications: a wrong secret of a known client, an unknown client.
     const wrong = keep('wrong client secret', `${BOOTSTRAP_SECRET}-wrong`);
@@ -281,7 +285,6 @@ describe('secrets stay out of the logs and out of the store', () => {
         })
       ).status,
     ).toBe(200);
-    csrfTokens = [adminSession.csrf, viewer.csrf];
   }, 60_000);
 
   afterAll(async () => {
@@ -328,13 +331,8 @@ describe('secrets stay out of the logs and out of the store', () => {
     for (const secret of secrets) {
       const forms = formsOf(secret, basicClients.get(secret.value));
       const found = dump.filter((cell) => forms.some((form) => cell.value.includes(form)));
-      // A CSRF token is kept with its sign-in session: alone it grants nothing, since the
-      // session's cookie value is stored only as a SHA-256. It may appear there and nowhere else.
-      const allowed = csrfTokens.includes(secret.value)
-        ? found.filter((cell) => !(cell.table === 'admin_sessions' && cell.column === 'csrf_token'))
-        : found;
       expect(
-        allowed.map((cell) => `${cell.table}.${cell.column}`),
+        found.map((cell) => `${cell.table}.${cell.column}`),
         `${secret.what} is stored in clear`,
       ).toEqual([]);
     }

@@ -157,7 +157,6 @@ export interface AuthFailureCount {
 export interface WebSessionRow {
   sessionHash: string;
   userEmail: string;
-  csrfToken: string;
   createdAt: string;
   lastSeenAt: string;
   /** The idle deadline, never later than `endsAt`. */

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { newOpaqueToken, sha256Hex } from '../../lib/ids.js';
 import { type UserView, userView } from './access-directory.js';
@@ -15,7 +15,15 @@ export const WEB_SESSION_LIFETIME_MAX_MS = 12 * 3600 * 1000;
 export const WEB_SESSION_TOUCH_INTERVAL_MS = 60 * 1000;
 /** Longest password or e-mail accepted at sign-in; longer ones are refused before hashing. */
 export const SIGN_IN_FIELD_LENGTH_MAX = 256;
-const CSRF_TOKEN_BYTES = 32;
+
+/**
+ * The CSRF token of a session, derived from its cookie value: SHA-256 over a label and the value,
+ * so the token is fixed for the session, differs from the stored session hash, and cannot be
+ * computed from anything the store holds.
+ */
+export function csrfTokenOf(sessionId: string): string {
+  return createHash('sha256').update('ledgerflow csrf\u0000').update(sessionId).digest('base64url');
+}
 
 /** A signed-in user as every page and action sees them, with the permissions of their roles now. */
 export interface WebPrincipal {
@@ -42,7 +50,8 @@ export function csrfTokenMatches(expected: string, given: string | undefined): b
 /**
  * Sign-in sessions of the administration interface: e-mail and password, server-side sessions
  * named by a random cookie value of which only the SHA-256 is stored, idle and absolute expiry,
- * and a CSRF token per session. Failed sign-ins are limited per (e-mail, address) and per
+ * and a CSRF token per session derived from the cookie value ({@link csrfTokenOf}), so the store
+ * holds neither. Failed sign-ins are limited per (e-mail, address) and per
  * address as failed client authentications are (`FailureLimiter`): repeated failures slow the
  * next attempts down, the right password still signs in, and only a flood from one address is
  * refused before any password is hashed.
@@ -87,7 +96,6 @@ export class WebSessions {
     const session: WebSessionRow = {
       sessionHash: sha256Hex(sessionId),
       userEmail: user.email,
-      csrfToken: randomBytes(CSRF_TOKEN_BYTES).toString('base64url'),
       createdAt: now.toISOString(),
       lastSeenAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + WEB_SESSION_IDLE_MS).toISOString(),
@@ -100,7 +108,7 @@ export class WebSessions {
       principal: {
         user: userView(user),
         permissions,
-        csrfToken: session.csrfToken,
+        csrfToken: csrfTokenOf(sessionId),
         sessionHash: session.sessionHash,
       },
     };
@@ -128,7 +136,7 @@ export class WebSessions {
     return {
       user: userView(user),
       permissions: permissionsOf(user.roles),
-      csrfToken: session.csrfToken,
+      csrfToken: csrfTokenOf(sessionId),
       sessionHash: session.sessionHash,
     };
   }
