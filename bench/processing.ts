@@ -1,7 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../src/modules/configuration/model.js';
-import { benchConfiguration, type ChunkBody, chunkOf } from './data.js';
+import { businessEventChunks, type ChunkBody } from './data.js';
+import {
+  ENGINE_PASSES,
+  LIMIT_ROUNDS,
+  LIMIT_WARMUP_CHUNKS,
+  type LimitRound,
+  measureLimitRound,
+} from './processing-limit.js';
 import {
   formatNumber,
   type RunContext,
@@ -36,44 +43,13 @@ const PROCESSING_STALL_MS = 15_000;
 /** Issue 5: processing keeps up with at least half the ingestion rate; the goal is all of it. */
 const INGESTION_RATIO_MIN = 0.5;
 const INGESTION_RATIO_GOAL = 1.0;
+/** The engine takes at most this share of the processing limit, so storage sets the pace. */
+const ENGINE_SHARE_MAX = 0.25;
 const MS_PER_SECOND = 1000;
+const PERCENT = 100;
 const FINISHED_STATUSES = new Set(['completed', 'completed_with_errors']);
 
 const DIALECT_TITLE: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
-
-interface FixtureForEvents {
-  businessEventTypes: { name: string }[];
-  nodes: { fields: Record<string, string> }[];
-}
-
-/**
- * The 20 chunk bodies: business events valid for the realistic fixture, cycling through its
- * event types and nodes, dated today (the business date, so in an open period), amounts as
- * decimal strings in EUR.
- */
-function eventChunks(): ChunkBody[] {
-  const configuration = benchConfiguration().configuration as unknown as FixtureForEvents;
-  const eventTypes = configuration.businessEventTypes.map((type) => type.name);
-  const nodes = configuration.nodes.map((node) => node.fields);
-  const today = new Date().toISOString().slice(0, 10);
-  const perChunk = EVENTS / CHUNKS;
-  return Array.from({ length: CHUNKS }, (_, chunk) =>
-    chunkOf(
-      `events-${chunk}`,
-      Array.from({ length: perChunk }, (_, offset) => {
-        const index = chunk * perChunk + offset;
-        return {
-          eventType: eventTypes[index % eventTypes.length],
-          effectiveDate: today,
-          amount: `${1 + (index % 99_999)}.${String(index % 100).padStart(2, '0')}`,
-          currency: 'EUR',
-          ...nodes[index % nodes.length],
-          productCode: 'MORTGAGE',
-        };
-      }),
-    ),
-  );
-}
 
 type Outcome =
   | { kind: 'finished'; status: string; endMs: number }
@@ -212,9 +188,101 @@ function resultRows(run: ProcessingRun): string[][] {
   return rows;
 }
 
+/** The round with the median value of `key`. */
+function medianRound(rounds: readonly LimitRound[], key: (round: LimitRound) => number): LimitRound {
+  const sorted = [...rounds].sort((a, b) => key(a) - key(b));
+  const middle = sorted[Math.floor(sorted.length / 2)];
+  if (middle === undefined) throw new Error('no rounds measured');
+  return middle;
+}
+
+const engineShare = (round: LimitRound) => round.limit.engineMs / round.limit.totalMs;
+const percent = (share: number) => `${formatNumber(share * PERCENT)} %`;
+
+function limitRows(rounds: readonly LimitRound[]): string[][] {
+  const { limit } = medianRound(rounds, (round) => round.limit.totalMs);
+  const share = engineShare(medianRound(rounds, engineShare));
+  const { engine } = medianRound(rounds, (round) => round.engine.ms);
+  const rate = (count: number, ms: number) => formatNumber((count / ms) * MS_PER_SECOND);
+  return [
+    [
+      `processing limit, in the benchmark process: ${formatNumber(limit.events)} stored business events in ${CHUNKS} chunks read, parsed, run through the engine and their journals and lines inserted, one transaction per chunk`,
+      `${rate(limit.events, limit.totalMs)} events/s, ${rate(limit.journals, limit.totalMs)} journals/s (${formatNumber(limit.totalMs)} ms)`,
+      '',
+      '',
+    ],
+    [
+      'of which: reading and parsing the records / the engine (`processChunk`) / journal and line rows, inserts and commit',
+      `${formatNumber(limit.readMs)} ms / ${formatNumber(limit.engineMs)} ms / ${formatNumber(limit.writeMs)} ms`,
+      '',
+      '',
+    ],
+    [
+      `the engine's share of the limit; per round: ${rounds.map((round) => percent(engineShare(round))).join(', ')}`,
+      percent(share),
+      `≤ ${percent(ENGINE_SHARE_MAX)}`,
+      share <= ENGINE_SHARE_MAX ? 'met' : '**not met**',
+    ],
+    [
+      `the engine alone: \`processChunk\` on the parsed events, ${ENGINE_PASSES} passes over the ${formatNumber(engine.events / ENGINE_PASSES)} events`,
+      `${rate(engine.events, engine.ms)} events/s, ${rate(engine.journals, engine.ms)} journals/s (${formatNumber(engine.ms)} ms)`,
+      '',
+      '',
+    ],
+    [
+      'written by every round, counted in the store afterwards',
+      `${formatNumber(limit.journals)} journals, ${formatNumber(limit.lines)} lines, no processing error`,
+      '',
+      '',
+    ],
+  ];
+}
+
+/**
+ * The processing limit of each dialect (bench/processing-limit.ts): `LIMIT_ROUNDS` rounds, each
+ * the limit and then the engine alone, reported as medians with the engine's share of the limit.
+ */
+export async function runProcessingLimit(
+  context: RunContext,
+  dialects: readonly Dialect[],
+): Promise<Section[]> {
+  const bodies = businessEventChunks(EVENTS, CHUNKS);
+  const sections: Section[] = [];
+  for (const dialect of dialects) {
+    const stamp = stampNow();
+    const rounds: LimitRound[] = [];
+    for (let round = 0; round < LIMIT_ROUNDS; round += 1) {
+      const measured = await measureLimitRound(dialect, bodies);
+      const { limit, engine } = measured;
+      console.log(
+        `processing limit ${dialect} round ${round + 1}: ${formatNumber(limit.totalMs)} ms (read ${formatNumber(limit.readMs)}, engine ${formatNumber(limit.engineMs)}, write ${formatNumber(limit.writeMs)}), engine share ${percent(engineShare(measured))}; engine alone ${formatNumber((engine.events / engine.ms) * MS_PER_SECOND)} events/s`,
+      );
+      rounds.push(measured);
+    }
+    const markdown = [
+      ...sectionHead({
+        title: `Processing limit and the accounting engine, ${DIALECT_TITLE[dialect]}`,
+        machine: context.machine,
+        storage: rounds[0]?.storage ?? dialect,
+        command: context.command,
+        stamp,
+      }),
+      ...table(
+        ['measure', `result (median of ${LIMIT_ROUNDS} rounds)`, 'target', 'verdict'],
+        limitRows(rounds),
+      ),
+      '',
+      `Method. The same ${formatNumber(EVENTS)} business events as the processing benchmark, validated and stored by the project's own chunk work and \`commitChunk\` into a fresh database (made by \`openStore\` and the migrations, as the service makes its own), untimed. Then, in the benchmark process and on its one thread, each chunk is one transaction: select its records, \`JSON.parse\` each, \`processChunk\` (the engine and the line extras, exactly what the processor hands to the store; the clock read once per chunk, ids from \`randomUUID\`), and insert the journals and lines with the project's bulk insert and row shapes (\`storage/bulk-insert.ts\`, \`storage/accounting-store.ts\`: a prepared single-row INSERT per row on SQLite, one \`unnest\` INSERT per table on PostgreSQL, whose server works in its own process). Claiming, processed marks and session counters are left out: the limit is the work every processed event needs. Before the timed chunks, ${LIMIT_WARMUP_CHUNKS} chunks of another session go the same way, untimed, so the limit runs warm. The engine's share is its time over the limit's, per round; the engine alone runs right after the limit in the same round, one untimed pass first. ${LIMIT_ROUNDS} rounds, each on a fresh database; the table shows the medians.`,
+    ].join('\n');
+    console.log(`\n${markdown}\n`);
+    sections.push({ id: `processing-limit-${dialect}`, markdown });
+  }
+  return sections;
+}
+
 /** Runs the processing benchmark on each dialect. */
 export async function runProcessing(context: RunContext, dialects: readonly Dialect[]): Promise<Section[]> {
-  const bodies = eventChunks();
+  const bodies = businessEventChunks(EVENTS, CHUNKS);
   const sections: Section[] = [];
   for (const dialect of dialects) {
     const stamp = stampNow();

@@ -21,6 +21,8 @@ const SECTION_ORDER = [
   'ingestion-postgres',
   'processing-sqlite',
   'processing-postgres',
+  'processing-limit-sqlite',
+  'processing-limit-postgres',
   'flows-sqlite',
   'flows-postgres',
   'admin-sqlite',
@@ -33,7 +35,7 @@ const INTRO = `# Benchmarks
 
 Written by \`npm run bench\` (\`bench/run.ts\`); do not edit the sections by hand, run the benchmark
 again. \`npm run bench\` builds the service and runs every part but the soak on SQLite and
-PostgreSQL; \`npm run bench -- token|ingestion|processing|admin|validator|soak\` runs the parts
+PostgreSQL; \`npm run bench -- token|ingestion|processing|processing-limit|flows|admin|validator|soak\` runs the parts
 named and \`--dialect sqlite|postgres|both\` picks the storage. The soak runs 10 minutes per
 dialect, or \`--soak-minutes N\`. A run replaces only the sections it measured, so each section
 names its own machine, date and command.

@@ -2,7 +2,7 @@ import { runAdmin } from './admin.js';
 import { runFlows } from './flows.js';
 import { runIngestion } from './ingestion.js';
 import { benchCommand, currentMachine, describeMachine } from './machine.js';
-import { runProcessing } from './processing.js';
+import { runProcessing, runProcessingLimit } from './processing.js';
 import { BENCHMARKS_DOC_PATH, type RunContext, type Section, updateBenchmarksDoc } from './report.js';
 import type { Dialect } from './service.js';
 import { runSoak, SOAK_MINUTES_DEFAULT } from './soak.js';
@@ -26,6 +26,7 @@ const PARTS = {
   token: runToken,
   ingestion: runIngestion,
   processing: runProcessing,
+  'processing-limit': runProcessingLimit,
   flows: runFlows,
   admin: runAdmin,
   soak: (context, dialects, options) => runSoak(context, dialects, options.soakMinutes),

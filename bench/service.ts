@@ -24,15 +24,16 @@ const BOOTSTRAP_CLIENT_ID = 'lfc_bench';
 const RATE_LIMIT_MAX_BENCH = 1_000_000_000;
 const KIB_BYTES = 1024;
 
-/** A database made for one service run, and how to remove it. */
-interface BenchDatabase {
+/** A database made for one run, and how to remove it. */
+export interface BenchDatabase {
   url: string;
   /** For the report, e.g. `PostgreSQL 15.20, local`. */
   storage: string;
   drop(): Promise<void>;
 }
 
-async function createDatabase(dialect: Dialect): Promise<BenchDatabase> {
+/** A fresh database of `dialect`: a file in a new temporary folder, or a new PostgreSQL database. */
+export async function createDatabase(dialect: Dialect): Promise<BenchDatabase> {
   if (dialect === 'sqlite') {
     const folder = mkdtempSync(join(tmpdir(), 'ledgerflow-bench-'));
     return {

@@ -30,7 +30,8 @@ function canonicalNodeJson(node: Readonly<Record<string, string>>): string {
   );
 }
 
-const JOURNAL_COLUMNS: readonly BulkColumn[] = [
+/** The columns of a journal row; the processing benchmark writes with them too (bench/processing-limit.ts). */
+export const JOURNAL_COLUMNS: readonly BulkColumn[] = [
   { name: 'journal_id', pgType: 'text' },
   { name: 'ingestion_id', pgType: 'text' },
   { name: 'record_id', pgType: 'bigint' },
@@ -47,7 +48,8 @@ const JOURNAL_COLUMNS: readonly BulkColumn[] = [
   { name: 'created_at', pgType: 'text' },
 ];
 
-const LINE_COLUMNS: readonly BulkColumn[] = [
+/** The columns of a journal line row. */
+export const LINE_COLUMNS: readonly BulkColumn[] = [
   { name: 'line_id', pgType: 'text' },
   { name: 'journal_id', pgType: 'text' },
   { name: 'line_no', pgType: 'int' },
@@ -69,7 +71,7 @@ const ERROR_COLUMNS: readonly BulkColumn[] = [
 ];
 
 /** A journal row in the order of JOURNAL_COLUMNS. */
-function journalRow(recordId: number, draft: JournalDraft, at: string): unknown[] {
+export function journalRow(recordId: number, draft: JournalDraft, at: string): unknown[] {
   return [
     draft.journalId,
     draft.ingestionId,
@@ -86,6 +88,21 @@ function journalRow(recordId: number, draft: JournalDraft, at: string): unknown[
     draft.lines.length,
     at,
   ];
+}
+
+/** The line rows of a chunk's journals, in the order of LINE_COLUMNS; a line stores its extras only. */
+export function lineRows(journals: ChunkOutcome['journals']): unknown[][] {
+  return journals.flatMap(({ draft, lineExtras }) =>
+    draft.lines.map((line, i) => [
+      line.lineId,
+      draft.journalId,
+      line.lineNo,
+      line.account,
+      line.amount,
+      line.currency,
+      JSON.stringify(lineExtras[i] ?? {}),
+    ]),
+  );
 }
 
 function toJournal(row: Selectable<JournalsTable>, lines: StoredJournal['lines']): StoredJournal {
@@ -285,22 +302,7 @@ export function createAccountingStore(store: Store): AccountingStore {
       JOURNAL_COLUMNS,
       outcome.journals.map(({ recordId, draft }) => journalRow(recordId, draft, at)),
     );
-    await bulkInsert(
-      trx,
-      'journal_lines',
-      LINE_COLUMNS,
-      outcome.journals.flatMap(({ draft, lineExtras }) =>
-        draft.lines.map((line, i) => [
-          line.lineId,
-          draft.journalId,
-          line.lineNo,
-          line.account,
-          line.amount,
-          line.currency,
-          JSON.stringify(lineExtras[i] ?? {}),
-        ]),
-      ),
-    );
+    await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, lineRows(outcome.journals));
     await bulkInsert(
       trx,
       'processing_errors',
