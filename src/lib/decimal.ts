@@ -55,6 +55,14 @@ export const ZERO: Decimal = Object.freeze({ value: new Exact(0), scale: 0 });
  * {@link DECIMAL_SCALE_MAX} after the point. It never throws; the caller names the field at fault.
  */
 export function parseDecimal(text: string): Decimal | undefined {
+  const parts = plainParts(text);
+  return parts === undefined ? undefined : { value: new Exact(text), scale: parts.fraction.length };
+}
+
+/** The parts of plain decimal notation within the limits; leading zeros are dropped. */
+function plainParts(
+  text: string,
+): { negative: boolean; integerDigits: string; fraction: string } | undefined {
   const match = DECIMAL_PATTERN.exec(text);
   if (match === null) return undefined;
   const integerDigits = (match[2] ?? '').replace(/^0+(?=\d)/, '');
@@ -62,7 +70,67 @@ export function parseDecimal(text: string): Decimal | undefined {
   if (integerDigits.length > DECIMAL_INTEGER_DIGITS_MAX || fraction.length > DECIMAL_SCALE_MAX) {
     return undefined;
   }
-  return { value: new Exact(text), scale: fraction.length };
+  return { negative: match[1] === '-', integerDigits, fraction };
+}
+
+/**
+ * Digits of an integer that a binary float always holds exactly: 10^15 is below 2^53, so any
+ * sum of two such integers is exact too, and `Number.isSafeInteger` tells when a longer sum is
+ * not.
+ */
+export const EXACT_UNITS_DIGITS_MAX = 15;
+
+/**
+ * A decimal read as text, without a `decimal.js` value: what a hot path that only prints, signs
+ * and balances amounts needs. Exact: `units` is an integer, never a fraction.
+ */
+export interface DecimalText {
+  sign: -1 | 0 | 1;
+  /** Digits after the point. */
+  scale: number;
+  /** What {@link toDecimalString} prints for the value: plain, `scale` digits, never `-0`. */
+  text: string;
+  /**
+   * The value times 10^scale when it has at most {@link EXACT_UNITS_DIGITS_MAX} digits, so that
+   * it is a safe integer; `NaN` otherwise (use {@link parseDecimal} for those).
+   */
+  units: number;
+}
+
+/** `-a` as text: the same scale, and zero stays unsigned. */
+export function negateDecimalText(a: DecimalText): DecimalText {
+  if (a.sign === 0) return a;
+  return {
+    sign: a.sign === 1 ? -1 : 1,
+    scale: a.scale,
+    text: a.sign === 1 ? `-${a.text}` : a.text.slice(1),
+    units: -a.units,
+  };
+}
+
+/**
+ * Reads a validated record value as {@link decimalFromValue} does (plain notation within the
+ * limits, or a safe integer number), as text and integer units. Returns `undefined` exactly when
+ * `decimalFromValue` does.
+ */
+export function decimalTextFromValue(value: unknown): DecimalText | undefined {
+  let text: string;
+  if (typeof value === 'string') text = value;
+  else if (typeof value === 'number' && Number.isSafeInteger(value)) text = String(value);
+  else return undefined;
+  const parts = plainParts(text);
+  if (parts === undefined) return undefined;
+  const { integerDigits, fraction } = parts;
+  const digits = integerDigits + fraction;
+  const magnitude = digits.length <= EXACT_UNITS_DIGITS_MAX ? Number(digits) : Number.NaN;
+  const zero = Number.isNaN(magnitude) ? !/[1-9]/.test(digits) : magnitude === 0;
+  const negative = parts.negative && !zero;
+  return {
+    sign: zero ? 0 : negative ? -1 : 1,
+    scale: fraction.length,
+    text: `${negative ? '-' : ''}${integerDigits}${fraction === '' ? '' : `.${fraction}`}`,
+    units: negative ? -magnitude : magnitude,
+  };
 }
 
 /**

@@ -13,6 +13,17 @@ export const DAY_MS = 86_400_000;
 export const HOUR_MS = 3_600_000;
 
 const ISO_DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
+/** Characters of `YYYY-MM-DD`; no other text is an ISO date (or remembered as not being one). */
+const ISO_DATE_LENGTH = 10;
+
+/**
+ * Dates remembered by {@link parseIsoDate} and {@link formatIsoDate}; past this many the memo
+ * starts over. The events of a chunk mostly share a few dates, so each is converted once.
+ */
+export const DATE_MEMO_ENTRIES_MAX = 4096;
+
+const parsedDays = new Map<string, number | undefined>();
+const formattedDays = new Map<number, string>();
 
 /** A civil date split into its parts; `month` is 1..12. */
 export interface CivilDate {
@@ -55,7 +66,16 @@ export function civilFromDays(dayNumber: number): CivilDate {
  * that does not exist (`2026-02-30`). Never throws.
  */
 export function parseIsoDate(text: unknown): number | undefined {
-  if (typeof text !== 'string') return undefined;
+  if (typeof text !== 'string' || text.length !== ISO_DATE_LENGTH) return undefined;
+  const known = parsedDays.get(text);
+  if (known !== undefined || parsedDays.has(text)) return known;
+  const dayNumber = parseIsoDateText(text);
+  if (parsedDays.size >= DATE_MEMO_ENTRIES_MAX) parsedDays.clear();
+  parsedDays.set(text, dayNumber);
+  return dayNumber;
+}
+
+function parseIsoDateText(text: string): number | undefined {
   const match = ISO_DATE_PATTERN.exec(text);
   if (match === null) return undefined;
   const year = Number(match[1]);
@@ -69,8 +89,13 @@ export function parseIsoDate(text: unknown): number | undefined {
 
 /** ISO date `YYYY-MM-DD` of a day number (years 0..9999). */
 export function formatIsoDate(dayNumber: number): string {
+  const known = formattedDays.get(dayNumber);
+  if (known !== undefined) return known;
   const { year, month, day } = civilFromDays(dayNumber);
-  return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+  const text = `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+  if (formattedDays.size >= DATE_MEMO_ENTRIES_MAX) formattedDays.clear();
+  formattedDays.set(dayNumber, text);
+  return text;
 }
 
 /** ISO date `days` days after (or before, when negative) an ISO date; throws on an invalid date. */

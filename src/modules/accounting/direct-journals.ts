@@ -4,7 +4,7 @@
  * form one journal, which passes the same checks as a generated one and gets system ids, posting
  * status and, for a reversing type, its reversal.
  */
-import { decimalFromValue, sign } from '../../lib/decimal.js';
+import { decimalTextFromValue } from '../../lib/decimal.js';
 import {
   isMandatorySenderRole,
   JOURNAL_FIELD_ROLES,
@@ -154,7 +154,7 @@ function processOriginJournal(
     accountingConfig,
     journalType,
     originJournalId: origin,
-    label: `origin journal "${origin}"`,
+    components: [],
     copyEventAttributesOnly: false,
     lines: read.map((line) => line.candidateLine),
   };
@@ -239,14 +239,14 @@ function readLine(
     );
   }
   const rawAmount = values.get('transactionAmount');
-  const amount = decimalFromValue(rawAmount);
+  const amount = decimalTextFromValue(rawAmount);
   if (amount === undefined) {
     return processingError(
       'invalid-amount',
       `transaction amount ${JSON.stringify(rawAmount)} of ${where} is not an exact decimal`,
     );
   }
-  if (sign(amount) === 0) {
+  if (amount.sign === 0) {
     return processingError(
       'zero-amount',
       `transaction amount of ${where} is zero; journal lines are never zero`,

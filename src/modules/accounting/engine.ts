@@ -5,17 +5,17 @@
  * style, after TigerBeetle's state machine). Direct journal ingestion (same page, Direct journals)
  * lives in `direct-journals.ts` and is re-exported here, so callers import the engine from one place.
  */
-import { abs, type Decimal, decimalFromValue, negate, sign } from '../../lib/decimal.js';
+import { type DecimalText, decimalTextFromValue, negateDecimalText } from '../../lib/decimal.js';
 import { parseIsoDate } from './dates.js';
 import { assembleJournals, type CandidateLine, type JournalCandidate } from './journal-assembly.js';
 import type { ProcessingContext, ProcessingOutcome } from './journal-draft.js';
-import {
-  nodeKeyOf,
-  type PreparedAccounting,
-  type PreparedComponent,
-  type PreparedNode,
-  type PreparedNodeConfig,
-  type PreparedPattern,
+import type {
+  ComponentReference,
+  PreparedAccounting,
+  PreparedComponent,
+  PreparedNode,
+  PreparedNodeConfig,
+  PreparedPattern,
 } from './prepare.js';
 import { type ProcessingError, processingError } from './processing-error.js';
 
@@ -24,8 +24,7 @@ export type { DirectJournalGroup } from './direct-journals.js';
 export { processDirectJournals } from './direct-journals.js';
 export { nodeBusinessDate, nodeOpenPeriods } from './node-business-date.js';
 
-/** A journal of one event in the making, with the posting components that fed it. */
-type EventJournal = JournalCandidate & { components: string[] };
+const NO_COMPONENTS: readonly ComponentReference[] = [];
 
 /**
  * Turns one validated business event (a `ledger/businessEvent` record: decimals as strings, dates
@@ -52,9 +51,9 @@ export function processBusinessEvent(
   const node = resolveNode(prepared, event);
   if ('code' in node) return { ok: false, error: node };
 
-  const references = prepared.componentsByEventType.get(eventType) ?? [];
-  const groups = new Map<string, EventJournal>();
-  const unassigned: string[] = [];
+  const references = prepared.componentsByEventType.get(eventType) ?? NO_COMPONENTS;
+  const journals: JournalCandidate[] = [];
+  let unassigned: string[] | undefined;
   for (const reference of references) {
     const component = reference.component;
     if (component === undefined) {
@@ -67,21 +66,16 @@ export function processBusinessEvent(
     const nodeConfig = node.configs.get(component.accountingConfigName);
     if (nodeConfig === undefined) {
       // A basis is active for a node only when assigned to it (docs/domain/accounting.md, Nodes).
+      unassigned ??= [];
       unassigned.push(component.accountingConfigName);
       continue;
     }
-    const error = applyComponent(component, event, node, nodeConfig, groups);
+    const error = applyComponent(component, event, node, nodeConfig, journals);
     if (error !== undefined) return { ok: false, error };
   }
-  if (groups.size === 0)
-    return fail('no-journal', noJournalMessage(eventType, references.length, unassigned));
-  const candidates = [...groups.values()].map((group) => ({
-    ...group,
-    label: `journal of posting component${group.components.length > 1 ? 's' : ''} ${group.components
-      .map((code) => `"${code}"`)
-      .join(', ')}`,
-  }));
-  return assembleJournals(prepared, candidates, ctx);
+  if (journals.length === 0)
+    return fail('no-journal', noJournalMessage(eventType, references.length, unassigned ?? []));
+  return assembleJournals(prepared, journals, ctx);
 }
 
 function fail(code: ProcessingError['code'], message: string): ProcessingOutcome {
@@ -111,12 +105,15 @@ function resolveNode(
   prepared: PreparedAccounting,
   event: Readonly<Record<string, unknown>>,
 ): PreparedNode | ProcessingError {
-  const fields: Record<string, string> = {};
+  // The key `nodeKeyOf` makes of the event's node attribute values, built without the object:
+  // `nodeAttributes` is sorted and holds each name once.
+  let key = '';
   for (const name of prepared.nodeAttributes) {
     const value = event[name];
-    fields[name] = typeof value === 'string' ? value : '';
+    if (key !== '') key += '\u0000';
+    key += `${name}\u0001${typeof value === 'string' ? value : ''}`;
   }
-  const node = prepared.nodesByKey.get(nodeKeyOf(fields));
+  const node = prepared.nodesByKey.get(key);
   if (node !== undefined) return node;
   const shown: Record<string, unknown> = {};
   for (const name of prepared.nodeAttributes) shown[name] = event[name] ?? null;
@@ -126,13 +123,13 @@ function resolveNode(
   );
 }
 
-/** Adds the lines of one component's patterns to the event's journal groups. */
+/** Adds the lines of one component's patterns to the event's journals, grouped as they go. */
 function applyComponent(
   component: PreparedComponent,
   event: Readonly<Record<string, unknown>>,
   node: PreparedNode,
   nodeConfig: PreparedNodeConfig,
-  groups: Map<string, EventJournal>,
+  journals: JournalCandidate[],
 ): ProcessingError | undefined {
   const accountingConfig = component.accountingConfig;
   if (accountingConfig === undefined) {
@@ -153,27 +150,68 @@ function applyComponent(
     const posting = postingOf(component, pattern, event);
     if (posting === undefined) continue;
     if ('code' in posting) return posting;
-    const key = `${posting.coreDay}\u0000${accountingConfig.name}\u0000${journalType.code}`;
-    let group = groups.get(key);
-    if (group === undefined) {
-      group = {
+    // One journal per (core date, accounting configuration, journal type); an event has few.
+    let journal: JournalCandidate | undefined;
+    for (const candidate of journals) {
+      if (
+        candidate.coreDay === posting.coreDay &&
+        candidate.accountingConfig.name === accountingConfig.name &&
+        candidate.journalType.code === journalType.code
+      ) {
+        journal = candidate;
+        break;
+      }
+    }
+    if (journal === undefined) {
+      journal = {
         coreDay: posting.coreDay,
         node,
         nodeConfig,
         accountingConfig,
         journalType,
-        label: '',
+        components: [],
         copyEventAttributesOnly: true,
         lines: [],
-        components: [],
       };
-      groups.set(key, group);
+      journals.push(journal);
     }
-    if (!group.components.includes(component.code)) group.components.push(component.code);
-    group.lines.push(posting.line);
+    if (!journal.components.includes(component.code)) journal.components.push(component.code);
+    journal.lines.push(posting.line);
   }
   return undefined;
 }
+
+/**
+ * An amount attribute of an event as the patterns post it: read once, with its magnitude as the
+ * debit and the magnitude's negation as the credit. `read` is `undefined` when the attribute is
+ * not an exact decimal.
+ */
+interface EventAmount {
+  raw: unknown;
+  read: DecimalText | undefined;
+  debit: DecimalText;
+  credit: DecimalText;
+}
+
+/**
+ * The last amount read: the patterns of an event mostly post the same attribute, so it is read
+ * once per event, not once per pattern. Amounts are immutable, so sharing them is safe.
+ */
+let lastAmount: EventAmount | undefined;
+
+function amountOf(raw: unknown): EventAmount {
+  if (lastAmount !== undefined && lastAmount.raw === raw) return lastAmount;
+  const read = decimalTextFromValue(raw);
+  const debit = read === undefined || read.sign >= 0 ? read : negateDecimalText(read);
+  lastAmount =
+    debit === undefined
+      ? { raw, read, debit: UNREADABLE, credit: UNREADABLE }
+      : { raw, read, debit, credit: negateDecimalText(debit) };
+  return lastAmount;
+}
+
+/** The debit and credit of an amount that is not a decimal; never posted. */
+const UNREADABLE: DecimalText = { sign: 0, scale: 0, text: '', units: Number.NaN };
 
 /**
  * One pattern applied to the event (docs/domain/accounting.md, Posting patterns): `undefined` when
@@ -189,15 +227,14 @@ function postingOf(
   // An absent amount posts nothing, like a zero one (choice: optional amount attributes are
   // common, e.g. a tax amount that only some events carry).
   if (raw === undefined || raw === null || raw === '') return undefined;
-  const amount = decimalFromValue(raw);
-  const where = `posting pattern "${pattern.postingCode}" of posting component "${component.code}"`;
-  if (amount === undefined) {
+  const amount = amountOf(raw);
+  if (amount.read === undefined) {
     return processingError(
       'invalid-amount',
-      `amount field "${pattern.amountField}" of ${where} is ${JSON.stringify(raw)}, not an exact decimal`,
+      `amount field "${pattern.amountField}" of ${whereOf(component, pattern)} is ${JSON.stringify(raw)}, not an exact decimal`,
     );
   }
-  const amountSign = sign(amount);
+  const amountSign = amount.read.sign;
   if (amountSign === 0) return undefined;
   if ((pattern.signage === 'POS' && amountSign < 0) || (pattern.signage === 'NEG' && amountSign > 0))
     return undefined;
@@ -205,7 +242,7 @@ function postingOf(
   if (typeof currency !== 'string' || currency === '') {
     return processingError(
       'invalid-currency',
-      `currency field "${pattern.currencyField}" of ${where} is ${JSON.stringify(currency ?? null)}, not a currency code`,
+      `currency field "${pattern.currencyField}" of ${whereOf(component, pattern)} is ${JSON.stringify(currency ?? null)}, not a currency code`,
     );
   }
   const dateValue = event[pattern.postingDateField];
@@ -213,7 +250,7 @@ function postingOf(
   if (coreDay === undefined) {
     return processingError(
       'invalid-date',
-      `posting date field "${pattern.postingDateField}" of ${where} is ${JSON.stringify(dateValue ?? null)}, ` +
+      `posting date field "${pattern.postingDateField}" of ${whereOf(component, pattern)} is ${JSON.stringify(dateValue ?? null)}, ` +
         'not a date YYYY-MM-DD',
     );
   }
@@ -223,21 +260,23 @@ function postingOf(
       `posting code "${pattern.postingCode}" of posting component "${component.code}" has no account in accountLookups`,
     );
   }
+  // The signed line amount (debit positive). AUTO posts a negative amount's absolute value on the
+  // opposite side (choice); POS and NEG post the absolute value on their own side.
+  const flipped = pattern.signage === 'AUTO' && amountSign < 0;
+  const debit = (pattern.side === 'DR') !== flipped;
   return {
     coreDay,
-    line: { account: pattern.account, amount: signedAmount(pattern, amount), currency, source: event },
+    line: {
+      account: pattern.account,
+      amount: debit ? amount.debit : amount.credit,
+      currency,
+      source: event,
+    },
   };
 }
 
-/**
- * The signed line amount (debit positive). AUTO posts a negative amount's absolute value on the
- * opposite side (choice); POS and NEG post the absolute value on their own side.
- */
-function signedAmount(pattern: PreparedPattern, amount: Decimal): Decimal {
-  const magnitude = abs(amount);
-  const flipped = pattern.signage === 'AUTO' && sign(amount) < 0;
-  const debit = (pattern.side === 'DR') !== flipped;
-  return debit ? magnitude : negate(magnitude);
+function whereOf(component: PreparedComponent, pattern: PreparedPattern): string {
+  return `posting pattern "${pattern.postingCode}" of posting component "${component.code}"`;
 }
 
 function noJournalMessage(eventType: string, componentCount: number, unassigned: readonly string[]): string {

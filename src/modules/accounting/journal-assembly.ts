@@ -5,17 +5,25 @@
  * the journal records and the reversal. The caller builds candidates; this module turns all of
  * them into drafts or returns the first error, so a record produces all of its journals or none.
  */
-import { add, type Decimal, negate, sign, toDecimalString, ZERO } from '../../lib/decimal.js';
+import {
+  add,
+  type Decimal,
+  type DecimalText,
+  decimal,
+  negate,
+  sign,
+  toDecimalString,
+  ZERO,
+} from '../../lib/decimal.js';
 import { type BusinessDateRule, businessDateRule, businessDayOf, localTimeOf } from './business-date.js';
 import { formatIsoDate } from './dates.js';
 import type {
-  DrCr,
   JournalDraft,
   JournalLineDraft,
   ProcessingContext,
   ProcessingOutcome,
 } from './journal-draft.js';
-import { lineRecord } from './line-record.js';
+import { journalRecordBase, lineRecordOf } from './line-record.js';
 import { fiscalPeriodOf, isInClosedPeriod, openPeriodsAt } from './periods.js';
 import type {
   PreparedAccounting,
@@ -32,8 +40,8 @@ export const JOURNAL_LINES_MAX = 10_000;
 /** A journal line before ids, dates and records are assigned. */
 export interface CandidateLine {
   account: string;
-  /** Signed: debit positive, credit negative; never zero. */
-  amount: Decimal;
+  /** Signed: debit positive, credit negative; never zero. Read as text, printed as it is. */
+  amount: DecimalText;
   currency: string;
   /** Values for journal fields without a role (the event, or the sender's line). */
   source: Readonly<Record<string, unknown>>;
@@ -50,8 +58,8 @@ export interface JournalCandidate {
   journalType: PreparedJournalType;
   /** The sender's journal id (docs/domain/accounting.md, Direct journals). */
   originJournalId?: string;
-  /** Names the journal in messages: its posting components or its origin journal id. */
-  label: string;
+  /** The posting components of a business event's journal, which name it in messages. */
+  components: string[];
   /** Whether journal fields without a role copy only business event attributes. */
   copyEventAttributesOnly: boolean;
   lines: CandidateLine[];
@@ -85,16 +93,25 @@ export function assembleJournals(
     placements.push(placement);
   }
   const journals: JournalDraft[] = [];
-  candidates.forEach((candidate, index) => {
+  for (let index = 0; index < candidates.length; index += 1) {
+    const candidate = candidates[index];
     const placement = placements[index];
-    if (placement !== undefined) journals.push(...buildDrafts(prepared, candidate, placement, ctx));
-  });
+    if (candidate !== undefined && placement !== undefined)
+      addDrafts(journals, prepared, candidate, placement, ctx);
+  }
   return { ok: true, journals };
+}
+
+/** Names the journal in messages: its origin journal id, or its posting components. */
+function labelOf(candidate: JournalCandidate): string {
+  if (candidate.originJournalId !== undefined) return `origin journal "${candidate.originJournalId}"`;
+  const codes = candidate.components;
+  return `journal of posting component${codes.length > 1 ? 's' : ''} ${codes.map((code) => `"${code}"`).join(', ')}`;
 }
 
 function describe(candidate: JournalCandidate): string {
   return (
-    `${candidate.label} (accounting configuration "${candidate.accountingConfig.name}", ` +
+    `${labelOf(candidate)} (accounting configuration "${candidate.accountingConfig.name}", ` +
     `journal type "${candidate.journalType.code}", core date ${formatIsoDate(candidate.coreDay)})`
   );
 }
@@ -113,11 +130,38 @@ function checkLineCount(candidate: JournalCandidate): ProcessingError | undefine
  * zero has both sides; the side check still runs as an assertion of that.
  */
 function checkBalance(candidate: JournalCandidate): ProcessingError | undefined {
+  const { lines } = candidate;
+  const first = lines[0];
+  if (first === undefined) return undefined;
+  // The usual journal, one currency and one scale, sums its lines' integer units, which is exact
+  // while every partial sum is a safe integer: debits equal credits exactly when the signed sum
+  // is zero, and the sides are there when some line is positive and some negative. Anything
+  // else is summed as decimals.
+  let units = first.amount.units;
+  let debit = first.amount.sign > 0;
+  let credit = first.amount.sign < 0;
+  for (let index = 1; index < lines.length && Number.isSafeInteger(units); index += 1) {
+    const line = lines[index];
+    if (line === undefined) continue;
+    units =
+      line.currency === first.currency && line.amount.scale === first.amount.scale
+        ? units + line.amount.units
+        : Number.NaN;
+    debit ||= line.amount.sign > 0;
+    credit ||= line.amount.sign < 0;
+  }
+  if (units === 0 && debit && credit) return undefined;
+  return balanceError(candidate);
+}
+
+/** The first currency of a journal that does not balance, summed as decimals, with its totals. */
+function balanceError(candidate: JournalCandidate): ProcessingError | undefined {
   const totals = new Map<string, { debit: Decimal; credit: Decimal }>();
   for (const line of candidate.lines) {
+    const amount = decimal(line.amount.text);
     const total = totals.get(line.currency) ?? { debit: ZERO, credit: ZERO };
-    if (sign(line.amount) > 0) total.debit = add(total.debit, line.amount);
-    else total.credit = add(total.credit, negate(line.amount));
+    if (sign(amount) > 0) total.debit = add(total.debit, amount);
+    else total.credit = add(total.credit, negate(amount));
     totals.set(line.currency, total);
   }
   for (const [currency, { debit, credit }] of totals) {
@@ -151,14 +195,20 @@ function placeInOpenPeriod(
       `node ${JSON.stringify(node.fields)} has time zone "${node.timeZone}", which is not a known IANA zone`,
     );
   }
-  const local = localTimeOf(node.clock, nowMs);
-  const businessDay = businessDayOf(local, rule);
-  const open = openPeriodsAt(
-    businessDay,
-    rule.pinnedDay ?? local.dayNumber,
-    local.msOfDay,
-    nodeConfig.graceMs,
-  );
+  const open = nodeConfig.openWindow;
+  if (open.nowMs !== nowMs || open.pinnedDay !== rule.pinnedDay) {
+    const local = localTimeOf(node.clock, nowMs);
+    open.businessDay = businessDayOf(local, rule);
+    open.earliestOpenFirstDay = openPeriodsAt(
+      open.businessDay,
+      rule.pinnedDay ?? local.dayNumber,
+      local.msOfDay,
+      nodeConfig.graceMs,
+    ).earliestOpenFirstDay;
+    open.nowMs = nowMs;
+    open.pinnedDay = rule.pinnedDay;
+  }
+  const { businessDay } = open;
   if (!isInClosedPeriod(open, coreDay)) return { coreDay, originalCoreDay: undefined, businessDay };
   if (nodeConfig.overridePostingDate && prepared.postingDateOverride) {
     return { coreDay: open.earliestOpenFirstDay, originalCoreDay: coreDay, businessDay };
@@ -179,13 +229,17 @@ function placeInOpenPeriod(
   );
 }
 
-/** The journal and, for a reversing type, its reversal (docs/domain/accounting.md, Reversals). */
-function buildDrafts(
+/**
+ * Adds the journal and, for a reversing type, its reversal to `journals`
+ * (docs/domain/accounting.md, Reversals).
+ */
+function addDrafts(
+  journals: JournalDraft[],
   prepared: PreparedAccounting,
   candidate: JournalCandidate,
   placement: Placement,
   ctx: ProcessingContext,
-): JournalDraft[] {
+): void {
   const journalId = ctx.newId();
   const lineIds = candidate.lines.map(() => ctx.newId());
   const reversing = candidate.journalType.reversing;
@@ -203,17 +257,19 @@ function buildDrafts(
   });
   if (placement.originalCoreDay !== undefined)
     original.originalCoreDate = formatIsoDate(placement.originalCoreDay);
-  if (reversalId === undefined) return [original];
-  const reversal = draftOf(prepared, candidate, ctx, {
-    journalId: reversalId,
-    lineIds: reversalLineIds,
-    coreDay: placement.coreDay + candidate.journalType.reversalOffsetDays,
-    businessDay: placement.businessDay,
-    negateLines: true,
-    reverses: journalId,
-    reversedBy: undefined,
-  });
-  return [original, reversal];
+  journals.push(original);
+  if (reversalId === undefined) return;
+  journals.push(
+    draftOf(prepared, candidate, ctx, {
+      journalId: reversalId,
+      lineIds: reversalLineIds,
+      coreDay: placement.coreDay + candidate.journalType.reversalOffsetDays,
+      businessDay: placement.businessDay,
+      negateLines: true,
+      reverses: journalId,
+      reversedBy: undefined,
+    }),
+  );
 }
 
 interface DraftShape {
@@ -226,16 +282,30 @@ interface DraftShape {
   reversedBy: string | undefined;
 }
 
+/**
+ * The negation of a line amount as printed: lines are never zero, so the sign is the first
+ * character and flipping it is exact.
+ */
+function negatedText(amount: string): string {
+  return amount.startsWith('-') ? amount.slice(1) : `-${amount}`;
+}
+
+/**
+ * One journal draft with its lines. Each line's record (docs/domain/accounting.md, Journal
+ * records) is keyed by the journal definition's field names: the journal's values come from a
+ * base made once per journal and the line's own from the line, by the plan that also rebuilds
+ * stored lines (`line-record.ts`), so a journal reads back as it was made; the fields no column
+ * holds (copied event attributes, the sender's origin line id and fields) are set here.
+ */
 function draftOf(
   prepared: PreparedAccounting,
   candidate: JournalCandidate,
   ctx: ProcessingContext,
   shape: DraftShape,
 ): JournalDraft {
-  const coreDate = formatIsoDate(shape.coreDay);
   const draft: JournalDraft = {
     journalId: shape.journalId,
-    coreDate,
+    coreDate: formatIsoDate(shape.coreDay),
     journalType: candidate.journalType.code,
     accountingConfig: candidate.accountingConfig.name,
     node: { ...candidate.node.fields },
@@ -246,52 +316,31 @@ function draftOf(
   if (shape.reverses !== undefined) draft.reverses = shape.reverses;
   if (shape.reversedBy !== undefined) draft.reversedBy = shape.reversedBy;
   if (candidate.originJournalId !== undefined) draft.originJournalId = candidate.originJournalId;
-  candidate.lines.forEach((line, index) => {
-    const amount = shape.negateLines ? negate(line.amount) : line.amount;
-    const drCr: DrCr = sign(amount) > 0 ? 'DR' : 'CR';
+  const { plan } = prepared.journalDefinition;
+  const base = journalRecordBase(plan, draft);
+  const copySenderFields = !candidate.copyEventAttributesOnly;
+  const { lines } = candidate;
+  for (let index = 0; index < lines.length; index += 1) {
+    const line = lines[index];
+    if (line === undefined) continue;
+    const amount = shape.negateLines ? negatedText(line.amount.text) : line.amount.text;
     const lineDraft: JournalLineDraft = {
       lineId: shape.lineIds[index] ?? '',
       lineNo: index + 1,
       account: line.account,
-      amount: toDecimalString(amount),
+      amount,
       currency: line.currency,
-      drCr,
-      record: {},
+      drCr: amount.startsWith('-') ? 'CR' : 'DR',
+      // Replaced by the line's own record right below; the base only saves an allocation.
+      record: base,
     };
-    lineDraft.record = recordOf(prepared, candidate, draft, lineDraft, line);
-    draft.lines.push(lineDraft);
-  });
-  return draft;
-}
-
-/**
- * The line as a record keyed by the journal definition's field names (docs/domain/accounting.md,
- * Journal records). The values of fields with a role come from the journal and the line; the others
- * (copied event attributes, the sender's origin line id) are the line's extras. `lineRecord` builds
- * it, the same function that rebuilds stored lines, so a journal reads back as it was made.
- */
-function recordOf(
-  prepared: PreparedAccounting,
-  candidate: JournalCandidate,
-  journal: JournalDraft,
-  line: JournalLineDraft,
-  source: CandidateLine,
-): Record<string, unknown> {
-  const extras: Record<string, unknown> = {};
-  for (const field of prepared.journalDefinition.fields) {
-    if (field.role === 'originJournalLineId') extras[field.name] = source.originJournalLineId;
-    else if (field.role === undefined && (field.copiesEventAttribute || !candidate.copyEventAttributesOnly)) {
-      extras[field.name] = source.source[field.name];
+    const record = lineRecordOf(plan, base, lineDraft);
+    for (const { name, source } of plan.extraFields) {
+      if (source === 'originJournalLineId') record[name] = line.originJournalLineId ?? null;
+      else if (source === 'eventAttribute' || copySenderFields) record[name] = line.source[name] ?? null;
     }
+    lineDraft.record = record;
+    draft.lines.push(lineDraft);
   }
-  return lineRecord(
-    prepared.journalDefinition,
-    {
-      ...journal,
-      reverses: journal.reverses ?? null,
-      reversedBy: journal.reversedBy ?? null,
-      originJournalId: journal.originJournalId ?? null,
-    },
-    { ...line, extras },
-  );
+  return draft;
 }

@@ -1,5 +1,5 @@
 import { type ColumnJournalRole, isColumnRole } from '../configuration/journal-roles.js';
-import type { PreparedJournalDefinition } from './prepare.js';
+import type { PreparedJournalDefinition, PreparedJournalField } from './prepare.js';
 
 /** The journal values a line record is rebuilt from. */
 export interface StoredJournalValues {
@@ -25,34 +25,127 @@ export interface StoredLineValues {
 }
 
 /**
- * How a line record's field of a role stored in a column is read back, one entry per such role
- * of the journal roles table (the compiler keeps them in step). A line's record
- * (docs/domain/accounting.md, Journal records) is stored as the values of the other fields only,
- * its "extras", and rebuilt on reading: the full record repeated every journal value on every line
- * and made line inserts several times slower on PostgreSQL (docs/benchmarks.md).
+ * The journal values a record is made of: a stored journal's, or a journal draft's, whose
+ * missing optional values are `undefined` (the record holds `null` for them either way).
  */
-const COLUMN_VALUES: {
-  readonly [R in ColumnJournalRole]: (
-    journal: StoredJournalValues,
-    line: StoredLineValues,
-    field: string,
-  ) => unknown;
+export type JournalRecordValues = Omit<StoredJournalValues, 'reverses' | 'reversedBy' | 'originJournalId'> & {
+  reverses?: string | null;
+  reversedBy?: string | null;
+  originJournalId?: string | null;
+};
+
+/** The line values a record is made of. */
+export type LineRecordValues = Omit<StoredLineValues, 'extras'>;
+
+/** The column roles whose value is the line's own; the others are the journal's, on every line. */
+type LineColumnRole = 'account' | 'transactionAmount' | 'transactionCurrency' | 'lineId' | 'journalLineNo';
+type JournalColumnRole = Exclude<ColumnJournalRole, LineColumnRole>;
+
+/**
+ * How a line record's field of a role stored in a column is read back, one entry per such role
+ * of the journal roles table (the compiler keeps them in step), split by whether the value is
+ * the journal's or the line's own. A line's record (docs/domain/accounting.md, Journal records) is
+ * stored as the values of the other fields only, its "extras", and rebuilt on reading: the full
+ * record repeated every journal value on every line and made line inserts several times slower on
+ * PostgreSQL (docs/benchmarks.md).
+ */
+const JOURNAL_VALUES: {
+  readonly [R in JournalColumnRole]: (journal: JournalRecordValues, field: string) => unknown;
 } = {
   coreDate: (journal) => journal.coreDate,
   journalType: (journal) => journal.journalType,
   accountingConfig: (journal) => journal.accountingConfig,
-  account: (_, line) => line.account,
-  transactionAmount: (_, line) => line.amount,
-  transactionCurrency: (_, line) => line.currency,
   journalId: (journal) => journal.journalId,
-  lineId: (_, line) => line.lineId,
   reverses: (journal) => journal.reverses,
   reversedBy: (journal) => journal.reversedBy,
-  journalLineNo: (_, line) => line.lineNo,
   ingestionId: (journal) => journal.ingestionId,
   originJournalId: (journal) => journal.originJournalId,
-  node: (journal, _, field) => journal.node[field],
+  node: (journal, field) => journal.node[field],
 };
+
+const LINE_VALUES: { readonly [R in LineColumnRole]: (line: LineRecordValues) => unknown } = {
+  account: (line) => line.account,
+  transactionAmount: (line) => line.amount,
+  transactionCurrency: (line) => line.currency,
+  lineId: (line) => line.lineId,
+  journalLineNo: (line) => line.lineNo,
+};
+
+function isLineColumnRole(role: ColumnJournalRole): role is LineColumnRole {
+  return Object.hasOwn(LINE_VALUES, role);
+}
+
+/**
+ * Where the value of a field no column holds comes from: the sender's origin line id, a
+ * business event attribute of the same name, or (a field of no role that is no event attribute)
+ * the sender's line of a direct journal only.
+ */
+export type ExtraFieldSource = 'originJournalLineId' | 'eventAttribute' | 'senderOnly';
+
+/**
+ * A journal definition compiled once per configuration revision into what building a line
+ * record needs, so that a line costs a copy of a template and a few stores instead of a walk of
+ * the definition with a role lookup per field.
+ */
+export interface LineRecordPlan {
+  /** Every field name once, in configured order, with the value `null`. */
+  template: Readonly<Record<string, null>>;
+  journalFields: readonly { name: string; read: (journal: JournalRecordValues, field: string) => unknown }[];
+  lineFields: readonly { name: string; read: (line: LineRecordValues) => unknown }[];
+  /** The fields no column holds, in configured order: a stored line keeps these as its extras. */
+  extraFields: readonly { name: string; source: ExtraFieldSource }[];
+}
+
+/**
+ * Compiles the journal definition's fields. A name that occurs twice (which the configuration
+ * check refuses) keeps its first position and takes the last field's value, as assigning the
+ * fields one by one would.
+ */
+export function compileLineRecordPlan(fields: readonly PreparedJournalField[]): LineRecordPlan {
+  const byName = new Map<string, PreparedJournalField>();
+  for (const field of fields) byName.set(field.name, field);
+  const template: Record<string, null> = {};
+  const journalFields: LineRecordPlan['journalFields'][number][] = [];
+  const lineFields: LineRecordPlan['lineFields'][number][] = [];
+  const extraFields: LineRecordPlan['extraFields'][number][] = [];
+  for (const [name, { role, copiesEventAttribute }] of byName) {
+    template[name] = null;
+    if (role === undefined) {
+      extraFields.push({ name, source: copiesEventAttribute ? 'eventAttribute' : 'senderOnly' });
+    } else if (!isColumnRole(role)) {
+      extraFields.push({ name, source: role });
+    } else if (isLineColumnRole(role)) {
+      lineFields.push({ name, read: LINE_VALUES[role] });
+    } else {
+      journalFields.push({ name, read: JOURNAL_VALUES[role] });
+    }
+  }
+  return { template, journalFields, lineFields, extraFields };
+}
+
+/**
+ * The part of a line record every line of a journal shares: every field, the journal's values
+ * set and the others `null`. Build it once per journal and hand it to {@link lineRecordOf}.
+ */
+export function journalRecordBase(
+  plan: LineRecordPlan,
+  journal: JournalRecordValues,
+): Record<string, unknown> {
+  const base: Record<string, unknown> = { ...plan.template };
+  for (const { name, read } of plan.journalFields) base[name] = read(journal, name) ?? null;
+  return base;
+}
+
+/** A copy of the journal's base with the line's own column values set; extras are the caller's. */
+export function lineRecordOf(
+  plan: LineRecordPlan,
+  base: Readonly<Record<string, unknown>>,
+  line: LineRecordValues,
+): Record<string, unknown> {
+  const record: Record<string, unknown> = { ...base };
+  for (const { name, read } of plan.lineFields) record[name] = read(line) ?? null;
+  return record;
+}
 
 /** The values of a line record's fields that no column holds (non-null ones only). */
 export function lineExtras(
@@ -60,31 +153,24 @@ export function lineExtras(
   record: Readonly<Record<string, unknown>>,
 ): Record<string, unknown> {
   const extras: Record<string, unknown> = {};
-  for (const field of definition.fields) {
-    if (field.role !== undefined && isColumnRole(field.role)) continue;
-    const value = record[field.name];
-    if (value !== null && value !== undefined) extras[field.name] = value;
+  for (const { name } of definition.plan.extraFields) {
+    const value = record[name];
+    if (value !== null && value !== undefined) extras[name] = value;
   }
   return extras;
 }
 
 /**
  * Rebuilds a line record keyed by every journal definition field, in configured order, a field
- * without a value being `null`: exactly the record the engine made.
+ * without a value being `null`: exactly the record the engine made, from the same plan.
  */
 export function lineRecord(
   definition: PreparedJournalDefinition,
   journal: StoredJournalValues,
   line: StoredLineValues,
 ): Record<string, unknown> {
-  const record: Record<string, unknown> = {};
-  for (const field of definition.fields) {
-    const role = field.role;
-    const value =
-      role !== undefined && isColumnRole(role)
-        ? COLUMN_VALUES[role](journal, line, field.name)
-        : line.extras[field.name];
-    record[field.name] = value ?? null;
-  }
+  const { plan } = definition;
+  const record = lineRecordOf(plan, journalRecordBase(plan, journal), line);
+  for (const { name } of plan.extraFields) record[name] = line.extras[name] ?? null;
   return record;
 }

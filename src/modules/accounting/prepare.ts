@@ -15,7 +15,13 @@ import type {
 } from '../configuration/model.js';
 import { createZoneClock, type ZoneClock } from './business-date.js';
 import { DAY_MS, HOUR_MS } from './dates.js';
-import { type PreparedFiscalCalendar, prepareFiscalCalendar } from './periods.js';
+import { compileLineRecordPlan, type LineRecordPlan } from './line-record.js';
+import {
+  emptyOpenWindowMemo,
+  type OpenWindowMemo,
+  type PreparedFiscalCalendar,
+  prepareFiscalCalendar,
+} from './periods.js';
 
 /** Name of the feature flag that lets a closed-period journal move to the first open day. */
 export const POSTING_DATE_OVERRIDE_FLAG = 'posting-date-override';
@@ -46,6 +52,8 @@ export interface PreparedNodeConfig {
   graceMs: number;
   /** `overridePostingDate` is set and not `none`. */
   overridePostingDate: boolean;
+  /** The open periods at the last clock reading asked about; the one mutable part (a memo). */
+  openWindow: OpenWindowMemo;
 }
 
 /** A subledger node. */
@@ -105,13 +113,18 @@ export interface PreparedJournalDefinition {
   fieldByRole: ReadonlyMap<JournalFieldRole, string>;
   /** Names of the fields with role `node`. */
   nodeFields: readonly string[];
+  /** The fields compiled for building line records (`line-record.ts`). */
+  plan: LineRecordPlan;
 }
 
-/** Everything processing reads, derived from one configuration. Treat as immutable. */
+/**
+ * Everything processing reads, derived from one configuration. Treat as immutable; only the memos
+ * of the last clock reading (`ZoneClock`, `openWindow`) change, and never what they compute.
+ */
 export interface PreparedAccounting {
   /** Name of the BE attribute with role `event_type`. */
   eventTypeAttribute: string | undefined;
-  /** Names of the BE attributes with role `node`, sorted. */
+  /** Names of the BE attributes with role `node`, sorted, each once. */
   nodeAttributes: readonly string[];
   /** Names of every BE attribute. */
   eventAttributes: ReadonlySet<string>;
@@ -160,10 +173,11 @@ export interface PreparedAccountingRevision {
 export function prepareAccounting(configuration: Configuration): PreparedAccounting {
   const attributes = configuration.businessEventDefinition.attributes ?? [];
   const eventTypeAttribute = attributes.find((attribute) => attribute.role === 'event_type')?.name;
-  const nodeAttributes = attributes
-    .filter((attribute) => attribute.role === 'node')
-    .map((attribute) => attribute.name)
-    .sort();
+  const nodeAttributes = [
+    ...new Set(
+      attributes.filter((attribute) => attribute.role === 'node').map((attribute) => attribute.name),
+    ),
+  ].sort();
 
   const fiscalCalendars = new Map<string, PreparedFiscalCalendar>();
   for (const calendar of configuration.fiscalCalendars) {
@@ -253,6 +267,7 @@ export function prepareAccounting(configuration: Configuration): PreparedAccount
       fields: definitionFields,
       fieldByRole,
       nodeFields: definitionFields.filter((field) => field.role === 'node').map((field) => field.name),
+      plan: compileLineRecordPlan(definitionFields),
     },
     businessDateShiftDays: configuration.businessDateSettings.businessDateShift ?? 0,
     postingDateOverride: configuration.featureFlags[POSTING_DATE_OVERRIDE_FLAG] === true,
@@ -295,6 +310,7 @@ function prepareNode(node: Node): PreparedNode {
       graceHours,
       graceMs: graceDays * DAY_MS + graceHours * HOUR_MS,
       overridePostingDate: (config.overridePostingDate ?? 'none') !== 'none',
+      openWindow: emptyOpenWindowMemo(),
     });
   }
   const fields = { ...node.fields };

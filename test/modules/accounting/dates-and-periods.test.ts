@@ -8,6 +8,7 @@ import {
 import {
   addDaysIso,
   civilFromDays,
+  DATE_MEMO_ENTRIES_MAX,
   daysFromCivil,
   formatIsoDate,
   isoWeekday,
@@ -30,6 +31,16 @@ describe('calendar days', () => {
     expect(parseIsoDate('2026-13-01')).toBeUndefined();
     expect(parseIsoDate('2026-3-1')).toBeUndefined();
     expect(parseIsoDate(20260301)).toBeUndefined();
+  });
+
+  it('answers the same once it has seen more dates than it remembers', () => {
+    const first = parseIsoDate('2026-03-01') ?? Number.NaN;
+    for (let offset = 0; offset <= DATE_MEMO_ENTRIES_MAX; offset += 1) {
+      expect(parseIsoDate(formatIsoDate(first + offset))).toBe(first + offset);
+    }
+    expect(formatIsoDate(first)).toBe('2026-03-01');
+    expect(parseIsoDate('2026-02-30')).toBeUndefined();
+    expect(parseIsoDate('2026-02-30')).toBeUndefined();
   });
 
   it('round-trips every day number and agrees with Date', () => {

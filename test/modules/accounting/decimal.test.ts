@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   abs,
@@ -7,9 +8,12 @@ import {
   DECIMAL_SCALE_MAX,
   decimal,
   decimalFromValue,
+  decimalTextFromValue,
+  EXACT_UNITS_DIGITS_MAX,
   equals,
   isZero,
   negate,
+  negateDecimalText,
   parseDecimal,
   sign,
   subtract,
@@ -75,5 +79,51 @@ describe('decimal (src/lib/decimal.ts)', () => {
     expect(decimalFromValue(2 ** 60)).toBeUndefined();
     expect(decimalFromValue(null)).toBeUndefined();
     expect(decimalFromValue(undefined)).toBeUndefined();
+  });
+
+  it('reads a value as text exactly as it parses and prints it, with integer units when they are exact', () => {
+    const plain = fc
+      .tuple(
+        fc.constantFrom('', '+', '-'),
+        fc.stringMatching(/^\d{1,30}$/),
+        fc.option(fc.stringMatching(/^\d{1,20}$/), { nil: undefined }),
+      )
+      .map(
+        ([signText, whole, fraction]) => `${signText}${whole}${fraction === undefined ? '' : `.${fraction}`}`,
+      );
+    const values = fc.oneof(
+      plain,
+      fc.string(),
+      fc.integer(),
+      fc.double(),
+      fc.constantFrom(2 ** 60, -0, null, undefined, '-0.00', '+0', '1e3', '.5'),
+    );
+    fc.assert(
+      fc.property(values, (value) => {
+        const parsed = decimalFromValue(value);
+        const read = decimalTextFromValue(value);
+        if (parsed === undefined) {
+          expect(read).toBeUndefined();
+          return;
+        }
+        expect(read).toMatchObject({
+          sign: sign(parsed),
+          scale: parsed.scale,
+          text: toDecimalString(parsed),
+        });
+        const digits =
+          read?.text
+            .replace(/^-/, '')
+            .replace('.', '')
+            .replace(/^0+(?=\d)/, '') ?? '';
+        if (digits.length <= EXACT_UNITS_DIGITS_MAX) {
+          expect(read?.units).toBe(Number(toDecimalString(parsed).replace('.', '')));
+        } else {
+          expect(read?.units).toBeNaN();
+        }
+        const negated = read === undefined ? undefined : negateDecimalText(read);
+        expect(negated).toMatchObject({ sign: sign(negate(parsed)), text: toDecimalString(negate(parsed)) });
+      }),
+    );
   });
 });
