@@ -319,10 +319,8 @@ function draftOf(
   const { plan } = prepared.journalDefinition;
   const base = journalRecordBase(plan, draft);
   const copySenderFields = !candidate.copyEventAttributesOnly;
-  const { lines } = candidate;
-  for (let index = 0; index < lines.length; index += 1) {
-    const line = lines[index];
-    if (line === undefined) continue;
+  // Mapped, not pushed: the lines stay as long as the chunk's journals, in an array of their size.
+  draft.lines = candidate.lines.map((line, index) => {
     const amount = shape.negateLines ? negatedText(line.amount.text) : line.amount.text;
     const lineDraft: JournalLineDraft = {
       lineId: shape.lineIds[index] ?? '',
@@ -340,7 +338,7 @@ function draftOf(
       else if (source === 'eventAttribute' || copySenderFields) record[name] = line.source[name] ?? null;
     }
     lineDraft.record = record;
-    draft.lines.push(lineDraft);
-  }
+    return lineDraft;
+  });
   return draft;
 }
