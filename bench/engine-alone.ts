@@ -11,9 +11,16 @@ import { benchConfiguration, businessEventChunks } from './data.js';
  * The accounting engine alone, for profiles and instruction counts of one process:
  * `node --import tsx bench/engine-alone.ts [EVENTS]` runs `processChunk` once over EVENTS
  * (default 200,000) business events of the processing benchmark, already parsed, in chunks of
- * 2,000, and prints the time. Ids come from a counter and the clock is read once, so two runs do
- * the same work: under `valgrind --tool=callgrind`, the instructions of a run with EVENTS minus
- * those of a run with 0 are the engine's (docs/benchmarks.md).
+ * 2,000, and prints the wall-clock and CPU time. Ids come from a counter and the clock is read
+ * once, so two runs do the same work. For instruction counts, run it compiled, so that no
+ * transpiling is counted (`bench/out` is ignored by git):
+ *
+ *   npx tsc --noEmit false --outDir bench/out && mkdir -p bench/out/docs &&
+ *   cp -r docs/examples bench/out/docs/ &&
+ *   valgrind --tool=callgrind node bench/out/bench/engine-alone.js 30000
+ *
+ * and subtract a run of 10,000 events: what is left is 20,000 events of the engine with its code
+ * compiled (docs/benchmarks.md).
  */
 
 const EVENTS_DEFAULT = 200_000;
