@@ -44,6 +44,7 @@ const chunks: ClaimedChunk[] = businessEventChunks(events, events / EVENTS_PER_C
     (data, position) => ({ recordId: index * EVENTS_PER_CHUNK + position + 1, index: position, data }),
   ),
   seenOriginJournalIds: new Set(),
+  bookedOriginJournals: new Map(),
 }));
 let id = 0;
 const ctx: ProcessingContext = {

@@ -190,6 +190,7 @@ async function processSession(
           data: JSON.parse(row.data) as Record<string, unknown>,
         })),
         seenOriginJournalIds: new Set(),
+        bookedOriginJournals: new Map(),
       };
       const engineStartMs = performance.now();
       const outcome = processChunk(prepared, chunk, contextFor(ingestionId));
@@ -258,6 +259,7 @@ function measureEngine(
       data: JSON.parse(record.json) as Record<string, unknown>,
     })),
     seenOriginJournalIds: new Set(),
+    bookedOriginJournals: new Map(),
   }));
   const pass = () => {
     let journals = 0;
