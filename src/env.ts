@@ -60,6 +60,12 @@ export interface Env {
   rateLimitMax: number;
   /** Length of a rate-limit window. */
   rateLimitWindowMs: number;
+  /**
+   * Whether the background processor runs on a worker thread with its own store connection
+   * (`PROCESSING_THREAD`, on by default; docs/adr/0013-processing-thread.md). An in-memory SQLite
+   * store cannot be shared, so its processor always runs on the event loop.
+   */
+  processingThread: boolean;
 }
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -138,6 +144,14 @@ function publicUrlSetting(text: string | undefined): string | undefined {
     );
   }
   return url.href.replace(/\/+$/, '');
+}
+
+function booleanSetting(vars: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const text = vars[name];
+  if (text === undefined || text === '') return fallback;
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  throw new EnvError(`${name} must be true or false, got "${text}"`);
 }
 
 function isRealDate(text: string): boolean {
@@ -235,5 +249,6 @@ export function parseEnv(vars: NodeJS.ProcessEnv): Env {
       RATE_LIMIT_WINDOW_MS_MIN,
       RATE_LIMIT_WINDOW_MS_MAX,
     ),
+    processingThread: booleanSetting(vars, 'PROCESSING_THREAD', true),
   };
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { buildApp } from './app.js';
 import { bootstrapAccess } from './bootstrap.js';
 import { EnvError, parseEnv } from './env.js';
 import { systemClock } from './lib/clock.js';
+import { type InProcessProcessor, ProcessingThread } from './processing-thread-host.js';
 import { createServices } from './services.js';
 import { ensureDatabase, migrateToLatest, openStore, StoreUnavailableError } from './storage/database.js';
 
@@ -35,6 +36,49 @@ function startupSnapshotOff(): boolean {
     process.execArgv.includes('--no-node-snapshot') ||
     (process.env.NODE_OPTIONS ?? '').split(/\s+/).includes('--no-node-snapshot')
   );
+}
+
+/**
+ * Starts background processing: on a worker thread with its own store connection when the store
+ * can be shared and PROCESSING_THREAD is not false (returns the thread), else on this thread.
+ */
+async function startProcessing(
+  env: ReturnType<typeof parseEnv>,
+  processor: InProcessProcessor,
+  logger: Logger,
+): Promise<ProcessingThread | undefined> {
+  if (!env.processingThread || env.databaseUrl === 'sqlite::memory:') {
+    processor.start();
+    logger.info('processing runs on the main thread');
+    return undefined;
+  }
+  const thread = new ProcessingThread(
+    {
+      databaseUrl: env.databaseUrl,
+      databaseConnectTimeoutMs: env.databaseConnectTimeoutMs,
+      databaseStatementTimeoutMs: env.databaseStatementTimeoutMs,
+      settings: {
+        businessDate: env.businessDate,
+        flowScriptTimeoutMs: env.flowScriptTimeoutMs,
+        flowScriptMemoryMb: env.flowScriptMemoryMb,
+      },
+    },
+    processor,
+    {
+      processingError: (error) => logger.error({ err: error }, 'background processing failed; retrying'),
+      idleConnectionLost: (error) => logger.warn({ err: error }, 'idle database connection lost'),
+      threadDied: ({ exitCode, error, restarting }) =>
+        logger.error(
+          { exitCode, err: error },
+          restarting
+            ? 'processing thread ended unexpectedly; starting it again'
+            : 'processing thread ended unexpectedly too often; processing moves to the main thread',
+        ),
+    },
+  );
+  await thread.start();
+  logger.info('processing runs on its own thread');
+  return thread;
 }
 
 async function main(): Promise<void> {
@@ -68,8 +112,14 @@ async function main(): Promise<void> {
     statementTimeoutMs: env.databaseStatementTimeoutMs,
   });
   await migrateToLatest(store);
-  const services = createServices(store, systemClock, env, (error) =>
-    logger.error({ err: error }, 'background processing failed; retrying'),
+  // New records wake the processing thread when there is one, else the processor on this thread.
+  let wakeProcessing = (): void => services.processor.wake();
+  const services = createServices(
+    store,
+    systemClock,
+    env,
+    (error) => logger.error({ err: error }, 'background processing failed; retrying'),
+    () => wakeProcessing(),
   );
   const report = await bootstrapAccess(env, services);
   const app = await buildApp({
@@ -82,7 +132,8 @@ async function main(): Promise<void> {
   });
 
   const address = await app.listen({ port: env.port, host: env.host });
-  services.processor.start();
+  const processing = await startProcessing(env, services.processor, logger);
+  if (processing !== undefined) wakeProcessing = () => processing.wake();
   // Expired tokens, sign-in sessions and request counts of ended windows are useless but would
   // make their tables grow forever.
   const purge = setInterval(() => {
@@ -134,6 +185,7 @@ async function main(): Promise<void> {
     // app.close stops accepting, waits for requests in flight, then runs the onClose hooks.
     app
       .close()
+      .then(() => processing?.stop())
       .then(() => store.close())
       .then(() => {
         logger.info('stopped');

@@ -49,6 +49,12 @@ export type ServiceSettings = Pick<Env, 'accessTokenTtlSeconds' | 'refreshTokenT
     rateLimitWindowMs?: number;
   };
 
+/** The settings the background processor uses. */
+export type ProcessingSettings = Pick<
+  ServiceSettings,
+  'businessDate' | 'flowScriptTimeoutMs' | 'flowScriptMemoryMb' | 'postingIntervalMs'
+>;
+
 /** Every module service, wired to one store and one clock; shared by the app, main and the CLI. */
 export interface Services {
   tokens: TokenService;
@@ -68,12 +74,64 @@ export interface Services {
   close(): Promise<void>;
 }
 
-/** Wires the module services to their storage adapters. */
+/** The background processor and what it holds besides the store. */
+export interface Processing {
+  processor: AccountingProcessor<PreparedConfiguration>;
+  /** Stops the processor, then releases the script isolates of its flows. */
+  close(): Promise<void>;
+}
+
+/**
+ * Wires the background processor (its flows, its posting timer) to a store: `createServices` uses
+ * it for the processor that runs on the event loop, and the processing thread for its own
+ * (docs/adr/0013-processing-thread.md). Does not start it.
+ */
+export function createProcessing(
+  store: Store,
+  snapshots: ConfigurationSnapshots<PreparedConfiguration>,
+  clock: Clock,
+  settings: ProcessingSettings,
+  onBackgroundError: (error: unknown) => void,
+): Processing {
+  const flows = new FlowRunner({
+    timeoutMs: settings.flowScriptTimeoutMs ?? FLOW_SCRIPT_TIMEOUT_MS_DEFAULT,
+    memoryMb: settings.flowScriptMemoryMb ?? FLOW_SCRIPT_MEMORY_MB_DEFAULT,
+  });
+  const processor = new AccountingProcessor(createAccountingStore(store), snapshots, clock, {
+    businessDatePinned: settings.businessDate,
+    // Records of an entity a flow reads go through the flow; the rest to the engine directly.
+    work: (prepared, chunk, ctx) =>
+      flows.reads(prepared, chunk) ? flows.process(prepared, chunk, ctx) : processChunk(prepared, chunk, ctx),
+    onError: onBackgroundError,
+    // PostgreSQL claims chunks with SKIP LOCKED, so rounds can overlap one's engine work with
+    // another's writes; SQLite has one writer.
+    concurrency: store.dialect === 'postgres' ? PROCESSING_ROUNDS_POSTGRES : 1,
+    ...(settings.postingIntervalMs === undefined ? {} : { postingIntervalMs: settings.postingIntervalMs }),
+  });
+  return {
+    processor,
+    close: async () => {
+      await processor.stop();
+      flows.close();
+    },
+  };
+}
+
+/** Configuration snapshots of a store, prepared for the modules. */
+export function createSnapshots(store: Store): ConfigurationSnapshots<PreparedConfiguration> {
+  return new ConfigurationSnapshots(createConfigurationStore(store), prepareConfiguration);
+}
+
+/**
+ * Wires the module services to their storage adapters. New records wake `services.processor`,
+ * unless `wakeProcessing` says where else they are processed (main's processing thread).
+ */
 export function createServices(
   store: Store,
   clock: Clock,
   settings: ServiceSettings,
   onBackgroundError: (error: unknown) => void = () => {},
+  wakeProcessing?: () => void,
 ): Services {
   const authStore = createAuthStore(store.db, store.dialect);
   const configurationStore = createConfigurationStore(store);
@@ -81,22 +139,8 @@ export function createServices(
   const catalog = new EntityCatalog(snapshots, clock, settings.businessDate);
   const threads = settings.ingestWorkerThreads ?? 0;
   const chunkWorker = threads > 0 ? threadChunkWorker(threads) : inlineChunkWorker;
-  const processingStore = createAccountingStore(store);
-  const flows = new FlowRunner({
-    timeoutMs: settings.flowScriptTimeoutMs ?? FLOW_SCRIPT_TIMEOUT_MS_DEFAULT,
-    memoryMb: settings.flowScriptMemoryMb ?? FLOW_SCRIPT_MEMORY_MB_DEFAULT,
-  });
-  const processor = new AccountingProcessor(processingStore, snapshots, clock, {
-    businessDatePinned: settings.businessDate,
-    // Records of an entity a flow reads go through the flow; the rest to the engine directly.
-    work: (prepared, chunk, ctx) =>
-      flows.reads(prepared, chunk) ? flows.process(prepared, chunk, ctx) : processChunk(prepared, chunk, ctx),
-    onError: onBackgroundError,
-    // PostgreSQL claims chunks with SKIP LOCKED, so rounds can overlap one's engine work with
-    // another's writes; SQLite has one writer and one connection.
-    concurrency: store.dialect === 'postgres' ? PROCESSING_ROUNDS_POSTGRES : 1,
-    ...(settings.postingIntervalMs === undefined ? {} : { postingIntervalMs: settings.postingIntervalMs }),
-  });
+  const processing = createProcessing(store, snapshots, clock, settings, onBackgroundError);
+  const { processor } = processing;
   const requestLimiter = new RequestLimiter(
     createRequestCountStore(store.db),
     clock,
@@ -115,16 +159,15 @@ export function createServices(
     catalog,
     ingestion: new IngestionService(createIngestionStore(store), catalog, clock, {
       chunkWorker,
-      onRecordsAwaitProcessing: () => processor.wake(),
+      onRecordsAwaitProcessing: wakeProcessing ?? (() => processor.wake()),
     }),
     statistics: new StatisticsService(createStatisticsStore(store), clock),
     processor,
-    journals: new JournalQueries(processingStore, snapshots),
+    journals: new JournalQueries(createAccountingStore(store), snapshots),
     requestLimiter,
     close: async () => {
       await requestLimiter.close();
-      await processor.stop();
-      flows.close();
+      await processing.close();
       await chunkWorker.close();
     },
   };

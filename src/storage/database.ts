@@ -2,6 +2,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
   Kysely,
   type Migration,
   Migrator,
@@ -11,6 +14,8 @@ import {
   type PostgresPoolClient,
   type PostgresQueryResult,
   SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
 } from 'kysely';
 import pg from 'pg';
 import { add, type Decimal, decimal, toDecimalString, ZERO } from '../lib/decimal.js';
@@ -89,7 +94,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
     registerDecimalSum(sqlite);
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
     return { db, dialect: 'sqlite', sqlite, close: () => db.destroy() };
   }
   const statementTimeoutMs = options.statementTimeoutMs ?? DATABASE_STATEMENT_TIMEOUT_MS_DEFAULT;
@@ -121,6 +126,31 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
   pool.on('error', (error) => onIdleError(error));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(pool) }) });
   return { db, dialect: 'postgres', sqlite: undefined, close: () => db.destroy() };
+}
+
+/**
+ * SQLite transactions that take the write lock when they begin (`BEGIN IMMEDIATE`). A deferred
+ * transaction that reads first and writes later cannot wait for the lock if another connection
+ * wrote in between (SQLITE_BUSY at once, busy_timeout or not); with the processing thread's own
+ * connection (docs/adr/0013-processing-thread.md) every transaction waits its turn instead.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
 }
 
 /** SQLSTATEs that say the server is going away, refuses connections, or gave up waiting. */

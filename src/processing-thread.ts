@@ -1,0 +1,58 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { systemClock } from './lib/clock.js';
+import type {
+  ProcessingThreadData,
+  ProcessingThreadReport,
+  ProcessingThreadRequest,
+} from './processing-thread-host.js';
+import { createProcessing, createSnapshots } from './services.js';
+import { openStore } from './storage/database.js';
+
+/**
+ * Entry of the processing thread (docs/adr/0013-processing-thread.md): the background processor,
+ * its flows and its posting timer, on a worker thread with a store connection of its own, so
+ * that processing a backlog does not hold the event loop that answers requests. The main thread
+ * has migrated the store before it starts this thread. Answers `wake` (records were stored) and
+ * `stop` (finish the rounds in progress, close the store, then say `stopped`); background errors
+ * go to the main thread, which logs them.
+ */
+const port = parentPort;
+if (port === null) throw new Error('processing-thread.js runs as a worker thread of the service');
+const data = workerData as ProcessingThreadData;
+
+function report(message: ProcessingThreadReport): void {
+  port?.postMessage(message);
+}
+
+/** What the main thread logs of an error: no data of the records, no connection string. */
+function describe(error: unknown): { name: string; message: string; stack: string | undefined } {
+  return error instanceof Error
+    ? { name: error.name, message: error.message, stack: error.stack }
+    : { name: 'Error', message: String(error), stack: undefined };
+}
+
+const store = openStore(data.databaseUrl, {
+  onIdleError: (error) => report({ kind: 'idle-error', error: describe(error) }),
+  connectTimeoutMs: data.databaseConnectTimeoutMs,
+  statementTimeoutMs: data.databaseStatementTimeoutMs,
+});
+const processing = createProcessing(store, createSnapshots(store), systemClock, data.settings, (error) =>
+  report({ kind: 'error', error: describe(error) }),
+);
+processing.processor.start();
+
+let stopping = false;
+port.on('message', (message: ProcessingThreadRequest) => {
+  if (message.kind === 'wake') {
+    processing.processor.wake();
+    return;
+  }
+  if (stopping) return;
+  stopping = true;
+  processing
+    .close()
+    .then(() => store.close())
+    .then(() => report({ kind: 'stopped' }))
+    .catch((error: unknown) => report({ kind: 'stop-failed', error: describe(error) }));
+});
+report({ kind: 'started' });
