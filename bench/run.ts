@@ -1,6 +1,7 @@
 import { runAdmin } from './admin.js';
 import { runFlows } from './flows.js';
 import { runIngestion } from './ingestion.js';
+import { runIngestionUnderProcessing } from './ingestion-under-processing.js';
 import { benchCommand, currentMachine, describeMachine } from './machine.js';
 import { runProcessing, runProcessingLimit } from './processing.js';
 import { BENCHMARKS_DOC_PATH, type RunContext, type Section, updateBenchmarksDoc } from './report.js';
@@ -27,6 +28,7 @@ const PARTS = {
   ingestion: runIngestion,
   processing: runProcessing,
   'processing-limit': runProcessingLimit,
+  'ingestion-under-processing': runIngestionUnderProcessing,
   flows: runFlows,
   admin: runAdmin,
   soak: (context, dialects, options) => runSoak(context, dialects, options.soakMinutes),

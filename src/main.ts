@@ -42,11 +42,11 @@ function startupSnapshotOff(): boolean {
  * Starts background processing: on a worker thread with its own store connection when the store
  * can be shared and PROCESSING_THREAD is not false (returns the thread), else on this thread.
  */
-async function startProcessing(
+function startProcessing(
   env: ReturnType<typeof parseEnv>,
   processor: InProcessProcessor,
   logger: Logger,
-): Promise<ProcessingThread | undefined> {
+): ProcessingThread | undefined {
   if (!env.processingThread || env.databaseUrl === 'sqlite::memory:') {
     processor.start();
     logger.info('processing runs on the main thread');
@@ -65,6 +65,7 @@ async function startProcessing(
     },
     processor,
     {
+      started: () => logger.info('processing runs on its own thread'),
       processingError: (error) => logger.error({ err: error }, 'background processing failed; retrying'),
       idleConnectionLost: (error) => logger.warn({ err: error }, 'idle database connection lost'),
       threadDied: ({ exitCode, error, restarting }) =>
@@ -76,8 +77,7 @@ async function startProcessing(
         ),
     },
   );
-  await thread.start();
-  logger.info('processing runs on its own thread');
+  thread.start();
   return thread;
 }
 
@@ -132,7 +132,7 @@ async function main(): Promise<void> {
   });
 
   const address = await app.listen({ port: env.port, host: env.host });
-  const processing = await startProcessing(env, services.processor, logger);
+  const processing = startProcessing(env, services.processor, logger);
   if (processing !== undefined) wakeProcessing = () => processing.wake();
   // Expired tokens, sign-in sessions and request counts of ended windows are useless but would
   // make their tables grow forever.

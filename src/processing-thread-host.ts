@@ -36,6 +36,8 @@ export interface InProcessProcessor {
 
 /** How the main thread's logger is told about the processing thread. */
 export interface ProcessingThreadLog {
+  /** The thread has opened its store and started its processor. */
+  started(): void;
   /** A background error of the processor (it retries by itself). */
   processingError(error: ReportedError): void;
   /** An idle database connection of the thread was lost. */
@@ -83,30 +85,30 @@ export class ProcessingThread {
     this.#log = log;
   }
 
-  /** Starts the thread; resolves once it has opened its store and started its processor. */
-  start(): Promise<void> {
-    return new Promise((resolve) => {
-      const worker = new Worker(new URL('./processing-thread.js', import.meta.url), {
-        workerData: this.#data,
-      });
-      this.#worker = worker;
-      let lastError: ReportedError | undefined;
-      worker.on('message', (message: ProcessingThreadReport) => {
-        if (message.kind === 'started') resolve();
-        else if (message.kind === 'error') this.#log.processingError(message.error);
-        else if (message.kind === 'idle-error') this.#log.idleConnectionLost(message.error);
-        else if (message.kind === 'stop-failed') lastError = message.error;
-      });
-      worker.on('error', (error) => {
-        lastError = errorOf(error);
-      });
-      worker.on('exit', (exitCode) => {
-        if (this.#worker !== worker) return;
-        this.#worker = undefined;
-        if (this.#stopping) return;
-        this.#died(exitCode, lastError);
-        resolve();
-      });
+  /**
+   * Starts the thread. It loads and opens its store in the background; `wake` messages sent
+   * meanwhile wait for it.
+   */
+  start(): void {
+    const worker = new Worker(new URL('./processing-thread.js', import.meta.url), {
+      workerData: this.#data,
+    });
+    this.#worker = worker;
+    let lastError: ReportedError | undefined;
+    worker.on('message', (message: ProcessingThreadReport) => {
+      if (message.kind === 'started') this.#log.started();
+      else if (message.kind === 'error') this.#log.processingError(message.error);
+      else if (message.kind === 'idle-error') this.#log.idleConnectionLost(message.error);
+      else if (message.kind === 'stop-failed') lastError = message.error;
+    });
+    worker.on('error', (error) => {
+      lastError = errorOf(error);
+    });
+    worker.on('exit', (exitCode) => {
+      if (this.#worker !== worker) return;
+      this.#worker = undefined;
+      if (this.#stopping) return;
+      this.#died(exitCode, lastError);
     });
   }
 
@@ -149,7 +151,7 @@ export class ProcessingThread {
     }
     this.#restarts += 1;
     this.#restartTimer = setTimeout(() => {
-      if (!this.#stopping) void this.start();
+      if (!this.#stopping) this.start();
     }, PROCESSING_THREAD_RESTART_DELAY_MS);
   }
 }
