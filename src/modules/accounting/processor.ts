@@ -104,6 +104,8 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
   readonly #postingIntervalMs: number;
   readonly #concurrency: number;
   #running = false;
+  /** Set by `stop`: rounds in progress end after their current chunk. */
+  #stopRequested = false;
   readonly #rounds = new Set<Promise<void>>();
   #again = false;
   #timers: NodeJS.Timeout[] = [];
@@ -136,6 +138,7 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
   start(): void {
     if (this.#running) return;
     this.#running = true;
+    this.#stopRequested = false;
     this.#timers.push(setInterval(() => this.wake(), PROCESSING_POLL_INTERVAL_MS).unref());
     this.#timers.push(
       setInterval(() => {
@@ -145,9 +148,13 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
     this.wake();
   }
 
-  /** Stops scheduling rounds and waits for the rounds in progress to finish. */
+  /**
+   * Stops scheduling rounds and waits for the rounds in progress to finish the chunk they work
+   * on; the chunks still waiting stay for the next start, so a stop does not wait for a backlog.
+   */
   async stop(): Promise<void> {
     this.#running = false;
+    this.#stopRequested = true;
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers = [];
     await Promise.all(this.#rounds);
@@ -179,7 +186,7 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
   /** Processes chunks until none is waiting; returns how many records it processed. */
   async drain(): Promise<number> {
     let total = 0;
-    for (;;) {
+    while (!this.#stopRequested) {
       const { prepared } = await this.#snapshots.current();
       const ctx: ProcessingContext = {
         ingestionId: '',
@@ -197,6 +204,7 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
       if (processed === 0) return total;
       total += processed;
     }
+    return total;
   }
 
   /** Posts every unposted journal whose core date has come for its node; returns how many. */
