@@ -23,6 +23,15 @@ class ChunkTaken extends Error {
 
 /** Candidate chunks looked at per claim; others' locked chunks are skipped. */
 const CLAIM_CANDIDATES_MAX = 16;
+/**
+ * SQLite: records of a chunk worked on and written in one go at most. With the processing thread
+ * the service has two SQLite connections and one writer at a time: while the thread writes,
+ * ingestion's chunk writes wait for the lock, and better-sqlite3 waits on the event loop. A
+ * 2,000-event write held the lock for hundreds of milliseconds; 500 records bound the wait
+ * (docs/adr/0013-processing-thread.md). Journal lines are never split: a direct journal's lines
+ * must be processed together.
+ */
+const SQLITE_PROCESSING_RECORDS_PER_WRITE_MAX = 500;
 /** A node's field values as JSON with sorted keys: equal nodes, equal text (for grouping). */
 function canonicalNodeJson(node: Readonly<Record<string, string>>): string {
   return JSON.stringify(
@@ -210,16 +219,20 @@ export function createAccountingStore(store: Store): AccountingStore {
         : lockQuery
       ).executeTakeFirst();
       if (locked === undefined) continue;
-      const records = await trx
+      const waiting = trx
         .selectFrom('records')
         .select(['record_id', 'record_index', 'namespace', 'entity', 'data'])
         .where('ingestion_id', '=', candidate.ingestion_id)
         .where('chunk_seq', '=', candidate.chunk_seq)
         .where('processing', '=', 1)
-        .orderBy('record_id')
-        .execute();
+        .orderBy('record_id');
+      let records = await (dialect === 'sqlite'
+        ? waiting.limit(SQLITE_PROCESSING_RECORDS_PER_WRITE_MAX)
+        : waiting
+      ).execute();
       const first = records[0];
       if (first === undefined) continue;
+      if (dialect === 'sqlite' && first.entity === JOURNAL_ENTITY_NAME) records = await waiting.execute();
       const data = records.map((r) => JSON.parse(r.data) as Record<string, unknown>);
       // Only journal lines need the origin journal ids of the session's earlier chunks and the
       // journals already booked under the origin journal ids they carry.
@@ -294,6 +307,9 @@ export function createAccountingStore(store: Store): AccountingStore {
       .where('ingestion_id', '=', chunk.ingestionId)
       .where('chunk_seq', '=', chunk.chunkSeq)
       .where('processing', '=', 1)
+      // The claim holds the chunk's first waiting records by id, maybe not all of them (SQLite).
+      .where('record_id', '>=', chunk.records[0]?.recordId ?? 0)
+      .where('record_id', '<=', chunk.records.at(-1)?.recordId ?? 0)
       .executeTakeFirst();
     if (Number(marked.numUpdatedRows) !== chunk.records.length) return false;
     await bulkInsert(
