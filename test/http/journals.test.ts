@@ -295,3 +295,36 @@ describe('posting when the business date comes (clock not pinned)', () => {
       .toEqual(['posted', 'posted']);
   });
 });
+
+/** SQLite processes a chunk in parts of at most 500 records, so ingestion never waits long for the lock. */
+describe('processing of a chunk larger than one write', () => {
+  const big = {} as {
+    t: TestApp;
+    env: Awaited<ReturnType<typeof setUp>>;
+    get(url: string): Promise<Record<string, unknown>>;
+  };
+  beforeAll(async () => {
+    big.t = await createTestApp({ businessDate: '2026-11-20' });
+    big.env = await setUp(big.t);
+    big.get = async (url) => {
+      const response = await big.t.call(big.env.token, { method: 'GET', url });
+      expect(response.statusCode, response.body).toBe(200);
+      return response.json();
+    };
+  });
+  afterAll(async () => big.t?.close());
+
+  it('processes a chunk of 1,200 events whole, in parts of at most 500 on SQLite, each event once', async () => {
+    const EVENTS = 1_200;
+    const ingestionId = await big.env.ingest(
+      'businessEvent',
+      Array.from({ length: EVENTS }, (_, i) => businessEvent({ amount: `${i + 1}.00` })),
+    );
+    expect(await big.t.services.processor.drain()).toBe(EVENTS);
+    expect(await big.get(`/api/v1/ingestions/${ingestionId}`)).toMatchObject({
+      processingStatus: 'completed',
+    });
+    const page = await big.get(`/api/v1/journals?ingestionId=${ingestionId}&limit=1`);
+    expect(page.totalSize).toBe(2 * EVENTS);
+  });
+});

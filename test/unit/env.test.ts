@@ -25,7 +25,14 @@ describe('environment', () => {
       flowScriptMemoryMb: 64,
       rateLimitMax: 20_000,
       rateLimitWindowMs: 60_000,
+      processingThread: true,
     });
+  });
+
+  it('reads PROCESSING_THREAD as true or false', () => {
+    expect(parseEnv({ PROCESSING_THREAD: 'false' }).processingThread).toBe(false);
+    expect(parseEnv({ PROCESSING_THREAD: 'true' }).processingThread).toBe(true);
+    expect(() => parseEnv({ PROCESSING_THREAD: 'no' })).toThrow(/PROCESSING_THREAD must be true or false/);
   });
 
   it('reads TRUST_PROXY as false, true, or a list of addresses and ranges', () => {
