@@ -44,7 +44,9 @@ minutes per dialect, or \`--soak-minutes N\`. A run replaces only the sections i
 each section names its own machine, date and command.
 
 The service always runs as \`npm start\` runs it: \`node --no-node-snapshot dist/main.js\` as a child process with
-\`PORT=0\`, \`LOG_LEVEL=warn\`, a fresh database (a temporary SQLite file, or a new PostgreSQL
+\`PORT=0\`, \`LOG_LEVEL=warn\`, \`RATE_LIMIT_MAX=1000000000\` (a part measures one client at full
+speed, which the default per-client limit would stop; raised rather than off, so the limiter's
+cost is in the figures), a fresh database (a temporary SQLite file, or a new PostgreSQL
 database that is dropped afterwards), reached over HTTP on 127.0.0.1 only. The load generator runs
 in the benchmark process on the same machine, so client and service share its cores.
 
