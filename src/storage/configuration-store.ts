@@ -118,8 +118,13 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
         const next = Number(revision) + 1;
         if (dialect === 'postgres') {
           // Every write of processing data (a session, a chunk, a journal) takes a lock on the
-          // sessions table or a session row; this lock waits for those in flight and holds off
+          // sessions table or a session row; these locks wait for those in flight and hold off
           // new ones until commit (reads go on), so the counts are exactly what is deleted.
+          // Chunks first: a processing transaction locks its chunk row, then a session row (the
+          // journals it inserts refer to the session), and a chunk's write also touches the
+          // chunks table before the session's row. Taking the sessions table first deadlocked
+          // with a processor holding a chunk (finding of test/e2e/configuration-crash.test.ts).
+          await sql`lock table chunks in exclusive mode`.execute(trx);
           await sql`lock table ingestions in exclusive mode`.execute(trx);
         }
         const deleted = await countProcessingData(trx);
