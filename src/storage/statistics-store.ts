@@ -71,7 +71,7 @@ export function createStatisticsStore(store: Store): StatisticsStore {
         unpostedJournals: n(row.unposted),
         totalJournalLines: n(row.lines),
         errors: n(errorRow.errors),
-        // No approval workflow exists (the seed shows none); the fields are kept for clients.
+        // No approval workflow exists; the fields are kept for clients that read them.
         awaitingApproval: 0,
         deniedApproval: 0,
       };

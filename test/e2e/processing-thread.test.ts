@@ -1,8 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/storage/database.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 import { businessEvent } from '../helpers/records.js';
-import { apiClient, eventually, startE2eServer } from '../helpers/server.js';
+import { apiClient, eventually, startE2eServer, storedBookings } from '../helpers/server.js';
 import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
 
 type Session = { ingestionId: string; processingStatus: string; successRows: number };
@@ -39,26 +38,6 @@ async function awaitCompleted(api: Api, ingestionId: string): Promise<void> {
     const view = (await api('GET', `/api/v1/ingestions/${ingestionId}`)).body as Session;
     return view.processingStatus === 'completed' ? true : undefined;
   }, 60_000);
-}
-
-/** Journals stored straight from the store: how many, and whether any record has two for one config. */
-async function storedJournals(databaseUrl: string): Promise<{ journals: number; doubled: number }> {
-  const store = openStore(databaseUrl);
-  try {
-    const doubled = await store.db
-      .selectFrom('journals')
-      .select(['record_id', 'accounting_config'])
-      .groupBy(['record_id', 'accounting_config'])
-      .having((eb) => eb.fn.countAll(), '>', 1)
-      .execute();
-    const total = await store.db
-      .selectFrom('journals')
-      .select((eb) => eb.fn.countAll().as('journals'))
-      .executeTakeFirstOrThrow();
-    return { journals: Number(total.journals), doubled: doubled.length };
-  } finally {
-    await store.close();
-  }
 }
 
 /** The processor on its own thread (docs/adr/0013-processing-thread.md), and on the event loop. */
@@ -103,7 +82,7 @@ describe('processing thread', () => {
     await Promise.all(senders);
     expect(server.output()).toContain('"msg":"stopped"');
     expect(server.output()).not.toContain('ended unexpectedly');
-    expect((await storedJournals(databaseUrl)).doubled).toBe(0);
+    expect((await storedBookings(databaseUrl)).doubled).toBe(0);
 
     server = await startE2eServer(databaseUrl, BUSINESS_DATE_ENV);
     api = await apiClient(server.url);
@@ -114,7 +93,7 @@ describe('processing thread', () => {
         .successRows;
       expect(accepted).toBeGreaterThan(0);
       // LF_NL/AMS has both bases: two journals per accepted event, no more and no fewer.
-      expect(await storedJournals(databaseUrl)).toEqual({ journals: 2 * accepted, doubled: 0 });
+      expect(await storedBookings(databaseUrl)).toMatchObject({ journals: 2 * accepted, doubled: 0 });
     } finally {
       expect(await server.stop()).toBe(0);
     }

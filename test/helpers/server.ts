@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { openStore } from '../../src/storage/database.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const START_TIMEOUT_MS = 30_000;
@@ -124,4 +125,29 @@ export async function apiClient(
     const text = await response.text();
     return { status: response.status, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
   };
+}
+
+/**
+ * The journals a service left in its store, read straight from it: how many, how many records
+ * have journals, and how many (record, accounting configuration) pairs have more than one.
+ */
+export async function storedBookings(
+  databaseUrl: string,
+): Promise<{ journals: number; records: number; doubled: number }> {
+  const store = openStore(databaseUrl);
+  try {
+    const doubled = await store.db
+      .selectFrom('journals')
+      .select(['record_id', 'accounting_config'])
+      .groupBy(['record_id', 'accounting_config'])
+      .having((eb) => eb.fn.countAll(), '>', 1)
+      .execute();
+    const totals = await store.db
+      .selectFrom('journals')
+      .select((eb) => [eb.fn.countAll().as('journals'), eb.fn.count('record_id').distinct().as('records')])
+      .executeTakeFirstOrThrow();
+    return { journals: Number(totals.journals), records: Number(totals.records), doubled: doubled.length };
+  } finally {
+    await store.close();
+  }
 }

@@ -3,7 +3,7 @@ import type { ConfigurationStore, StoredConfiguration } from './store.js';
 /**
  * Keeps the configuration of the current revision together with the work prepared from it
  * (entity validators, accounting lookup tables), made once per revision and shared by every
- * request (issue 3: "prepared once here, not per request"). Each use reads only the revision
+ * request. Each use reads only the revision
  * number from the store, so an upload through another instance is picked up on the next
  * request; concurrent callers of a new revision share one preparation.
  */

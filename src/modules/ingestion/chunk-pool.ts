@@ -25,8 +25,8 @@ export const inlineChunkWorker: ChunkWorker = {
 
 /**
  * Parses and validates large chunks on worker threads (piscina), so the event loop keeps
- * serving requests and writing while another core does the CPU work of the next chunk
- * (issue 4: "by using the second core"). Off unless INGEST_WORKER_THREADS is set: on a
+ * serving requests and writing while another core does the CPU work of the next chunk.
+ * Off unless INGEST_WORKER_THREADS is set: on a
  * two-core machine that also runs the load, it gained nothing measurable and cost about
  * 110 MiB of memory (ADR 0010). Needs the built `chunk-worker.js` beside this file,
  * which `npm install` makes; when it is missing (running from TypeScript sources) the pool is
