@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../src/modules/configuration/model.js';
 import {
-  benchConfiguration,
+  businessEventChunks,
   type ChunkBody,
   chunkOf,
   TRADE_ENTITY,
@@ -44,40 +44,11 @@ const MODES = [
   { name: 'event loop (PROCESSING_THREAD=false)', env: { PROCESSING_THREAD: 'false' } },
 ] as const;
 
-interface FixtureForEvents {
-  businessEventTypes: { name: string }[];
-  nodes: { fields: Record<string, string> }[];
-}
-
 function tradeChunks(series: string): ChunkBody[] {
   return Array.from({ length: MEASURED_CHUNKS }, (_, chunk) =>
     chunkOf(
       `${series}-${chunk}`,
       Array.from({ length: TRADES_PER_CHUNK }, (_, offset) => tradeRecord(chunk * TRADES_PER_CHUNK + offset)),
-    ),
-  );
-}
-
-/** Business events valid for the realistic fixture, as the processing benchmark sends them. */
-function eventChunks(): ChunkBody[] {
-  const configuration = benchConfiguration().configuration as unknown as FixtureForEvents;
-  const eventTypes = configuration.businessEventTypes.map((type) => type.name);
-  const nodes = configuration.nodes.map((node) => node.fields);
-  const today = new Date().toISOString().slice(0, 10);
-  return Array.from({ length: BACKLOG_CHUNKS }, (_, chunk) =>
-    chunkOf(
-      `events-${chunk}`,
-      Array.from({ length: EVENTS_PER_CHUNK }, (_, offset) => {
-        const index = chunk * EVENTS_PER_CHUNK + offset;
-        return {
-          eventType: eventTypes[index % eventTypes.length],
-          effectiveDate: today,
-          amount: `${1 + (index % 99_999)}.${String(index % 100).padStart(2, '0')}`,
-          currency: 'EUR',
-          ...nodes[index % nodes.length],
-          productCode: 'MORTGAGE',
-        };
-      }),
     ),
   );
 }
@@ -100,7 +71,12 @@ async function measure(service: BenchService, mode: string): Promise<Run> {
   await closeSession(service, idleSession);
 
   const backlogSession = await openSession(service, LEDGER_NAMESPACE, BUSINESS_EVENT_ENTITY_NAME);
-  const backlog = await postChunks(service, backlogSession, eventChunks(), BACKLOG_CLIENTS);
+  const backlog = await postChunks(
+    service,
+    backlogSession,
+    businessEventChunks(BACKLOG_CHUNKS * EVENTS_PER_CHUNK, BACKLOG_CHUNKS),
+    BACKLOG_CLIENTS,
+  );
   await closeSession(service, backlogSession);
   const busySession = await openSession(service, TRADE_NAMESPACE, TRADE_ENTITY);
   const busy = await postChunks(service, busySession, tradeChunks('busy'), MEASURING_CLIENTS);
