@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { newTimeOrderedUuid } from '../src/lib/ids.js';
 import type { ProcessingContext } from '../src/modules/accounting/journal-draft.js';
 import { type PreparedAccountingRevision, prepareAccounting } from '../src/modules/accounting/prepare.js';
 import { processChunk } from '../src/modules/accounting/processor.js';
@@ -86,9 +86,9 @@ function fixture(): Fixture {
   };
 }
 
-/** The processor's context: the clock read once per chunk, random UUIDs as in the service. */
+/** The processor's context: the clock read once per chunk, time-ordered UUIDs as in the service. */
 function contextFor(ingestionId: string): ProcessingContext {
-  return { ingestionId, now: new Date(), newId: randomUUID };
+  return { ingestionId, now: new Date(), newId: newTimeOrderedUuid };
 }
 
 /**

@@ -8,6 +8,32 @@ export function newUuid(): string {
   return randomUUID();
 }
 
+/** The millisecond of the last time-ordered UUID, and the text of its time fields. */
+let timePrefixMs = -1;
+let timePrefix = '';
+
+/**
+ * A new time-ordered UUID (RFC 9562 version 7): 48 bits of Unix milliseconds, the version, then
+ * 74 random bits, lower case. Ids made later sort later, so rows keyed by them are appended to
+ * the end of their index instead of landing on a random page of it: a journal's and its lines'
+ * inserts touch a few pages per chunk rather than one page per row (docs/adr/0014-time-ordered-journal-ids.md).
+ * Within one millisecond ids are in random order. Built on `randomUUID`, whose random bits come
+ * from a batched pool: one call costs about a quarter of a microsecond, where the `uuid` package's
+ * `v7` costs five.
+ */
+export function newTimeOrderedUuid(): string {
+  const random = randomUUID();
+  const ms = Date.now();
+  if (ms !== timePrefixMs) {
+    timePrefixMs = ms;
+    const hex = ms.toString(16).padStart(12, '0');
+    timePrefix = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7`;
+  }
+  // `random` is xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx: its first 15 characters (time fields and
+  // version) are replaced, the rest (random bits and the variant in y) kept.
+  return timePrefix + random.slice(15);
+}
+
 /**
  * A new ingestion id: `in_` followed by 32 lower-case hex digits (docs/reference.md, Sessions).
  * The product's examples derive the id from the namespace and entity; we keep it opaque and

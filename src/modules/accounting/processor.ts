@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
+import { newTimeOrderedUuid } from '../../lib/ids.js';
 import { JOURNAL_ENTITY_NAME } from '../configuration/model.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import { nodeBusinessDate, processBusinessEvent, processDirectJournals } from './engine.js';
@@ -191,7 +191,7 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
       const ctx: ProcessingContext = {
         ingestionId: '',
         now: this.#clock.now(),
-        newId: randomUUID,
+        newId: newTimeOrderedUuid,
         ...(this.#businessDatePinned === undefined ? {} : { businessDatePinned: this.#businessDatePinned }),
       };
       const processed = await this.#store.processNextChunk(
