@@ -7,7 +7,13 @@ import { EnvError, parseEnv } from './env.js';
 import { systemClock } from './lib/clock.js';
 import { type InProcessProcessor, ProcessingThread } from './processing-thread-host.js';
 import { createServices } from './services.js';
-import { ensureDatabase, migrateToLatest, openStore, StoreUnavailableError } from './storage/database.js';
+import {
+  ensureDatabase,
+  migrateToLatest,
+  openStore,
+  type Store,
+  StoreUnavailableError,
+} from './storage/database.js';
 
 /** Log paths that could carry a secret; pino replaces them, whatever a plugin logs. */
 export const LOG_REDACT_PATHS = [
@@ -44,6 +50,7 @@ function startupSnapshotOff(): boolean {
  */
 function startProcessing(
   env: ReturnType<typeof parseEnv>,
+  store: Store,
   processor: InProcessProcessor,
   logger: Logger,
 ): ProcessingThread | undefined {
@@ -57,6 +64,7 @@ function startProcessing(
       databaseUrl: env.databaseUrl,
       databaseConnectTimeoutMs: env.databaseConnectTimeoutMs,
       databaseStatementTimeoutMs: env.databaseStatementTimeoutMs,
+      sqliteWriteTurn: store.sqliteWriteTurn,
       settings: {
         businessDate: env.businessDate,
         flowScriptTimeoutMs: env.flowScriptTimeoutMs,
@@ -132,7 +140,7 @@ async function main(): Promise<void> {
   });
 
   const address = await app.listen({ port: env.port, host: env.host });
-  const processing = startProcessing(env, services.processor, logger);
+  const processing = startProcessing(env, store, services.processor, logger);
   if (processing !== undefined) wakeProcessing = () => processing.wake();
   // Expired tokens, sign-in sessions and request counts of ended windows are useless but would
   // make their tables grow forever.

@@ -1,11 +1,14 @@
 import { Worker } from 'node:worker_threads';
 import type { ProcessingSettings } from './services.js';
+import { SqliteWriteTurn } from './storage/sqlite-write-turn.js';
 
 /** What the processing thread is started with (its `workerData`). */
 export interface ProcessingThreadData {
   databaseUrl: string;
   databaseConnectTimeoutMs: number;
   databaseStatementTimeoutMs: number;
+  /** SQLite: the main thread's turn to write (`Store.sqliteWriteTurn`), shared, not copied. */
+  sqliteWriteTurn: SharedArrayBuffer | undefined;
   settings: ProcessingSettings;
 }
 
@@ -105,6 +108,9 @@ export class ProcessingThread {
       lastError = errorOf(error);
     });
     worker.on('exit', (exitCode) => {
+      // A thread that ended in the middle of a write no longer holds SQLite's lock: its turn is free.
+      if (this.#data.sqliteWriteTurn !== undefined)
+        SqliteWriteTurn.freeHeldBy(this.#data.sqliteWriteTurn, worker.threadId);
       if (this.#worker !== worker) return;
       this.#worker = undefined;
       if (this.#stopping) return;

@@ -35,6 +35,10 @@ const store = openStore(data.databaseUrl, {
   onIdleError: (error) => report({ kind: 'idle-error', error: describe(error) }),
   connectTimeoutMs: data.databaseConnectTimeoutMs,
   statementTimeoutMs: data.databaseStatementTimeoutMs,
+  // The event loop's writes (ingestion) go before this thread's.
+  ...(data.sqliteWriteTurn === undefined
+    ? {}
+    : { sqliteWriteTurn: { buffer: data.sqliteWriteTurn, priority: false } }),
 });
 const processing = createProcessing(store, createSnapshots(store), systemClock, data.settings, (error) =>
   report({ kind: 'error', error: describe(error) }),

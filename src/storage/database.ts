@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { finished } from 'node:stream/promises';
 import SqliteDatabase from 'better-sqlite3';
 import {
   CompiledQuery,
@@ -13,11 +14,13 @@ import {
   type PostgresPool,
   type PostgresPoolClient,
   type PostgresQueryResult,
+  type QueryResult,
   SqliteDialect,
   type SqliteDialectConfig,
   SqliteDriver,
 } from 'kysely';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { add, type Decimal, decimal, toDecimalString, ZERO } from '../lib/decimal.js';
 import * as initial from './migrations/0001-initial.js';
 import * as auditDeleted from './migrations/0002-audit-deleted.js';
@@ -28,6 +31,10 @@ import * as refreshAnswersAndRequestCounts from './migrations/0006-refresh-answe
 import * as originJournalOnce from './migrations/0007-origin-journal-once.js';
 import * as csrfDerived from './migrations/0008-csrf-derived.js';
 import type { Database } from './schema.js';
+import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from './sqlite-write-turn.js';
+import { StoreUnavailableError } from './store-unavailable.js';
+
+export { StoreUnavailableError };
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -46,6 +53,11 @@ export interface Store {
   db: Kysely<Database>;
   dialect: Dialect;
   sqlite: SqliteDatabase.Database | undefined;
+  /**
+   * SQLite: the shared memory of the turn to write, for the other threads of this process that
+   * open the same file (`StoreOptions.sqliteWriteTurn`).
+   */
+  sqliteWriteTurn: SharedArrayBuffer | undefined;
   close(): Promise<void>;
 }
 
@@ -64,7 +76,7 @@ const QUERY_TIMEOUT_GRACE_MS = 1_000;
 /** Idle time before TCP keepalive probes start, so a silently dead peer is found. */
 const POSTGRES_KEEPALIVE_INITIAL_DELAY_MS = 10_000;
 
-/** How a store is opened; only PostgreSQL uses these. */
+/** How a store is opened; `sqliteWriteTurn` is for SQLite, the others for PostgreSQL. */
 export interface StoreOptions {
   /** Told once of each pooled connection lost while idle (the pool has already dropped it). */
   onIdleError?: (error: Error) => void;
@@ -72,6 +84,12 @@ export interface StoreOptions {
   connectTimeoutMs?: number;
   /** Longest a statement may run, and a transaction may sit idle, in milliseconds. */
   statementTimeoutMs?: number;
+  /**
+   * SQLite: the turn to write shared with another thread's store on the same file (its
+   * `Store.sqliteWriteTurn`), and whether this connection's writes go first. A store opened
+   * without one makes its own, with priority.
+   */
+  sqliteWriteTurn?: { buffer: SharedArrayBuffer; priority: boolean };
 }
 
 /**
@@ -94,8 +112,13 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
     registerDecimalSum(sqlite);
-    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
-    return { db, dialect: 'sqlite', sqlite, close: () => db.destroy() };
+    const { buffer, priority } = options.sqliteWriteTurn ?? {
+      buffer: createSqliteWriteTurnBuffer(),
+      priority: true,
+    };
+    const turn = new SqliteWriteTurn(buffer, { priority, timeoutMs: SQLITE_BUSY_TIMEOUT_MS });
+    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }, turn) });
+    return { db, dialect: 'sqlite', sqlite, sqliteWriteTurn: buffer, close: () => db.destroy() };
   }
   const statementTimeoutMs = options.statementTimeoutMs ?? DATABASE_STATEMENT_TIMEOUT_MS_DEFAULT;
   const pool = new pg.Pool({
@@ -125,31 +148,97 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
   const onIdleError = options.onIdleError ?? (() => {});
   pool.on('error', (error) => onIdleError(error));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(pool) }) });
-  return { db, dialect: 'postgres', sqlite: undefined, close: () => db.destroy() };
+  return {
+    db,
+    dialect: 'postgres',
+    sqlite: undefined,
+    sqliteWriteTurn: undefined,
+    close: () => db.destroy(),
+  };
 }
 
 /**
- * SQLite transactions that take the write lock when they begin (`BEGIN IMMEDIATE`). A deferred
- * transaction that reads first and writes later cannot wait for the lock if another connection
- * wrote in between (SQLITE_BUSY at once, busy_timeout or not); with the processing thread's own
- * connection (docs/adr/0013-processing-thread.md) every transaction waits its turn instead.
+ * SQLite transactions that take the write lock when they begin (`BEGIN IMMEDIATE`), after the
+ * process's turn to write (`SqliteWriteTurn`). A deferred transaction that reads first and writes
+ * later cannot wait for the lock if another connection wrote in between (SQLITE_BUSY at once,
+ * busy_timeout or not); with the processing thread's own connection
+ * (docs/adr/0013-processing-thread.md) every transaction waits its turn instead. A statement
+ * outside a transaction that may write takes the turn for itself.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
+  readonly #turn: SqliteWriteTurn;
 
-  constructor(config: SqliteDialectConfig) {
+  constructor(config: SqliteDialectConfig, turn: SqliteWriteTurn) {
     super(config);
     this.#config = config;
+    this.#turn = turn;
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config);
+    return new ImmediateSqliteDriver(this.#config, this.#turn);
   }
 }
 
 class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #turn: SqliteWriteTurn;
+  /** Whether this connection holds the turn for a transaction. */
+  #inTransaction = false;
+
+  constructor(config: SqliteDialectConfig, turn: SqliteWriteTurn) {
+    super(config);
+    this.#turn = turn;
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection();
+    return {
+      executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
+        // Reads never wait: in WAL mode they see the last commit while another connection writes.
+        if (this.#inTransaction || query.query.kind === 'SelectQueryNode')
+          return connection.executeQuery<R>(query);
+        await this.#turn.take();
+        try {
+          return await connection.executeQuery<R>(query);
+        } finally {
+          this.#turn.give();
+        }
+      },
+      streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+    };
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    this.#inTransaction = true;
+    await this.#turn.take().catch((error: unknown) => {
+      this.#inTransaction = false;
+      throw error;
+    });
+    try {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    } catch (error) {
+      this.#endTransaction();
+      throw error;
+    }
+  }
+
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    // A failed commit is followed by a rollback, which gives the turn back.
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+    this.#endTransaction();
+  }
+
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await connection.executeQuery(CompiledQuery.raw('rollback'));
+    } finally {
+      this.#endTransaction();
+    }
+  }
+
+  #endTransaction(): void {
+    this.#inTransaction = false;
+    this.#turn.give();
   }
 }
 
@@ -200,6 +289,19 @@ function storeErrorOf(error: unknown): unknown {
 }
 
 /**
+ * The rows of a `COPY table (columns) FROM STDIN` statement in PostgreSQL's text format, passed
+ * as the statement's one parameter: the pooled connection streams them to the server instead of
+ * binding them (`storage/bulk-insert.ts`).
+ */
+export class CopyData {
+  readonly text: string;
+
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+/**
  * A pooled connection as Kysely uses it. A failure that means the store is unavailable becomes
  * `StoreUnavailableError`; the connection then fails every later query at once and is closed
  * when released rather than handed out again: after a timeout its statement may still be
@@ -227,6 +329,8 @@ class GuardedClient implements PostgresPoolClient {
   async #run<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     if (this.#failure !== undefined) throw this.#failure;
     try {
+      const [data] = parameters;
+      if (parameters.length === 1 && data instanceof CopyData) return await this.#copy<R>(sql, data);
       const result = await this.#client.query<R & pg.QueryResultRow>(sql, [...parameters]);
       return {
         command: result.command as PostgresQueryResult<R>['command'],
@@ -238,6 +342,14 @@ class GuardedClient implements PostgresPoolClient {
       if (storeError instanceof StoreUnavailableError) this.#failure = storeError;
       throw storeError;
     }
+  }
+
+  /** Runs a `COPY … FROM STDIN` statement with its rows; a failure on either side rejects. */
+  async #copy<R>(sql: string, data: CopyData): Promise<PostgresQueryResult<R>> {
+    const stream = this.#client.query(copyFrom(sql));
+    stream.end(data.text);
+    await finished(stream);
+    return { command: 'COPY' as PostgresQueryResult<R>['command'], rowCount: stream.rowCount, rows: [] };
   }
 
   release(): void {
@@ -267,17 +379,6 @@ function guardedPool(pool: pg.Pool): PostgresPool {
 const POSTGRES_CONNECT_TIMEOUT_MS = 10_000;
 /** The database every PostgreSQL server has, used to create the service's own one. */
 const POSTGRES_MAINTENANCE_DATABASE = 'postgres';
-
-/**
- * The store cannot be reached, opened or created. Its message is one line that says what is
- * wrong and what to do, with no password and no stack, for start-up to print as it is.
- */
-export class StoreUnavailableError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'StoreUnavailableError';
-  }
-}
 
 /** SQLSTATE and Node error codes that `ensureDatabase` tells apart. */
 const DATABASE_MISSING = '3D000';

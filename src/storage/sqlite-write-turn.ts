@@ -1,0 +1,95 @@
+import { threadId } from 'node:worker_threads';
+import { StoreUnavailableError } from './store-unavailable.js';
+
+/** Slots of the shared state: who holds the turn (0: nobody), and how many priority writers wait. */
+const HOLDER = 0;
+const PRIORITY_WAITING = 1;
+const NOBODY = 0;
+const STATE_SLOTS = 2;
+
+/** The shared memory of a write turn, made once per process and handed to every thread's store. */
+export function createSqliteWriteTurnBuffer(): SharedArrayBuffer {
+  return new SharedArrayBuffer(STATE_SLOTS * Int32Array.BYTES_PER_ELEMENT);
+}
+
+/** Waits until `state[index]` is no longer `value`, or the deadline passes. */
+async function waitWhile(state: Int32Array, index: number, value: number, deadlineMs: number): Promise<void> {
+  const waiting = Atomics.waitAsync(state, index, value, Math.max(0, deadlineMs - Date.now()));
+  if (waiting.async) await waiting.value;
+}
+
+/**
+ * The turn to write to one SQLite file, shared by the threads of one process (the event loop and
+ * the processing thread, each with its own connection; docs/adr/0013-processing-thread.md).
+ *
+ * SQLite lets one connection write at a time. A connection that finds the lock taken retries
+ * in its busy handler, which sleeps 1, 2, 5, 10 … up to 100 ms between tries, so it goes on
+ * sleeping for up to that long after the lock was freed; better-sqlite3 sleeps on the thread
+ * that asked, the event loop included. Threads of one process take this turn first instead, in
+ * shared memory (`Atomics`): a writer waits without blocking its event loop (`Atomics.waitAsync`)
+ * and starts the moment the other one is done. Writers with priority (the event loop, which
+ * answers ingestion) go before waiting writers without it (the processing thread), so a backlog
+ * never makes a chunk wait for more than the one write in progress.
+ *
+ * Other processes on the same file (the command line's store commands) still meet SQLite's own
+ * lock and busy timeout.
+ */
+export class SqliteWriteTurn {
+  readonly #state: Int32Array;
+  readonly #priority: boolean;
+  readonly #timeoutMs: number;
+  /** This thread's mark in the holder slot. */
+  readonly #self = threadId + 1;
+
+  constructor(buffer: SharedArrayBuffer, options: { priority: boolean; timeoutMs: number }) {
+    this.#state = new Int32Array(buffer);
+    this.#priority = options.priority;
+    this.#timeoutMs = options.timeoutMs;
+  }
+
+  /** Waits for the turn; fails with StoreUnavailableError when another writer keeps it past the timeout. */
+  async take(): Promise<void> {
+    const state = this.#state;
+    const deadlineMs = Date.now() + this.#timeoutMs;
+    if (this.#priority) Atomics.add(state, PRIORITY_WAITING, 1);
+    try {
+      for (;;) {
+        if (Date.now() > deadlineMs) {
+          throw new StoreUnavailableError(
+            `the SQLite database stayed locked by another writer of this process for ${this.#timeoutMs} ms`,
+          );
+        }
+        const priorityWaiting = this.#priority ? 0 : Atomics.load(state, PRIORITY_WAITING);
+        if (priorityWaiting > 0) {
+          await waitWhile(state, PRIORITY_WAITING, priorityWaiting, deadlineMs);
+          continue;
+        }
+        const holder = Atomics.compareExchange(state, HOLDER, NOBODY, this.#self);
+        if (holder === NOBODY) return;
+        await waitWhile(state, HOLDER, holder, deadlineMs);
+      }
+    } finally {
+      if (this.#priority) {
+        Atomics.sub(state, PRIORITY_WAITING, 1);
+        Atomics.notify(state, PRIORITY_WAITING);
+      }
+    }
+  }
+
+  /** Gives the turn back; the writers waiting for it try again at once. */
+  give(): void {
+    if (Atomics.compareExchange(this.#state, HOLDER, this.#self, NOBODY) === this.#self) {
+      Atomics.notify(this.#state, HOLDER);
+    }
+  }
+
+  /**
+   * Frees the turn of a thread that ended while holding it (its connection, closed with the
+   * thread, no longer holds SQLite's lock). `thread` is that thread's `threadId`.
+   */
+  static freeHeldBy(buffer: SharedArrayBuffer, thread: number): void {
+    const state = new Int32Array(buffer);
+    if (Atomics.compareExchange(state, HOLDER, thread + 1, NOBODY) === thread + 1)
+      Atomics.notify(state, HOLDER);
+  }
+}

@@ -1,0 +1,111 @@
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it } from 'vitest';
+import { StoreUnavailableError } from '../../src/storage/store-unavailable.js';
+import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from '../../src/storage/sqlite-write-turn.js';
+
+const TIMEOUT_MS = 2_000;
+
+/** A worker thread that takes the turn of `buffer`, reports it, and keeps it until told or forever. */
+function holderThread(buffer: SharedArrayBuffer, giveBack: boolean): Promise<{ worker: Worker }> {
+  const source = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const state = new Int32Array(workerData.buffer);
+    const self = require('node:worker_threads').threadId + 1;
+    while (Atomics.compareExchange(state, 0, 0, self) !== 0) Atomics.wait(state, 0, Atomics.load(state, 0), 10);
+    parentPort.postMessage('held');
+    parentPort.on('message', () => {
+      if (workerData.giveBack) { Atomics.store(state, 0, 0); Atomics.notify(state, 0); }
+      parentPort.postMessage('given');
+    });
+  `;
+  const worker = new Worker(source, { eval: true, workerData: { buffer, giveBack } });
+  return new Promise((resolve, reject) => {
+    worker.once('message', () => resolve({ worker }));
+    worker.once('error', reject);
+  });
+}
+
+describe('the SQLite write turn of a process', () => {
+  it('lets one writer at a time in, and the next one the moment it is given back', async () => {
+    const buffer = createSqliteWriteTurnBuffer();
+    const a = new SqliteWriteTurn(buffer, { priority: true, timeoutMs: TIMEOUT_MS });
+    const b = new SqliteWriteTurn(buffer, { priority: true, timeoutMs: TIMEOUT_MS });
+    await a.take();
+    let bHasIt = false;
+    const bTakes = b.take().then(() => {
+      bHasIt = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(bHasIt).toBe(false);
+    a.give();
+    await bTakes;
+    expect(bHasIt).toBe(true);
+    b.give();
+  });
+
+  it('waits without blocking the event loop while another thread writes', async () => {
+    const buffer = createSqliteWriteTurnBuffer();
+    const { worker } = await holderThread(buffer, true);
+    try {
+      const turn = new SqliteWriteTurn(buffer, { priority: true, timeoutMs: TIMEOUT_MS });
+      let taken = false;
+      const taking = turn.take().then(() => {
+        taken = true;
+      });
+      // Timers still run while the turn is awaited.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(taken).toBe(false);
+      worker.postMessage('give');
+      await taking;
+      expect(taken).toBe(true);
+      turn.give();
+    } finally {
+      await worker.terminate();
+    }
+  });
+
+  it('lets a writer with priority go before a waiting writer without it', async () => {
+    const buffer = createSqliteWriteTurnBuffer();
+    const holder = new SqliteWriteTurn(buffer, { priority: true, timeoutMs: TIMEOUT_MS });
+    const background = new SqliteWriteTurn(buffer, { priority: false, timeoutMs: TIMEOUT_MS });
+    const foreground = new SqliteWriteTurn(buffer, { priority: true, timeoutMs: TIMEOUT_MS });
+    const order: string[] = [];
+    await holder.take();
+    const backgroundTakes = background.take().then(() => {
+      order.push('background');
+      background.give();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const foregroundTakes = foreground.take().then(() => {
+      order.push('foreground');
+      foreground.give();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    holder.give();
+    await Promise.all([backgroundTakes, foregroundTakes]);
+    expect(order).toEqual(['foreground', 'background']);
+  });
+
+  it('fails as unavailable when another writer keeps the turn past the timeout', async () => {
+    const buffer = createSqliteWriteTurnBuffer();
+    const holder = new SqliteWriteTurn(buffer, { priority: true, timeoutMs: TIMEOUT_MS });
+    const waiter = new SqliteWriteTurn(buffer, { priority: true, timeoutMs: 50 });
+    await holder.take();
+    await expect(waiter.take()).rejects.toBeInstanceOf(StoreUnavailableError);
+    holder.give();
+    await waiter.take();
+    waiter.give();
+  });
+
+  it('frees the turn of a thread that ended while holding it', async () => {
+    const buffer = createSqliteWriteTurnBuffer();
+    const { worker } = await holderThread(buffer, false);
+    const thread = worker.threadId;
+    await worker.terminate();
+    const turn = new SqliteWriteTurn(buffer, { priority: true, timeoutMs: 100 });
+    await expect(turn.take()).rejects.toBeInstanceOf(StoreUnavailableError);
+    SqliteWriteTurn.freeHeldBy(buffer, thread);
+    await turn.take();
+    turn.give();
+  });
+});
