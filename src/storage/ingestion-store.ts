@@ -8,30 +8,30 @@ import type {
   SessionRow,
   StoredChunkOutcome,
 } from '../modules/ingestion/store.js';
-import { type BulkColumn, createBulkInsert } from './bulk-insert.js';
+import { createBulkInsert } from './bulk-insert.js';
 import { countRows } from './count.js';
 import type { Store } from './database.js';
 import type { ChunksTable, Database, IngestionsTable } from './schema.js';
 import { sessionStateIs, sessionWasOpenAt } from './session-state.js';
 
-const RECORD_COLUMNS: readonly BulkColumn[] = [
-  { name: 'ingestion_id', pgType: 'text' },
-  { name: 'chunk_seq', pgType: 'bigint' },
-  { name: 'record_index', pgType: 'int' },
-  { name: 'namespace', pgType: 'text' },
-  { name: 'entity', pgType: 'text' },
-  { name: 'data', pgType: 'text' },
-  { name: 'processing', pgType: 'int' },
-  { name: 'created_at', pgType: 'text' },
+const RECORD_COLUMNS: readonly string[] = [
+  'ingestion_id',
+  'chunk_seq',
+  'record_index',
+  'namespace',
+  'entity',
+  'data',
+  'processing',
+  'created_at',
 ];
 
-const RECORD_ERROR_COLUMNS: readonly BulkColumn[] = [
-  { name: 'ingestion_id', pgType: 'text' },
-  { name: 'chunk_seq', pgType: 'bigint' },
-  { name: 'record_index', pgType: 'int' },
-  { name: 'record', pgType: 'text' },
-  { name: 'errors', pgType: 'text' },
-  { name: 'created_at', pgType: 'text' },
+const RECORD_ERROR_COLUMNS: readonly string[] = [
+  'ingestion_id',
+  'chunk_seq',
+  'record_index',
+  'record',
+  'errors',
+  'created_at',
 ];
 
 function toSession(row: Selectable<IngestionsTable>): SessionRow {

@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyText, createBulkInsert } from '../../src/storage/bulk-insert.js';
+import type { Store } from '../../src/storage/database.js';
+import { createTestStore } from '../helpers/store.js';
+
+/** Text that the COPY format would read as syntax if it were written as it is. */
+const HOSTILE_TEXTS = [
+  'plain',
+  '',
+  'tab\there',
+  'line\nbreak',
+  'carriage\rreturn',
+  'back\\slash',
+  '\\N',
+  '\\.',
+  '\\\\t',
+  'ünïcödé ✓ 𝄞',
+  '{"json":"with \\"quotes\\" and \\\\ escapes"}',
+];
+
+describe('bulk insert', () => {
+  let store: Store;
+  let dispose: () => Promise<void>;
+  beforeAll(async () => {
+    ({ store, dispose } = await createTestStore());
+    await store.db
+      .insertInto('ingestions')
+      .values({
+        ingestion_id: 'in_bulk',
+        namespace: 'ledger',
+        entity: 'businessEvent',
+        state: 'pending',
+        timeout: 'PT1H',
+        timeout_ms: 3_600_000,
+        opened_by: 'test',
+        opened_on: '2026-01-01T00:00:00.000Z',
+        last_activity_on: '2026-01-01T00:00:00.000Z',
+        expires_at_ms: 0,
+        chunk_seq_next: 0,
+      })
+      .execute();
+  });
+  afterAll(async () => dispose());
+
+  it('stores every text exactly as given, syntax characters of either dialect included', async () => {
+    const bulkInsert = createBulkInsert(store);
+    await store.db.transaction().execute((trx) =>
+      bulkInsert(
+        trx,
+        'record_errors',
+        ['ingestion_id', 'chunk_seq', 'record_index', 'record', 'errors', 'created_at'],
+        HOSTILE_TEXTS.map((text, index) => ['in_bulk', 1, index, text, `[${JSON.stringify(text)}]`, 'now']),
+      ),
+    );
+    const rows = await store.db
+      .selectFrom('record_errors')
+      .select(['record_index', 'record', 'errors'])
+      .where('ingestion_id', '=', 'in_bulk')
+      .orderBy('record_index')
+      .execute();
+    expect(rows.map((r) => r.record)).toEqual(HOSTILE_TEXTS);
+    expect(rows.map((r) => JSON.parse(r.errors) as string[])).toEqual(HOSTILE_TEXTS.map((t) => [t]));
+  });
+
+  it('stores nulls as nulls and numbers as numbers', async () => {
+    const bulkInsert = createBulkInsert(store);
+    await store.db.transaction().execute((trx) =>
+      bulkInsert(
+        trx,
+        'journals',
+        [
+          'journal_id',
+          'ingestion_id',
+          'record_id',
+          'core_date',
+          'original_core_date',
+          'journal_type',
+          'accounting_config',
+          'node',
+          'posted',
+          'line_count',
+          'created_at',
+        ],
+        [['j1', 'in_bulk', 9_007_199_254_740_991, '2026-01-02', null, 'PERM', 'IFRS', '{}', 1, 2, 'now']],
+      ),
+    );
+    const row = await store.db
+      .selectFrom('journals')
+      .select(['record_id', 'original_core_date', 'posted', 'reverses'])
+      .where('journal_id', '=', 'j1')
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ record_id: 9_007_199_254_740_991, original_core_date: null, posted: 1, reverses: null });
+  });
+
+  it('rolls back with the transaction and reports a broken reference', async () => {
+    const bulkInsert = createBulkInsert(store);
+    const failed = await store.db
+      .transaction()
+      .execute((trx) =>
+        bulkInsert(
+          trx,
+          'record_errors',
+          ['ingestion_id', 'chunk_seq', 'record_index', 'record', 'errors', 'created_at'],
+          [['in_nobody', 1, 0, '{}', '[]', 'now']],
+        ),
+      )
+      .then(
+        () => undefined,
+        (error: unknown) => error as { code?: string },
+      );
+    expect(failed?.code).toMatch(/^(23503|SQLITE_CONSTRAINT_FOREIGNKEY)$/);
+  });
+});
+
+describe('the COPY text format', () => {
+  it('writes null as \\N, separates fields by tabs and rows by new lines, and escapes syntax', () => {
+    expect(copyText([['a\tb', null, 12], ['c\\d', 'e\nf', '']])).toBe('a\\tb\t\\N\t12\nc\\\\d\te\\nf\t\n');
+  });
+});
