@@ -114,6 +114,33 @@ export function lineRows(journals: ChunkOutcome['journals']): unknown[][] {
   );
 }
 
+/** The rows a chunk's processing writes; on SQLite built before the write transaction begins. */
+interface OutcomeRows {
+  journals: unknown[][];
+  lines: unknown[][];
+  errors: unknown[][];
+  /** Records with a processing error (each counted once, however many errors it has). */
+  failedRecords: number;
+}
+
+function outcomeRows(chunk: ClaimedChunk, outcome: ChunkOutcome, at: string): OutcomeRows {
+  return {
+    journals: outcome.journals.map(({ recordId, draft }) => journalRow(recordId, draft, at)),
+    lines: lineRows(outcome.journals),
+    errors: outcome.errors.map((e) => [
+      chunk.ingestionId,
+      e.recordId,
+      chunk.namespace,
+      chunk.entity,
+      e.code,
+      e.message,
+      JSON.stringify(e.record),
+      at,
+    ]),
+    failedRecords: new Set(outcome.errors.map((e) => e.recordId)).size,
+  };
+}
+
 function toJournal(row: Selectable<JournalsTable>, lines: StoredJournal['lines']): StoredJournal {
   return {
     journalId: row.journal_id,
@@ -317,17 +344,12 @@ export function createAccountingStore(store: Store): AccountingStore {
   }
 
   /**
-   * Marks the chunk's records processed and writes what processing them produced. Returns false,
-   * having written nothing, when the records were no longer all waiting (SQLite works on a chunk
-   * outside the transaction; someone else processed it meanwhile, or an upload wiped it): the
-   * caller then rolls back.
+   * Marks the chunk's records processed and writes the rows of what processing them produced.
+   * Returns false, having written nothing, when the records were no longer all waiting (SQLite
+   * works on a chunk outside the transaction; someone else processed it meanwhile, or an upload
+   * wiped it): the caller then rolls back.
    */
-  async function write(
-    trx: Transaction<Database>,
-    chunk: ClaimedChunk,
-    outcome: ChunkOutcome,
-    at: string,
-  ): Promise<boolean> {
+  async function write(trx: Transaction<Database>, chunk: ClaimedChunk, rows: OutcomeRows): Promise<boolean> {
     const marked = await trx
       .updateTable('records')
       .set({ processing: 0 })
@@ -339,34 +361,14 @@ export function createAccountingStore(store: Store): AccountingStore {
       .where('record_id', '<=', chunk.records.at(-1)?.recordId ?? 0)
       .executeTakeFirst();
     if (Number(marked.numUpdatedRows) !== chunk.records.length) return false;
-    await bulkInsert(
-      trx,
-      'journals',
-      JOURNAL_COLUMNS,
-      outcome.journals.map(({ recordId, draft }) => journalRow(recordId, draft, at)),
-    );
-    await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, lineRows(outcome.journals));
-    await bulkInsert(
-      trx,
-      'processing_errors',
-      ERROR_COLUMNS,
-      outcome.errors.map((e) => [
-        chunk.ingestionId,
-        e.recordId,
-        chunk.namespace,
-        chunk.entity,
-        e.code,
-        e.message,
-        JSON.stringify(e.record),
-        at,
-      ]),
-    );
-    const failedRecords = new Set(outcome.errors.map((e) => e.recordId)).size;
+    await bulkInsert(trx, 'journals', JOURNAL_COLUMNS, rows.journals);
+    await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, rows.lines);
+    await bulkInsert(trx, 'processing_errors', ERROR_COLUMNS, rows.errors);
     await trx
       .updateTable('ingestions')
       .set((eb) => ({
         processed_rows: eb('processed_rows', '+', chunk.records.length),
-        processing_failed_rows: eb('processing_failed_rows', '+', failedRecords),
+        processing_failed_rows: eb('processing_failed_rows', '+', rows.failedRecords),
       }))
       .where('ingestion_id', '=', chunk.ingestionId)
       .execute();
@@ -413,22 +415,24 @@ export function createAccountingStore(store: Store): AccountingStore {
           // The chunk belongs to the configuration stored now (an upload wipes older sessions);
           // if the caller prepared another revision, it must not process this chunk with it.
           if ((await storedRevision(trx)) !== revision) return STALE_CONFIGURATION;
-          if (!(await write(trx, chunk, await work(chunk), at))) throw new Error('a locked chunk changed');
+          const rows = outcomeRows(chunk, await work(chunk), at);
+          if (!(await write(trx, chunk, rows))) throw new Error('a locked chunk changed');
           return chunk.records.length;
         });
       }
-      // SQLite has one connection and one writer: a transaction held open while flow scripts
-      // run would stall every request. So the chunk is read and worked on first, and the write
-      // transaction checks the revision and that the records still wait before it writes.
+      // SQLite has one writer: a transaction held open while the chunk is worked on (flow scripts
+      // included) would stall every other write. So the chunk is read, worked on and its rows
+      // built first; the write transaction then checks the revision and that the records still
+      // wait, and holds the lock only for the inserts.
       const chunk = await claim(db);
       if (chunk === undefined) return 0;
       if ((await storedRevision(db)) !== revision) return STALE_CONFIGURATION;
-      const outcome = await work(chunk);
+      const rows = outcomeRows(chunk, await work(chunk), at);
       return db
         .transaction()
         .execute(async (trx) => {
           if ((await storedRevision(trx)) !== revision) return STALE_CONFIGURATION;
-          if (!(await write(trx, chunk, outcome, at))) throw new ChunkTaken();
+          if (!(await write(trx, chunk, rows))) throw new ChunkTaken();
           return chunk.records.length;
         })
         .catch((error: unknown) => {

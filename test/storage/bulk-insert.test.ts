@@ -37,6 +37,13 @@ describe('bulk insert', () => {
         last_activity_on: '2026-01-01T00:00:00.000Z',
         expires_at_ms: 0,
         chunk_seq_next: 0,
+        chunks: 0,
+        api_calls: 0,
+        total_rows: 0,
+        success_rows: 0,
+        failed_rows: 0,
+        processed_rows: 0,
+        processing_failed_rows: 0,
       })
       .execute();
   });
