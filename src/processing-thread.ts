@@ -1,3 +1,4 @@
+import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from './lib/clock.js';
 import type {
@@ -29,6 +30,22 @@ function describe(error: unknown): { name: string; message: string; stack: strin
   return error instanceof Error
     ? { name: error.name, message: error.message, stack: error.stack }
     : { name: 'Error', message: String(error), stack: undefined };
+}
+
+/**
+ * This thread's nice value on Linux, where a thread's scheduling priority is its own: when the
+ * machine's cores are all busy, the event loop that answers ingestion gets them before processing
+ * does, and processing takes what is left (docs/adr/0013-processing-thread.md). Other systems
+ * would lower the whole process, so they keep the default.
+ */
+const PROCESSING_THREAD_NICE = 10;
+if (process.platform === 'linux') {
+  try {
+    // Never below the nice value the process was started with: raising priority needs privileges.
+    setPriority(Math.max(getPriority(), PROCESSING_THREAD_NICE));
+  } catch {
+    // A system that refuses leaves the thread at the process's priority; processing is unchanged.
+  }
 }
 
 const store = openStore(data.databaseUrl, {

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 import { businessEvent } from '../helpers/records.js';
@@ -38,6 +39,16 @@ async function awaitCompleted(api: Api, ingestionId: string): Promise<void> {
     const view = (await api('GET', `/api/v1/ingestions/${ingestionId}`)).body as Session;
     return view.processingStatus === 'completed' ? true : undefined;
   }, 60_000);
+}
+
+/** The nice value of each thread of a process (Linux), from /proc: field 19 of its stat line. */
+function threadNiceValues(pid: number): { main: number; all: number[] } {
+  const niceOf = (task: string) => {
+    const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+    // The fields after the command name, whose parentheses may hold spaces: state is field 3.
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19 - 3]);
+  };
+  return { main: niceOf(String(pid)), all: readdirSync(`/proc/${pid}/task`).map(niceOf) };
 }
 
 /** The processor on its own thread (docs/adr/0013-processing-thread.md), and on the event loop. */
@@ -98,6 +109,28 @@ describe('processing thread', () => {
       expect(await server.stop()).toBe(0);
     }
   });
+
+  it.runIf(process.platform === 'linux')(
+    'runs the processing thread, and only it, at a lower priority than the event loop',
+    async () => {
+      const databaseUrl = await createTestDatabaseUrl({ file: true });
+      urls.push(databaseUrl);
+      const server = await startE2eServer(databaseUrl, BUSINESS_DATE_ENV);
+      try {
+        await eventually(async () =>
+          server.output().includes('processing runs on its own thread') ? true : undefined,
+        );
+        const { main, all } = threadNiceValues(server.child.pid ?? 0);
+        // A service started at nice 10 or more already runs everything at that priority.
+        if (main < 10) {
+          expect(all.filter((value) => value === 10)).toHaveLength(1);
+          expect(all.filter((value) => value !== 10).every((value) => value === main)).toBe(true);
+        }
+      } finally {
+        expect(await server.stop()).toBe(0);
+      }
+    },
+  );
 
   it('processes on the event loop with PROCESSING_THREAD=false', async () => {
     const databaseUrl = await createTestDatabaseUrl({ file: true });
