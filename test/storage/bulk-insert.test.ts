@@ -71,32 +71,39 @@ describe('bulk insert', () => {
 
   it('stores nulls as nulls and numbers as numbers', async () => {
     const bulkInsert = createBulkInsert(store);
-    await store.db.transaction().execute((trx) =>
-      bulkInsert(
-        trx,
-        'journals',
-        [
-          'journal_id',
-          'ingestion_id',
-          'record_id',
-          'core_date',
-          'original_core_date',
-          'journal_type',
-          'accounting_config',
-          'node',
-          'posted',
-          'line_count',
-          'created_at',
-        ],
-        [['j1', 'in_bulk', 9_007_199_254_740_991, '2026-01-02', null, 'PERM', 'IFRS', '{}', 1, 2, 'now']],
-      ),
-    );
+    await store.db
+      .transaction()
+      .execute((trx) =>
+        bulkInsert(
+          trx,
+          'journals',
+          [
+            'journal_id',
+            'ingestion_id',
+            'record_id',
+            'core_date',
+            'original_core_date',
+            'journal_type',
+            'accounting_config',
+            'node',
+            'posted',
+            'line_count',
+            'created_at',
+          ],
+          [['j1', 'in_bulk', 9_007_199_254_740_991, '2026-01-02', null, 'PERM', 'IFRS', '{}', 1, 2, 'now']],
+        ),
+      );
     const row = await store.db
       .selectFrom('journals')
       .select(['record_id', 'original_core_date', 'posted', 'reverses'])
       .where('journal_id', '=', 'j1')
       .executeTakeFirstOrThrow();
-    expect(row).toEqual({ record_id: 9_007_199_254_740_991, original_core_date: null, posted: 1, reverses: null });
+    expect(row).toEqual({
+      record_id: 9_007_199_254_740_991,
+      original_core_date: null,
+      posted: 1,
+      reverses: null,
+    });
   });
 
   it('rolls back with the transaction and reports a broken reference', async () => {
@@ -121,6 +128,11 @@ describe('bulk insert', () => {
 
 describe('the COPY text format', () => {
   it('writes null as \\N, separates fields by tabs and rows by new lines, and escapes syntax', () => {
-    expect(copyText([['a\tb', null, 12], ['c\\d', 'e\nf', '']])).toBe('a\\tb\t\\N\t12\nc\\\\d\te\\nf\t\n');
+    expect(
+      copyText([
+        ['a\tb', null, 12],
+        ['c\\d', 'e\nf', ''],
+      ]),
+    ).toBe('a\\tb\t\\N\t12\nc\\\\d\te\\nf\t\n');
   });
 });
