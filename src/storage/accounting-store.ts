@@ -101,15 +101,15 @@ export function journalRow(recordId: number, draft: JournalDraft, at: string): u
 
 /** The line rows of a chunk's journals, in the order of LINE_COLUMNS; a line stores its extras only. */
 export function lineRows(journals: ChunkOutcome['journals']): unknown[][] {
-  return journals.flatMap(({ draft, lineExtras }) =>
-    draft.lines.map((line, i) => [
+  return journals.flatMap(({ draft }) =>
+    draft.lines.map((line) => [
       line.lineId,
       draft.journalId,
       line.lineNo,
       line.account,
       line.amount,
       line.currency,
-      JSON.stringify(lineExtras[i] ?? {}),
+      JSON.stringify(line.extras),
     ]),
   );
 }

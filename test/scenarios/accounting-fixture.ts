@@ -10,6 +10,8 @@ import type {
   ProcessingContext,
   ProcessingOutcome,
 } from '../../src/modules/accounting/journal-draft.js';
+import { lineRecord } from '../../src/modules/accounting/line-record.js';
+import type { PreparedAccounting } from '../../src/modules/accounting/prepare.js';
 import type { Configuration } from '../../src/modules/configuration/model.js';
 
 type Pattern = Configuration['postingComponents'][number]['postingPatterns'][number];
@@ -252,6 +254,18 @@ export function ledgerRows(journals: readonly JournalDraft[]): LedgerRow[] {
 }
 
 /** The drafts of a successful outcome; fails the test with the error otherwise. */
+/**
+ * The records of a journal's lines keyed by every journal definition field, as the API gives
+ * them (docs/domain/accounting.md, Journal records): rebuilt from the draft by `lineRecord`, the
+ * function that rebuilds stored lines.
+ */
+export function recordsOf(
+  prepared: PreparedAccounting,
+  journal: JournalDraft | undefined,
+): Record<string, unknown>[] {
+  return journal?.lines.map((line) => lineRecord(prepared.journalDefinition, journal, line)) ?? [];
+}
+
 export function journalsOf(outcome: ProcessingOutcome): JournalDraft[] {
   if (!outcome.ok) throw new Error(`expected journals, got ${outcome.error.code}: ${outcome.error.message}`);
   return outcome.journals;

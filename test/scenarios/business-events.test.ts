@@ -13,6 +13,7 @@ import {
   journalsOf,
   type LedgerRow,
   ledgerRows,
+  recordsOf,
   saleEvent,
   testConfiguration,
 } from './accounting-fixture.js';
@@ -167,11 +168,12 @@ describe('business events become journal lines', () => {
       branch: 'AMS',
       productCode: 'MORTGAGE',
     };
-    const journals = journalsOf(processBusinessEvent(prepareAccounting(configuration), event, context()));
+    const realisticPrepared = prepareAccounting(configuration);
+    const journals = journalsOf(processBusinessEvent(realisticPrepared, event, context()));
     expect(journals.map((journal) => journal.accountingConfig)).toEqual(['IFRS', 'LOCAL_GAAP']);
     for (const journal of journals) {
       expect(journal.lines.map((line) => line.amount)).toEqual(['250000.00', '-250000.00']);
-      expect(journal.lines[0]?.record).toMatchObject({
+      expect(recordsOf(realisticPrepared, journal)[0]).toMatchObject({
         legalEntity: 'LF_NL',
         branch: 'AMS',
         productCode: 'MORTGAGE',
@@ -185,7 +187,7 @@ describe('journal records', () => {
     const [journal] = journalsOf(
       processBusinessEvent(prepared, saleEvent({ legalEntity: 'US01' }), context()),
     );
-    expect(journal?.lines.map((line) => line.record)).toEqual([
+    expect(recordsOf(prepared, journal)).toEqual([
       {
         journalId: 'id-1',
         lineId: 'id-2',

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { isPosted, nodeBusinessDate, processBusinessEvent } from '../../src/modules/accounting/engine.js';
 import { nodeOpenPeriods } from '../../src/modules/accounting/node-business-date.js';
 import { prepareAccounting } from '../../src/modules/accounting/prepare.js';
-import { context, journalsOf, saleEvent, testConfiguration } from './accounting-fixture.js';
+import { context, journalsOf, recordsOf, saleEvent, testConfiguration } from './accounting-fixture.js';
 
 const prepared = prepareAccounting(testConfiguration());
 
@@ -195,7 +195,10 @@ describe('posting date override', () => {
       originalCoreDate: '2026-02-27',
       status: 'posted',
     });
-    expect(journal?.lines.map((line) => line.record.coreDate)).toEqual(['2026-03-01', '2026-03-01']);
+    expect(recordsOf(prepared, journal).map((record) => record.coreDate)).toEqual([
+      '2026-03-01',
+      '2026-03-01',
+    ]);
   });
 
   it('is off without the posting-date-override feature flag', () => {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { processDirectJournals } from '../../src/modules/accounting/engine.js';
 import { prepareAccounting } from '../../src/modules/accounting/prepare.js';
-import { context, journalsOf, ledgerRows, testConfiguration } from './accounting-fixture.js';
+import { context, journalsOf, ledgerRows, recordsOf, testConfiguration } from './accounting-fixture.js';
 
 const prepared = prepareAccounting(testConfiguration());
 
@@ -64,7 +64,7 @@ describe('journals ingested directly', () => {
       status: 'posted',
       ingestionId: 'in_test',
     });
-    expect(journal?.lines[1]?.record).toEqual({
+    expect(recordsOf(prepared, journal)[1]).toEqual({
       journalId: 'id-1',
       lineId: 'id-3',
       lineNo: 2,

@@ -11,6 +11,7 @@ import {
   journalsOf,
   type LedgerRow,
   ledgerRows,
+  recordsOf,
   saleEvent,
   testConfiguration,
 } from './accounting-fixture.js';
@@ -36,12 +37,12 @@ describe('reversing journals', () => {
     expect(original?.reverses).toBeUndefined();
     expect(reversal).toMatchObject({ journalId: 'id-4', reverses: 'id-1' });
     expect(reversal?.reversedBy).toBeUndefined();
-    expect(original?.lines.map((line) => [line.record.reverses, line.record.reversedBy])).toEqual([
+    expect(recordsOf(prepared, original).map((record) => [record.reverses, record.reversedBy])).toEqual([
       [null, 'id-4'],
       [null, 'id-4'],
     ]);
     expect(
-      reversal?.lines.map((line) => [line.record.journalId, line.record.reverses, line.record.reversedBy]),
+      recordsOf(prepared, reversal).map((record) => [record.journalId, record.reverses, record.reversedBy]),
     ).toEqual([
       ['id-4', 'id-1', null],
       ['id-4', 'id-1', null],

@@ -23,7 +23,6 @@ import type {
   ProcessingContext,
   ProcessingOutcome,
 } from './journal-draft.js';
-import { journalRecordBase, lineRecordOf } from './line-record.js';
 import { fiscalPeriodOf, isInClosedPeriod, openPeriodsAt } from './periods.js';
 import type {
   PreparedAccounting,
@@ -291,11 +290,10 @@ function negatedText(amount: string): string {
 }
 
 /**
- * One journal draft with its lines. Each line's record (docs/domain/accounting.md, Journal
- * records) is keyed by the journal definition's field names: the journal's values come from a
- * base made once per journal and the line's own from the line, by the plan that also rebuilds
- * stored lines (`line-record.ts`), so a journal reads back as it was made; the fields no column
- * holds (copied event attributes, the sender's origin line id and fields) are set here.
+ * One journal draft with its lines. A line carries the values of the fields no column holds
+ * (copied event attributes, the sender's origin line id and fields), set here by the journal
+ * definition's plan; its record keyed by every field is rebuilt from the draft by the same plan
+ * (`lineRecord` in line-record.ts), so a journal reads back as it was made.
  */
 function draftOf(
   prepared: PreparedAccounting,
@@ -316,29 +314,30 @@ function draftOf(
   if (shape.reverses !== undefined) draft.reverses = shape.reverses;
   if (shape.reversedBy !== undefined) draft.reversedBy = shape.reversedBy;
   if (candidate.originJournalId !== undefined) draft.originJournalId = candidate.originJournalId;
-  const { plan } = prepared.journalDefinition;
-  const base = journalRecordBase(plan, draft);
+  const { extraFields } = prepared.journalDefinition.plan;
   const copySenderFields = !candidate.copyEventAttributesOnly;
   // Mapped, not pushed: the lines stay as long as the chunk's journals, in an array of their size.
-  draft.lines = candidate.lines.map((line, index) => {
+  draft.lines = candidate.lines.map((line, index): JournalLineDraft => {
     const amount = shape.negateLines ? negatedText(line.amount.text) : line.amount.text;
-    const lineDraft: JournalLineDraft = {
+    const extras: Record<string, unknown> = {};
+    for (const { name, source } of extraFields) {
+      const value =
+        source === 'originJournalLineId'
+          ? line.originJournalLineId
+          : source === 'eventAttribute' || copySenderFields
+            ? line.source[name]
+            : undefined;
+      if (value !== null && value !== undefined) extras[name] = value;
+    }
+    return {
       lineId: shape.lineIds[index] ?? '',
       lineNo: index + 1,
       account: line.account,
       amount,
       currency: line.currency,
       drCr: amount.startsWith('-') ? 'CR' : 'DR',
-      // Replaced by the line's own record right below; the base only saves an allocation.
-      record: base,
+      extras,
     };
-    const record = lineRecordOf(plan, base, lineDraft);
-    for (const { name, source } of plan.extraFields) {
-      if (source === 'originJournalLineId') record[name] = line.originJournalLineId ?? null;
-      else if (source === 'eventAttribute' || copySenderFields) record[name] = line.source[name] ?? null;
-    }
-    lineDraft.record = record;
-    return lineDraft;
   });
   return draft;
 }

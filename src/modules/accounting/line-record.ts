@@ -147,26 +147,14 @@ export function lineRecordOf(
   return record;
 }
 
-/** The values of a line record's fields that no column holds (non-null ones only). */
-export function lineExtras(
-  definition: PreparedJournalDefinition,
-  record: Readonly<Record<string, unknown>>,
-): Record<string, unknown> {
-  const extras: Record<string, unknown> = {};
-  for (const { name } of definition.plan.extraFields) {
-    const value = record[name];
-    if (value !== null && value !== undefined) extras[name] = value;
-  }
-  return extras;
-}
-
 /**
- * Rebuilds a line record keyed by every journal definition field, in configured order, a field
- * without a value being `null`: exactly the record the engine made, from the same plan.
+ * A line's record keyed by every journal definition field, in configured order, a field without
+ * a value being `null` (docs/domain/accounting.md, Journal records): from a stored journal and
+ * line, or from a journal draft and its line, which give the same record.
  */
 export function lineRecord(
   definition: PreparedJournalDefinition,
-  journal: StoredJournalValues,
+  journal: JournalRecordValues,
   line: StoredLineValues,
 ): Record<string, unknown> {
   const { plan } = definition;

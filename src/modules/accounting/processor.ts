@@ -3,9 +3,8 @@ import { newTimeOrderedUuid } from '../../lib/ids.js';
 import { JOURNAL_ENTITY_NAME } from '../configuration/model.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import { nodeBusinessDate, processBusinessEvent, processDirectJournals } from './engine.js';
-import type { JournalDraft, ProcessingContext } from './journal-draft.js';
-import { lineExtras } from './line-record.js';
-import type { PreparedAccounting, PreparedAccountingRevision } from './prepare.js';
+import type { ProcessingContext } from './journal-draft.js';
+import type { PreparedAccountingRevision } from './prepare.js';
 import { type AccountingStore, type ChunkOutcome, type ClaimedChunk, STALE_CONFIGURATION } from './store.js';
 
 /** How often an idle processor looks for records stored by other instances. */
@@ -14,19 +13,6 @@ export const PROCESSING_POLL_INTERVAL_MS = 250;
 export const POSTING_INTERVAL_MS = 60_000;
 /** Pause after a failed round before trying again, so a broken store is not hammered. */
 const PROCESSING_RETRY_DELAY_MS = 2_000;
-
-/** A journal draft of a record as the processor's transaction stores it. */
-export function storedJournal(
-  accounting: PreparedAccounting,
-  recordId: number,
-  draft: JournalDraft,
-): ChunkOutcome['journals'][number] {
-  return {
-    recordId,
-    draft,
-    lineExtras: draft.lines.map((line) => lineExtras(accounting.journalDefinition, line.record)),
-  };
-}
 
 /** Processes one claimed chunk; the processor's default is {@link processChunk}. */
 export type ChunkWork<T extends PreparedAccountingRevision> = (
@@ -46,7 +32,6 @@ export function processChunk(
 ): ChunkOutcome {
   const outcome: ChunkOutcome = { journals: [], errors: [] };
   const accounting = prepared.accounting;
-  const stored = (recordId: number, draft: JournalDraft) => storedJournal(accounting, recordId, draft);
   if (chunk.entity === JOURNAL_ENTITY_NAME) {
     const groups = processDirectJournals(
       accounting,
@@ -62,7 +47,8 @@ export function processChunk(
       const first = records[0];
       if (first === undefined) continue;
       if (group.outcome.ok) {
-        for (const draft of group.outcome.journals) outcome.journals.push(stored(first.recordId, draft));
+        for (const draft of group.outcome.journals)
+          outcome.journals.push({ recordId: first.recordId, draft });
       } else {
         const { code, message } = group.outcome.error;
         for (const record of records)
@@ -74,7 +60,7 @@ export function processChunk(
   for (const record of chunk.records) {
     const result = processBusinessEvent(accounting, record.data, ctx);
     if (result.ok) {
-      for (const draft of result.journals) outcome.journals.push(stored(record.recordId, draft));
+      for (const draft of result.journals) outcome.journals.push({ recordId: record.recordId, draft });
     } else {
       outcome.errors.push({
         recordId: record.recordId,

@@ -34,8 +34,8 @@ export interface ClaimedChunk {
 
 /** What processing one claimed chunk produced, written in the claim's own transaction. */
 export interface ChunkOutcome {
-  /** Each journal with, per line, the record fields no column holds (see line-record.ts). */
-  journals: { recordId: number; draft: JournalDraft; lineExtras: Record<string, unknown>[] }[];
+  /** Each journal with the record it was made from. */
+  journals: { recordId: number; draft: JournalDraft }[];
   errors: { recordId: number; code: string; message: string; record: Record<string, unknown> }[];
 }
 

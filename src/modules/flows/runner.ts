@@ -12,7 +12,6 @@ import { processBusinessEvent } from '../accounting/engine.js';
 import type { ProcessingContext } from '../accounting/journal-draft.js';
 import type { PreparedAccountingRevision } from '../accounting/prepare.js';
 import type { ProcessingErrorCode } from '../accounting/processing-error.js';
-import { storedJournal } from '../accounting/processor.js';
 import type { ChunkOutcome, ClaimedChunk } from '../accounting/store.js';
 import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../configuration/model.js';
 import { entityKey, type PreparedEntities } from '../entities/prepared-entity.js';
@@ -150,7 +149,7 @@ function processRecord(
         message: `step "${engine.stepName}": ${result.error.message}`,
       };
     }
-    for (const draft of result.journals) journals.push(storedJournal(prepared.accounting, recordId, draft));
+    for (const draft of result.journals) journals.push({ recordId, draft });
   }
   return { ok: true, journals };
 }

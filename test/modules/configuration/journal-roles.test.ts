@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { lineExtras } from '../../../src/modules/accounting/line-record.js';
 import { prepareAccounting } from '../../../src/modules/accounting/prepare.js';
 import { emptyConfiguration } from '../../../src/modules/configuration/document.js';
 import {
@@ -70,10 +69,7 @@ describe('the journal roles table', () => {
 
   it('keeps in a stored line record only the fields no column holds', () => {
     const { journalDefinition } = prepareAccounting(everyRoleConfiguration());
-    const record = Object.fromEntries(
-      journalDefinition.fields.map((field) => [field.name, `v-${field.name}`]),
-    );
-    const kept = Object.keys(lineExtras(journalDefinition, record));
+    const kept = journalDefinition.plan.extraFields.map((field) => field.name);
     expect(kept).toEqual(['originJournalLineId', 'note']);
     expect(JOURNAL_FIELD_ROLES.filter((role) => !isColumnRole(role))).toEqual(['originJournalLineId']);
   });
