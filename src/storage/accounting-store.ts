@@ -39,6 +39,21 @@ function canonicalNodeJson(node: Readonly<Record<string, string>>): string {
   );
 }
 
+/**
+ * The canonical JSON of the nodes of written journals, by node object: the engine hands every
+ * journal of a node the configuration's one frozen object, so a chunk's journals share a handful.
+ */
+const nodeJsonMemo = new WeakMap<Readonly<Record<string, string>>, string>();
+
+function nodeJsonOf(node: Readonly<Record<string, string>>): string {
+  let json = nodeJsonMemo.get(node);
+  if (json === undefined) {
+    json = canonicalNodeJson(node);
+    if (Object.isFrozen(node)) nodeJsonMemo.set(node, json);
+  }
+  return json;
+}
+
 /** The columns of a journal row; the processing benchmark writes with them too (bench/processing-limit.ts). */
 export const JOURNAL_COLUMNS: readonly string[] = [
   'journal_id',
@@ -89,7 +104,7 @@ export function journalRow(recordId: number, draft: JournalDraft, at: string): u
     draft.originalCoreDate ?? null,
     draft.journalType,
     draft.accountingConfig,
-    canonicalNodeJson(draft.node),
+    nodeJsonOf(draft.node),
     draft.status === 'posted' ? 1 : 0,
     draft.reverses ?? null,
     draft.reversedBy ?? null,

@@ -306,7 +306,7 @@ function draftOf(
     coreDate: formatIsoDate(shape.coreDay),
     journalType: candidate.journalType.code,
     accountingConfig: candidate.accountingConfig.name,
-    node: { ...candidate.node.fields },
+    node: candidate.node.fields,
     ingestionId: ctx.ingestionId,
     status: shape.coreDay <= shape.businessDay ? 'posted' : 'unposted',
     lines: [],

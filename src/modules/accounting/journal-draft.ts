@@ -47,8 +47,8 @@ export interface JournalDraft {
   originalCoreDate?: string;
   journalType: string;
   accountingConfig: string;
-  /** Node field name to value. */
-  node: Record<string, string>;
+  /** Node field name to value; the prepared node's own frozen object, shared by its journals. */
+  node: Readonly<Record<string, string>>;
   ingestionId: string;
   status: JournalStatus;
   /** `journalId` of the journal this one reverses (docs/domain/accounting.md, Reversals). */

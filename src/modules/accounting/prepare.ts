@@ -313,7 +313,8 @@ function prepareNode(node: Node): PreparedNode {
       openWindow: emptyOpenWindowMemo(),
     });
   }
-  const fields = { ...node.fields };
+  // Frozen: every journal of the node carries this one object (journal-assembly.ts).
+  const fields = Object.freeze({ ...node.fields });
   return {
     key: nodeKeyOf(fields),
     fields,
