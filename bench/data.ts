@@ -115,31 +115,36 @@ interface FixtureForEvents {
 }
 
 /**
- * `chunks` chunk bodies of `events` business events in all, valid for the realistic fixture,
- * cycling through its event types and nodes, dated today (the business date, so in an open
- * period), amounts as decimal strings in EUR. The processing benchmark sends them to the service;
- * the processing limit stores the same events in its own database.
+ * Business events valid for the realistic fixture, by index: its event types and nodes in turn,
+ * dated today (the business date, so in an open period), amounts as decimal strings in EUR.
  */
-export function businessEventChunks(events: number, chunks: number): ChunkBody[] {
+export function businessEventRecords(): (index: number) => Record<string, unknown> {
   const configuration = benchConfiguration().configuration as unknown as FixtureForEvents;
   const eventTypes = configuration.businessEventTypes.map((type) => type.name);
   const nodes = configuration.nodes.map((node) => node.fields);
   const today = new Date().toISOString().slice(0, 10);
+  return (index) => ({
+    eventType: eventTypes[index % eventTypes.length],
+    effectiveDate: today,
+    amount: `${1 + (index % 99_999)}.${String(index % 100).padStart(2, '0')}`,
+    currency: 'EUR',
+    ...nodes[index % nodes.length],
+    productCode: 'MORTGAGE',
+  });
+}
+
+/**
+ * `chunks` chunk bodies of `events` business events in all (`businessEventRecords`). The
+ * processing benchmark sends them to the service; the processing limit stores the same events in
+ * its own database.
+ */
+export function businessEventChunks(events: number, chunks: number): ChunkBody[] {
+  const eventOf = businessEventRecords();
   const perChunk = events / chunks;
   return Array.from({ length: chunks }, (_, chunk) =>
     chunkOf(
       `events-${chunk}`,
-      Array.from({ length: perChunk }, (_, offset) => {
-        const index = chunk * perChunk + offset;
-        return {
-          eventType: eventTypes[index % eventTypes.length],
-          effectiveDate: today,
-          amount: `${1 + (index % 99_999)}.${String(index % 100).padStart(2, '0')}`,
-          currency: 'EUR',
-          ...nodes[index % nodes.length],
-          productCode: 'MORTGAGE',
-        };
-      }),
+      Array.from({ length: perChunk }, (_, offset) => eventOf(chunk * perChunk + offset)),
     ),
   );
 }

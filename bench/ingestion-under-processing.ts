@@ -31,7 +31,7 @@ const BACKLOG_CHUNKS = 10;
 const EVENTS_PER_CHUNK = 2_000;
 const BACKLOG_CLIENTS = 4;
 /** Target: chunk answer p99 while a backlog is processed at most this many times the idle p99. */
-const BUSY_IDLE_P99_RATIO_MAX = 1.5;
+export const BUSY_IDLE_P99_RATIO_MAX = 1.5;
 const POLL_INTERVAL_MS = 100;
 const PROCESSING_DEADLINE_MS = 300_000;
 const MS_PER_SECOND = 1000;
@@ -53,7 +53,7 @@ function tradeChunks(series: string): ChunkBody[] {
   );
 }
 
-interface Run {
+export interface BusyIdleRun {
   mode: string;
   storage: string;
   idleMs: number[];
@@ -64,7 +64,11 @@ interface Run {
   processingMs: number | undefined;
 }
 
-async function measure(service: BenchService, mode: string): Promise<Run> {
+/**
+ * Chunk answer times of a plain entity with the processor idle, then right after a backlog of
+ * business events was sent, while it is processed; then waits for the backlog to be processed.
+ */
+export async function measureBusyIdle(service: BenchService, mode: string): Promise<BusyIdleRun> {
   await uploadBenchConfiguration(service);
   const idleSession = await openSession(service, TRADE_NAMESPACE, TRADE_ENTITY);
   const idle = await postChunks(service, idleSession, tradeChunks('idle'), MEASURING_CLIENTS);
@@ -103,7 +107,7 @@ async function measure(service: BenchService, mode: string): Promise<Run> {
   };
 }
 
-function rowOf(run: Run): string[] {
+function rowOf(run: BusyIdleRun): string[] {
   const idleP99 = percentile(run.idleMs, 0.99);
   const busyP99 = percentile(run.busyMs, 0.99);
   const ratio = busyP99 / idleP99;
@@ -131,9 +135,11 @@ export async function runIngestionUnderProcessing(
   const sections: Section[] = [];
   for (const dialect of dialects) {
     const stamp = stampNow();
-    const runs: Run[] = [];
+    const runs: BusyIdleRun[] = [];
     for (const mode of MODES) {
-      runs.push(await withService(dialect, (service) => measure(service, mode.name), { ...mode.env }));
+      runs.push(
+        await withService(dialect, (service) => measureBusyIdle(service, mode.name), { ...mode.env }),
+      );
       console.log(`ingestion-under-processing ${dialect}: ${mode.name} done`);
     }
     const markdown = [

@@ -1,13 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { validateConfigurationDocument } from '../src/modules/configuration/validate.js';
 import type { EntityDefinition } from '../src/modules/entities/entity.js';
 import { entitiesOf } from '../src/modules/entities/from-configuration.js';
-import { compileRecordValidator } from '../src/modules/entities/record-validator.js';
-import { migrateToLatest, openStore } from '../src/storage/database.js';
-import { createIngestionStore } from '../src/storage/ingestion-store.js';
+import { compileRecordValidator, type RecordValidator } from '../src/modules/entities/record-validator.js';
+import { createBulkInsert } from '../src/storage/bulk-insert.js';
+import { migrateToLatest, openStore, type Store } from '../src/storage/database.js';
 import {
   benchConfiguration,
   type ChunkBody,
@@ -27,6 +24,7 @@ import {
 } from './report.js';
 import {
   type BenchService,
+  createDatabase,
   type Dialect,
   getSession,
   openSession,
@@ -37,6 +35,7 @@ import {
   uploadBenchConfiguration,
   withService,
 } from './service.js';
+import { insertBenchSession } from './store.js';
 
 /** Issue 4: 32 chunks of about 1 MB, sent by 4 concurrent clients. */
 const THROUGHPUT_CHUNKS = 32;
@@ -55,14 +54,14 @@ const LIMIT_RATIO_GOAL = 1.0;
 const MIB_BYTES = 1024 * 1024;
 const MS_PER_SECOND = 1000;
 
-interface Throughput {
+export interface Throughput {
   records: number;
   bytes: number;
   ms: number;
 }
 
-const recordsPerSecond = (t: Throughput) => (t.records / t.ms) * MS_PER_SECOND;
-const mibPerSecond = (t: Throughput) => (t.bytes / MIB_BYTES / t.ms) * MS_PER_SECOND;
+export const recordsPerSecond = (t: Throughput) => (t.records / t.ms) * MS_PER_SECOND;
+export const mibPerSecond = (t: Throughput) => (t.bytes / MIB_BYTES / t.ms) * MS_PER_SECOND;
 const describeThroughput = (t: Throughput) =>
   `${formatNumber(recordsPerSecond(t))} records/s, ${formatNumber(mibPerSecond(t), 1)} MiB/s`;
 const mib = (bytes: number) => `${formatNumber(bytes / MIB_BYTES, 1)} MiB`;
@@ -78,48 +77,89 @@ function tradeEntityDefinition(): EntityDefinition {
   return entity;
 }
 
+/** The columns of a stored record, in the order the PostgreSQL limit writes them. */
+const RECORD_COLUMNS = [
+  'ingestion_id',
+  'chunk_seq',
+  'record_index',
+  'namespace',
+  'entity',
+  'data',
+  'processing',
+  'created_at',
+] as const;
+
+/** `JSON.parse` of a chunk body and the compiled validator on every record: the rows to store. */
+function checkedRows(
+  validator: RecordValidator,
+  ingestionId: string,
+  chunkSeq: number,
+  raw: Buffer,
+): unknown[][] {
+  const { data } = JSON.parse(raw.toString('utf8')) as { data: unknown[] };
+  const at = new Date().toISOString();
+  return data.map((record, index) => {
+    const result = validator.validate(record);
+    if (!result.ok) throw new Error(`record ${index} refused: ${JSON.stringify(result.errors)}`);
+    return [ingestionId, chunkSeq, index, TRADE_NAMESPACE, TRADE_ENTITY, JSON.stringify(result.value), 0, at];
+  });
+}
+
+/** Records stored in a session of a limit's store, to check that the limit wrote them all. */
+async function countStored(store: Store, ingestionId: string): Promise<number> {
+  const row = await store.db
+    .selectFrom('records')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('ingestion_id', '=', ingestionId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /**
- * The single-core limit of issue 4, in this process: for each body, `JSON.parse`, the project's
- * compiled validator on every record (type check and conversion of every field), and a prepared
- * single-row INSERT of the converted record as JSON text into the service's own `records`
- * table (same migration, indexes and foreign key; opened by `openStore`, so WAL with
- * synchronous=FULL), one transaction per chunk.
+ * A single-core ingestion limit, in this process, on a fresh database of `dialect` made by the
+ * service's own `openStore` and migrations: for each body, `JSON.parse`, the project's compiled
+ * validator on every record (type check and conversion of every field), and the converted records
+ * as JSON text inserted into the service's `records` table by the dialect's fastest path, one
+ * transaction per chunk. SQLite (issue 4): a prepared single-row INSERT per record (WAL,
+ * synchronous=FULL). PostgreSQL: `COPY … FROM STDIN`, the project's bulk insert, measured faster
+ * than one `unnest` INSERT and than multi-row VALUES (docs/adr/0014-storage-fast-paths.md); the
+ * server works in its own processes.
  */
-async function measureSingleCoreLimit(bodies: readonly ChunkBody[]): Promise<Throughput> {
-  const folder = mkdtempSync(join(tmpdir(), 'ledgerflow-bench-limit-'));
-  const store = openStore(`sqlite:${join(folder, 'limit.db')}`);
+export async function measureIngestionLimit(
+  dialect: Dialect,
+  bodies: readonly ChunkBody[],
+): Promise<Throughput> {
+  const database = await createDatabase(dialect);
+  const store = openStore(database.url);
   try {
     await migrateToLatest(store);
-    const { sqlite } = store;
-    if (sqlite === undefined) throw new Error('the limit store is not SQLite');
-    const sessions = createIngestionStore(store);
-    const openedOn = new Date().toISOString();
     for (const ingestionId of ['in_warmup', 'in_limit']) {
-      await sessions.insertSession({
-        ingestionId,
-        ingestionName: null,
-        namespace: TRADE_NAMESPACE,
-        entity: TRADE_ENTITY,
-        state: 'pending',
-        timeout: 'PT1H',
-        timeoutMs: 3_600_000,
-        openedBy: 'bench',
-        openedOn,
-        closedBy: null,
-        closedOn: null,
-        closeReason: null,
-        lastActivityOn: openedOn,
-        expiresAtMs: Date.now() + 3_600_000,
-        chunks: 0,
-        apiCalls: 0,
-        totalRows: 0,
-        successRows: 0,
-        failedRows: 0,
-        processedRows: 0,
-        processingFailedRows: 0,
-      });
+      await insertBenchSession(store, ingestionId, TRADE_NAMESPACE, TRADE_ENTITY);
     }
     const validator = compileRecordValidator(tradeEntityDefinition());
+    const storeChunk = limitWriter(store, validator);
+    for (const [seq, chunk] of bodies.slice(0, WARMUP_CHUNKS).entries())
+      await storeChunk('in_warmup', seq, chunk.body);
+    const startMs = performance.now();
+    for (const [seq, chunk] of bodies.entries()) await storeChunk('in_limit', seq, chunk.body);
+    const ms = performance.now() - startMs;
+    const records = bodies.reduce((sum, chunk) => sum + chunk.records, 0);
+    const stored = await countStored(store, 'in_limit');
+    if (stored !== records) throw new Error(`the limit stored ${stored} of ${records} records`);
+    return { records, bytes: bodies.reduce((sum, chunk) => sum + chunk.body.length, 0), ms };
+  } finally {
+    await store.close();
+    await database.drop();
+  }
+}
+
+/** How a limit stores one chunk on its dialect, in one transaction. */
+function limitWriter(
+  store: Store,
+  validator: RecordValidator,
+): (ingestionId: string, chunkSeq: number, raw: Buffer) => Promise<void> {
+  const { sqlite } = store;
+  if (sqlite !== undefined) {
     const insert = sqlite.prepare(
       `insert into records (ingestion_id, chunk_seq, record_index, namespace, entity, data, processing, created_at)
        values (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -130,38 +170,19 @@ async function measureSingleCoreLimit(bodies: readonly ChunkBody[]): Promise<Thr
       for (let index = 0; index < data.length; index += 1) {
         const result = validator.validate(data[index]);
         if (!result.ok) throw new Error(`record ${index} refused: ${JSON.stringify(result.errors)}`);
-        insert.run(
-          ingestionId,
-          chunkSeq,
-          index,
-          TRADE_NAMESPACE,
-          TRADE_ENTITY,
-          JSON.stringify(result.value),
-          0,
-          at,
-        );
+        const json = JSON.stringify(result.value);
+        insert.run(ingestionId, chunkSeq, index, TRADE_NAMESPACE, TRADE_ENTITY, json, 0, at);
       }
     });
-    bodies.slice(0, WARMUP_CHUNKS).forEach((chunk, seq) => {
-      storeChunk('in_warmup', seq, chunk.body);
-    });
-    const startMs = performance.now();
-    bodies.forEach((chunk, seq) => {
-      storeChunk('in_limit', seq, chunk.body);
-    });
-    const ms = performance.now() - startMs;
-    const stored = sqlite
-      .prepare(`select count(*) as n from records where ingestion_id = 'in_limit'`)
-      .get() as {
-      n: number;
-    };
-    const records = bodies.reduce((sum, chunk) => sum + chunk.records, 0);
-    if (stored.n !== records) throw new Error(`the limit stored ${stored.n} of ${records} records`);
-    return { records, bytes: bodies.reduce((sum, chunk) => sum + chunk.body.length, 0), ms };
-  } finally {
-    await store.close();
-    rmSync(folder, { recursive: true, force: true });
+    return async (ingestionId, chunkSeq, raw) => storeChunk(ingestionId, chunkSeq, raw);
   }
+  const bulkInsert = createBulkInsert(store);
+  return (ingestionId, chunkSeq, raw) =>
+    store.db
+      .transaction()
+      .execute((trx) =>
+        bulkInsert(trx, 'records', RECORD_COLUMNS, checkedRows(validator, ingestionId, chunkSeq, raw)),
+      );
 }
 
 /** Checks that the service counted every record sent, and returns the count. */
@@ -175,29 +196,33 @@ async function verifySession(service: BenchService, ingestionId: string, records
 }
 
 /** One round of the comparison: the limit, then the service, right after each other. */
-interface Round {
+export interface Round {
   limit: Throughput;
   service: Throughput;
 }
 
 /**
  * Issue 4 throughput, in `ROUNDS` interleaved rounds so that both sides see the same machine
- * load: each round measures the single-core limit, then sends the 32 chunks to a new session of
- * the (warmed-up) service, first send to last 201.
+ * load: each round measures the single-core limit of `limitDialect` (issue 4: always SQLite),
+ * then sends the bodies to a new session of the (warmed-up) service, first send to last 201.
  */
-async function measureRounds(service: BenchService, bodies: readonly ChunkBody[]): Promise<Round[]> {
+export async function measureIngestionRounds(
+  service: BenchService,
+  bodies: readonly ChunkBody[],
+  limitDialect: Dialect,
+): Promise<Round[]> {
   await uploadBenchConfiguration(service);
   const warmup = await openSession(service, TRADE_NAMESPACE, TRADE_ENTITY);
   await postChunks(service, warmup, bodies.slice(0, WARMUP_CHUNKS), CLIENTS);
   const rounds: Round[] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
-    const limit = await measureSingleCoreLimit(bodies);
+    const limit = await measureIngestionLimit(limitDialect, bodies);
     const ingestionId = await openSession(service, TRADE_NAMESPACE, TRADE_ENTITY);
     const timing = await postChunks(service, ingestionId, bodies, CLIENTS);
     await verifySession(service, ingestionId, timing.records, timing.chunks);
     const sent = { records: timing.records, bytes: timing.bytes, ms: timing.endMs - timing.startMs };
     console.log(
-      `ingestion ${service.dialect} round ${round + 1}: limit ${describeThroughput(limit)}; service ${describeThroughput(sent)}`,
+      `ingestion ${service.dialect} round ${round + 1}: ${limitDialect} limit ${describeThroughput(limit)}; service ${describeThroughput(sent)}`,
     );
     rounds.push({ limit, service: sent });
   }
@@ -205,14 +230,14 @@ async function measureRounds(service: BenchService, bodies: readonly ChunkBody[]
 }
 
 /** The round with the median time of one side. */
-function median(rounds: readonly Round[], side: keyof Round): Throughput {
+export function medianOf(rounds: readonly Round[], side: keyof Round): Throughput {
   const sorted = rounds.map((round) => round[side]).sort((a, b) => a.ms - b.ms);
   const middle = sorted[Math.floor(sorted.length / 2)];
   if (middle === undefined) throw new Error('no rounds measured');
   return middle;
 }
 
-interface MemoryResult {
+export interface MemoryResult {
   baselineBytes: number;
   peakBytes: number;
   sent: Throughput;
@@ -220,7 +245,10 @@ interface MemoryResult {
 }
 
 /** Issue 4 memory: a fresh service, one session of 200 chunks, RSS sampled every 100 ms. */
-async function measureMemory(service: BenchService, bodies: readonly ChunkBody[]): Promise<MemoryResult> {
+export async function measureMemory(
+  service: BenchService,
+  bodies: readonly ChunkBody[],
+): Promise<MemoryResult> {
   await uploadBenchConfiguration(service);
   const ingestionId = await openSession(service, TRADE_NAMESPACE, TRADE_ENTITY);
   const baselineBytes = residentBytes(service.pid);
@@ -257,12 +285,12 @@ export async function runIngestion(context: RunContext, dialects: readonly Diale
     const stamp = stampNow();
     const { storage, rounds } = await withService(dialect, async (service) => ({
       storage: service.storage,
-      rounds: await measureRounds(service, bodies),
+      rounds: await measureIngestionRounds(service, bodies, 'sqlite'),
     }));
     const memory = await withService(dialect, (service) => measureMemory(service, bodies));
     console.log(`ingestion ${dialect}: peak RSS ${mib(memory.peakBytes)}`);
-    const limit = median(rounds, 'limit');
-    const served = median(rounds, 'service');
+    const limit = medianOf(rounds, 'limit');
+    const served = medianOf(rounds, 'service');
     const ratio = recordsPerSecond(served) / recordsPerSecond(limit);
     const roundRatios = rounds
       .map((round) => formatNumber(recordsPerSecond(round.service) / recordsPerSecond(round.limit), 2))

@@ -15,6 +15,7 @@ import { migrateToLatest, openStore, type Store } from '../src/storage/database.
 import { createIngestionStore } from '../src/storage/ingestion-store.js';
 import { benchConfiguration, type ChunkBody } from './data.js';
 import { createDatabase, type Dialect } from './service.js';
+import { insertBenchSession } from './store.js';
 
 /**
  * The processing limit: what one core of the benchmark process does with stored business events
@@ -22,7 +23,7 @@ import { createDatabase, type Dialect } from './service.js';
  * records, parses them (`JSON.parse`), runs the project's engine on them (`processChunk`, the
  * function the processor hands to the store) and inserts their journals and lines with the
  * project's bulk insert and row shapes (`storage/bulk-insert.ts`, `storage/accounting-store.ts`:
- * a prepared single-row INSERT per row on SQLite, one `unnest` INSERT per table on PostgreSQL).
+ * a prepared single-row INSERT per row on SQLite, `COPY … FROM STDIN` per table on PostgreSQL).
  * The engine's share of that time says whether the engine or storage sets the pace.
  */
 
@@ -34,7 +35,6 @@ export const LIMIT_WARMUP_CHUNKS = 2;
 export const ENGINE_PASSES = 5;
 const LIMIT_INGESTION_ID = 'in_limit';
 const WARMUP_INGESTION_ID = 'in_limit_warmup';
-const SESSION_TIMEOUT_MS = 3_600_000;
 
 /** Where the time of one limit run went. */
 export interface LimitRun {
@@ -103,29 +103,7 @@ async function storeEvents(
 ): Promise<void> {
   const sessions = createIngestionStore(store);
   const at = new Date().toISOString();
-  await sessions.insertSession({
-    ingestionId,
-    ingestionName: null,
-    namespace: LEDGER_NAMESPACE,
-    entity: BUSINESS_EVENT_ENTITY_NAME,
-    state: 'pending',
-    timeout: 'PT1H',
-    timeoutMs: SESSION_TIMEOUT_MS,
-    openedBy: 'bench',
-    openedOn: at,
-    closedBy: null,
-    closedOn: null,
-    closeReason: null,
-    lastActivityOn: at,
-    expiresAtMs: Date.now() + SESSION_TIMEOUT_MS,
-    chunks: 0,
-    apiCalls: 0,
-    totalRows: 0,
-    successRows: 0,
-    failedRows: 0,
-    processedRows: 0,
-    processingFailedRows: 0,
-  });
+  await insertBenchSession(store, ingestionId, LEDGER_NAMESPACE, BUSINESS_EVENT_ENTITY_NAME);
   for (const body of bodies) {
     const work = workChunk(body.body, validator);
     if (work.failedCount > 0)

@@ -4,6 +4,7 @@ import { runIngestion } from './ingestion.js';
 import { runIngestionUnderProcessing } from './ingestion-under-processing.js';
 import { benchCommand, currentMachine, describeMachine } from './machine.js';
 import { runProcessing, runProcessingLimit } from './processing.js';
+import { runProcessingSpeed } from './processing-speed.js';
 import { BENCHMARKS_DOC_PATH, type RunContext, type Section, updateBenchmarksDoc } from './report.js';
 import type { Dialect } from './service.js';
 import { runSoak, SOAK_MINUTES_DEFAULT } from './soak.js';
@@ -29,6 +30,7 @@ const PARTS = {
   processing: runProcessing,
   'processing-limit': runProcessingLimit,
   'ingestion-under-processing': runIngestionUnderProcessing,
+  'processing-speed': runProcessingSpeed,
   flows: runFlows,
   admin: runAdmin,
   soak: (context, dialects, options) => runSoak(context, dialects, options.soakMinutes),
@@ -38,7 +40,7 @@ const PARTS = {
 >;
 type Part = keyof typeof PARTS;
 /** The soak takes ten minutes per dialect, so it runs only when named. */
-const DEFAULT_PARTS: readonly Part[] = ['validator', 'token', 'ingestion', 'processing', 'admin'];
+const DEFAULT_PARTS: readonly Part[] = (Object.keys(PARTS) as Part[]).filter((part) => part !== 'soak');
 /**
  * Longest soak `--soak-minutes` accepts: the benchmark's own access token, which checks the
  * stored counts after the load and the wait for processing, lives an hour.
