@@ -16,7 +16,7 @@ let timePrefix = '';
  * A new time-ordered UUID (RFC 9562 version 7): 48 bits of Unix milliseconds, the version, then
  * 74 random bits, lower case. Ids made later sort later, so rows keyed by them are appended to
  * the end of their index instead of landing on a random page of it: a journal's and its lines'
- * inserts touch a few pages per chunk rather than one page per row (docs/adr/0014-time-ordered-journal-ids.md).
+ * inserts touch a few pages per chunk rather than one page per row (docs/adr/0014-storage-fast-paths.md).
  * Within one millisecond ids are in random order. Built on `randomUUID`, whose random bits come
  * from a batched pool: one call costs about a quarter of a microsecond, where the `uuid` package's
  * `v7` costs five.
