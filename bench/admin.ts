@@ -3,7 +3,15 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { TRADE_ENTITY, TRADE_NAMESPACE } from './data.js';
-import { formatNumber, type RunContext, type Section, sectionHead, stampNow, table } from './report.js';
+import {
+  DIALECT_TITLE,
+  formatNumber,
+  type RunContext,
+  type Section,
+  sectionHead,
+  stampNow,
+  table,
+} from './report.js';
 import {
   type BenchService,
   closeSession,
@@ -33,8 +41,6 @@ const PAGE_MS_TARGET = 300;
 const ADMIN_EMAIL = 'bench-admin@example.test';
 const SESSION_COOKIE = 'lf_admin_session';
 const AT = '2026-01-15T10:00:00.000Z';
-
-const DIALECT_TITLE: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 /** Runs statements on the service's database, beside the running service. */
 interface Filler {

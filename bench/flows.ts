@@ -5,6 +5,7 @@ import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../src/modules/con
 import { FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../src/modules/flows/sandbox.js';
 import { benchConfiguration, type ChunkBody, chunkOf } from './data.js';
 import {
+  DIALECT_TITLE,
   formatNumber,
   type RunContext,
   type Section,
@@ -14,11 +15,11 @@ import {
   verdictOf,
 } from './report.js';
 import {
+  awaitProcessed,
   type BenchService,
   closeSession,
   type Dialect,
   expectStatus,
-  getSession,
   openSession,
   postChunks,
   withService,
@@ -38,9 +39,6 @@ const PROCESSING_DEADLINE_MS = 300_000;
 const FLOW_RATIO_MIN = 0.5;
 const FLOW_RATIO_GOAL = 1.0;
 const MS_PER_SECOND = 1000;
-const FINISHED = new Set(['completed', 'completed_with_errors']);
-const DIALECT_TITLE: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
-
 const LOAN_NAMESPACE = 'loans';
 const LOAN_ENTITY = 'loanTransaction';
 /** The same event types, in turn, for both kinds, so each record makes as many journals. */
@@ -140,14 +138,12 @@ async function timedSession(
   const ingestionId = await openSession(service, namespace, entity);
   const timing = await postChunks(service, ingestionId, bodies, CLIENTS);
   await closeSession(service, ingestionId);
-  for (;;) {
-    const session = await getSession(service, ingestionId);
-    const nowMs = performance.now();
-    if (FINISHED.has(session.processingStatus))
-      return { ms: nowMs - timing.startMs, status: session.processingStatus };
-    if (nowMs - timing.startMs > PROCESSING_DEADLINE_MS) throw new Error(`${entity}: not processed in time`);
-    await sleep(POLL_INTERVAL_MS);
-  }
+  const processed = await awaitProcessed(service, ingestionId, timing.startMs, {
+    pollMs: POLL_INTERVAL_MS,
+    deadlineMs: PROCESSING_DEADLINE_MS,
+  });
+  if (processed === undefined) throw new Error(`${entity}: not processed in time`);
+  return { ms: processed.atMs - timing.startMs, status: processed.status };
 }
 
 interface FlowRun {

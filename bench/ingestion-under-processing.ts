@@ -1,5 +1,3 @@
-import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../src/modules/configuration/model.js';
 import {
   businessEventChunks,
@@ -9,8 +7,17 @@ import {
   TRADE_NAMESPACE,
   tradeRecord,
 } from './data.js';
-import { formatNumber, type RunContext, type Section, sectionHead, stampNow, table } from './report.js';
 import {
+  DIALECT_TITLE,
+  formatNumber,
+  type RunContext,
+  type Section,
+  sectionHead,
+  stampNow,
+  table,
+} from './report.js';
+import {
+  awaitProcessed,
   type BenchService,
   closeSession,
   type Dialect,
@@ -35,9 +42,7 @@ export const BUSY_IDLE_P99_RATIO_MAX = 1.5;
 const POLL_INTERVAL_MS = 100;
 const PROCESSING_DEADLINE_MS = 300_000;
 const MS_PER_SECOND = 1000;
-const FINISHED_STATUSES = new Set(['completed', 'completed_with_errors']);
 
-const DIALECT_TITLE: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 /** The two ways the service runs its processor (PROCESSING_THREAD). */
 const MODES = [
   { name: 'processing thread (PROCESSING_THREAD=true)', env: { PROCESSING_THREAD: 'true' } },
@@ -86,17 +91,11 @@ export async function measureBusyIdle(service: BenchService, mode: string): Prom
   const busy = await postChunks(service, busySession, tradeChunks('busy'), MEASURING_CLIENTS);
   const backlogStatus = (await getSession(service, backlogSession)).processingStatus;
 
-  let processingMs: number | undefined;
-  for (;;) {
-    const session = await getSession(service, backlogSession);
-    const nowMs = performance.now();
-    if (FINISHED_STATUSES.has(session.processingStatus)) {
-      processingMs = nowMs - backlog.startMs;
-      break;
-    }
-    if (nowMs - backlog.startMs > PROCESSING_DEADLINE_MS) break;
-    await sleep(POLL_INTERVAL_MS);
-  }
+  const processed = await awaitProcessed(service, backlogSession, backlog.startMs, {
+    pollMs: POLL_INTERVAL_MS,
+    deadlineMs: PROCESSING_DEADLINE_MS,
+  });
+  const processingMs = processed === undefined ? undefined : processed.atMs - backlog.startMs;
   return {
     mode,
     storage: service.storage,

@@ -5,6 +5,7 @@ import { entitiesOf } from '../src/modules/entities/from-configuration.js';
 import { compileRecordValidator, type RecordValidator } from '../src/modules/entities/record-validator.js';
 import { createBulkInsert } from '../src/storage/bulk-insert.js';
 import { migrateToLatest, openStore, type Store } from '../src/storage/database.js';
+import { RECORD_COLUMNS } from '../src/storage/ingestion-store.js';
 import {
   benchConfiguration,
   type ChunkBody,
@@ -14,6 +15,7 @@ import {
   tradeRecord,
 } from './data.js';
 import {
+  DIALECT_TITLE,
   formatNumber,
   type RunContext,
   type Section,
@@ -76,18 +78,6 @@ function tradeEntityDefinition(): EntityDefinition {
   if (entity === undefined) throw new Error('the bench configuration has no trade entity');
   return entity;
 }
-
-/** The columns of a stored record, in the order the PostgreSQL limit writes them. */
-const RECORD_COLUMNS = [
-  'ingestion_id',
-  'chunk_seq',
-  'record_index',
-  'namespace',
-  'entity',
-  'data',
-  'processing',
-  'created_at',
-] as const;
 
 /** `JSON.parse` of a chunk body and the compiled validator on every record: the rows to store. */
 function checkedRows(
@@ -268,8 +258,6 @@ export async function measureMemory(
     sent: { records: timing.records, bytes: timing.bytes, ms: timing.endMs - timing.startMs },
   };
 }
-
-const DIALECT_TITLE: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 /** Runs the ingestion benchmark on each dialect; the single-core limit is measured once. */
 export async function runIngestion(context: RunContext, dialects: readonly Dialect[]): Promise<Section[]> {

@@ -1,5 +1,3 @@
-import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../src/modules/configuration/model.js';
 import {
   businessEventChunks,
@@ -20,12 +18,20 @@ import {
 } from './ingestion.js';
 import { BUSY_IDLE_P99_RATIO_MAX, measureBusyIdle } from './ingestion-under-processing.js';
 import { type LimitRound, measureLimitRound } from './processing-limit.js';
-import { formatNumber, type RunContext, type Section, sectionHead, stampNow, table } from './report.js';
 import {
+  DIALECT_TITLE,
+  formatNumber,
+  type RunContext,
+  type Section,
+  sectionHead,
+  stampNow,
+  table,
+} from './report.js';
+import {
+  awaitProcessed,
   type BenchService,
   closeSession,
   type Dialect,
-  getSession,
   openSession,
   percentile,
   postChunks,
@@ -63,7 +69,6 @@ const MIX_CHUNKS = 16;
 const INGESTION_CHUNKS = 32;
 const POLL_INTERVAL_MS = 50;
 const PROCESSING_DEADLINE_MS = 600_000;
-const FINISHED_STATUSES = new Set(['completed', 'completed_with_errors']);
 const MS_PER_SECOND = 1000;
 const MIB_BYTES = 1024 * 1024;
 const PERCENT = 100;
@@ -77,8 +82,6 @@ const POSTGRES_LIMIT_RATIO_MIN = 0.8;
 const SQLITE_LIMIT_RATIO_KEPT = 0.74;
 const RSS_BYTES_MAX = 300 * MIB_BYTES;
 
-const DIALECT_TITLE: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
-
 const rate = (count: number, ms: number) => (count / ms) * MS_PER_SECOND;
 const ratioText = (values: readonly number[]) => values.map((value) => formatNumber(value, 2)).join(', ');
 const verdict = (met: boolean) => (met ? 'met' : '**not met**');
@@ -90,17 +93,15 @@ function median(values: readonly number[]): number {
   return middle;
 }
 
-/** Polls a closed session until every record is processed; the time it was seen finished. */
+/** Waits until every record of a closed session is processed; the time it was seen so. */
 async function processedAt(service: BenchService, ingestionId: string, sinceMs: number): Promise<number> {
-  for (;;) {
-    const { processingStatus } = await getSession(service, ingestionId);
-    const nowMs = performance.now();
-    if (FINISHED_STATUSES.has(processingStatus)) return nowMs;
-    if (nowMs - sinceMs > PROCESSING_DEADLINE_MS) {
-      throw new Error(`session ${ingestionId} still ${processingStatus} after ${PROCESSING_DEADLINE_MS} ms`);
-    }
-    await sleep(POLL_INTERVAL_MS);
-  }
+  const processed = await awaitProcessed(service, ingestionId, sinceMs, {
+    pollMs: POLL_INTERVAL_MS,
+    deadlineMs: PROCESSING_DEADLINE_MS,
+  });
+  if (processed === undefined)
+    throw new Error(`session ${ingestionId} not processed in ${PROCESSING_DEADLINE_MS} ms`);
+  return processed.atMs;
 }
 
 /** Sends bodies to a new session of business events and closes it; its id and the send timing. */

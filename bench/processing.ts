@@ -10,6 +10,7 @@ import {
   measureLimitRound,
 } from './processing-limit.js';
 import {
+  DIALECT_TITLE,
   formatNumber,
   type RunContext,
   type Section,
@@ -48,8 +49,6 @@ const ENGINE_SHARE_MAX = 0.25;
 const MS_PER_SECOND = 1000;
 const PERCENT = 100;
 const FINISHED_STATUSES = new Set(['completed', 'completed_with_errors']);
-
-const DIALECT_TITLE: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 type Outcome =
   | { kind: 'finished'; status: string; endMs: number }

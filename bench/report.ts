@@ -2,9 +2,13 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { describeMachine, type Machine } from './machine.js';
+import type { Dialect } from './service.js';
 
 /** The document every run updates: one section per benchmark and storage dialect. */
 export const BENCHMARKS_DOC_PATH = fileURLToPath(new URL('../docs/benchmarks.md', import.meta.url));
+
+/** How a section's title names its storage. */
+export const DIALECT_TITLE: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 /** One benchmark's results, as Markdown, under a stable id (`ingestion-sqlite`, ...). */
 export interface Section {

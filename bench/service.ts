@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { Dialect } from '../src/storage/database.js';
 import { type ServerProcess, startServer } from '../test/helpers/server.js';
@@ -280,6 +281,29 @@ export async function postChunks(
   };
   await Promise.all(Array.from({ length: clients }, client));
   return { startMs, endMs: performance.now(), chunks: count, records, bytes, latenciesMs };
+}
+
+/** Processing statuses of a session whose every record is processed. */
+const PROCESSED_STATUSES = new Set(['completed', 'completed_with_errors']);
+
+/**
+ * Polls a closed session every `pollMs` until every record is processed: its status and the
+ * time it was seen so (late by at most one poll), or undefined once `deadlineMs` have passed
+ * since `sinceMs`.
+ */
+export async function awaitProcessed(
+  service: BenchService,
+  ingestionId: string,
+  sinceMs: number,
+  { pollMs, deadlineMs }: { pollMs: number; deadlineMs: number },
+): Promise<{ status: string; atMs: number } | undefined> {
+  for (;;) {
+    const { processingStatus } = await getSession(service, ingestionId);
+    const nowMs = performance.now();
+    if (PROCESSED_STATUSES.has(processingStatus)) return { status: processingStatus, atMs: nowMs };
+    if (nowMs - sinceMs > deadlineMs) return undefined;
+    await sleep(pollMs);
+  }
 }
 
 /** The value below which `fraction` of the values lie (nearest rank). */

@@ -4,7 +4,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../src/modules/configuration/model.js';
 import { loanRecord } from '../test/helpers/records.js';
 import { benchConfiguration } from './data.js';
-import { formatNumber, type RunContext, type Section, sectionHead, stampNow, table } from './report.js';
+import {
+  DIALECT_TITLE,
+  formatNumber,
+  type RunContext,
+  type Section,
+  sectionHead,
+  stampNow,
+  table,
+} from './report.js';
 import {
   type BenchService,
   closeSession,
@@ -52,8 +60,6 @@ const MS_PER_SECOND = 1000;
 const MIB_BYTES = 1024 * 1024;
 /** Distinct errors listed in the report at most (all are printed on the console). */
 const ERRORS_LISTED_MAX = 20;
-
-const DIALECT_TITLE: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 const KINDS = [
   'token',

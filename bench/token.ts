@@ -1,5 +1,13 @@
 import autocannon, { type Options, type Result } from 'autocannon';
-import { formatNumber, type RunContext, type Section, sectionHead, stampNow, table } from './report.js';
+import {
+  DIALECT_TITLE,
+  formatNumber,
+  type RunContext,
+  type Section,
+  sectionHead,
+  stampNow,
+  table,
+} from './report.js';
 import { type Dialect, uploadBenchConfiguration, withService } from './service.js';
 
 /** Issue 2: load from 10 connections for 10 seconds per endpoint. */
@@ -7,8 +15,6 @@ const CONNECTIONS = 10;
 const DURATION_SECONDS = 10;
 /** An untimed run first, so the measured run starts with a warm service and open connections. */
 const WARMUP_SECONDS = 1;
-
-const DIALECT_TITLE: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 /** A warm-up run, then the measured one; both must answer every request with 2xx. */
 async function load(options: Options): Promise<Result> {

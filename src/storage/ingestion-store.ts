@@ -14,7 +14,8 @@ import type { Store } from './database.js';
 import type { ChunksTable, Database, IngestionsTable } from './schema.js';
 import { sessionStateIs, sessionWasOpenAt } from './session-state.js';
 
-const RECORD_COLUMNS: readonly string[] = [
+/** The columns of a stored record, in the order of its bulk-insert rows (the ingestion limit writes them too). */
+export const RECORD_COLUMNS: readonly string[] = [
   'ingestion_id',
   'chunk_seq',
   'record_index',
