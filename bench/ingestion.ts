@@ -6,6 +6,7 @@ import { compileRecordValidator, type RecordValidator } from '../src/modules/ent
 import { createBulkInsert } from '../src/storage/bulk-insert.js';
 import { migrateToLatest, openStore, type Store } from '../src/storage/database.js';
 import { RECORD_COLUMNS } from '../src/storage/ingestion-store.js';
+import { insertOpenSession } from '../test/helpers/store.js';
 import {
   benchConfiguration,
   type ChunkBody,
@@ -37,7 +38,6 @@ import {
   uploadBenchConfiguration,
   withService,
 } from './service.js';
-import { insertBenchSession } from './store.js';
 
 /** Issue 4: 32 chunks of about 1 MB, sent by 4 concurrent clients. */
 const THROUGHPUT_CHUNKS = 32;
@@ -124,7 +124,7 @@ export async function measureIngestionLimit(
   try {
     await migrateToLatest(store);
     for (const ingestionId of ['in_warmup', 'in_limit']) {
-      await insertBenchSession(store, ingestionId, TRADE_NAMESPACE, TRADE_ENTITY);
+      await insertOpenSession(store, ingestionId, TRADE_NAMESPACE, TRADE_ENTITY);
     }
     const validator = compileRecordValidator(tradeEntityDefinition());
     const storeChunk = limitWriter(store, validator);

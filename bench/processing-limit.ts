@@ -13,9 +13,9 @@ import { JOURNAL_COLUMNS, journalRow, LINE_COLUMNS, lineRows } from '../src/stor
 import { createBulkInsert } from '../src/storage/bulk-insert.js';
 import { migrateToLatest, openStore, type Store } from '../src/storage/database.js';
 import { createIngestionStore } from '../src/storage/ingestion-store.js';
+import { insertOpenSession } from '../test/helpers/store.js';
 import { benchConfiguration, type ChunkBody } from './data.js';
 import { createDatabase, type Dialect } from './service.js';
-import { insertBenchSession } from './store.js';
 
 /**
  * The processing limit: what one core of the benchmark process does with stored business events
@@ -103,7 +103,7 @@ async function storeEvents(
 ): Promise<void> {
   const sessions = createIngestionStore(store);
   const at = new Date().toISOString();
-  await insertBenchSession(store, ingestionId, LEDGER_NAMESPACE, BUSINESS_EVENT_ENTITY_NAME);
+  await insertOpenSession(store, ingestionId, LEDGER_NAMESPACE, BUSINESS_EVENT_ENTITY_NAME);
   for (const body of bodies) {
     const work = workChunk(body.body, validator);
     if (work.failedCount > 0)

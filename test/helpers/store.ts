@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrateToLatest, openStore, type Store } from '../../src/storage/database.js';
+import { createIngestionStore } from '../../src/storage/ingestion-store.js';
 
 /**
  * The database the suite runs on: `TEST_DATABASE_URL` (a `postgres://` server URL, or
@@ -60,4 +61,44 @@ export async function createTestStore(
       await dropTestDatabase(url);
     },
   };
+}
+
+/** Sessions opened straight in a store stay open for an hour, longer than any test or benchmark. */
+const SESSION_TIMEOUT_MS = 3_600_000;
+
+/**
+ * Opens an ingestion session straight in a store, as the service's `POST /api/v1/ingestions`
+ * would, so that chunks and records written by hand (a benchmark's limit, a storage test) have
+ * their session row.
+ */
+export async function insertOpenSession(
+  store: Store,
+  ingestionId: string,
+  namespace: string,
+  entity: string,
+): Promise<void> {
+  const at = new Date().toISOString();
+  await createIngestionStore(store).insertSession({
+    ingestionId,
+    ingestionName: null,
+    namespace,
+    entity,
+    state: 'pending',
+    timeout: 'PT1H',
+    timeoutMs: SESSION_TIMEOUT_MS,
+    openedBy: 'bench',
+    openedOn: at,
+    closedBy: null,
+    closedOn: null,
+    closeReason: null,
+    lastActivityOn: at,
+    expiresAtMs: Date.now() + SESSION_TIMEOUT_MS,
+    chunks: 0,
+    apiCalls: 0,
+    totalRows: 0,
+    successRows: 0,
+    failedRows: 0,
+    processedRows: 0,
+    processingFailedRows: 0,
+  });
 }
