@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyText, createBulkInsert } from '../../src/storage/bulk-insert.js';
 import type { Store } from '../../src/storage/database.js';
-import { createTestStore } from '../helpers/store.js';
+import { createTestStore, insertOpenSession } from '../helpers/store.js';
 
 /** Text that the COPY format would read as syntax if it were written as it is. */
 const HOSTILE_TEXTS = [
@@ -23,29 +23,7 @@ describe('bulk insert', () => {
   let dispose: () => Promise<void>;
   beforeAll(async () => {
     ({ store, dispose } = await createTestStore());
-    await store.db
-      .insertInto('ingestions')
-      .values({
-        ingestion_id: 'in_bulk',
-        namespace: 'ledger',
-        entity: 'businessEvent',
-        state: 'pending',
-        timeout: 'PT1H',
-        timeout_ms: 3_600_000,
-        opened_by: 'test',
-        opened_on: '2026-01-01T00:00:00.000Z',
-        last_activity_on: '2026-01-01T00:00:00.000Z',
-        expires_at_ms: 0,
-        chunk_seq_next: 0,
-        chunks: 0,
-        api_calls: 0,
-        total_rows: 0,
-        success_rows: 0,
-        failed_rows: 0,
-        processed_rows: 0,
-        processing_failed_rows: 0,
-      })
-      .execute();
+    await insertOpenSession(store, 'in_bulk', 'ledger', 'businessEvent');
   });
   afterAll(async () => dispose());
 
