@@ -53,6 +53,9 @@ export interface ProcessingThreadLog {
   }): void;
 }
 
+/** The script of the processing thread, built next to this file. */
+const PROCESSING_THREAD_ENTRY = new URL('./processing-thread.js', import.meta.url);
+
 /** Times the thread is started again after dying unexpectedly, before processing moves in-process. */
 export const PROCESSING_THREAD_RESTARTS_MAX = 3;
 /** Pause before starting a thread that died again, so a thread that dies at once is not spun. */
@@ -76,16 +79,24 @@ export class ProcessingThread {
   readonly #data: ProcessingThreadData;
   readonly #inProcess: InProcessProcessor;
   readonly #log: ProcessingThreadLog;
+  readonly #entry: URL;
   #worker: Worker | undefined;
   #restarts = 0;
   #inProcessRunning = false;
   #stopping = false;
   #restartTimer: NodeJS.Timeout | undefined;
 
-  constructor(data: ProcessingThreadData, inProcess: InProcessProcessor, log: ProcessingThreadLog) {
+  /** `entry` is the thread's script; tests give one that misbehaves on purpose. */
+  constructor(
+    data: ProcessingThreadData,
+    inProcess: InProcessProcessor,
+    log: ProcessingThreadLog,
+    entry = PROCESSING_THREAD_ENTRY,
+  ) {
     this.#data = data;
     this.#inProcess = inProcess;
     this.#log = log;
+    this.#entry = entry;
   }
 
   /**
@@ -93,10 +104,10 @@ export class ProcessingThread {
    * meanwhile wait for it.
    */
   start(): void {
-    const worker = new Worker(new URL('./processing-thread.js', import.meta.url), {
-      workerData: this.#data,
-    });
+    const worker = new Worker(this.#entry, { workerData: this.#data });
     this.#worker = worker;
+    // Read now: once the thread has ended, `worker.threadId` is -1.
+    const { threadId } = worker;
     let lastError: ReportedError | undefined;
     worker.on('message', (message: ProcessingThreadReport) => {
       if (message.kind === 'started') this.#log.started();
@@ -110,7 +121,7 @@ export class ProcessingThread {
     worker.on('exit', (exitCode) => {
       // A thread that ended in the middle of a write no longer holds SQLite's lock: its turn is free.
       if (this.#data.sqliteWriteTurn !== undefined)
-        SqliteWriteTurn.freeHeldBy(this.#data.sqliteWriteTurn, worker.threadId);
+        SqliteWriteTurn.freeHeldBy(this.#data.sqliteWriteTurn, threadId);
       if (this.#worker !== worker) return;
       this.#worker = undefined;
       if (this.#stopping) return;
