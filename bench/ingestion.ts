@@ -150,6 +150,8 @@ function limitWriter(
 ): (ingestionId: string, chunkSeq: number, raw: Buffer) => Promise<void> {
   const { sqlite } = store;
   if (sqlite !== undefined) {
+    // Issue 4's limit as first measured: each record's values go to the statement as they are
+    // checked, with no row array between (`checkedRows` makes them for the bulk insert).
     const insert = sqlite.prepare(
       `insert into records (ingestion_id, chunk_seq, record_index, namespace, entity, data, processing, created_at)
        values (?, ?, ?, ?, ?, ?, ?, ?)`,

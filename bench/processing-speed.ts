@@ -86,12 +86,8 @@ const rate = (count: number, ms: number) => (count / ms) * MS_PER_SECOND;
 const ratioText = (values: readonly number[]) => values.map((value) => formatNumber(value, 2)).join(', ');
 const verdict = (met: boolean) => (met ? 'met' : '**not met**');
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted[Math.floor(sorted.length / 2)];
-  if (middle === undefined) throw new Error('no rounds measured');
-  return middle;
-}
+/** The middle round of an odd number of rounds. */
+const median = (values: readonly number[]) => percentile(values, 0.5);
 
 /** Waits until every record of a closed session is processed; the time it was seen so. */
 async function processedAt(service: BenchService, ingestionId: string, sinceMs: number): Promise<number> {

@@ -25,6 +25,7 @@ import {
   type Dialect,
   getSession,
   openSession,
+  PROCESSED_STATUSES,
   percentile,
   postChunks,
   uploadBenchConfiguration,
@@ -48,7 +49,6 @@ const INGESTION_RATIO_GOAL = 1.0;
 const ENGINE_SHARE_MAX = 0.25;
 const MS_PER_SECOND = 1000;
 const PERCENT = 100;
-const FINISHED_STATUSES = new Set(['completed', 'completed_with_errors']);
 
 type Outcome =
   | { kind: 'finished'; status: string; endMs: number }
@@ -65,7 +65,7 @@ async function awaitProcessing(
   for (;;) {
     const session = await getSession(service, ingestionId);
     const nowMs = performance.now();
-    if (FINISHED_STATUSES.has(session.processingStatus)) {
+    if (PROCESSED_STATUSES.has(session.processingStatus)) {
       return { kind: 'finished', status: session.processingStatus, endMs: nowMs };
     }
     if (session.processingStatus === 'pending' && nowMs - closedMs > PROCESSING_STALL_MS) {

@@ -284,7 +284,7 @@ export async function postChunks(
 }
 
 /** Processing statuses of a session whose every record is processed. */
-const PROCESSED_STATUSES = new Set(['completed', 'completed_with_errors']);
+export const PROCESSED_STATUSES: ReadonlySet<string> = new Set(['completed', 'completed_with_errors']);
 
 /**
  * Polls a closed session every `pollMs` until every record is processed: its status and the

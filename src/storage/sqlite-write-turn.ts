@@ -12,6 +12,16 @@ export function createSqliteWriteTurnBuffer(): SharedArrayBuffer {
   return new SharedArrayBuffer(STATE_SLOTS * Int32Array.BYTES_PER_ELEMENT);
 }
 
+/** A thread's mark in the holder slot: its `threadId` plus one, so that no thread marks 0. */
+function markOf(thread: number): number {
+  return thread + 1;
+}
+
+/** Frees the turn if `mark` holds it, and wakes the writers waiting for it. */
+function release(state: Int32Array, mark: number): void {
+  if (Atomics.compareExchange(state, HOLDER, mark, NOBODY) === mark) Atomics.notify(state, HOLDER);
+}
+
 /** Waits until `state[index]` is no longer `value`, or the deadline passes. */
 async function waitWhile(state: Int32Array, index: number, value: number, deadlineMs: number): Promise<void> {
   const waiting = Atomics.waitAsync(state, index, value, Math.max(0, deadlineMs - Date.now()));
@@ -39,7 +49,7 @@ export class SqliteWriteTurn {
   readonly #priority: boolean;
   readonly #timeoutMs: number;
   /** This thread's mark in the holder slot. */
-  readonly #self = threadId + 1;
+  readonly #self = markOf(threadId);
 
   constructor(buffer: SharedArrayBuffer, options: { priority: boolean; timeoutMs: number }) {
     this.#state = new Int32Array(buffer);
@@ -78,9 +88,7 @@ export class SqliteWriteTurn {
 
   /** Gives the turn back; the writers waiting for it try again at once. */
   give(): void {
-    if (Atomics.compareExchange(this.#state, HOLDER, this.#self, NOBODY) === this.#self) {
-      Atomics.notify(this.#state, HOLDER);
-    }
+    release(this.#state, this.#self);
   }
 
   /**
@@ -88,8 +96,6 @@ export class SqliteWriteTurn {
    * thread, no longer holds SQLite's lock). `thread` is that thread's `threadId`.
    */
   static freeHeldBy(buffer: SharedArrayBuffer, thread: number): void {
-    const state = new Int32Array(buffer);
-    if (Atomics.compareExchange(state, HOLDER, thread + 1, NOBODY) === thread + 1)
-      Atomics.notify(state, HOLDER);
+    release(new Int32Array(buffer), markOf(thread));
   }
 }

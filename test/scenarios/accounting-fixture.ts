@@ -253,7 +253,6 @@ export function ledgerRows(journals: readonly JournalDraft[]): LedgerRow[] {
   );
 }
 
-/** The drafts of a successful outcome; fails the test with the error otherwise. */
 /**
  * The records of a journal's lines keyed by every journal definition field, as the API gives
  * them (docs/domain/accounting.md, Journal records): rebuilt from the draft by `lineRecord`, the
@@ -266,6 +265,7 @@ export function recordsOf(
   return journal?.lines.map((line) => lineRecord(prepared.journalDefinition, journal, line)) ?? [];
 }
 
+/** The drafts of a successful outcome; fails the test with the error otherwise. */
 export function journalsOf(outcome: ProcessingOutcome): JournalDraft[] {
   if (!outcome.ok) throw new Error(`expected journals, got ${outcome.error.code}: ${outcome.error.message}`);
   return outcome.journals;

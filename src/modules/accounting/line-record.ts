@@ -35,7 +35,7 @@ export type JournalRecordValues = Omit<StoredJournalValues, 'reverses' | 'revers
 };
 
 /** The line values a record is made of. */
-export type LineRecordValues = Omit<StoredLineValues, 'extras'>;
+type LineRecordValues = Omit<StoredLineValues, 'extras'>;
 
 /** The column roles whose value is the line's own; the others are the journal's, on every line. */
 type LineColumnRole = 'account' | 'transactionAmount' | 'transactionCurrency' | 'lineId' | 'journalLineNo';
@@ -124,30 +124,6 @@ export function compileLineRecordPlan(fields: readonly PreparedJournalField[]): 
 }
 
 /**
- * The part of a line record every line of a journal shares: every field, the journal's values
- * set and the others `null`. Build it once per journal and hand it to {@link lineRecordOf}.
- */
-export function journalRecordBase(
-  plan: LineRecordPlan,
-  journal: JournalRecordValues,
-): Record<string, unknown> {
-  const base: Record<string, unknown> = { ...plan.template };
-  for (const { name, read } of plan.journalFields) base[name] = read(journal, name) ?? null;
-  return base;
-}
-
-/** A copy of the journal's base with the line's own column values set; extras are the caller's. */
-export function lineRecordOf(
-  plan: LineRecordPlan,
-  base: Readonly<Record<string, unknown>>,
-  line: LineRecordValues,
-): Record<string, unknown> {
-  const record: Record<string, unknown> = { ...base };
-  for (const { name, read } of plan.lineFields) record[name] = read(line) ?? null;
-  return record;
-}
-
-/**
  * A line's record keyed by every journal definition field, in configured order, a field without
  * a value being `null` (docs/domain/accounting.md, Journal records): from a stored journal and
  * line, or from a journal draft and its line, which give the same record.
@@ -158,7 +134,9 @@ export function lineRecord(
   line: StoredLineValues,
 ): Record<string, unknown> {
   const { plan } = definition;
-  const record = lineRecordOf(plan, journalRecordBase(plan, journal), line);
+  const record: Record<string, unknown> = { ...plan.template };
+  for (const { name, read } of plan.journalFields) record[name] = read(journal, name) ?? null;
+  for (const { name, read } of plan.lineFields) record[name] = read(line) ?? null;
   for (const { name } of plan.extraFields) record[name] = line.extras[name] ?? null;
   return record;
 }
