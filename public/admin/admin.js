@@ -24,7 +24,9 @@ function setUpCopyButtons(root) {
 }
 
 function cellValue(row, index) {
-  const text = row.cells[index]?.textContent.trim() ?? '';
+  // An amount carries its stored value (`<data value>`), so "1,234.50 EUR" sorts as 1234.50.
+  const data = row.cells[index]?.querySelector('data[value]');
+  const text = data ? data.value : (row.cells[index]?.textContent.trim() ?? '');
   const number = Number(text.replace(/,/g, ''));
   return text !== '' && Number.isFinite(number) ? number : text.toLowerCase();
 }

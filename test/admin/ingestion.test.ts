@@ -51,7 +51,7 @@ function rowsOf(body: string, tableId: string): string[][] {
   const table = new RegExp(`<table id="${tableId}"[\\s\\S]*?<tbody>([\\s\\S]*?)</tbody>`).exec(body)?.[1];
   if (table === undefined) return [];
   return [...table.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
-    [...(row[1] ?? '').matchAll(/<td>([\s\S]*?)<\/td>/g)].map((cell) =>
+    [...(row[1] ?? '').matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((cell) =>
       (cell[1] ?? '').replace(/<[^>]+>/g, '').trim(),
     ),
   );

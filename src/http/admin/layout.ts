@@ -108,16 +108,46 @@ export function emptyState(content: HtmlValue): Html {
   return html`<div class="empty">${content}</div>`;
 }
 
+/** A column of {@link table}: its heading and how its cells are laid out. */
+export interface Column {
+  label: string;
+  /**
+   * `num`: figures, right-aligned in tabular digits and never broken; `long`: free text (a
+   * message, a record) that wraps anywhere within a readable width.
+   */
+  kind?: 'num' | 'long';
+}
+
+function columnOf(header: string | Column): Column {
+  return typeof header === 'string' ? { label: header } : header;
+}
+
+function kindClass(column: Column | undefined): Html | string {
+  return column?.kind === undefined ? '' : html` class="${column.kind}"`;
+}
+
 /**
  * A table whose columns can be sorted in the browser (the page's rows) and filtered by text;
- * `id` names it for the filter box.
+ * `id` names it for the filter box. The table scrolls sideways inside its own box, so a wide
+ * table never widens the page; `footer` rows (totals) stay below the rows whatever the sorting.
  */
-export function table(id: string, headers: readonly string[], rows: readonly HtmlValue[][]): Html {
+export function table(
+  id: string,
+  headers: readonly (string | Column)[],
+  rows: readonly HtmlValue[][],
+  footer: readonly HtmlValue[][] = [],
+): Html {
+  const columns = headers.map(columnOf);
+  const cells = (values: readonly HtmlValue[]) =>
+    values.map((c, i) => html`<td${kindClass(columns[i])}>${c}</td>`);
   return html`<div class="table-tools"><label>Filter this page <input type="search" data-filter-table="${id}" placeholder="type to filter rows"></label></div>
+<div class="table-scroll" tabindex="0">
 <table id="${id}" class="data" data-sortable>
-<thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
-<tbody>${rows.map((cells) => html`<tr>${cells.map((c) => html`<td>${c}</td>`)}</tr>`)}</tbody>
-</table>`;
+<thead><tr>${columns.map((c) => html`<th scope="col"${kindClass(c)}>${c.label}</th>`)}</tr></thead>
+<tbody>${rows.map((values) => html`<tr>${cells(values)}</tr>`)}</tbody>
+${footer.length === 0 ? '' : html`<tfoot>${footer.map((values) => html`<tr>${cells(values)}</tr>`)}</tfoot>`}
+</table>
+</div>`;
 }
 
 /** The query parameters that page one list; a page with two lists names the second one's. */

@@ -13,6 +13,7 @@ import {
   table,
   when,
 } from '../layout.js';
+import { formatCount } from '../money.js';
 import { contextOf, pagingOf, queryText, sendPage } from '../plugin.js';
 
 /** How often the browser refreshes a list or session while something is open. */
@@ -59,17 +60,27 @@ ${
       )
     : html`${table(
         'sessions',
-        ['Session', 'Entity', 'State', 'Processing', 'Opened', 'Chunks', 'Rows', 'Accepted', 'Failed'],
+        [
+          'Session',
+          'Entity',
+          'State',
+          'Processing',
+          'Opened',
+          { label: 'Chunks', kind: 'num' },
+          { label: 'Rows', kind: 'num' },
+          { label: 'Accepted', kind: 'num' },
+          { label: 'Failed', kind: 'num' },
+        ],
         rows.map((s) => [
           html`<a href="/admin/ingestions/${encodeURIComponent(s.ingestionId)}">${s.ingestionName ?? s.ingestionId}</a>`,
           `${s.namespace}/${s.entity}`,
           html`<span class="badge ${s.state}">${s.state}</span>`,
           html`<span class="badge ${s.processingStatus}">${s.processingStatus}</span>`,
           when(s.openedOn),
-          s.chunks,
-          s.totalRows,
-          s.successRows,
-          s.failedRows,
+          formatCount(s.chunks),
+          formatCount(s.totalRows),
+          formatCount(s.successRows),
+          formatCount(s.failedRows),
         ]),
       )}${pagination('/admin/ingestions', { state, namespace, entity }, pageNo, limit, total)}`
 }
@@ -109,7 +120,7 @@ ${queryText(request, 'closed') === undefined ? '' : notice('info', 'The session 
   <dt>Opened</dt><dd>${when(session.openedOn)} by ${session.openedBy}</dd>
   <dt>Closed</dt><dd>${when(session.closedOn)}${session.closedBy === null ? '' : ` by ${session.closedBy}`}</dd>
   <dt>Last activity</dt><dd>${when(session.lastActivityOn)} (timeout ${session.timeout})</dd>
-  <dt>Counters</dt><dd>${session.chunks} chunks · ${session.totalRows} rows · ${session.successRows} accepted · ${session.failedRows} failed</dd>
+  <dt>Counters</dt><dd>${formatCount(session.chunks)} chunks · ${formatCount(session.totalRows)} rows · ${formatCount(session.successRows)} accepted · ${formatCount(session.failedRows)} failed</dd>
 </dl>
 ${
   canClose
@@ -122,13 +133,21 @@ ${
     ? emptyState('No chunk received yet.')
     : html`${table(
         'chunks',
-        ['Chunk', 'Name', 'Outcome', 'Accepted', 'Failed', 'Idempotency key', 'Answered'],
+        [
+          { label: 'Chunk', kind: 'num' },
+          { label: 'Name', kind: 'long' },
+          'Outcome',
+          { label: 'Accepted', kind: 'num' },
+          { label: 'Failed', kind: 'num' },
+          { label: 'Idempotency key', kind: 'long' },
+          'Answered',
+        ],
         chunks.rows.map((c) => [
           c.chunkSeq,
           c.chunkName ?? '—',
           html`<span class="badge ${c.kind}">${c.kind}</span>`,
-          c.acceptedRows,
-          c.failedRows,
+          formatCount(c.acceptedRows),
+          formatCount(c.failedRows),
           c.idempotencyKey === null ? '—' : html`<code>${c.idempotencyKey}</code>`,
           when(c.answeredAt),
         ]),
@@ -140,7 +159,13 @@ ${
     ? emptyState('No record of this session failed.')
     : html`${table(
         'failed-records',
-        ['Chunk', 'Index', 'Kind', 'Errors', 'Record'],
+        [
+          { label: 'Chunk', kind: 'num' },
+          { label: 'Index', kind: 'num' },
+          'Kind',
+          { label: 'Errors', kind: 'long' },
+          { label: 'Record', kind: 'long' },
+        ],
         rows.map((r) => [
           r.chunkSeq,
           r.index,

@@ -1,18 +1,192 @@
 import type { FastifyInstance } from 'fastify';
+import { abs, add, type Decimal, parseDecimal, sign, toDecimalString } from '../../../lib/decimal.js';
+import type { JournalLineView, JournalView } from '../../../modules/accounting/journal-queries.js';
+import type { JournalFieldRole } from '../../../modules/configuration/journal-roles.js';
 import type { Services } from '../../../services.js';
-import { html } from '../html.js';
-import { emptyState, page, pagination, table, when } from '../layout.js';
+import { type Html, type HtmlValue, html } from '../html.js';
+import { currentJournalFields, type JournalFields, nodeHtml } from '../journal-fields.js';
+import { type Column, emptyState, page, pagination, table, when } from '../layout.js';
+import { amountHtml, currencySumsHtml, formatCount, magnitudeOf, sumsByCurrency } from '../money.js';
 import { contextOf, pagingOf, queryText, sendPage } from '../plugin.js';
 
-function nodeText(node: Record<string, string>): string {
-  return Object.entries(node)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(', ');
-}
+/**
+ * Roles whose value is the journal's, the same on every line: the journal page shows them once,
+ * above the lines, and the lines table leaves them out.
+ */
+const JOURNAL_LEVEL_ROLES: ReadonlySet<JournalFieldRole> = new Set([
+  'coreDate',
+  'journalType',
+  'accountingConfig',
+  'journalId',
+  'reverses',
+  'reversedBy',
+  'ingestionId',
+  'originJournalId',
+  'node',
+]);
 
 function cellText(value: unknown): string {
   if (value === null || value === undefined) return '';
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+/** A line's amount and currency, read from the fields of those roles; none without an amount field. */
+interface LineAmount {
+  amount: string;
+  currency: string;
+  drCr: 'DR' | 'CR';
+}
+
+function lineAmount(line: JournalLineView, fields: JournalFields): LineAmount | undefined {
+  const amountField = fields.fieldOf('transactionAmount');
+  if (amountField === undefined) return undefined;
+  const currencyField = fields.fieldOf('transactionCurrency');
+  return {
+    amount: cellText(line[amountField]),
+    currency: currencyField === undefined ? '' : cellText(line[currencyField]),
+    drCr: line.drCr,
+  };
+}
+
+/**
+ * What a journal moves, per currency: the sum of its debit lines, which equals the sum of its
+ * credit lines because every journal balances per currency.
+ */
+function journalTotal(journal: JournalView, fields: JournalFields): Html {
+  const debits = journal.lines
+    .map((line) => lineAmount(line, fields))
+    .filter((line): line is LineAmount => line !== undefined && line.drCr === 'DR');
+  return currencySumsHtml(sumsByCurrency(debits));
+}
+
+/** A balance's debit or credit side: a debit balance is positive, a credit balance negative. */
+interface BalanceTotals {
+  accountingConfig: string;
+  currency: string;
+  debit: Decimal | undefined;
+  credit: Decimal | undefined;
+}
+
+function addTo(total: Decimal | undefined, value: Decimal | undefined): Decimal | undefined {
+  return total === undefined || value === undefined ? undefined : add(total, value);
+}
+
+/** Totals of the debit and of the credit balances per accounting configuration and currency. */
+function balanceTotals(
+  rows: readonly { accountingConfig: string; currency: string; balance: string }[],
+): BalanceTotals[] {
+  const totals = new Map<string, BalanceTotals>();
+  for (const row of rows) {
+    const key = JSON.stringify([row.accountingConfig, row.currency]);
+    const zero = parseDecimal('0');
+    const entry = totals.get(key) ?? { ...row, debit: zero, credit: zero };
+    const value = parseDecimal(row.balance);
+    if (value === undefined) {
+      entry.debit = undefined;
+      entry.credit = undefined;
+    } else if (sign(value) < 0) {
+      entry.credit = addTo(entry.credit, abs(value));
+    } else {
+      entry.debit = addTo(entry.debit, value);
+    }
+    totals.set(key, entry);
+  }
+  return [...totals.values()];
+}
+
+function totalHtml(total: Decimal | undefined, currency: string): Html {
+  return total === undefined
+    ? html`<span title="A balance of this currency is not a decimal">—</span>`
+    : amountHtml(toDecimalString(total), currency);
+}
+
+/** The journal's origin id (of a journal sent directly), which only its line records carry. */
+function originHtml(journal: JournalView, fields: JournalFields): Html | string {
+  const name = fields.fieldOf('originJournalId');
+  const value = name === undefined ? undefined : journal.lines[0]?.[name];
+  if (name === undefined || value === null || value === undefined) return '';
+  return html`<dt>${fields.label(name)}</dt><dd>${cellText(value)}</dd>`;
+}
+
+/**
+ * Where a line field's column goes: the line number, the account and the amount first, as a
+ * journal is read; the line id, which people rarely read, last; the other fields between them,
+ * in the journal definition's order (the sort is stable).
+ */
+const LINE_COLUMN_RANKS: Partial<Record<JournalFieldRole, number>> = {
+  journalLineNo: 0,
+  account: 1,
+  transactionAmount: 2,
+  lineId: 4,
+};
+const OTHER_LINE_COLUMN_RANK = 3;
+
+function columnRank(role: JournalFieldRole | undefined): number {
+  return (role === undefined ? undefined : LINE_COLUMN_RANKS[role]) ?? OTHER_LINE_COLUMN_RANK;
+}
+
+/**
+ * The lines of a journal, each field labelled as the journal definition labels it: the
+ * journal's own values are shown once above, the amount is split into Debit and Credit with its
+ * currency, and the last row totals both sides per currency.
+ */
+function linesTable(journal: JournalView, fields: JournalFields): Html {
+  const amountField = fields.fieldOf('transactionAmount');
+  const currencyField = fields.fieldOf('transactionCurrency');
+  const shown = fields.names
+    .filter((name) => {
+      const role = fields.roleOf(name);
+      return name !== currencyField && (role === undefined || !JOURNAL_LEVEL_ROLES.has(role));
+    })
+    .sort((a, b) => columnRank(fields.roleOf(a)) - columnRank(fields.roleOf(b)));
+  const headers: Column[] = shown.flatMap((name): Column[] => {
+    if (name === amountField) {
+      return [
+        { label: 'Debit', kind: 'num' },
+        { label: 'Credit', kind: 'num' },
+      ];
+    }
+    return [
+      fields.roleOf(name) === 'journalLineNo'
+        ? { label: fields.label(name), kind: 'num' }
+        : { label: fields.label(name) },
+    ];
+  });
+  // Without an amount field the side is all a line says of its amount.
+  if (amountField === undefined) headers.push({ label: 'Debit/credit' });
+  const rows = journal.lines.map((line) => {
+    const cells = shown.flatMap((name): HtmlValue[] => {
+      if (name !== amountField) return [cellText(line[name])];
+      const value = lineAmount(line, fields);
+      if (value === undefined) return ['', ''];
+      const amount = amountHtml(magnitudeOf(value.amount), value.currency);
+      return value.drCr === 'DR' ? [amount, ''] : ['', amount];
+    });
+    return amountField === undefined ? [...cells, line.drCr] : cells;
+  });
+  const amounts = journal.lines
+    .map((line) => lineAmount(line, fields))
+    .filter((line): line is LineAmount => line !== undefined);
+  const side = (drCr: 'DR' | 'CR') =>
+    currencySumsHtml(
+      sumsByCurrency(
+        amounts
+          .filter((line) => line.drCr === drCr)
+          .map((line) => ({ amount: magnitudeOf(line.amount), currency: line.currency })),
+      ),
+    );
+  const totalAt = shown.findIndex((name) => name !== amountField);
+  const footer =
+    amountField === undefined
+      ? []
+      : [
+          shown.flatMap((name, i): HtmlValue[] =>
+            name === amountField
+              ? [side('DR'), side('CR')]
+              : [i === totalAt ? html`<strong>Total</strong>` : ''],
+          ),
+        ];
+  return table('journal-lines', headers, rows, footer);
 }
 
 /** Journals (filtered as the API filters them), one journal with its lines, balances, processing errors. */
@@ -31,10 +205,13 @@ export function journalPages(app: FastifyInstance, services: Services): void {
       to: queryText(request, 'to'),
     };
     const filter = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined));
-    const { rows, total } = await services.journals.list(filter, pageNo, limit);
+    const [{ rows, total }, fields] = await Promise.all([
+      services.journals.list(filter, pageNo, limit),
+      currentJournalFields(services),
+    ]);
     const body = html`<form method="get" class="filters" action="/admin/journals">
   <label>Status <select name="status"><option value="">any</option>${['posted', 'unposted'].map((s) => html`<option${s === query.status ? html` selected` : ''}>${s}</option>`)}</select></label>
-  <label>Accounting configuration <input name="accountingConfig" value="${query.accountingConfig ?? ''}"></label>
+  <label>${fields.labelOf('accountingConfig', 'Accounting configuration')} <input name="accountingConfig" value="${query.accountingConfig ?? ''}"></label>
   <label>Ingestion <input name="ingestionId" value="${query.ingestionId ?? ''}"></label>
   <label>From <input type="date" name="from" value="${query.from ?? ''}"></label>
   <label>To (exclusive) <input type="date" name="to" value="${query.to ?? ''}"></label>
@@ -49,15 +226,25 @@ ${
       )
     : html`${table(
         'journals',
-        ['Journal', 'Core date', 'Status', 'Type', 'Accounting configuration', 'Node', 'Lines'],
+        [
+          'Journal',
+          fields.labelOf('coreDate', 'Core date'),
+          'Status',
+          fields.labelOf('journalType', 'Journal type'),
+          fields.labelOf('accountingConfig', 'Accounting configuration'),
+          { label: 'Lines', kind: 'num' },
+          { label: 'Total (debit = credit)', kind: 'num' },
+          { label: 'Node', kind: 'long' },
+        ],
         rows.map((j) => [
-          html`<a href="/admin/journals/${encodeURIComponent(j.journalId)}">${j.journalId}</a>`,
-          j.coreDate,
+          html`<a class="id" href="/admin/journals/${encodeURIComponent(j.journalId)}">${j.journalId}</a>`,
+          html`<span class="nowrap">${j.coreDate}</span>`,
           html`<span class="badge ${j.status}">${j.status}</span>`,
           j.journalType,
           j.accountingConfig,
-          nodeText(j.node),
-          j.lines.length,
+          formatCount(j.lines.length),
+          journalTotal(j, fields),
+          nodeHtml(j.node, fields),
         ]),
       )}${pagination('/admin/journals', query, pageNo, limit, total)}`
 }`;
@@ -69,24 +256,24 @@ ${
     { config: permission },
     async (request, reply) => {
       const context = contextOf(request);
-      const journal = await services.journals.get(request.params.id);
-      const columns = [...new Set(journal.lines.flatMap((line) => Object.keys(line)))];
+      const [journal, fields] = await Promise.all([
+        services.journals.get(request.params.id),
+        currentJournalFields(services),
+      ]);
       const body = html`<dl class="facts">
   <dt>Status</dt><dd><span class="badge ${journal.status}">${journal.status}</span></dd>
-  <dt>Core date</dt><dd>${journal.coreDate}${journal.originalCoreDate === null ? '' : ` (originally ${journal.originalCoreDate})`}</dd>
-  <dt>Type</dt><dd>${journal.journalType}</dd>
-  <dt>Accounting configuration</dt><dd>${journal.accountingConfig}</dd>
-  <dt>Node</dt><dd>${nodeText(journal.node)}</dd>
-  <dt>Ingestion</dt><dd><a href="/admin/ingestions/${encodeURIComponent(journal.ingestionId)}">${journal.ingestionId}</a></dd>
-  ${journal.reverses === null ? '' : html`<dt>Reverses</dt><dd><a href="/admin/journals/${encodeURIComponent(journal.reverses)}">${journal.reverses}</a></dd>`}
-  ${journal.reversedBy === null ? '' : html`<dt>Reversed by</dt><dd><a href="/admin/journals/${encodeURIComponent(journal.reversedBy)}">${journal.reversedBy}</a></dd>`}
+  <dt>${fields.labelOf('coreDate', 'Core date')}</dt><dd>${journal.coreDate}${journal.originalCoreDate === null ? '' : ` (originally ${journal.originalCoreDate})`}</dd>
+  <dt>${fields.labelOf('journalType', 'Journal type')}</dt><dd>${journal.journalType}</dd>
+  <dt>${fields.labelOf('accountingConfig', 'Accounting configuration')}</dt><dd>${journal.accountingConfig}</dd>
+  <dt>Node</dt><dd>${nodeHtml(journal.node, fields)}</dd>
+  <dt>${fields.labelOf('ingestionId', 'Ingestion')}</dt><dd><a href="/admin/ingestions/${encodeURIComponent(journal.ingestionId)}">${journal.ingestionId}</a></dd>
+  ${journal.reverses === null ? '' : html`<dt>${fields.labelOf('reverses', 'Reverses')}</dt><dd><a href="/admin/journals/${encodeURIComponent(journal.reverses)}">${journal.reverses}</a></dd>`}
+  ${journal.reversedBy === null ? '' : html`<dt>${fields.labelOf('reversedBy', 'Reversed by')}</dt><dd><a href="/admin/journals/${encodeURIComponent(journal.reversedBy)}">${journal.reversedBy}</a></dd>`}
+  ${originHtml(journal, fields)}
+  <dt>Total (debit = credit)</dt><dd>${journalTotal(journal, fields)}</dd>
 </dl>
 <h2>Lines</h2>
-${table(
-  'journal-lines',
-  columns,
-  journal.lines.map((line) => columns.map((c) => cellText(line[c]))),
-)}`;
+${linesTable(journal, fields)}`;
       return sendPage(reply, page(context, `Journal ${journal.journalId}`, body));
     },
   );
@@ -100,27 +287,47 @@ ${table(
       currency: queryText(request, 'currency'),
     };
     const filter = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined));
-    const rows = await services.journals.balances(filter);
+    const [rows, fields] = await Promise.all([
+      services.journals.balances(filter),
+      currentJournalFields(services),
+    ]);
     const body = html`<form method="get" class="filters" action="/admin/balances">
   <label>As of <input type="date" name="asOf" value="${query.asOf ?? ''}"></label>
-  <label>Accounting configuration <input name="accountingConfig" value="${query.accountingConfig ?? ''}"></label>
-  <label>Account <input name="account" value="${query.account ?? ''}"></label>
-  <label>Currency <input name="currency" value="${query.currency ?? ''}"></label>
+  <label>${fields.labelOf('accountingConfig', 'Accounting configuration')} <input name="accountingConfig" value="${query.accountingConfig ?? ''}"></label>
+  <label>${fields.labelOf('account', 'Account')} <input name="account" value="${query.account ?? ''}"></label>
+  <label>${fields.labelOf('transactionCurrency', 'Currency')} <input name="currency" value="${query.currency ?? ''}"></label>
   <button type="submit">Show</button>
 </form>
-<p class="muted">Sums of posted journals${query.asOf === undefined ? '' : ` with core date on or before ${query.asOf}`}.</p>
+<p class="muted">Sums of posted journals${query.asOf === undefined ? '' : ` with core date on or before ${query.asOf}`}: a debit balance in the Debit column, a credit balance in the Credit column. The totals add up every balance listed, per ${fields.labelOf('accountingConfig', 'accounting configuration').toLowerCase()} and currency; over every account they are equal.</p>
 ${
   rows.length === 0
     ? emptyState('No balance: no posted journal matches. Pick a later date or clear the filters.')
     : table(
         'balances',
-        ['Accounting configuration', 'Node', 'Account', 'Currency', 'Balance'],
-        rows.map((b) => [
-          b.accountingConfig,
-          nodeText(b.node),
-          b.account,
-          b.currency,
-          html`<span class="num">${b.balance}</span>`,
+        [
+          fields.labelOf('accountingConfig', 'Accounting configuration'),
+          fields.labelOf('account', 'Account'),
+          { label: 'Debit', kind: 'num' },
+          { label: 'Credit', kind: 'num' },
+          { label: 'Node', kind: 'long' },
+        ],
+        rows.map((b) => {
+          const credit = b.balance.startsWith('-');
+          const amount = amountHtml(credit ? magnitudeOf(b.balance) : b.balance, b.currency);
+          return [
+            b.accountingConfig,
+            b.account,
+            credit ? '' : amount,
+            credit ? amount : '',
+            nodeHtml(b.node, fields),
+          ];
+        }),
+        balanceTotals(rows).map((t) => [
+          t.accountingConfig,
+          html`<strong class="nowrap">Total ${t.currency}</strong>`,
+          totalHtml(t.debit, t.currency),
+          totalHtml(t.credit, t.currency),
+          html`<span class="muted">every node listed</span>`,
         ]),
       )
 }`;
@@ -143,7 +350,14 @@ ${
     ? emptyState('No processing error. Records that cannot be turned into journals are listed here.')
     : html`${table(
         'processing-errors',
-        ['When', 'Ingestion', 'Entity', 'Code', 'Message', 'Record'],
+        [
+          'When',
+          'Ingestion',
+          'Entity',
+          'Code',
+          { label: 'Message', kind: 'long' },
+          { label: 'Record', kind: 'long' },
+        ],
         rows.map((e) => [
           when(e.at),
           html`<a href="/admin/ingestions/${encodeURIComponent(e.ingestionId)}">${e.ingestionId}</a>`,
