@@ -15,11 +15,14 @@ if (!CHROMIUM_AVAILABLE && !CHROMIUM_REQUIRED) {
   );
 }
 
-/** Where screenshots of the main pages go; `LEDGERFLOW_SCREENSHOTS=1` writes the committed ones. */
+/**
+ * Where screenshots of the main pages go; `LEDGERFLOW_SCREENSHOTS=1` writes the committed ones,
+ * `LEDGERFLOW_SCREENSHOTS_FOLDER` another folder (to look at them without sharing `/tmp`).
+ */
 const SCREENSHOT_FOLDER =
   process.env.LEDGERFLOW_SCREENSHOTS === '1'
     ? fileURLToPath(new URL('../../docs/screenshots/', import.meta.url))
-    : '/tmp/ledgerflow-screenshots/';
+    : (process.env.LEDGERFLOW_SCREENSHOTS_FOLDER ?? '/tmp/ledgerflow-screenshots/').replace(/\/?$/, '/');
 
 /** Launches Chromium headless, without sandbox, GPU or any network of its own. */
 export function launchChromium(): Promise<Browser> {
