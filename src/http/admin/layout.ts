@@ -187,8 +187,11 @@ export function pagination(
 </nav>`;
 }
 
-/** A timestamp as people read it (UTC, to the second), or a dash. */
+/**
+ * A timestamp as people read it (UTC, to the second), or a dash; in a narrow column the time
+ * goes under the date, and neither is broken.
+ */
 export function when(iso: string | null | undefined): Html {
   if (iso === null || iso === undefined) return html`<span class="muted">—</span>`;
-  return html`<time datetime="${iso}">${iso.slice(0, 19).replace('T', ' ')} UTC</time>`;
+  return html`<time datetime="${iso}"><span class="nowrap">${iso.slice(0, 10)}</span> <span class="nowrap">${iso.slice(11, 19)} UTC</span></time>`;
 }

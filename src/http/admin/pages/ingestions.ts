@@ -73,7 +73,7 @@ ${
         ],
         rows.map((s) => [
           html`<a href="/admin/ingestions/${encodeURIComponent(s.ingestionId)}">${s.ingestionName ?? s.ingestionId}</a>`,
-          `${s.namespace}/${s.entity}`,
+          html`<span class="id">${s.namespace}/${s.entity}</span>`,
           html`<span class="badge ${s.state}">${s.state}</span>`,
           html`<span class="badge ${s.processingStatus}">${s.processingStatus}</span>`,
           when(s.openedOn),

@@ -361,8 +361,8 @@ ${
         rows.map((e) => [
           when(e.at),
           html`<a href="/admin/ingestions/${encodeURIComponent(e.ingestionId)}">${e.ingestionId}</a>`,
-          `${e.namespace}/${e.entity}`,
-          e.code,
+          html`<span class="id">${e.namespace}/${e.entity}</span>`,
+          html`<span class="id">${e.code}</span>`,
           e.message,
           html`<code>${JSON.stringify(e.record).slice(0, 300)}</code>`,
         ]),
