@@ -169,7 +169,7 @@ ${
         rows.map((r) => [
           r.chunkSeq,
           r.index,
-          r.kind,
+          html`<span class="id">${r.kind}</span>`,
           html`<ul class="errors">${r.errors.map((e) => html`<li><code>${e.field || '(record)'}</code> ${e.message}</li>`)}</ul>`,
           html`<code>${r.record.length > 300 ? `${r.record.slice(0, 300)}…` : r.record}</code>`,
         ]),
