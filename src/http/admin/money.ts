@@ -1,4 +1,4 @@
-import { add, type Decimal, parseDecimal, toDecimalString } from '../../lib/decimal.js';
+import { add, type Decimal, parseDecimal, toDecimalString, ZERO } from '../../lib/decimal.js';
 import { type Html, html } from './html.js';
 
 /**
@@ -63,7 +63,7 @@ export function sumsByCurrency(
   const sums = new Map<string, Decimal | undefined>();
   for (const { amount, currency } of amounts) {
     const value = parseDecimal(amount);
-    const before = sums.has(currency) ? sums.get(currency) : parseDecimal('0');
+    const before = sums.has(currency) ? sums.get(currency) : ZERO;
     sums.set(currency, value === undefined || before === undefined ? undefined : add(before, value));
   }
   return sums;

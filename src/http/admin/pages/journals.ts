@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { abs, add, type Decimal, parseDecimal, sign, toDecimalString } from '../../../lib/decimal.js';
+import { abs, add, type Decimal, parseDecimal, sign, toDecimalString, ZERO } from '../../../lib/decimal.js';
 import type { JournalLineView, JournalView } from '../../../modules/accounting/journal-queries.js';
 import type { JournalFieldRole } from '../../../modules/configuration/journal-roles.js';
 import type { Services } from '../../../services.js';
@@ -59,10 +59,17 @@ function journalTotal(journal: JournalView, fields: JournalFields): Html {
   return currencySumsHtml(sumsByCurrency(debits));
 }
 
-/** A balance's debit or credit side: a debit balance is positive, a credit balance negative. */
+/** Whether a balance is a credit balance: credits are negative (a zero balance is neither). */
+function isCreditBalance(balance: string): boolean {
+  const value = parseDecimal(balance);
+  return value !== undefined && sign(value) < 0;
+}
+
+/** The totals of the debit and of the credit balances of one accounting configuration and currency. */
 interface BalanceTotals {
   accountingConfig: string;
   currency: string;
+  /** `undefined` when a balance is not a decimal, so that no wrong total is shown. */
   debit: Decimal | undefined;
   credit: Decimal | undefined;
 }
@@ -71,16 +78,19 @@ function addTo(total: Decimal | undefined, value: Decimal | undefined): Decimal 
   return total === undefined || value === undefined ? undefined : add(total, value);
 }
 
-/** Totals of the debit and of the credit balances per accounting configuration and currency. */
+/**
+ * Totals of the debit and of the credit balances per accounting configuration and currency,
+ * never across accounting configurations, which account for the same business each in its own
+ * way.
+ */
 function balanceTotals(
   rows: readonly { accountingConfig: string; currency: string; balance: string }[],
 ): BalanceTotals[] {
   const totals = new Map<string, BalanceTotals>();
-  for (const row of rows) {
-    const key = JSON.stringify([row.accountingConfig, row.currency]);
-    const zero = parseDecimal('0');
-    const entry = totals.get(key) ?? { ...row, debit: zero, credit: zero };
-    const value = parseDecimal(row.balance);
+  for (const { accountingConfig, currency, balance } of rows) {
+    const key = JSON.stringify([accountingConfig, currency]);
+    const entry = totals.get(key) ?? { accountingConfig, currency, debit: ZERO, credit: ZERO };
+    const value = parseDecimal(balance);
     if (value === undefined) {
       entry.debit = undefined;
       entry.credit = undefined;
@@ -312,7 +322,7 @@ ${
           { label: 'Node', kind: 'long' },
         ],
         rows.map((b) => {
-          const credit = b.balance.startsWith('-');
+          const credit = isCreditBalance(b.balance);
           const amount = amountHtml(credit ? magnitudeOf(b.balance) : b.balance, b.currency);
           return [
             b.accountingConfig,
