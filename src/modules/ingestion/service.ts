@@ -184,8 +184,12 @@ export class IngestionService {
       now.toISOString(),
     );
     if (session === undefined) throw await this.#notOpen(ingestionId, arrivedAtMs);
-    const entity = await this.#catalog.entity(session.namespace, session.entity).catch(() => {
-      throw new AppError('session-not-found', `session ${ingestionId} no longer exists`);
+    // Only a missing entity means the session went with a configuration upload; a store fault
+    // of the lookup stays what it is (503), never a 404 that tells the client to give up.
+    const entity = await this.#catalog.entity(session.namespace, session.entity).catch((error: unknown) => {
+      if (error instanceof AppError && error.code === 'entity-not-found')
+        throw new AppError('session-not-found', `session ${ingestionId} no longer exists`);
+      throw error;
     });
 
     const chunk = await this.#chunkWorker.work(input.raw, entity);
