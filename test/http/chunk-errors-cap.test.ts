@@ -15,7 +15,7 @@ import { openLoanSession, uploadRealisticConfiguration } from '../helpers/fixtur
  * read (before, nothing beyond the first 100 could be). Measured with this
  * configuration's loan entity (SQLite, in-process inject, shared two-core machine): before,
  * 16.7 MB in 430-650 ms; after, 84 KB in 11-24 ms. Keeping 5,000 failed records for the error list
- * adds 0.2-0.4 s under a load average of 9 on two cores.
+ * adds 0.2-0.4 s (up to 2 s with other tests running) under a load average of 9 on two cores.
  */
 describe('point 6: the failed records of a chunk are capped', () => {
   let t: TestApp;
@@ -51,9 +51,11 @@ describe('point 6: the failed records of a chunk are capped', () => {
     expect(body.errorsOmitted).toBe(CHUNK_RECORDS_MAX - CHUNK_ERRORS_SHOWN_MAX);
     expect(body.detail).toMatch(/^20000 of 20000 records failed validation \(the first 100 are listed;/);
     expect(body.detail).toContain(`/errors?chunkSeq=${body.chunkSeq} lists up to ${CHUNK_ERRORS_KEPT_MAX}`);
-    // Before the cap: 16.7 MB in 4.6 s. The time bound leaves room for a slow shared machine.
+    // Before the cap: 16.7 MB. The size bound is the guard; the time bound only
+    // catches gross slowness and leaves room for a loaded machine (writing the 5,000 kept failed
+    // records took up to 2.1 s on PostgreSQL with a load average of 9 on two cores).
     expect(response.body.length).toBeLessThan(100_000);
-    expect(elapsedMs).toBeLessThan(3000);
+    expect(elapsedMs).toBeLessThan(5000);
 
     // A replay gives the same capped answer. The rejected chunk counts in no row counter and
     // its failures are read by its chunkSeq, beyond the listed ones up to the kept cap.
