@@ -287,7 +287,7 @@ export async function runIngestion(context: RunContext, dialects: readonly Diale
       .join(', ');
     const markdown = [
       ...sectionHead({
-        title: `Ingestion (issue 4), ${DIALECT_TITLE[dialect]}`,
+        title: `Ingestion against the single-core SQLite limit, ${DIALECT_TITLE[dialect]}`,
         machine: context.machine,
         storage,
         command: context.command,
@@ -329,7 +329,7 @@ export async function runIngestion(context: RunContext, dialects: readonly Diale
         ],
       ),
       '',
-      `Method. Bodies are ${THROUGHPUT_CHUNKS} deterministic chunks of the ten-field entity \`${TRADE_NAMESPACE}/${TRADE_ENTITY}\` (UUID, TEXT, DATE, DECIMAL string, INTEGER, BOOLEAN, four more TEXT, one of them optional), each filled until one more record would reach 1,048,576 bytes. ${ROUNDS} rounds, each measuring the limit and then the service right after it, so that both see the same load of a shared machine; the table compares the medians. The service runs warm: ${WARMUP_CHUNKS} chunks go to another session first, untimed; every limit round gets the same ${WARMUP_CHUNKS}-chunk warm-up. The limit's type check is the project's own \`compileRecordValidator\` (\`src/modules/entities/record-validator.ts\`) on the entity that \`entitiesOf\` derives from the same uploaded configuration; it stores \`JSON.stringify\` of the converted record, as the service does, with one prepared single-row INSERT of the columns of \`records\` into a fresh database made by the service's own \`openStore\` and migration (WAL, synchronous=FULL, foreign keys on, same indexes). The limit is always SQLite, as issue 4 defines it, so the PostgreSQL section compares to it too. The memory session cycles through the same ${THROUGHPUT_CHUNKS} bodies on a freshly started service.`,
+      `Method. Bodies are ${THROUGHPUT_CHUNKS} deterministic chunks of the ten-field entity \`${TRADE_NAMESPACE}/${TRADE_ENTITY}\` (UUID, TEXT, DATE, DECIMAL string, INTEGER, BOOLEAN, four more TEXT, one of them optional), each filled until one more record would reach 1,048,576 bytes. ${ROUNDS} rounds, each measuring the limit and then the service right after it, so that both see the same load of a shared machine; the table compares the medians. The service runs warm: ${WARMUP_CHUNKS} chunks go to another session first, untimed; every limit round gets the same ${WARMUP_CHUNKS}-chunk warm-up. The limit's type check is the project's own \`compileRecordValidator\` (\`src/modules/entities/record-validator.ts\`) on the entity that \`entitiesOf\` derives from the same uploaded configuration; it stores \`JSON.stringify\` of the converted record, as the service does, with one prepared single-row INSERT of the columns of \`records\` into a fresh database made by the service's own \`openStore\` and migration (WAL, synchronous=FULL, foreign keys on, same indexes). The limit is always SQLite's, as the ingestion target defines it, so the PostgreSQL section compares to it too. The memory session cycles through the same ${THROUGHPUT_CHUNKS} bodies on a freshly started service.`,
     ].join('\n');
     console.log(`\n${markdown}\n`);
     sections.push({ id: `ingestion-${dialect}`, markdown });

@@ -117,6 +117,7 @@ async function storeEvents(
       bodySha256: null,
       accepted: work.accepted,
       failed: [],
+      failedKept: [],
       failedOmitted: 0,
       totalRows: work.totalRows,
       rejected: false,

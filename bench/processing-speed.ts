@@ -255,7 +255,7 @@ function rowsOf(dialect: Dialect, run: SpeedRun): string[][] {
   if (run.sqliteLimit !== undefined) {
     const ratios = limitRatios(run.sqliteLimit);
     rows.push([
-      `5. the same against the single-core SQLite limit (issue 4's figure; per round: ${ratioText(ratios)})`,
+      `5. the same against the single-core SQLite limit (the ingestion target's figure; per round: ${ratioText(ratios)})`,
       `${formatNumber(recordsPerSecond(medianOf(run.sqliteLimit, 'service')))} against ${formatNumber(recordsPerSecond(medianOf(run.sqliteLimit, 'limit')))} records/s: ${formatNumber(median(ratios), 2)}`,
       'information',
       '',
@@ -298,7 +298,7 @@ export async function runProcessingSpeed(
     const run: SpeedRun = { storage, limitAndEndToEnd, busyIdle, mix, ownLimit, sqliteLimit, memory };
     const markdown = [
       ...sectionHead({
-        title: `Processing as fast as storage allows, ingestion not slowed (issue 11), ${DIALECT_TITLE[dialect]}`,
+        title: `Processing as fast as storage allows, ingestion not slowed, ${DIALECT_TITLE[dialect]}`,
         machine: context.machine,
         storage,
         command: context.command,

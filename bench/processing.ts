@@ -289,7 +289,7 @@ export async function runProcessing(context: RunContext, dialects: readonly Dial
     console.log(`processing ${dialect}: ${run.outcome.kind}`);
     const markdown = [
       ...sectionHead({
-        title: `Processing of business events (issue 5), ${DIALECT_TITLE[dialect]}`,
+        title: `Processing of business events against their ingestion, ${DIALECT_TITLE[dialect]}`,
         machine: context.machine,
         storage: run.storage,
         command: context.command,

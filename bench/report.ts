@@ -60,15 +60,15 @@ cost is in the figures), a fresh database (a temporary SQLite file, or a new Pos
 database that is dropped afterwards), reached over HTTP on 127.0.0.1 only. The load generator runs
 in the benchmark process on the same machine, so client and service share its cores.
 
-How the targets of the issues read here: the ingestion target compares the service on SQLite
+How the targets read here: the ingestion target compares the service on SQLite
 with the single-core limit (JSON.parse, type check, SQLite insert); the PostgreSQL run is
-reported against the same SQLite limit, as the issue asks, so its ratio compares across
+reported against the same SQLite limit, as the target asks, so its ratio compares across
 dialects and is information, not the target. The processing target (processing at least 0.5
 of the ingestion rate of the same events in the same run) is read on the events of one session,
 sent and processed at once. The processing limit target (the engine takes at most a quarter of
 the time of the stored events' work: reading, engine, inserts, commits, so that storage sets the
 pace) is read per dialect as the median share of three rounds. The processing-speed part
-(issue 11) measures its five figures in rounds of one run per dialect, each ratio between
+(processing as fast as storage allows) measures its five figures in rounds of one run per dialect, each ratio between
 measurements of the same round. The administration target (a page answers in well under a
 second on a store of a million records) is read as a p95 of at most 300 ms per page. The machine
 is shared with other work; each section records the load average at its start, and figures of

@@ -115,6 +115,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // the route documents a body, an empty one stays a 400 that says a JSON document is expected.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
+  // Fastify's own text/plain parser would hand a JSON route a string, answered 400 "must be
+  // object"; without it every route taking JSON answers another content type 415, as chunks do.
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'string' }, (request, body, done) => {
     if (body.length === 0 && request.routeOptions.schema?.body === undefined) {
       done(null, undefined);

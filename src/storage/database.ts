@@ -30,6 +30,7 @@ import * as authFailures from './migrations/0005-auth-failures.js';
 import * as refreshAnswersAndRequestCounts from './migrations/0006-refresh-answers-and-request-counts.js';
 import * as originJournalOnce from './migrations/0007-origin-journal-once.js';
 import * as csrfDerived from './migrations/0008-csrf-derived.js';
+import * as rejectedChunksUncounted from './migrations/0009-rejected-chunks-uncounted.js';
 import type { Database } from './schema.js';
 import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from './sqlite-write-turn.js';
 import { StoreUnavailableError } from './store-unavailable.js';
@@ -513,6 +514,7 @@ export async function migrateToLatest(store: Store): Promise<void> {
         '0006-refresh-answers-and-request-counts': withDialect(refreshAnswersAndRequestCounts),
         '0007-origin-journal-once': withDialect(originJournalOnce),
         '0008-csrf-derived': withDialect(csrfDerived),
+        '0009-rejected-chunks-uncounted': withDialect(rejectedChunksUncounted),
       }),
     },
   });

@@ -247,7 +247,7 @@ export function createIngestionStore(store: Store): IngestionStore {
       // Everything serialised before the sequence number is taken, so nothing of the chunk can
       // fail after it but the transaction.
       const failedRecords = JSON.stringify({ listed: write.failed, omitted: write.failedOmitted });
-      const failedTexts = write.failed.map((f) => ({
+      const failedTexts = write.failedKept.map((f) => ({
         index: f.index,
         record: JSON.stringify(f.record) ?? 'null',
         errors: JSON.stringify(f.errors),
@@ -261,6 +261,10 @@ export function createIngestionStore(store: Store): IngestionStore {
       if (seq === undefined) return { kind: 'gone' };
       const chunkSeq = Number(seq.chunk_seq_next);
       const acceptedRows = write.accepted.length;
+      // A rejected chunk counts in no row counter: its records count when sent again and stored.
+      const counted = write.rejected
+        ? { chunks: 0, totalRows: 0, failedRows: 0 }
+        : { chunks: 1, totalRows: write.totalRows, failedRows: write.totalRows - acceptedRows };
       const chunk = {
         ingestion_id: write.ingestionId,
         chunk_seq: chunkSeq,
@@ -285,19 +289,19 @@ export function createIngestionStore(store: Store): IngestionStore {
             RECORD_ERROR_COLUMNS,
             failedTexts.map((f) => [write.ingestionId, chunkSeq, f.index, f.record, f.errors, write.at]),
           );
-          const counted = await trx
+          const session = await trx
             .updateTable('ingestions')
             .set((eb) => ({
-              chunks: eb('chunks', '+', 1),
-              total_rows: eb('total_rows', '+', write.totalRows),
+              chunks: eb('chunks', '+', counted.chunks),
+              total_rows: eb('total_rows', '+', counted.totalRows),
               success_rows: eb('success_rows', '+', acceptedRows),
-              failed_rows: eb('failed_rows', '+', write.totalRows - acceptedRows),
+              failed_rows: eb('failed_rows', '+', counted.failedRows),
               processed_rows: eb('processed_rows', '+', write.awaitsProcessing ? 0 : acceptedRows),
             }))
             .where('ingestion_id', '=', write.ingestionId)
             .returning('chunks')
             .executeTakeFirst();
-          return counted !== undefined;
+          return session !== undefined;
         });
         if (!stored) return { kind: 'gone' };
         const outcome: ChunkOutcome = {
@@ -345,28 +349,38 @@ export function createIngestionStore(store: Store): IngestionStore {
       };
     },
 
-    async listErrors(ingestionId, page, limit) {
-      const count = (table: 'record_errors' | 'processing_errors') =>
-        countRows(db.selectFrom(table).where('ingestion_id', '=', ingestionId));
-      const validationTotal = await count('record_errors');
-      const processingTotal = await count('processing_errors');
+    async listErrors(ingestionId, chunkSeq, page, limit) {
+      // One chunk's failures whatever became of it, or those of the stored chunks only: a
+      // rejected chunk's records are listed once they are sent again and stored.
+      let validationQuery = db
+        .selectFrom('record_errors as e')
+        .innerJoin('chunks as c', (join) =>
+          join.onRef('c.ingestion_id', '=', 'e.ingestion_id').onRef('c.chunk_seq', '=', 'e.chunk_seq'),
+        )
+        .where('e.ingestion_id', '=', ingestionId);
+      validationQuery =
+        chunkSeq === undefined
+          ? validationQuery.where('c.rejected', '=', 0)
+          : validationQuery.where('e.chunk_seq', '=', chunkSeq);
+      let processingQuery = db
+        .selectFrom('processing_errors as e')
+        .innerJoin('records as r', 'r.record_id', 'e.record_id')
+        .where('e.ingestion_id', '=', ingestionId);
+      if (chunkSeq !== undefined) processingQuery = processingQuery.where('r.chunk_seq', '=', chunkSeq);
+      const validationTotal = await countRows(validationQuery);
+      const processingTotal = await countRows(processingQuery);
       const offset = page * limit;
-      const validation = await db
-        .selectFrom('record_errors')
-        .selectAll()
-        .where('ingestion_id', '=', ingestionId)
-        .orderBy('id')
+      const validation = await validationQuery
+        .select(['e.chunk_seq', 'e.record_index', 'e.record', 'e.errors', 'e.created_at'])
+        .orderBy('e.id')
         .limit(limit)
         .offset(offset)
         .execute();
       const rest = limit - validation.length;
       const processing =
         rest > 0
-          ? await db
-              .selectFrom('processing_errors as e')
-              .innerJoin('records as r', 'r.record_id', 'e.record_id')
+          ? await processingQuery
               .select(['e.code', 'e.message', 'e.record', 'e.created_at', 'r.chunk_seq', 'r.record_index'])
-              .where('e.ingestion_id', '=', ingestionId)
               .orderBy('e.id')
               .limit(rest)
               .offset(Math.max(0, offset - validationTotal))

@@ -21,6 +21,7 @@ async function storeChunk(store: Store, ingestionId: string, records: number): P
     bodySha256: null,
     accepted: Array.from({ length: records }, (_, index) => ({ index, json: `{"n":${index}}` })),
     failed: [],
+    failedKept: [],
     failedOmitted: 0,
     totalRows: records,
     rejected: false,

@@ -151,6 +151,24 @@ describe('migration 0003: stored chunk answers become outcomes', () => {
     expect(Object.keys(rows[0] ?? {})).not.toContain('status_code');
   });
 
+  it('takes the chunk and rows of the rejected chunk out of the session counters (0009)', async () => {
+    // Stored before: 3 chunks, 5 rows, 3 failed, of which the rejected chunk 1 had 2 rows.
+    const session = await store.db
+      .selectFrom('ingestions')
+      .select(['chunks', 'total_rows', 'success_rows', 'failed_rows', 'api_calls'])
+      .where('ingestion_id', '=', ingestionId)
+      .executeTakeFirstOrThrow();
+    expect(Object.fromEntries(Object.entries(session).map(([name, value]) => [name, Number(value)]))).toEqual(
+      {
+        chunks: 2,
+        total_rows: 3,
+        success_rows: 2,
+        failed_rows: 1,
+        api_calls: 4,
+      },
+    );
+  });
+
   it('replays an old answer exactly as it was given', async () => {
     const clock = new ManualClock(new Date());
     const services = createServices(store, clock, {

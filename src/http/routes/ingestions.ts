@@ -5,6 +5,7 @@ import { AppError, PROBLEMS, problemBody } from '../../lib/errors.js';
 import { ISO_DURATION_PATTERN } from '../../lib/iso-duration.js';
 import {
   CHUNK_BODY_BYTES_MAX,
+  CHUNK_ERRORS_KEPT_MAX,
   CHUNK_ERRORS_SHOWN_MAX,
   CHUNK_RECORDS_MAX,
 } from '../../modules/ingestion/chunk-body.js';
@@ -39,7 +40,10 @@ function sendChunkOutcome(request: FastifyRequest, reply: FastifyReply, result: 
   };
   if (outcome.kind === 'stored') return reply.code(201).send(body);
   const failedCount = outcome.failed.length + outcome.failedOmitted;
-  const listed = outcome.failedOmitted === 0 ? '' : ` (the first ${outcome.failed.length} are listed)`;
+  const listed =
+    outcome.failedOmitted === 0
+      ? ''
+      : ` (the first ${outcome.failed.length} are listed; GET /api/v1/ingestions/${outcome.ingestionId}/errors?chunkSeq=${outcome.chunkSeq} lists up to ${CHUNK_ERRORS_KEPT_MAX})`;
   const detail = `${failedCount} of ${outcome.failedRows} records failed validation${listed}; nothing of the chunk was kept (send ?partial=true to keep the valid records)`;
   const context = {
     ...problemContextOf(request),
@@ -172,7 +176,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         schema: {
           tags: ['ingestion'],
           summary: 'Submit a chunk of records (at most 1 MiB)',
-          description: `A JSON body (\`application/json\`) of at most ${CHUNK_BODY_BYTES_MAX.toLocaleString('en-US')} bytes (413 above) carrying at most ${CHUNK_RECORDS_MAX.toLocaleString('en-US')} records in \`data\` (400 above; split larger data over more chunks). Atomic by default: if any record fails, 400 lists the failed records as sent and nothing is kept. With \`partial=true\` the valid records are kept (201) and the failed ones listed. Either answer lists the first ${CHUNK_ERRORS_SHOWN_MAX} failed records in \`errors\` and counts the others in \`errorsOmitted\`; the session's error list keeps the same ones. A repeated \`Idempotency-Key\` with the same body replays the earlier answer (\`Idempotent-Replayed: true\`); with another body it is 422.`,
+          description: `A JSON body (\`application/json\`) of at most ${CHUNK_BODY_BYTES_MAX.toLocaleString('en-US')} bytes (413 above) carrying at most ${CHUNK_RECORDS_MAX.toLocaleString('en-US')} records in \`data\` (400 above; split larger data over more chunks). Atomic by default: if any record fails, 400 lists the failed records as sent and nothing is kept. With \`partial=true\` the valid records are kept (201) and the failed ones listed. Either answer lists the first ${CHUNK_ERRORS_SHOWN_MAX} failed records in \`errors\` and counts the others in \`errorsOmitted\`; the session's error list keeps the first ${CHUNK_ERRORS_KEPT_MAX.toLocaleString('en-US')} (\`GET …/errors?chunkSeq=\`). A rejected chunk adds nothing to the session's \`chunks\`, \`totalRows\` and \`failedRows\` (only to its API calls): its records count when they are sent again and stored. A repeated \`Idempotency-Key\` with the same body replays the earlier answer (\`Idempotent-Replayed: true\`); with another body it is 422.`,
           params: IdParams,
           querystring: Type.Object({ partial: Type.Boolean({ default: false }) }),
           headers: Type.Object({
@@ -227,9 +231,18 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
       schema: {
         tags: ['ingestion'],
         summary: 'Failed records of a session: validation failures, then processing errors',
-        description: `Validation failures are the records listed in the chunks' answers: the first ${CHUNK_ERRORS_SHOWN_MAX} of each chunk. The session's \`failedRows\` counts every one.`,
+        description: `Validation failures: the first ${CHUNK_ERRORS_KEPT_MAX.toLocaleString('en-US')} failed records of each chunk (its answer lists the first ${CHUNK_ERRORS_SHOWN_MAX}); the session's \`failedRows\` counts every one. Without \`chunkSeq\`, those of the stored chunks, so each failed record is listed once even when a rejected chunk was sent again with \`partial=true\`; with \`chunkSeq\`, those of that chunk, stored or rejected, then the processing errors of its records.`,
         params: IdParams,
-        querystring: Type.Object(PageQuery),
+        querystring: Type.Object({
+          ...PageQuery,
+          chunkSeq: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              description:
+                "One chunk's failed records, the chunk rejected or stored (its answer's `chunkSeq`).",
+            }),
+          ),
+        }),
         response: {
           200: Page(SessionError),
           404: Problem,
@@ -238,8 +251,8 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
       },
     },
     async (request) => {
-      const { page, limit } = request.query;
-      const { rows, total } = await ingestion.listErrors(request.params.ingestionId, page, limit);
+      const { page, limit, chunkSeq } = request.query;
+      const { rows, total } = await ingestion.listErrors(request.params.ingestionId, page, limit, chunkSeq);
       return pageOf(
         rows.map((row) => ({ ...row, record: JSON.parse(row.record) as unknown })),
         page,

@@ -1,6 +1,6 @@
 import type { RecordValidator } from '../entities/record-validator.js';
 import { validateChunk } from '../entities/record-validator.js';
-import { CHUNK_ERRORS_SHOWN_MAX, parseChunkBody } from './chunk-body.js';
+import { CHUNK_ERRORS_KEPT_MAX, parseChunkBody } from './chunk-body.js';
 import type { FailedRecord } from './store.js';
 
 /** A chunk parsed and validated: its records ready to store, serialised, and its failures. */
@@ -8,7 +8,7 @@ export interface ChunkWork {
   chunkName: string | null;
   totalRows: number;
   accepted: { index: number; json: string }[];
-  /** The first {@link CHUNK_ERRORS_SHOWN_MAX} failed records. */
+  /** The first {@link CHUNK_ERRORS_KEPT_MAX} failed records. */
   failed: FailedRecord[];
   /** Every failed record, listed or not. */
   failedCount: number;
@@ -16,12 +16,12 @@ export interface ChunkWork {
 
 /**
  * Parses a chunk body, validates every record with the entity's compiled validator and
- * serialises the converted records, listing the first failed records only: all the CPU work of a chunk, with no I/O, so that it can
+ * serialises the converted records, keeping the first failed records only: all the CPU work of a chunk, with no I/O, so that it can
  * run on a worker thread (ADR 0010). Errors: `malformed-json`, `validation-failed` (AppError).
  */
 export function workChunk(raw: Uint8Array, validator: RecordValidator): ChunkWork {
   const chunk = parseChunkBody(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength));
-  const { accepted, failed, failedCount } = validateChunk(validator, chunk.data, CHUNK_ERRORS_SHOWN_MAX);
+  const { accepted, failed, failedCount } = validateChunk(validator, chunk.data, CHUNK_ERRORS_KEPT_MAX);
   return {
     chunkName: chunk.chunkName,
     totalRows: chunk.data.length,

@@ -4,6 +4,7 @@ import { AppError } from '../../lib/errors.js';
 import { newIngestionId } from '../../lib/ids.js';
 import { parseIsoDurationMs } from '../../lib/iso-duration.js';
 import type { EntityCatalog } from '../entities/catalog.js';
+import { CHUNK_ERRORS_SHOWN_MAX } from './chunk-body.js';
 import { type ChunkWorker, inlineChunkWorker } from './chunk-pool.js';
 import { type SessionRow, type SessionState, type SessionView, sessionView, stateAt } from './session.js';
 import type {
@@ -146,9 +147,11 @@ export class IngestionService {
 
   /**
    * Validates and stores one chunk. Atomic by default: any failed record
-   * rejects the chunk (outcome `rejected`) and keeps nothing; with `partial` the valid records
-   * are kept. The outcome lists the first `CHUNK_ERRORS_SHOWN_MAX` failed records and counts
-   * the others. A repeated idempotency key with the same body returns the earlier outcome as a
+   * rejects the chunk (outcome `rejected`) and keeps none of its records, nor counts them in
+   * the session's rows, so that records sent again after a rejection are counted once; with
+   * `partial` the valid records are kept. The outcome lists the first `CHUNK_ERRORS_SHOWN_MAX`
+   * failed records and counts the others; the session's error list keeps the first
+   * `CHUNK_ERRORS_KEPT_MAX`. A repeated idempotency key with the same body returns the earlier outcome as a
    * replay. `reference` identifies the request; it is kept with the outcome.
    *
    * `arrivedAt` is when the request arrived, before its body was read, on this service's clock
@@ -184,13 +187,18 @@ export class IngestionService {
       now.toISOString(),
     );
     if (session === undefined) throw await this.#notOpen(ingestionId, arrivedAtMs);
-    const entity = await this.#catalog.entity(session.namespace, session.entity).catch(() => {
-      throw new AppError('session-not-found', `session ${ingestionId} no longer exists`);
+    // Only a missing entity means the session went with a configuration upload; a store fault
+    // of the lookup stays what it is (503), never a 404 that tells the client to give up.
+    const entity = await this.#catalog.entity(session.namespace, session.entity).catch((error: unknown) => {
+      if (error instanceof AppError && error.code === 'entity-not-found')
+        throw new AppError('session-not-found', `session ${ingestionId} no longer exists`);
+      throw error;
     });
 
     const chunk = await this.#chunkWorker.work(input.raw, entity);
     const { accepted, failed, failedCount } = chunk;
     const rejected = failedCount > 0 && !input.partial;
+    const shown = failed.slice(0, CHUNK_ERRORS_SHOWN_MAX);
     const result = await this.#store.commitChunk({
       ingestionId,
       namespace: session.namespace,
@@ -199,8 +207,9 @@ export class IngestionService {
       idempotencyKey: idempotencyKey ?? null,
       bodySha256,
       accepted: rejected ? [] : accepted,
-      failed,
-      failedOmitted: failedCount - failed.length,
+      failed: shown,
+      failedOmitted: failedCount - shown.length,
+      failedKept: failed,
       totalRows: chunk.totalRows,
       rejected,
       awaitsProcessing: entity.awaitsProcessing,
@@ -226,14 +235,20 @@ export class IngestionService {
     return this.#store.listRecords(namespace, entity, ingestionId, page, limit);
   }
 
-  /** Failed records of a session: validation failures, then processing errors. */
+  /**
+   * Failed records of a session: validation failures, then processing errors. Without
+   * `chunkSeq`, those of the chunks that were stored, each failed record once however often a
+   * rejected chunk was sent before; with it, those of that one chunk, stored or rejected.
+   * Errors: `session-not-found`.
+   */
   async listErrors(
     ingestionId: string,
     page: number,
     limit: number,
+    chunkSeq?: number,
   ): Promise<{ rows: SessionErrorRow[]; total: number }> {
     await this.#existing(ingestionId);
-    return this.#store.listErrors(ingestionId, page, limit);
+    return this.#store.listErrors(ingestionId, chunkSeq, page, limit);
   }
 
   /** A session's chunks in arrival order (by sequence number). Errors: `session-not-found`. */

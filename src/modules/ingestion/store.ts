@@ -64,15 +64,23 @@ export interface ChunkWrite {
   bodySha256: string | null;
   /** Records to store, already converted and serialised, in the order sent. */
   accepted: { index: number; json: string }[];
-  /**
-   * The first records that failed validation (kept in the errors list, never stored as
-   * records); `failedOmitted` more failed and are only counted.
-   */
+  /** The first records that failed validation, as the answer lists them. */
   failed: FailedRecord[];
+  /** Failed records left out of `failed`. */
   failedOmitted: number;
+  /**
+   * The first records that failed validation, `failed` and more up to the kept cap, written to
+   * the session's error list (never stored as records).
+   */
+  failedKept: FailedRecord[];
   /** Rows received: accepted + failed + valid records of a rejected atomic chunk. */
   totalRows: number;
-  /** Whether an atomic chunk was rejected (then `accepted` is empty). */
+  /**
+   * Whether an atomic chunk was rejected (then `accepted` is empty). A rejected chunk keeps its
+   * outcome (for replays) and its failed records (readable by its `chunkSeq`), but adds nothing
+   * to the session's `chunks`, `totalRows`, `successRows` and `failedRows`: its records are
+   * counted when they are sent again and stored.
+   */
   rejected: boolean;
   /** Whether the stored records wait for processing, by the engine or a flow (else processed on arrival). */
   awaitsProcessing: boolean;
@@ -174,8 +182,15 @@ export interface IngestionStore {
     page: number,
     limit: number,
   ): Promise<{ rows: StoredRecord[]; total: number }>;
+  /**
+   * Failed records of a session: validation failures, then processing errors, each in the
+   * order written. Without `chunkSeq`, the validation failures of the chunks that were stored
+   * (those `failedRows` counts); with it, those of that one chunk, stored or rejected, and the
+   * processing errors of its records.
+   */
   listErrors(
     ingestionId: string,
+    chunkSeq: number | undefined,
     page: number,
     limit: number,
   ): Promise<{ rows: SessionErrorRow[]; total: number }>;
