@@ -8,8 +8,15 @@ const CONNECTION =
   'LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET.';
 
 export const USERS_USAGE = `usage: ledgerflow users create --email E --role R [--role R2] [--name N]
-  Creates a user in the store named by DATABASE_URL. When that is a SQLite file that does not
-  exist yet, a new store is created there (and said so on standard error).`;
+       ledgerflow users set-password EMAIL [--password-stdin]
+  On the store named by DATABASE_URL.
+  create        creates a user. When DATABASE_URL is a SQLite file that does not exist yet, a
+                new store is created there (and said so on standard error).
+  set-password  gives a user a new password (12 to 256 characters), asked twice on a terminal,
+                and ends the user's sign-in sessions; the store must exist. Use it when the
+                first administrator's generated password was lost.
+  --password-stdin  read the new password from standard input (one trailing line break is
+                    dropped) instead of asking`;
 
 export const CREDENTIALS_USAGE = `usage: ledgerflow credentials create --owner EMAIL [--name N] [--expires-in-days N]
        ledgerflow credentials list
@@ -75,6 +82,7 @@ export const USAGE = `usage: ledgerflow <command> [--help]
 
 On the store (DATABASE_URL; the store used is printed on standard error):
   users create --email E --role R [--role R2] [--name N]
+  users set-password EMAIL [--password-stdin]
   credentials create --owner EMAIL [--name N] [--expires-in-days N]
   credentials list
   credentials revoke CLIENT_ID
