@@ -64,7 +64,9 @@ export const JOURNALS_USAGE = `usage: ledgerflow journals export --format csv|js
                  for standard output
   --from, --to   core dates, both included
   The ledger format names accounts ACCOUNTINGCONFIG:NODE VALUES:ACCOUNT, so that a plain
-  hledger balance keeps accounting configurations and nodes apart.
+  hledger balance keeps accounting configurations and nodes apart, and marks posted journals
+  cleared (*) and unposted ones pending (!): hledger -f FILE balance --cleared gives the
+  balances of the service (posted journals only).
 ${CONNECTION}`;
 
 export const BALANCES_USAGE = `usage: ledgerflow balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A]

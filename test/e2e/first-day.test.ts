@@ -125,7 +125,7 @@ describe('the first day of docs/first-day.md', () => {
     if (hasHledger) {
       // Every transaction balances (hledger refuses the file otherwise), and accounting
       // configurations and nodes stay apart in a plain balance report.
-      const balance = execFileSync('hledger', ['-f', books, 'balance'], { encoding: 'utf8' });
+      const balance = execFileSync('hledger', ['-f', books, 'balance', '--cleared'], { encoding: 'utf8' });
       expect(balance).toMatch(/109512\.50 EUR\s+IFRS:AMS:LF_NL:1300/);
       expect(balance).toMatch(/LOCAL_GAAP:AMS:LF_NL:1300/);
       expect(balance).toMatch(/IFRS:NYC:LF_US:/);
