@@ -47,7 +47,8 @@ export const INGEST_USAGE = `usage: ledgerflow ingest FILE --namespace NS --enti
                 to it before are recognised and not stored twice, so re-running the same
                 command with --partial --session ID completes a partly refused upload
   --keep-open   leave the session open at the end (to add more files with --session)
-  --name N      session name and chunk name prefix (default: the file name)
+  --name N      name of the session opened (not of one given with --session) and prefix of
+                the chunk names (default for both: the file name)
 ${CONNECTION}`;
 
 export const INGESTIONS_USAGE = `usage: ledgerflow ingestions show ID
