@@ -63,7 +63,9 @@ export const JOURNALS_USAGE = `usage: ledgerflow journals export --format csv|js
          [--accounting-config NAME] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
   --output FILE  write to FILE (replaced only when the export is complete); - or no --output
                  for standard output
-  --from, --to   core dates, both included
+  --from D       first core date exported (included)
+  --to D         first core date not exported (excluded), as the API's from and to:
+                 --from 2026-11-01 --to 2026-12-01 is November
   The ledger format names accounts ACCOUNTINGCONFIG:NODE VALUES:ACCOUNT, so that a plain
   hledger balance keeps accounting configurations and nodes apart, and marks posted journals
   cleared (*) and unposted ones pending (!): hledger -f FILE balance --cleared gives the
@@ -76,8 +78,11 @@ export const BALANCES_USAGE = `usage: ledgerflow balances [--accounting-config N
   exact decimals (debits positive). --as-of: core dates up to and including it.
 ${CONNECTION}`;
 
-export const PROCESSING_ERRORS_USAGE = `usage: ledgerflow processing-errors [--ingestion ID] [--code C]
-  Every record that produced no journal, with the rule it broke, page by page.
+export const PROCESSING_ERRORS_USAGE = `usage: ledgerflow processing-errors [--ingestion ID] [--code C] [--limit 100 | --all]
+  Records that produced no journal, with the rule each broke, one line each; on standard error
+  the total, how many more there are, and the count per code.
+  --limit N  show at most N (default 100)
+  --all      show every one
 ${CONNECTION}`;
 
 /** The usage of every command, for `ledgerflow --help`. */
@@ -105,7 +110,7 @@ LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET):
   journals export --format csv|jsonl|ledger [--output FILE] [--status posted|unposted]
          [--accounting-config NAME] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
   balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A] [--currency C]
-  processing-errors [--ingestion ID] [--code C]
+  processing-errors [--ingestion ID] [--code C] [--limit 100 | --all]
 
 ledgerflow <command> --help prints the details of a command.
 Exit status: 0 success, 1 refused request or failed records, 2 bad usage.`;

@@ -113,6 +113,7 @@ describe('the first day of docs/first-day.md', () => {
     const errors = ledgerflow('processing-errors', '--ingestion', ingestionId);
     expect(errors.status).toBe(0);
     expect(errors.stdout.trim()).toBe('');
+    expect(errors.stderr).toContain('0 processing errors');
     const balances = ledgerflow('balances', '--accounting-config', 'IFRS');
     expect(balances.status, balances.stderr).toBe(0);
     expect(balances.stdout).toContain('IFRS');
