@@ -51,16 +51,21 @@ const CTRL_C = '\u0003';
 const CTRL_D = '\u0004';
 const BACKSPACES = new Set(['\u007f', '\b']);
 
+/** What was typed (or pasted) after the end of the last hidden line, kept for the next one. */
+let typedAhead = '';
+
 /**
  * Reads one line from the terminal in raw mode, so nothing typed is echoed: Enter or Ctrl-D ends
- * it, Backspace takes the last character back, Ctrl-C gives up (exit 1).
+ * it, Backspace takes the last character back, Ctrl-C gives up (exit 1). Characters that came
+ * after the line's end (two lines pasted at once) are kept for the next question.
  */
 function readHiddenLine(question: string): Promise<string> {
   const input = process.stdin;
   process.stderr.write(question);
   return new Promise((resolvePromise, reject) => {
     let typed: string[] = [];
-    const finish = (failure?: CliError) => {
+    const finish = (rest: string[], failure?: CliError) => {
+      typedAhead = (rest[0] === '\n' ? rest.slice(1) : rest).join('');
       input.off('data', onData);
       input.setRawMode(false);
       input.pause();
@@ -69,16 +74,22 @@ function readHiddenLine(question: string): Promise<string> {
       else reject(failure);
     };
     const onData = (chunk: string) => {
-      for (const char of chunk) {
-        if (char === '\r' || char === '\n' || char === CTRL_D) return finish();
-        if (char === CTRL_C) return finish(new CliError('interrupted: nothing was changed', EXIT_REFUSED));
+      const chars = [...chunk];
+      for (const [index, char] of chars.entries()) {
+        const rest = chars.slice(index + 1);
+        if (char === '\r' || char === '\n' || char === CTRL_D) return finish(rest);
+        if (char === CTRL_C)
+          return finish([], new CliError('interrupted: nothing was changed', EXIT_REFUSED));
         typed = BACKSPACES.has(char) ? typed.slice(0, -1) : [...typed, char];
       }
     };
     input.setEncoding('utf8');
     input.setRawMode(true);
     input.on('data', onData);
-    input.resume();
+    const ahead = typedAhead;
+    typedAhead = '';
+    if (ahead !== '') onData(ahead);
+    if (input.listeners('data').includes(onData)) input.resume();
   });
 }
 
