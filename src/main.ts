@@ -100,6 +100,37 @@ function startProcessing(
   return thread;
 }
 
+/** A start-up failure the operator fixes from one line: printed without a stack, exit 1. */
+class StartError extends Error {}
+
+/** What to tell the operator when the listener could not be opened, by the socket error code. */
+function listenFailureOf(code: string, port: number, host: string): string | undefined {
+  if (code === 'EADDRINUSE') return `port ${port} on ${host} is in use; set PORT to another port`;
+  if (code === 'EACCES')
+    return `port ${port} on ${host} may not be used by this user; set PORT to a port above 1023`;
+  if (code === 'EADDRNOTAVAIL') return `${host} is not an address of this machine; set HOST to one that is`;
+  return undefined;
+}
+
+/**
+ * Listens on `host:port` and returns the address. A port in use, a port the user may not take
+ * or an address the machine does not have is a StartError naming the setting to change.
+ */
+async function listenOn(
+  app: Awaited<ReturnType<typeof buildApp>>,
+  port: number,
+  host: string,
+): Promise<string> {
+  try {
+    return await app.listen({ port, host });
+  } catch (error) {
+    const code = error instanceof Error && 'code' in error ? String(error.code) : '';
+    const failure = listenFailureOf(code, port, host);
+    if (failure === undefined) throw error;
+    throw new StartError(failure);
+  }
+}
+
 async function main(): Promise<void> {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   if (!startupSnapshotOff()) {
@@ -141,7 +172,6 @@ async function main(): Promise<void> {
     (error) => logger.error({ err: error }, 'background processing failed; retrying'),
     () => wakeProcessing(),
   );
-  const report = await bootstrapAccess(env, services);
   const app = await buildApp({
     store,
     services,
@@ -151,7 +181,11 @@ async function main(): Promise<void> {
     publicUrl: env.publicUrl,
   });
 
-  const address = await app.listen({ port: env.port, host: env.host });
+  const address = await listenOn(app, env.port, env.host);
+  // The first administrator is made only once the port is ours: a start that cannot listen
+  // leaves the store without a user, and the next start makes the administrator (and shows a
+  // generated password) again, instead of a password no one was shown.
+  const report = await bootstrapAccess(env, services);
   const processing = startProcessing(env, store, services.processor, logger);
   if (processing !== undefined) wakeProcessing = () => processing.wake();
   // Expired tokens, sign-in sessions and request counts of ended windows are useless but would
@@ -225,6 +259,10 @@ main().catch((error: unknown) => {
   // A store that cannot be reached or created is the operator's to fix: one line, no stack.
   if (error instanceof StoreUnavailableError) {
     process.stderr.write(`ledgerflow: cannot start: ${error.message}\n`);
+    process.exit(1);
+  }
+  if (error instanceof StartError) {
+    process.stderr.write(`ledgerflow: ${error.message}\n`);
     process.exit(1);
   }
   process.stderr.write(

@@ -33,11 +33,64 @@ export interface Io {
   inputInteractive: boolean;
   /** Asks a yes/no question on the terminal; true only for an answer of y or yes. */
   confirm(question: string): Promise<boolean>;
+  /** Asks for a secret on the terminal without showing what is typed; the answer as typed. */
+  askSecret(question: string): Promise<string>;
+  /**
+   * All of standard input as text. Throws a CliError (exit 2) once it holds more than
+   * `bytesMax` bytes.
+   */
+  readInput(bytesMax: number): Promise<string>;
 }
 
 /** True for an answer that means yes. */
 export function isYes(answer: string): boolean {
   return /^\s*y(es)?\s*$/i.test(answer);
+}
+
+const CTRL_C = '\u0003';
+const CTRL_D = '\u0004';
+const BACKSPACES = new Set(['\u007f', '\b']);
+
+/** What was typed (or pasted) after the end of the last hidden line, kept for the next one. */
+let typedAhead = '';
+
+/**
+ * Reads one line from the terminal in raw mode, so nothing typed is echoed: Enter or Ctrl-D ends
+ * it, Backspace takes the last character back, Ctrl-C gives up (exit 1). Characters that came
+ * after the line's end (two lines pasted at once) are kept for the next question.
+ */
+function readHiddenLine(question: string): Promise<string> {
+  const input = process.stdin;
+  process.stderr.write(question);
+  return new Promise((resolvePromise, reject) => {
+    let typed: string[] = [];
+    const finish = (rest: string[], failure?: CliError) => {
+      typedAhead = (rest[0] === '\n' ? rest.slice(1) : rest).join('');
+      input.off('data', onData);
+      input.setRawMode(false);
+      input.pause();
+      process.stderr.write('\n');
+      if (failure === undefined) resolvePromise(typed.join(''));
+      else reject(failure);
+    };
+    const onData = (chunk: string) => {
+      const chars = [...chunk];
+      for (const [index, char] of chars.entries()) {
+        const rest = chars.slice(index + 1);
+        if (char === '\r' || char === '\n' || char === CTRL_D) return finish(rest);
+        if (char === CTRL_C)
+          return finish([], new CliError('interrupted: nothing was changed', EXIT_REFUSED));
+        typed = BACKSPACES.has(char) ? typed.slice(0, -1) : [...typed, char];
+      }
+    };
+    input.setEncoding('utf8');
+    input.setRawMode(true);
+    input.on('data', onData);
+    const ahead = typedAhead;
+    typedAhead = '';
+    if (ahead !== '') onData(ahead);
+    if (input.listeners('data').includes(onData)) input.resume();
+  });
 }
 
 export const processIo: Io = {
@@ -52,6 +105,18 @@ export const processIo: Io = {
     } finally {
       terminal.close();
     }
+  },
+  askSecret: readHiddenLine,
+  async readInput(bytesMax) {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    for await (const chunk of process.stdin) {
+      const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+      bytes += buffer.length;
+      if (bytes > bytesMax) throw usageError(`standard input holds more than ${bytesMax} bytes`);
+      chunks.push(buffer);
+    }
+    return Buffer.concat(chunks).toString('utf8');
   },
 };
 

@@ -33,6 +33,31 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
 
 const HELP_FLAGS = new Set(['--help', '-h']);
 
+/** An option name with its dashes and case left out, to match a misspelt one (`--asof`). */
+function optionKey(option: string): string {
+  return option.replaceAll('-', '').toLowerCase();
+}
+
+/**
+ * For an unknown option, one line naming it and the option of the command's usage it most
+ * likely meant (`--asof`: did you mean `--as-of`?), or where the options are listed; undefined
+ * for other parse errors, whose own message is clear.
+ */
+function unknownOptionMessage(
+  error: TypeError & { code: unknown },
+  name: string,
+  usage: string,
+): string | undefined {
+  if (error.code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return undefined;
+  const given = /'(-[^']*)'/.exec(error.message)?.[1];
+  if (given === undefined) return undefined;
+  const known = new Set(usage.match(/--[a-z][a-z-]*/g) ?? []);
+  const meant = [...known].find((option) => optionKey(option) === optionKey(given.split('=')[0] ?? given));
+  return meant === undefined
+    ? `unknown option ${given}; ledgerflow ${name} --help lists the options`
+    : `unknown option ${given}; did you mean ${meant}?`;
+}
+
 /**
  * Runs one command line and returns its exit status: 0 success, 1 refused request or failed
  * records, 2 bad usage. `--help` or `-h` anywhere after a command (or `help COMMAND`) prints
@@ -68,7 +93,7 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<number
       return EXIT_USAGE;
     }
     if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
-      io.err(`ledgerflow: ${error.message}`);
+      io.err(`ledgerflow: ${unknownOptionMessage(error, name, command.usage) ?? error.message}`);
       return EXIT_USAGE;
     }
     io.err(`ledgerflow: ${error instanceof Error ? error.message : String(error)}`);

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { parseEnv } from '../env.js';
 import { systemClock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
+import { checkPassword } from '../modules/auth/access-directory.js';
 import { createServices, type Services } from '../services.js';
 import { migrateToLatest, openStore } from '../storage/database.js';
 import { CliError, EXIT_REFUSED, type Io, usageError } from './output.js';
@@ -62,12 +63,61 @@ async function withServices<T>(
   }
 }
 
+/** The most standard input `users set-password --password-stdin` reads. */
+const PASSWORD_INPUT_BYTES_MAX = 4096;
+
+/**
+ * The new password of `users set-password`: standard input with `--password-stdin` (one
+ * trailing line break dropped), else asked twice on the terminal. Throws a usage error when
+ * standard input is not a terminal and no `--password-stdin` was given, a CliError (exit 1) when
+ * the two answers differ.
+ */
+async function newPasswordOf(io: Io, email: string, fromStdin: boolean): Promise<string> {
+  if (fromStdin) return (await io.readInput(PASSWORD_INPUT_BYTES_MAX)).replace(/\r?\n$/, '');
+  if (!io.inputInteractive)
+    throw usageError('standard input is not a terminal: give the new password on it with --password-stdin');
+  const password = await io.askSecret(`New password for ${email}: `);
+  checkPassword(password);
+  if ((await io.askSecret('The same password again: ')) !== password)
+    throw new CliError('the two passwords differ; nothing was changed', EXIT_REFUSED);
+  return password;
+}
+
+/**
+ * `users set-password EMAIL [--password-stdin]`: gives an existing user a new password (the
+ * same rules as everywhere: 12 to 256 characters) and ends the user's sign-in sessions of the
+ * administration interface; the store must exist. Exit 1 for an unknown user or a refused
+ * password, 2 on bad usage.
+ */
+async function setPasswordCommand(rest: string[], io: Io): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: { 'password-stdin': { type: 'boolean' } },
+    allowPositionals: true,
+    strict: true,
+  });
+  const [email] = positionals;
+  if (email === undefined || positionals.length !== 1) throw usageError(USERS_USAGE);
+  let password: string;
+  try {
+    password = await newPasswordOf(io, email, values['password-stdin'] === true);
+    checkPassword(password);
+  } catch (error) {
+    if (error instanceof AppError) throw new CliError(error.message, EXIT_REFUSED);
+    throw error;
+  }
+  await withServices(io, false, (services) => services.access.setPassword(email, password));
+  io.out(`set the password of ${email.toLowerCase()}; their sign-in sessions were ended`);
+}
+
 /**
  * `users create --email E --role R [--role R2] [--name N]`: creates a user directly in the
  * store named by DATABASE_URL, creating a new SQLite store when the file does not exist.
+ * `users set-password EMAIL [--password-stdin]`: see setPasswordCommand.
  */
 export async function usersCommand(args: string[], io: Io): Promise<void> {
   const [action, ...rest] = args;
+  if (action === 'set-password') return setPasswordCommand(rest, io);
   if (action !== 'create') throw usageError(USERS_USAGE);
   const { values } = parseArgs({
     args: rest,

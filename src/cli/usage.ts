@@ -8,8 +8,15 @@ const CONNECTION =
   'LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET.';
 
 export const USERS_USAGE = `usage: ledgerflow users create --email E --role R [--role R2] [--name N]
-  Creates a user in the store named by DATABASE_URL. When that is a SQLite file that does not
-  exist yet, a new store is created there (and said so on standard error).`;
+       ledgerflow users set-password EMAIL [--password-stdin]
+  On the store named by DATABASE_URL.
+  create        creates a user. When DATABASE_URL is a SQLite file that does not exist yet, a
+                new store is created there (and said so on standard error).
+  set-password  gives a user a new password (12 to 256 characters), asked twice on a terminal,
+                and ends the user's sign-in sessions; the store must exist. Use it when the
+                first administrator's generated password was lost.
+  --password-stdin  read the new password from standard input (one trailing line break is
+                    dropped) instead of asking`;
 
 export const CREDENTIALS_USAGE = `usage: ledgerflow credentials create --owner EMAIL [--name N] [--expires-in-days N]
        ledgerflow credentials list
@@ -40,7 +47,8 @@ export const INGEST_USAGE = `usage: ledgerflow ingest FILE --namespace NS --enti
                 to it before are recognised and not stored twice, so re-running the same
                 command with --partial --session ID completes a partly refused upload
   --keep-open   leave the session open at the end (to add more files with --session)
-  --name N      session name and chunk name prefix (default: the file name)
+  --name N      name of the session opened (not of one given with --session) and prefix of
+                the chunk names (default for both: the file name)
 ${CONNECTION}`;
 
 export const INGESTIONS_USAGE = `usage: ledgerflow ingestions show ID
@@ -55,9 +63,13 @@ export const JOURNALS_USAGE = `usage: ledgerflow journals export --format csv|js
          [--accounting-config NAME] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
   --output FILE  write to FILE (replaced only when the export is complete); - or no --output
                  for standard output
-  --from, --to   core dates, both included
+  --from D       first core date exported (included)
+  --to D         first core date not exported (excluded), as the API's from and to:
+                 --from 2026-11-01 --to 2026-12-01 is November
   The ledger format names accounts ACCOUNTINGCONFIG:NODE VALUES:ACCOUNT, so that a plain
-  hledger balance keeps accounting configurations and nodes apart.
+  hledger balance keeps accounting configurations and nodes apart, and marks posted journals
+  cleared (*) and unposted ones pending (!): hledger -f FILE balance --cleared gives the
+  balances of the service (posted journals only).
 ${CONNECTION}`;
 
 export const BALANCES_USAGE = `usage: ledgerflow balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A]
@@ -66,8 +78,11 @@ export const BALANCES_USAGE = `usage: ledgerflow balances [--accounting-config N
   exact decimals (debits positive). --as-of: core dates up to and including it.
 ${CONNECTION}`;
 
-export const PROCESSING_ERRORS_USAGE = `usage: ledgerflow processing-errors [--ingestion ID] [--code C]
-  Every record that produced no journal, with the rule it broke, page by page.
+export const PROCESSING_ERRORS_USAGE = `usage: ledgerflow processing-errors [--ingestion ID] [--code C] [--limit 100 | --all]
+  Records that produced no journal, with the rule each broke, one line each; on standard error
+  the total, how many more there are, and the count per code.
+  --limit N  show at most N (default 100)
+  --all      show every one
 ${CONNECTION}`;
 
 /** The usage of every command, for `ledgerflow --help`. */
@@ -75,6 +90,7 @@ export const USAGE = `usage: ledgerflow <command> [--help]
 
 On the store (DATABASE_URL; the store used is printed on standard error):
   users create --email E --role R [--role R2] [--name N]
+  users set-password EMAIL [--password-stdin]
   credentials create --owner EMAIL [--name N] [--expires-in-days N]
   credentials list
   credentials revoke CLIENT_ID
@@ -94,7 +110,7 @@ LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET):
   journals export --format csv|jsonl|ledger [--output FILE] [--status posted|unposted]
          [--accounting-config NAME] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
   balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A] [--currency C]
-  processing-errors [--ingestion ID] [--code C]
+  processing-errors [--ingestion ID] [--code C] [--limit 100 | --all]
 
 ledgerflow <command> --help prints the details of a command.
 Exit status: 0 success, 1 refused request or failed records, 2 bad usage.`;

@@ -123,6 +123,19 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
       });
     },
 
+    async setPassword(email, passwordHash) {
+      return db.transaction().execute(async (trx) => {
+        const result = await trx
+          .updateTable('users')
+          .set({ password_hash: passwordHash })
+          .where('email', '=', email)
+          .executeTakeFirst();
+        if (Number(result.numUpdatedRows) !== 1) return false;
+        await trx.deleteFrom('admin_sessions').where('user_email', '=', email).execute();
+        return true;
+      });
+    },
+
     async countUsers() {
       const total = await countRows(db.selectFrom('users'));
       return Number(total);

@@ -179,6 +179,43 @@ describe('administration interface: sign-in, sessions, headers', () => {
     expect(ok.statusCode).toBe(303);
   });
 
+  it('lets an administrator set or generate another user’s password, which signs that user out', async () => {
+    const admin = await signIn(t, await userWith(t, ['admin']));
+    const email = await userWith(t, ['viewer']);
+    const user = await signIn(t, email);
+    const url = `/admin/users/${encodeURIComponent(email)}/password`;
+
+    const edit = await admin.get(`/admin/users/${encodeURIComponent(email)}`);
+    expect(edit.body).toContain(`action="${url}"`);
+
+    // A password the administrator types: 303 back to the users, the old one and session gone.
+    const typed = await admin.post(url, { password: 'a new password typed' });
+    expect(typed.statusCode).toBe(303);
+    expect(typed.headers.location).toBe(`/admin/users?saved=${encodeURIComponent(email)}`);
+    expect((await user.get('/admin/users')).statusCode).toBe(303);
+    await expect(signIn(t, email)).rejects.toThrow('sign-in failed');
+    await signIn(t, email, 'a new password typed');
+
+    // An empty field generates one, shown this once.
+    const generated = await admin.post(url, { password: '' });
+    expect(generated.statusCode).toBe(200);
+    const password = /<code id="new-password" class="secret">([^<]+)<\/code>/.exec(generated.body)?.[1] ?? '';
+    expect(password).toHaveLength(43);
+    await signIn(t, email, password);
+
+    // The same rules as everywhere, a clear page for an unknown user, CSRF and the permission.
+    const short = await admin.post(url, { password: 'too short' });
+    expect(short.statusCode).toBe(400);
+    expect(short.body).toContain('must be 12 to 256 characters long');
+    const unknown = await admin.post('/admin/users/ghost%40example.test/password', { password: '' });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.body).toContain('no user with e-mail ghost@example.test');
+    expect((await admin.post(url, { password: 'a forged password' }, { csrf: null })).statusCode).toBe(403);
+    const viewer = await signIn(t, await userWith(t, ['viewer']));
+    expect((await viewer.post(url, { password: 'a viewer password' })).statusCode).toBe(403);
+    await signIn(t, email, password);
+  });
+
   it('ends a session at sign-out and after the idle time', async () => {
     const email = await userWith(t, ['admin']);
     const session = await signIn(t, email);

@@ -53,6 +53,10 @@ describe('ledgerflow --help', () => {
     for (const name of ['ingestions show', 'balances', 'processing-errors', '--from YYYY-MM-DD', '--dry-run'])
       expect(all.stdout()).toContain(name);
     expect(await runCli([], captureIo())).toBe(EXIT_USAGE);
+    // The help says the date rule the command applies: --to is excluded, as the API's to.
+    const journals = captureIo();
+    expect(await runCli(['journals', 'export', '--help'], journals)).toBe(EXIT_OK);
+    expect(journals.stdout()).toContain('first core date not exported (excluded)');
   });
 });
 

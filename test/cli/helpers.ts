@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { type Io, isYes } from '../../src/cli/output.js';
+import { type Io, isYes, usageError } from '../../src/cli/output.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 /** An Io that keeps what a command writes. */
@@ -14,9 +14,10 @@ export interface CapturedIo extends Io {
 
 /**
  * An Io that captures standard output and error. Without `answers` standard input is not a
- * terminal; with them it is one, and each question takes the next answer.
+ * terminal; with them it is one, and each question (yes/no or secret) takes the next answer.
+ * `input` is what standard input holds.
  */
-export function captureIo(answers?: string[]): CapturedIo {
+export function captureIo(answers?: string[], input = ''): CapturedIo {
   const lines = { out: [] as string[], err: [] as string[] };
   const questions: string[] = [];
   const pending = [...(answers ?? [])];
@@ -28,6 +29,17 @@ export function captureIo(answers?: string[]): CapturedIo {
       const answer = pending.shift();
       if (answer === undefined) throw new Error(`unexpected question: ${question}`);
       return isYes(answer);
+    },
+    async askSecret(question) {
+      questions.push(question);
+      const answer = pending.shift();
+      if (answer === undefined) throw new Error(`unexpected question: ${question}`);
+      return answer;
+    },
+    async readInput(bytesMax) {
+      if (Buffer.byteLength(input) > bytesMax)
+        throw usageError(`standard input holds more than ${bytesMax} bytes`);
+      return input;
     },
     questions,
     lines,

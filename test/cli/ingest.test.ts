@@ -17,6 +17,7 @@ const LARGE_FILE_BYTES_MIN = 50 * 1024 * 1024;
 
 interface SessionView {
   ingestionId: string;
+  ingestionName: string | null;
   state: string;
   chunks: number;
   totalRows: number;
@@ -136,7 +137,16 @@ describe('ledgerflow ingest', () => {
     const { status, io } = await run('ingest', file, ...loans, ...connection);
     expect(status, io.stderr()).toBe(EXIT_OK);
     const id = ingestionIdOf(io.stderr());
-    expect(await sessionOf(id)).toMatchObject({ totalRows: 3, successRows: 3, failedRows: 0 });
+    // Without --name the session is named after the file, as ingest --help says.
+    expect(await sessionOf(id)).toMatchObject({
+      ingestionName: 'loans.csv',
+      totalRows: 3,
+      successRows: 3,
+      failedRows: 0,
+    });
+    const named = await run('ingest', file, ...loans, '--name', 'November loans', ...connection);
+    expect(named.status, named.io.stderr()).toBe(EXIT_OK);
+    expect((await sessionOf(ingestionIdOf(named.io.stderr()))).ingestionName).toBe('November loans');
     const records = (await storedRecords(id)).data.map((row) => row.record);
     const byId = new Map(records.map((record) => [record.transactionId, record]));
     expect(byId.get(ids[0])).toMatchObject({

@@ -138,7 +138,7 @@ describe('ledger', () => {
   it('writes a transaction with tags and postings, amounts exactly as given', () => {
     expect(journalToLedger(journals[1] as JournalView, layout)).toBe(
       [
-        '2026-11-21 REVERSING 0b7c6a52-0000-4000-8000-000000000002',
+        '2026-11-21 ! REVERSING 0b7c6a52-0000-4000-8000-000000000002',
         '    ; accountingConfig:LOCAL_GAAP, status:unposted, ingestionId:in_1, reverses:0b7c6a52-0000-4000-8000-000000000001',
         '    LOCAL_GAAP:1100 Loans receivable  -100.005 USD',
         '    LOCAL_GAAP:4000 Interest income  100.005 USD',

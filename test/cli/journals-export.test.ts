@@ -147,7 +147,7 @@ describe('ledgerflow journals export', () => {
     const text = readFileSync(file, 'utf8');
     expect(
       text.startsWith(
-        '2026-11-20 PERMANENT 00000000-0000-4000-8000-000000000000\n    ; accountingConfig:IFRS, status:posted, ingestionId:in_1\n    IFRS:1100 Loans  0.10 EUR\n    IFRS:2000 Deposits  -0.10 EUR\n\n',
+        '2026-11-20 * PERMANENT 00000000-0000-4000-8000-000000000000\n    ; accountingConfig:IFRS, status:posted, ingestionId:in_1\n    IFRS:1100 Loans  0.10 EUR\n    IFRS:2000 Deposits  -0.10 EUR\n\n',
       ),
     ).toBe(true);
   });

@@ -14,7 +14,8 @@ const HLEDGER = '/usr/bin/hledger';
  * Issue 5: the books as exported with `journals export --format ledger` are checked by hledger,
  * a tool accountants trust: every transaction balances, and its balances per accounting
  * configuration equal GET /api/v1/balances. Issue "A user's first day", point 7: a plain
- * `hledger balance` keeps accounting configurations and nodes apart. CI installs hledger (.ci/run), so there it never
+ * `hledger balance` keeps accounting configurations and nodes apart. Posted journals are
+ * cleared and unposted ones pending, so `hledger balance --cleared` is the API's balances. CI installs hledger (.ci/run), so there it never
  * skips.
  */
 describe.runIf(existsSync(HLEDGER) || process.env.CI !== undefined)(
@@ -46,6 +47,15 @@ describe.runIf(existsSync(HLEDGER) || process.env.CI !== undefined)(
         businessEvent({ amount: '-40.10', eventType: 'FEE_CHARGED' }),
         businessEvent({ eventType: 'INTEREST_ACCRUAL', amount: '3.33', effectiveDate: '2026-11-19' }),
         businessEvent({ legalEntity: 'LF_US', branch: 'NYC', currency: 'USD', amount: '700' }),
+        // After the business date: unposted journals, which the API's balances leave out.
+        businessEvent({ amount: '5000', effectiveDate: '2026-11-27' }),
+        businessEvent({
+          legalEntity: 'LF_US',
+          branch: 'NYC',
+          currency: 'USD',
+          amount: '9',
+          effectiveDate: '2026-12-01',
+        }),
       ];
       expect(
         (
@@ -63,7 +73,7 @@ describe.runIf(existsSync(HLEDGER) || process.env.CI !== undefined)(
       if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
     });
 
-    it('exports posted journals that hledger accepts, with the balances of the API', async () => {
+    it('exports every journal, posted cleared and unposted pending; balance --cleared equals the API', async () => {
       const file = join(dir, 'books.ledger');
       const io = captureIo();
       const status = await runCli(
@@ -72,8 +82,6 @@ describe.runIf(existsSync(HLEDGER) || process.env.CI !== undefined)(
           'export',
           '--format',
           'ledger',
-          '--status',
-          'posted',
           '--output',
           file,
           ...(await service.connectionArgs(['viewer'])),
@@ -81,7 +89,10 @@ describe.runIf(existsSync(HLEDGER) || process.env.CI !== undefined)(
         io,
       );
       expect(status, io.stderr()).toBe(0);
-      expect(readFileSync(file, 'utf8')).toContain('123456789012345.67 EUR');
+      const books = readFileSync(file, 'utf8');
+      expect(books).toContain('123456789012345.67 EUR');
+      expect(books).toMatch(/^2026-11-20 \* /m);
+      expect(books).toMatch(/^2026-11-27 ! /m);
       // `check` fails on any transaction that does not balance.
       execFileSync(HLEDGER, ['-f', file, 'check'], { encoding: 'utf8' });
 
@@ -110,9 +121,10 @@ describe.runIf(existsSync(HLEDGER) || process.env.CI !== undefined)(
         return balances;
       };
 
-      // A plain `hledger balance`, no filter: every account is CONFIG:NODE VALUES:ACCOUNT, so
-      // IFRS and LOCAL_GAAP, and the LF_NL and LF_US nodes, are never added together, and each
-      // balance is the API's balance of that configuration, node, account and currency.
+      // The documented `hledger balance --cleared`: every account is CONFIG:NODE VALUES:ACCOUNT,
+      // so IFRS and LOCAL_GAAP, and the LF_NL and LF_US nodes, are never added together, and
+      // each balance is the API's balance of that configuration, node, account and currency:
+      // posted journals only, as the API counts them.
       const token = await service.tokenFor(['viewer']);
       const api = (await service.call(token, { method: 'GET', url: '/api/v1/balances' })).json().data as {
         accountingConfig: string;
@@ -129,11 +141,15 @@ describe.runIf(existsSync(HLEDGER) || process.env.CI !== undefined)(
         const account = [row.accountingConfig, ...Object.values(row.node), row.account].join(':');
         expected.set(`${account} ${row.currency}`, scaled(row.balance));
       }
-      expect(hledgerBalances()).toEqual(expected);
+      expect(hledgerBalances('--cleared')).toEqual(expected);
+      // The unposted journals are in the file, pending: without --cleared the books differ.
+      expect(hledgerBalances()).not.toEqual(expected);
+      expect(hledgerBalances('--pending').size).toBeGreaterThan(0);
 
       // Summed per accounting configuration (depth 1) every currency nets to zero: each
       // configuration balances on its own.
       expect(hledgerBalances('--depth', '1')).toEqual(new Map());
+      expect(hledgerBalances('--depth', '1', '--cleared')).toEqual(new Map());
     });
   },
 );

@@ -97,17 +97,45 @@ describe('ledgerflow ingestions, balances, processing-errors, journals export --
     expect(io.stderr()).toBe(`${2 + UNKNOWN_EVENTS} failed records`);
   });
 
-  it('processing-errors pages through all, filtered by session and code', async () => {
-    const all = await run('processing-errors', '--ingestion', ingestionId);
-    expect(all.status, all.io.stderr()).toBe(EXIT_OK);
-    expect(all.io.lines.out).toHaveLength(1 + UNKNOWN_EVENTS);
-    expect(all.io.lines.out[0]).toMatch(
+  it('processing-errors shows 100 by default, says how many more, and counts them by code', async () => {
+    const total = 1 + UNKNOWN_EVENTS;
+    const byCode = ['by code:', `  unknown-event-type  ${UNKNOWN_EVENTS}`, '  unknown-node        1'];
+    const first = await run('processing-errors', '--ingestion', ingestionId);
+    expect(first.status, first.io.stderr()).toBe(EXIT_OK);
+    expect(first.io.lines.out).toHaveLength(100);
+    expect(first.io.lines.out[0]).toMatch(
       new RegExp(`^${ingestionId} ledger/businessEvent unknown-(event-type|node): .+ -- \\{"eventType"`),
     );
+    expect(first.io.lines.err).toEqual([
+      `${total} processing errors, 100 shown; ${total - 100} more: use --limit N or --all to see them`,
+      ...byCode,
+    ]);
+
+    const all = await run('processing-errors', '--ingestion', ingestionId, '--all');
+    expect(all.io.lines.out).toHaveLength(total);
+    expect(all.io.lines.err).toEqual([`${total} processing errors`, ...byCode]);
+    const some = await run('processing-errors', '--ingestion', ingestionId, '--limit', '1001');
+    expect(some.io.lines.out).toHaveLength(1001);
+    expect(some.io.lines.err[0]).toBe(
+      `${total} processing errors, 1001 shown; 1 more: use --limit N or --all to see them`,
+    );
+
     const nodes = await run('processing-errors', '--ingestion', ingestionId, '--code', 'unknown-node');
     expect(nodes.io.lines.out).toHaveLength(1);
     expect(nodes.io.lines.out[0]).toContain(' unknown-node: ');
-    expect(nodes.io.stderr()).toBe('1 processing errors');
+    expect(nodes.io.lines.err).toEqual(['1 processing errors', 'by code:', '  unknown-node  1']);
+    const none = await run('processing-errors', '--ingestion', ingestionId, '--code', 'closed-period');
+    expect(none.io.lines).toEqual({ out: [], err: ['0 processing errors'] });
+
+    for (const wrong of [
+      ['--limit', '0'],
+      ['--limit', 'ten'],
+      ['--limit', '5', '--all'],
+    ]) {
+      const refused = await run('processing-errors', ...wrong);
+      expect(refused.status).toBe(EXIT_USAGE);
+      expect(refused.io.lines.err).toHaveLength(1);
+    }
   });
 
   it('balances prints a table with the exact amounts of the API', async () => {
@@ -133,10 +161,24 @@ describe('ledgerflow ingestions, balances, processing-errors, journals export --
     const none = await run('balances', '--accounting-config', 'IFRS', '--as-of', '2000-01-01');
     expect(none.status).toBe(EXIT_OK);
     expect(none.io.lines.out).toEqual([]);
-    expect((await run('balances', '--as-of', '20.11.2026')).status).toBe(EXIT_USAGE);
+    for (const date of ['20.11.2026', '2026-02-30']) {
+      const refused = await run('balances', '--as-of', date);
+      expect(refused.status).toBe(EXIT_USAGE);
+      expect(refused.io.lines.err).toEqual([
+        `ledgerflow: --as-of must be a date like 2026-11-25 (YYYY-MM-DD), got ${date}`,
+      ]);
+    }
+    // A misspelt option is named with the one meant, not only as unknown.
+    const misspelt = await run('balances', '--asof', '2026-11-20');
+    expect(misspelt.status).toBe(EXIT_USAGE);
+    expect(misspelt.io.lines.err).toEqual(['ledgerflow: unknown option --asof; did you mean --as-of?']);
+    const unknown = await run('balances', '--frobnicate');
+    expect(unknown.io.lines.err).toEqual([
+      'ledgerflow: unknown option --frobnicate; ledgerflow balances --help lists the options',
+    ]);
   });
 
-  it('journals export --from --to takes core dates, both included, and --output - is standard output', async () => {
+  it('journals export --from includes its core date and --to excludes its own, as the API; --output - is standard output', async () => {
     const coreDatesOf = (lines: string[]) => new Set(lines.map((line) => JSON.parse(line).coreDate));
     const everything = await run('journals', 'export', '--format', 'jsonl', '--output', '-');
     expect(everything.status, everything.io.stderr()).toBe(EXIT_OK);
@@ -151,19 +193,37 @@ describe('ledgerflow ingestions, balances, processing-errors, journals export --
       '--from',
       '2026-11-19',
       '--to',
-      '2026-11-19',
+      '2026-11-20',
     );
     expect(day.status, day.io.stderr()).toBe(EXIT_OK);
     expect(coreDatesOf(day.io.lines.out)).toEqual(new Set(['2026-11-19']));
+    // The same range as GET /api/v1/journals?from=&to= answers.
+    const api = await service.call(token, {
+      method: 'GET',
+      url: '/api/v1/journals?from=2026-11-19&to=2026-11-20&limit=1000',
+    });
+    expect(day.io.lines.out).toHaveLength(api.json().totalSize);
     const from = await run('journals', 'export', '--format', 'jsonl', '--from', '2026-11-20');
     expect(coreDatesOf(from.io.lines.out)).toEqual(new Set(['2026-11-20']));
-    expect(
-      (await run('journals', 'export', '--format', 'jsonl', '--from', '2026-11-20', '--to', '2026-11-19'))
-        .status,
-    ).toBe(EXIT_USAGE);
-    expect((await run('journals', 'export', '--format', 'jsonl', '--from', '2026-02-30')).status).toBe(
-      EXIT_USAGE,
+    const empty = await run(
+      'journals',
+      'export',
+      '--format',
+      'jsonl',
+      '--from',
+      '2026-11-20',
+      '--to',
+      '2026-11-20',
     );
+    expect(empty.status).toBe(EXIT_USAGE);
+    expect(empty.io.lines.err).toEqual([
+      'ledgerflow: --to 2026-11-20 must be after --from 2026-11-20: --to is the first core date left out',
+    ]);
+    const bad = await run('journals', 'export', '--format', 'jsonl', '--from', '2026-02-30');
+    expect(bad.status).toBe(EXIT_USAGE);
+    expect(bad.io.lines.err).toEqual([
+      'ledgerflow: --from must be a date like 2026-11-25 (YYYY-MM-DD), got 2026-02-30',
+    ]);
   });
 
   it('journals export and config pull to a missing folder: one line, exit 2, nothing asked of the service', async () => {

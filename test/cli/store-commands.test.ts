@@ -3,6 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
+import { parseEnv } from '../../src/env.js';
+import { systemClock } from '../../src/lib/clock.js';
+import { createServices } from '../../src/services.js';
+import { openStore } from '../../src/storage/database.js';
 import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
 import { captureIo } from './helpers.js';
 
@@ -82,6 +86,67 @@ describe('CLI commands on the store', () => {
       process.env.DATABASE_URL = databaseUrl;
       rmSync(folder, { recursive: true, force: true });
     }
+  });
+
+  it('users set-password sets a password from standard input or asked twice, and ends sign-in sessions', async () => {
+    // A lost first-start password is recovered on the store, with no service running.
+    const store = openStore(databaseUrl);
+    try {
+      const services = createServices(store, systemClock, parseEnv({}));
+      await services.access.createUser({
+        email: 'lost@example.com',
+        roles: ['admin'],
+        password: 'first password 1',
+      });
+      const before = await services.webSessions.signIn('lost@example.com', 'first password 1', undefined);
+      if (!before.ok) throw new Error('the first sign-in failed');
+
+      const piped = captureIo(undefined, 'piped password 2\n');
+      expect(await runCli(['users', 'set-password', 'Lost@example.com', '--password-stdin'], piped)).toBe(0);
+      expect(piped.stdout()).toBe('set the password of lost@example.com; their sign-in sessions were ended');
+      expect(await services.webSessions.authenticate(before.sessionId)).toBeUndefined();
+      expect((await services.webSessions.signIn('lost@example.com', 'first password 1', undefined)).ok).toBe(
+        false,
+      );
+      expect((await services.webSessions.signIn('lost@example.com', 'piped password 2', undefined)).ok).toBe(
+        true,
+      );
+
+      const asked = captureIo(['typed password 3', 'typed password 3']);
+      expect(await runCli(['users', 'set-password', 'lost@example.com'], asked)).toBe(0);
+      expect(asked.questions).toEqual(['New password for lost@example.com: ', 'The same password again: ']);
+      expect((await services.webSessions.signIn('lost@example.com', 'typed password 3', undefined)).ok).toBe(
+        true,
+      );
+
+      const differ = captureIo(['typed password 4', 'typed password 5']);
+      expect(await runCli(['users', 'set-password', 'lost@example.com'], differ)).toBe(1);
+      expect(differ.stderr()).toContain('the two passwords differ; nothing was changed');
+      expect((await services.webSessions.signIn('lost@example.com', 'typed password 3', undefined)).ok).toBe(
+        true,
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('users set-password names an unknown user, a short password and a missing terminal', async () => {
+    const unknown = captureIo(undefined, 'long enough password');
+    expect(await runCli(['users', 'set-password', 'ghost@example.com', '--password-stdin'], unknown)).toBe(1);
+    expect(unknown.stderr()).toContain('ledgerflow: no user with e-mail ghost@example.com');
+
+    const short = captureIo(undefined, 'short\n');
+    expect(await runCli(['users', 'set-password', 'ops@example.com', '--password-stdin'], short)).toBe(1);
+    expect(short.stderr()).toBe('ledgerflow: password must be 12 to 256 characters long');
+
+    const shortAsked = captureIo(['short']);
+    expect(await runCli(['users', 'set-password', 'ops@example.com'], shortAsked)).toBe(1);
+    expect(shortAsked.questions).toHaveLength(1);
+
+    const noTerminal = captureIo();
+    expect(await runCli(['users', 'set-password', 'ops@example.com'], noTerminal)).toBe(2);
+    expect(noTerminal.stderr()).toContain('--password-stdin');
+    expect(await runCli(['users', 'set-password'], captureIo())).toBe(2);
   });
 
   it('exits 1 on a refused request and 2 on bad usage', async () => {

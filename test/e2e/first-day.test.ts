@@ -113,6 +113,7 @@ describe('the first day of docs/first-day.md', () => {
     const errors = ledgerflow('processing-errors', '--ingestion', ingestionId);
     expect(errors.status).toBe(0);
     expect(errors.stdout.trim()).toBe('');
+    expect(errors.stderr).toContain('0 processing errors');
     const balances = ledgerflow('balances', '--accounting-config', 'IFRS');
     expect(balances.status, balances.stderr).toBe(0);
     expect(balances.stdout).toContain('IFRS');
@@ -125,7 +126,7 @@ describe('the first day of docs/first-day.md', () => {
     if (hasHledger) {
       // Every transaction balances (hledger refuses the file otherwise), and accounting
       // configurations and nodes stay apart in a plain balance report.
-      const balance = execFileSync('hledger', ['-f', books, 'balance'], { encoding: 'utf8' });
+      const balance = execFileSync('hledger', ['-f', books, 'balance', '--cleared'], { encoding: 'utf8' });
       expect(balance).toMatch(/109512\.50 EUR\s+IFRS:AMS:LF_NL:1300/);
       expect(balance).toMatch(/LOCAL_GAAP:AMS:LF_NL:1300/);
       expect(balance).toMatch(/IFRS:NYC:LF_US:/);

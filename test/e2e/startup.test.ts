@@ -1,10 +1,20 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { type AddressInfo, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { parseEnv } from '../../src/env.js';
+import { systemClock } from '../../src/lib/clock.js';
+import { createServices } from '../../src/services.js';
+import { openStore } from '../../src/storage/database.js';
 import { E2E_CLIENT_ID, E2E_CLIENT_SECRET, startServer } from '../helpers/server.js';
-import { TEST_DATABASE_URL, TEST_DIALECT } from '../helpers/store.js';
+import {
+  createTestDatabaseUrl,
+  dropTestDatabase,
+  TEST_DATABASE_URL,
+  TEST_DIALECT,
+} from '../helpers/store.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
@@ -58,6 +68,41 @@ describe('start-up problems the operator fixes', () => {
     expect(stderr).toMatch(
       /^ledgerflow: BOOTSTRAP_CLIENT_SECRET must be at least 24 characters long[^\n]*\n$/,
     );
+  });
+
+  it('names a port in use in one line, exits 1, and leaves the first administrator to the next start', async () => {
+    const databaseUrl = await createTestDatabaseUrl({ file: true });
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const failed = await runUntilExit({ DATABASE_URL: databaseUrl, PORT: String(port) });
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toBe(
+        `ledgerflow: port ${port} on 127.0.0.1 is in use; set PORT to another port\n`,
+      );
+      expect(failed.stdout).not.toContain('generated password');
+      // No administrator was made whose password no one saw: the next start makes and shows it.
+      const server = await startServer({ DATABASE_URL: databaseUrl });
+      let password: string;
+      try {
+        password = /generated password \(shown once\): (\S+)/.exec(server.output())?.[1] ?? '';
+        expect(password).not.toBe('');
+      } finally {
+        await server.stop();
+      }
+      const store = openStore(databaseUrl);
+      try {
+        const services = createServices(store, systemClock, parseEnv({}));
+        expect((await services.access.listUsers(0, 10)).total).toBe(1);
+        expect((await services.webSessions.signIn('admin@localhost', password, undefined)).ok).toBe(true);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      taken.close();
+      await dropTestDatabase(databaseUrl);
+    }
   });
 
   it.runIf(TEST_DIALECT === 'postgres')(

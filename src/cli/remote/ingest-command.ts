@@ -35,6 +35,14 @@ const CHUNK_NAME_PREFIX_CHARS_MAX = 180;
 /** Hex characters of the chunk name prefix's hash in an idempotency key. */
 const KEY_HASH_CHARS = 24;
 
+/**
+ * The session name and chunk name prefix without `--name`: the file's name, cut to
+ * `CHUNK_NAME_PREFIX_CHARS_MAX` characters. Pure.
+ */
+function defaultNameOf(file: string): string {
+  return basename(file).slice(0, CHUNK_NAME_PREFIX_CHARS_MAX);
+}
+
 interface IngestOptions {
   file: string;
   format: InputFormat;
@@ -338,7 +346,7 @@ async function sessionFor(
         namespace,
         entity,
         ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
-        ...(options.name === undefined ? {} : { ingestionName: options.name }),
+        ingestionName: options.name ?? defaultNameOf(options.file),
       },
     },
     Session,
@@ -402,7 +410,7 @@ export async function ingestCommand(args: string[], io: Io): Promise<void> {
       : options.format === 'ndjson'
         ? ndjsonRecords(input)
         : jsonRecords(input);
-  const namePrefix = (options.name ?? basename(options.file)).slice(0, CHUNK_NAME_PREFIX_CHARS_MAX);
+  const namePrefix = (options.name ?? defaultNameOf(options.file)).slice(0, CHUNK_NAME_PREFIX_CHARS_MAX);
   const chunks = chunksOf(items, new ChunkBuilder(namePrefix), state, () => input.bytesRead);
 
   let uploadError: unknown;

@@ -176,8 +176,16 @@ function ledgerCommodity(currency: string): string {
 }
 
 /**
+ * The transaction marks of the ledger format: a posted journal is cleared, an unposted one
+ * pending, so `hledger balance --cleared` counts exactly the journals the service's balances
+ * count, and the export still holds every journal.
+ */
+const LEDGER_CLEARED_MARK = '*';
+const LEDGER_PENDING_MARK = '!';
+
+/**
  * One journal as a transaction of the plain-text journal format of ledger-cli and hledger:
- * `DATE JOURNALTYPE JOURNALID`, a comment with `accountingConfig:` and `status:` tags (then
+ * `DATE MARK JOURNALTYPE JOURNALID` (mark `*` posted, `!` unposted), a comment with `accountingConfig:` and `status:` tags (then
  * `ingestionId:`, `reverses:`, `reversedBy:` when set, and one tag per node field), and a
  * posting per line, `    CONFIG:NODE:ACCOUNT  AMOUNT CURRENCY` (see ledgerAccountOf). Amounts are written exactly as the service gives them (signed
  * decimal strings, debit positive), never through a float. Throws Error for a line without an
@@ -207,5 +215,6 @@ export function journalToLedger(journal: JournalView, layout: JournalLayout): st
     return `    ${ledgerAccountOf(journal, account)}  ${amount.startsWith('+') ? amount.slice(1) : amount} ${ledgerCommodity(currency)}`;
   });
   const description = `${journal.journalType} ${journal.journalId}`.replace(/[\r\n]+/g, ' ');
-  return [`${journal.coreDate} ${description}`, `    ; ${tags.join(', ')}`, ...postings].join('\n');
+  const mark = journal.status === 'posted' ? LEDGER_CLEARED_MARK : LEDGER_PENDING_MARK;
+  return [`${journal.coreDate} ${mark} ${description}`, `    ; ${tags.join(', ')}`, ...postings].join('\n');
 }

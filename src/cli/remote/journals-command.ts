@@ -25,8 +25,7 @@ import {
 } from './journal-formats.js';
 
 import { pagedItems } from './paging.js';
-
-const DAY_MS = 24 * 60 * 60 * 1000;
+import { checkDateOption } from './report-commands.js';
 
 /** Where the export goes: a file (written beside and renamed at the end) or standard output. */
 interface Sink {
@@ -104,35 +103,26 @@ function outputSink(io: Io): Sink {
 }
 
 /**
- * The endpoint's date range of `--from` and `--to`: both are core dates included, and the
- * endpoint's `to` is excluded, so it is the day after `--to`. Throws a usage error (exit 2) for
- * a value that is not a date YYYY-MM-DD or a range that ends before it starts.
+ * The endpoint's date range of `--from` and `--to`, which are the endpoint's `from` and `to`:
+ * `--from` is the first core date exported, `--to` the first one left out. Throws a usage error
+ * (exit 2) for a value that is not a date YYYY-MM-DD or a range with no day in it.
  */
 export function coreDateRangeOf(
   from: string | undefined,
   to: string | undefined,
 ): { from: string | undefined; to: string | undefined } {
-  const dayMs = (name: string, value: string): number => {
-    const ms = Date.parse(`${value}T00:00:00Z`);
-    if (
-      !/^\d{4}-\d{2}-\d{2}$/.test(value) ||
-      Number.isNaN(ms) ||
-      new Date(ms).toISOString().slice(0, 10) !== value
-    )
-      throw usageError(`--${name} must be a date YYYY-MM-DD, got ${value}`);
-    return ms;
-  };
-  const fromMs = from === undefined ? undefined : dayMs('from', from);
-  const toMs = to === undefined ? undefined : dayMs('to', to);
-  if (fromMs !== undefined && toMs !== undefined && toMs < fromMs)
-    throw usageError(`--to ${to} is before --from ${from}`);
-  return { from, to: toMs === undefined ? undefined : new Date(toMs + DAY_MS).toISOString().slice(0, 10) };
+  checkDateOption('from', from);
+  checkDateOption('to', to);
+  // YYYY-MM-DD dates compare as text in calendar order.
+  if (from !== undefined && to !== undefined && to <= from)
+    throw usageError(`--to ${to} must be after --from ${from}: --to is the first core date left out`);
+  return { from, to };
 }
 
 /**
  * `journals export --format csv|jsonl|ledger [--output FILE] [--status posted|unposted]
  * [--accounting-config NAME] [--from DATE] [--to DATE]`: pages through GET /api/v1/journals
- * (core dates from `--from` to `--to`, both included) and writes one CSV row per journal line,
+ * (core dates from `--from`, included, to `--to`, excluded) and writes one CSV row per journal line,
  * one JSON journal per line, or a ledger/hledger journal file (to standard output without
  * `--output` or with `--output -`). The account, amount and currency line fields are found by their roles in the
  * configuration's journalDefinition. Exit 1 on a refused request or a journal that cannot be

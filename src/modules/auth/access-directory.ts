@@ -13,6 +13,9 @@ const ADMIN_ROLE = 'admin';
 const CLIENT_ID_PREFIX = 'lfc_';
 const CLIENT_SECRET_PREFIX = 'lfs_';
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
+/** The shortest and longest password a user may be given (the same bounds as `POST /api/v1/users`). */
+export const PASSWORD_LENGTH_MIN_CHARS = 12;
+export const PASSWORD_LENGTH_MAX_CHARS = 256;
 
 /** A credential as shown to callers: never the secret, never its hash. */
 export interface CredentialView {
@@ -67,6 +70,20 @@ function checkRoles(roles: readonly string[]): void {
         errors: [{ path: '/roles', message: `must be one of ${ROLE_NAMES.join(', ')}` }],
       },
     );
+  }
+}
+
+/**
+ * Checks a new password: from `PASSWORD_LENGTH_MIN_CHARS` to `PASSWORD_LENGTH_MAX_CHARS`
+ * characters. Errors: `validation-failed` naming `/password`.
+ */
+export function checkPassword(password: string): void {
+  const length = [...password].length;
+  if (length < PASSWORD_LENGTH_MIN_CHARS || length > PASSWORD_LENGTH_MAX_CHARS) {
+    const rule = `must be ${PASSWORD_LENGTH_MIN_CHARS} to ${PASSWORD_LENGTH_MAX_CHARS} characters long`;
+    throw new AppError('validation-failed', `password ${rule}`, {
+      errors: [{ path: '/password', message: rule }],
+    });
   }
 }
 
@@ -150,6 +167,27 @@ export class AccessDirectory {
       );
     }
     return userView(row);
+  }
+
+  /**
+   * Gives a user a new password and ends every sign-in session of that user (API credentials
+   * are not touched). Errors: `validation-failed` (see `checkPassword`), `not-found`.
+   */
+  async setPassword(email: string, password: string): Promise<void> {
+    checkPassword(password);
+    if (!(await this.#store.setPassword(email.toLowerCase(), await hashSecret(password)))) {
+      throw new AppError('not-found', `no user with e-mail ${email}`);
+    }
+  }
+
+  /**
+   * Gives a user a generated password (see `setPassword`) and returns it, the only time it is
+   * ever available. Errors: `not-found`.
+   */
+  async resetPassword(email: string): Promise<string> {
+    const password = newOpaqueToken('');
+    await this.setPassword(email, password);
+    return password;
   }
 
   /** One user, or undefined when no user has this e-mail. */

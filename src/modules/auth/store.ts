@@ -71,6 +71,11 @@ export interface AuthStore {
     keepEnabledHolderOf?: string,
   ): Promise<UserRow | undefined | 'last-holder'>;
   countUsers(): Promise<number>;
+  /**
+   * Replaces a user's password hash and ends every sign-in session of that user, in one
+   * transaction; returns false (and changes nothing) when no user has this e-mail.
+   */
+  setPassword(email: string, passwordHash: string): Promise<boolean>;
 
   findCredential(clientId: string): Promise<CredentialRow | undefined>;
   /** Inserts a credential, or replaces the secret hash and owner of an existing one (bootstrap). */
