@@ -52,6 +52,19 @@ describe('administration interface: sign-in, sessions, headers', () => {
     expect(css.statusCode).toBe(200);
   });
 
+  it('serves htmx and Chart.js as JavaScript from the installed packages, wherever npm put them', async () => {
+    for (const [url, marker] of [
+      ['/admin/assets/lib/htmx.min.js', 'htmx'],
+      ['/admin/assets/lib/chart.umd.min.js', 'Chart'],
+    ] as const) {
+      const script = await t.app.inject({ url });
+      expect(script.statusCode, url).toBe(200);
+      expect(script.headers['content-type'], url).toBe('text/javascript; charset=utf-8');
+      expect(script.body.length, url).toBeGreaterThan(10_000);
+      expect(script.body, url).toContain(marker);
+    }
+  });
+
   it('signs in with the right password: an HttpOnly, SameSite=Strict cookie on /admin', async () => {
     const email = await userWith(t, ['admin']);
     const response = await t.app.inject({

@@ -1,4 +1,6 @@
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import helmet from '@fastify/helmet';
@@ -46,12 +48,15 @@ export const ADMIN_FORM_BYTES_MAX = 1024 * 1024;
 
 /** Where the interface's own stylesheet and scripts are, beside `src/` and `dist/`. */
 const ASSETS_FOLDER = fileURLToPath(new URL('../../../public/admin/', import.meta.url));
-/** The browser libraries, served from the installed packages (nothing from the internet). */
+/** Resolves packages as Node does, so the libraries are found wherever npm installed them. */
+const requireFrom = createRequire(import.meta.url);
+/**
+ * The browser libraries, served from the installed packages (nothing from the internet). Chart.js
+ * exports no path to its browser build, so that file is found beside the package's entry point.
+ */
 const LIBRARY_FILES: Record<string, string> = {
-  'htmx.min.js': fileURLToPath(new URL('../../../node_modules/htmx.org/dist/htmx.min.js', import.meta.url)),
-  'chart.umd.min.js': fileURLToPath(
-    new URL('../../../node_modules/chart.js/dist/chart.umd.min.js', import.meta.url),
-  ),
+  'htmx.min.js': requireFrom.resolve('htmx.org/dist/htmx.min.js'),
+  'chart.umd.min.js': join(dirname(requireFrom.resolve('chart.js')), 'chart.umd.min.js'),
 };
 
 /** An error shown as a page: what went wrong and how to fix it. */
