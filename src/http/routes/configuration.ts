@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { AppError } from '../../lib/errors.js';
 import { ConfigurationDocumentSchema, ConfigurationUploadSchema } from '../../modules/configuration/model.js';
 import type { ConfigurationService } from '../../modules/configuration/service.js';
 import { AuditEntry, UploadResult, WipeDryRunResult } from '../api-schemas.js';
 import { principalOf } from '../authenticate.js';
+import { ajvErrorsToPaths } from '../problem.js';
 import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from '../schemas.js';
 
 /**
@@ -25,6 +27,12 @@ const DryRunQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * What a deletion may carry: no body, or an empty object. Some clients send `{}` on every DELETE;
+ * any member is refused, as in every other body, so a misspelt option never goes unnoticed.
+ */
+const DeleteBody = Type.Object({}, { additionalProperties: false });
+
 /** Configuration Data bulk download, upload and delete, and the audit log. */
 export const configurationRoutes: FastifyPluginAsyncTypebox<{
   configuration: ConfigurationService<unknown>;
@@ -34,6 +42,14 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
     // Without it the dryRun flag would go unparsed, and a dry run could become a real upload.
     throw new Error('configuration routes need the application validator compiler');
   }
+  // Not the route's body schema: with one, an empty body would be refused as a missing
+  // document, and a DELETE with `Content-Type: application/json` and no body is ordinary.
+  const deleteBodyValid = compileValidator({
+    schema: DeleteBody,
+    method: 'DELETE',
+    url: '/api/v1/configuration/bulk',
+    httpPart: 'body',
+  });
 
   app.get(
     '/api/v1/configuration/bulk',
@@ -83,9 +99,21 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
         tags: ['configuration'],
         summary: 'Delete the configuration and wipe the processing data (users and credentials stay)',
         description:
-          'Empties every section and deletes every ingestion session with its records, journals, journal lines and processing errors; users, credentials and the audit log stay, and the audit entry records what was wiped. With `dryRun=true` nothing changes and the answer (200) counts what a deletion would wipe now.',
+          'Empties every section and deletes every ingestion session with its records, journals, journal lines and processing errors; users, credentials and the audit log stay, and the audit entry records what was wiped. With `dryRun=true` nothing changes and the answer (200) counts what a deletion would wipe now. It takes no body; an empty object is accepted, and any member is refused (400 naming it).',
         querystring: DryRunQuery,
         response: { 200: WipeDryRunResult, 204: Type.Null(), 400: Problem, ...AUTH_ERRORS },
+      },
+      preValidation: async (request) => {
+        if (request.body === undefined || deleteBodyValid(request.body) === true) return;
+        const errors = ajvErrorsToPaths(deleteBodyValid.errors ?? []);
+        const first = errors[0];
+        throw new AppError(
+          'validation-failed',
+          first === undefined
+            ? 'the body must be absent or {}'
+            : `${first.path || 'the body'} ${first.message}`,
+          { errors },
+        );
       },
     },
     async (request, reply) => {
