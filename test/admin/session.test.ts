@@ -1,11 +1,16 @@
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AppDeps, buildApp } from '../../src/app.js';
+import { ManualClock } from '../../src/lib/clock.js';
 import {
   AUTH_FAILURE_DELAY_MAX_MS,
   AUTH_FAILURES_PER_ADDRESS_MAX,
   AUTH_FAILURES_UNSLOWED_MAX,
 } from '../../src/modules/auth/failure-limiter.js';
 import { SIGN_IN_FIELD_LENGTH_MAX, WEB_SESSION_IDLE_MS } from '../../src/modules/auth/web-sessions.js';
+import { createServices } from '../../src/services.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestStore } from '../helpers/store.js';
 import { cookieOf, PASSWORD, signIn, userWith } from './helpers.js';
 
 let t: TestApp;
@@ -84,17 +89,6 @@ describe('administration interface: sign-in, sessions, headers', () => {
     expect(cookie?.sameSite).toBe('Strict');
     expect(cookie?.path).toBe('/admin');
     expect(cookie?.secure).toBeUndefined();
-  });
-
-  it('marks the cookie Secure behind TLS', async () => {
-    const email = await userWith(t, ['viewer']);
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/admin/login',
-      headers: { ...formHeaders, 'x-forwarded-proto': 'https' },
-      payload: new URLSearchParams({ email, password: PASSWORD }).toString(),
-    });
-    expect(response.cookies.find((c) => c.name === 'lf_admin_session')?.secure).toBe(true);
   });
 
   it('refuses a wrong password, and never goes to another site after sign-in', async () => {
@@ -297,5 +291,105 @@ describe('administration interface: sign-in, sessions, headers', () => {
     });
     expect(response.statusCode).toBe(400);
     expect(response.body).toContain('/expiresInDays');
+  });
+});
+
+/**
+ * Behind a reverse proxy the `Host` a request carries may be the proxy's upstream name, not the
+ * one in the browser's address bar. The sign-in form's `Origin` is compared with `PUBLIC_URL`
+ * when it is set, and the proxy's `X-Forwarded-Proto` and `X-Forwarded-Host` are believed only
+ * from a peer `TRUST_PROXY` trusts (injected requests come from 127.0.0.1).
+ */
+describe('administration sign-in behind a reverse proxy', () => {
+  const dispose: (() => Promise<void>)[] = [];
+  /** One app per setting, on one store that holds the user. */
+  const apps = new Map<'direct' | 'trusted' | 'public', FastifyInstance>();
+  let email = '';
+
+  beforeAll(async () => {
+    const { store, dispose: disposeStore } = await createTestStore();
+    dispose.push(disposeStore);
+    const clock = new ManualClock(new Date());
+    const build = async (
+      name: 'direct' | 'trusted' | 'public',
+      settings: Pick<AppDeps, 'trustProxy' | 'publicUrl'>,
+    ) => {
+      const services = createServices(store, clock, {
+        accessTokenTtlSeconds: 300,
+        refreshTokenTtlSeconds: 1800,
+        businessDate: undefined,
+        authFailureWait: async () => {},
+      });
+      const app = await buildApp({ store, services, logger: false, ...settings });
+      await app.ready();
+      dispose.unshift(() => app.close());
+      apps.set(name, app);
+      return services;
+    };
+    const services = await build('direct', {});
+    await build('trusted', { trustProxy: ['loopback'] });
+    await build('public', { publicUrl: 'https://ledger.example.com/base' });
+    email = 'proxied@example.test';
+    await services.access.createUser({ email, roles: ['admin'], password: PASSWORD });
+  });
+  afterAll(async () => {
+    for (const close of dispose) await close();
+  });
+
+  /** A sign-in as a proxy passes it on: its own upstream `Host`, and what the browser sent. */
+  const signInThrough = (name: 'direct' | 'trusted' | 'public', headers: Record<string, string>) => {
+    const app = apps.get(name);
+    if (app === undefined) throw new Error(`no app ${name}`);
+    return app.inject({
+      method: 'POST',
+      url: '/admin/login',
+      headers: { ...formHeaders, host: 'backend:8080', ...headers },
+      payload: new URLSearchParams({ email, password: PASSWORD }).toString(),
+    });
+  };
+  const forwarded = {
+    origin: 'https://ledger.example.com',
+    'x-forwarded-proto': 'https',
+    'x-forwarded-host': 'ledger.example.com',
+  };
+
+  it('ignores X-Forwarded-Proto and X-Forwarded-Host without TRUST_PROXY', async () => {
+    const refused = await signInThrough('direct', forwarded);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.body).toContain('The sign-in form was sent from another site.');
+    const direct = await signInThrough('direct', {
+      origin: 'http://backend:8080',
+      'x-forwarded-proto': 'https',
+    });
+    expect(direct.statusCode).toBe(303);
+    expect(direct.cookies.find((c) => c.name === 'lf_admin_session')?.secure).toBeUndefined();
+  });
+
+  it('believes them from a trusted proxy: the origin and TLS it names', async () => {
+    const response = await signInThrough('trusted', forwarded);
+    expect(response.statusCode).toBe(303);
+    expect(response.cookies.find((c) => c.name === 'lf_admin_session')?.secure).toBe(true);
+    const upstream = await signInThrough('trusted', { ...forwarded, origin: 'http://backend:8080' });
+    expect(upstream.statusCode).toBe(403);
+  });
+
+  it('signs in when the proxy rewrote Host and the Origin is that of PUBLIC_URL', async () => {
+    const response = await signInThrough('public', { origin: 'https://ledger.example.com' });
+    expect(response.statusCode).toBe(303);
+    expect(response.cookies.find((c) => c.name === 'lf_admin_session')?.secure).toBe(true);
+  });
+
+  it('refuses any other Origin when PUBLIC_URL is set, the upstream Host included', async () => {
+    for (const origin of [
+      'http://backend:8080',
+      'http://ledger.example.com',
+      'https://ledger.example.com.evil.example',
+      'https://evil.example',
+      'null',
+    ]) {
+      const response = await signInThrough('public', { origin });
+      expect(response.statusCode, origin).toBe(403);
+      expect(cookieOf(response, 'lf_admin_session'), origin).toBeUndefined();
+    }
   });
 });
