@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppDeps, buildApp } from '../../src/app.js';
+import { ONE_TIME_VIEW_TTL_MS } from '../../src/http/admin/one-time-views.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import {
   AUTH_FAILURE_DELAY_MAX_MS,
@@ -255,11 +256,14 @@ describe('administration interface: sign-in, sessions, headers', () => {
       name: 'etl',
       expiresInDays: '7',
     });
-    expect(created.statusCode).toBe(201);
-    const clientId = /id="client-id">([^<]+)</.exec(created.body)?.[1] ?? '';
-    const clientSecret = /id="client-secret" class="secret">([^<]+)</.exec(created.body)?.[1] ?? '';
+    expect(created.statusCode).toBe(303);
+    const shown = await admin.get(String(created.headers.location));
+    expect(shown.statusCode).toBe(200);
+    const clientId = /id="client-id">([^<]+)</.exec(shown.body)?.[1] ?? '';
+    const clientSecret = /id="client-secret" class="secret">([^<]+)</.exec(shown.body)?.[1] ?? '';
     expect(clientSecret).toMatch(/^lfs_/);
-    expect(created.body).toContain('cannot be shown again');
+    expect(shown.body).toContain('cannot be shown again');
+    expect(created.headers.location).toBe(`/admin/credentials/${clientId}/created`);
     const token = await t.app.inject({
       method: 'POST',
       url: '/auth/token',
@@ -280,6 +284,44 @@ describe('administration interface: sign-in, sessions, headers', () => {
     expect(revoke.statusCode).toBe(303);
     const api = await t.call(accessToken, { url: '/api/v1/ingestions' });
     expect(api.statusCode).toBe(401);
+  });
+
+  it('creates a credential once and shows its secret once: reloading the page neither shows nor creates', async () => {
+    const admin = await signIn(t, await userWith(t, ['admin']));
+    const other = await signIn(t, await userWith(t, ['admin']));
+    const owner = await userWith(t, ['api-client']);
+    const credentialsOfOwner = async () =>
+      (await t.services.access.listCredentials(0, 1000)).rows.filter((c) => c.ownerEmail === owner);
+    const created = await admin.post('/admin/credentials', { ownerEmail: owner, expiresInDays: '7' });
+    expect(created.statusCode).toBe(303);
+    const view = String(created.headers.location);
+    // Another session cannot see it, and asking does not spend the one view.
+    const elsewhere = await other.get(view);
+    expect(elsewhere.statusCode).toBe(410);
+    expect(elsewhere.body).not.toContain('lfs_');
+    const shown = await admin.get(view);
+    expect(shown.statusCode).toBe(200);
+    const secret = /id="client-secret" class="secret">([^<]+)</.exec(shown.body)?.[1] ?? '';
+    expect(secret).toMatch(/^lfs_/);
+    for (let reload = 0; reload < 2; reload += 1) {
+      const again = await admin.get(view);
+      expect(again.statusCode).toBe(410);
+      expect(again.headers['cache-control']).toBe('no-store');
+      expect(again.body).toContain('was shown once');
+      expect(again.body).not.toContain(secret);
+      expect(again.body).not.toContain('lfs_');
+    }
+    expect(await credentialsOfOwner()).toHaveLength(1);
+  });
+
+  it('forgets a secret that was not shown within its time', async () => {
+    const admin = await signIn(t, await userWith(t, ['admin']));
+    const owner = await userWith(t, ['api-client']);
+    const created = await admin.post('/admin/credentials', { ownerEmail: owner, expiresInDays: '7' });
+    t.clock.advance(ONE_TIME_VIEW_TTL_MS + 1);
+    const late = await admin.get(String(created.headers.location));
+    expect(late.statusCode).toBe(410);
+    expect(late.body).not.toContain('lfs_');
   });
 
   it('refuses a credential lifetime out of range with the rule', async () => {
