@@ -218,7 +218,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(ingestionRoutes, { ingestion: services.ingestion });
   await app.register(statisticsRoutes, { statistics: services.statistics });
   await app.register(journalRoutes, { journals: services.journals });
-  await app.register(adminInterface, { services });
+  await app.register(adminInterface, { services, publicUrl: deps.publicUrl });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

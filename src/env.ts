@@ -37,7 +37,8 @@ export interface Env {
   logLevel: string;
   /**
    * The base URL clients reach the service at (`PUBLIC_URL`), without a trailing slash; unset
-   * means the address the server listens on.
+   * means the address the server listens on. The administration sign-in accepts forms only
+   * from its origin.
    */
   publicUrl: string | undefined;
   /** Worker threads that parse and validate large chunks; 0 works them on the event loop (ADR 0010). */
@@ -45,7 +46,8 @@ export interface Env {
   /**
    * Which proxies in front of the service are believed when they name the client in
    * `X-Forwarded-For` (TRUST_PROXY): `false` (none, the default), `true` (every hop), or their
-   * addresses and CIDR ranges. The client address limits failed authentications.
+   * addresses and CIDR ranges. The client address limits failed authentications. Only these
+   * proxies are believed in `X-Forwarded-Proto` and `X-Forwarded-Host` too.
    */
   trustProxy: boolean | string[];
   /** PostgreSQL: longest wait for a connection, new or from the pool. */

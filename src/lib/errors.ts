@@ -20,6 +20,10 @@ export const PROBLEMS = {
   conflict: { status: 409, title: 'The request conflicts with the current state' },
   'session-closed': { status: 409, title: 'The ingestion session is closed' },
   'session-expired': { status: 409, title: 'The ingestion session has expired' },
+  'configuration-changed': {
+    status: 412,
+    title: 'The configuration changed since the revision the request names',
+  },
   'payload-too-large': { status: 413, title: 'The body is larger than allowed' },
   'idempotency-key-reused': {
     status: 422,

@@ -6,6 +6,7 @@ import {
   type ConfigurationStore,
   emptyConfiguration,
   type ProcessingDataCounts,
+  type ReplaceOutcome,
 } from '../modules/configuration/store.js';
 import { countRows } from './count.js';
 import type { Store } from './database.js';
@@ -92,7 +93,7 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
     },
 
     async replace(input) {
-      return db.transaction().execute(async (trx) => {
+      return db.transaction().execute(async (trx): Promise<ReplaceOutcome> => {
         // Make sure the row exists, then lock it: the revision read below is ours alone.
         await trx
           .insertInto('configuration')
@@ -115,6 +116,9 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
           ? current.forUpdate()
           : current
         ).executeTakeFirstOrThrow();
+        if (input.ifRevisionIn !== undefined && !input.ifRevisionIn.includes(Number(revision))) {
+          return { replaced: false, revision: Number(revision) };
+        }
         const next = Number(revision) + 1;
         if (dialect === 'postgres') {
           // Every write of processing data (a session, a chunk, a journal) takes a lock on the
@@ -153,7 +157,7 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
             deleted: JSON.stringify(deleted),
           })
           .execute();
-        return { revision: next, deleted };
+        return { replaced: true, revision: next, deleted };
       });
     },
 

@@ -149,7 +149,18 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface in Chromium', () 
     });
     expect(before.status).toBe(200);
 
-    await page.getByRole('link', { name: 'Done — back to the credentials' }).click();
+    // A reload shows the secret no more and creates no second credential.
+    expect(new URL(page.url()).pathname).toBe(`/admin/credentials/${clientId}/created`);
+    const reloaded = await page.reload();
+    expect(reloaded?.status()).toBe(410);
+    await page.getByRole('heading', { name: 'The secret was shown once' }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+    const ofOwner = (await t.services.access.listCredentials(0, 1000)).rows.filter(
+      (c) => c.ownerEmail === owner,
+    );
+    expect(ofOwner).toHaveLength(1);
+
+    await page.getByRole('link', { name: 'Back to the credentials' }).click();
     const row = page.locator('tr', { hasText: clientId });
     await expect(row.textContent()).resolves.toContain('nightly-import');
     expect(await page.content()).not.toContain(secret);

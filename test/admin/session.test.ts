@@ -1,11 +1,17 @@
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AppDeps, buildApp } from '../../src/app.js';
+import { ONE_TIME_VIEW_TTL_MS } from '../../src/http/admin/one-time-views.js';
+import { ManualClock } from '../../src/lib/clock.js';
 import {
   AUTH_FAILURE_DELAY_MAX_MS,
   AUTH_FAILURES_PER_ADDRESS_MAX,
   AUTH_FAILURES_UNSLOWED_MAX,
 } from '../../src/modules/auth/failure-limiter.js';
 import { SIGN_IN_FIELD_LENGTH_MAX, WEB_SESSION_IDLE_MS } from '../../src/modules/auth/web-sessions.js';
+import { createServices } from '../../src/services.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestStore } from '../helpers/store.js';
 import { cookieOf, PASSWORD, signIn, userWith } from './helpers.js';
 
 let t: TestApp;
@@ -52,6 +58,19 @@ describe('administration interface: sign-in, sessions, headers', () => {
     expect(css.statusCode).toBe(200);
   });
 
+  it('serves htmx and Chart.js as JavaScript from the installed packages, wherever npm put them', async () => {
+    for (const [url, marker] of [
+      ['/admin/assets/lib/htmx.min.js', 'htmx'],
+      ['/admin/assets/lib/chart.umd.min.js', 'Chart'],
+    ] as const) {
+      const script = await t.app.inject({ url });
+      expect(script.statusCode, url).toBe(200);
+      expect(script.headers['content-type'], url).toBe('text/javascript; charset=utf-8');
+      expect(script.body.length, url).toBeGreaterThan(10_000);
+      expect(script.body, url).toContain(marker);
+    }
+  });
+
   it('signs in with the right password: an HttpOnly, SameSite=Strict cookie on /admin', async () => {
     const email = await userWith(t, ['admin']);
     const response = await t.app.inject({
@@ -71,17 +90,6 @@ describe('administration interface: sign-in, sessions, headers', () => {
     expect(cookie?.sameSite).toBe('Strict');
     expect(cookie?.path).toBe('/admin');
     expect(cookie?.secure).toBeUndefined();
-  });
-
-  it('marks the cookie Secure behind TLS', async () => {
-    const email = await userWith(t, ['viewer']);
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/admin/login',
-      headers: { ...formHeaders, 'x-forwarded-proto': 'https' },
-      payload: new URLSearchParams({ email, password: PASSWORD }).toString(),
-    });
-    expect(response.cookies.find((c) => c.name === 'lf_admin_session')?.secure).toBe(true);
   });
 
   it('refuses a wrong password, and never goes to another site after sign-in', async () => {
@@ -285,11 +293,14 @@ describe('administration interface: sign-in, sessions, headers', () => {
       name: 'etl',
       expiresInDays: '7',
     });
-    expect(created.statusCode).toBe(201);
-    const clientId = /id="client-id">([^<]+)</.exec(created.body)?.[1] ?? '';
-    const clientSecret = /id="client-secret" class="secret">([^<]+)</.exec(created.body)?.[1] ?? '';
+    expect(created.statusCode).toBe(303);
+    const shown = await admin.get(String(created.headers.location));
+    expect(shown.statusCode).toBe(200);
+    const clientId = /id="client-id">([^<]+)</.exec(shown.body)?.[1] ?? '';
+    const clientSecret = /id="client-secret" class="secret">([^<]+)</.exec(shown.body)?.[1] ?? '';
     expect(clientSecret).toMatch(/^lfs_/);
-    expect(created.body).toContain('cannot be shown again');
+    expect(shown.body).toContain('cannot be shown again');
+    expect(created.headers.location).toBe(`/admin/credentials/${clientId}/created`);
     const token = await t.app.inject({
       method: 'POST',
       url: '/auth/token',
@@ -312,6 +323,44 @@ describe('administration interface: sign-in, sessions, headers', () => {
     expect(api.statusCode).toBe(401);
   });
 
+  it('creates a credential once and shows its secret once: reloading the page neither shows nor creates', async () => {
+    const admin = await signIn(t, await userWith(t, ['admin']));
+    const other = await signIn(t, await userWith(t, ['admin']));
+    const owner = await userWith(t, ['api-client']);
+    const credentialsOfOwner = async () =>
+      (await t.services.access.listCredentials(0, 1000)).rows.filter((c) => c.ownerEmail === owner);
+    const created = await admin.post('/admin/credentials', { ownerEmail: owner, expiresInDays: '7' });
+    expect(created.statusCode).toBe(303);
+    const view = String(created.headers.location);
+    // Another session cannot see it, and asking does not spend the one view.
+    const elsewhere = await other.get(view);
+    expect(elsewhere.statusCode).toBe(410);
+    expect(elsewhere.body).not.toContain('lfs_');
+    const shown = await admin.get(view);
+    expect(shown.statusCode).toBe(200);
+    const secret = /id="client-secret" class="secret">([^<]+)</.exec(shown.body)?.[1] ?? '';
+    expect(secret).toMatch(/^lfs_/);
+    for (let reload = 0; reload < 2; reload += 1) {
+      const again = await admin.get(view);
+      expect(again.statusCode).toBe(410);
+      expect(again.headers['cache-control']).toBe('no-store');
+      expect(again.body).toContain('was shown once');
+      expect(again.body).not.toContain(secret);
+      expect(again.body).not.toContain('lfs_');
+    }
+    expect(await credentialsOfOwner()).toHaveLength(1);
+  });
+
+  it('forgets a secret that was not shown within its time', async () => {
+    const admin = await signIn(t, await userWith(t, ['admin']));
+    const owner = await userWith(t, ['api-client']);
+    const created = await admin.post('/admin/credentials', { ownerEmail: owner, expiresInDays: '7' });
+    t.clock.advance(ONE_TIME_VIEW_TTL_MS + 1);
+    const late = await admin.get(String(created.headers.location));
+    expect(late.statusCode).toBe(410);
+    expect(late.body).not.toContain('lfs_');
+  });
+
   it('refuses a credential lifetime out of range with the rule', async () => {
     const admin = await signIn(t, await userWith(t, ['admin']));
     const owner = await userWith(t, ['api-client']);
@@ -321,5 +370,105 @@ describe('administration interface: sign-in, sessions, headers', () => {
     });
     expect(response.statusCode).toBe(400);
     expect(response.body).toContain('/expiresInDays');
+  });
+});
+
+/**
+ * Behind a reverse proxy the `Host` a request carries may be the proxy's upstream name, not the
+ * one in the browser's address bar. The sign-in form's `Origin` is compared with `PUBLIC_URL`
+ * when it is set, and the proxy's `X-Forwarded-Proto` and `X-Forwarded-Host` are believed only
+ * from a peer `TRUST_PROXY` trusts (injected requests come from 127.0.0.1).
+ */
+describe('administration sign-in behind a reverse proxy', () => {
+  const dispose: (() => Promise<void>)[] = [];
+  /** One app per setting, on one store that holds the user. */
+  const apps = new Map<'direct' | 'trusted' | 'public', FastifyInstance>();
+  let email = '';
+
+  beforeAll(async () => {
+    const { store, dispose: disposeStore } = await createTestStore();
+    dispose.push(disposeStore);
+    const clock = new ManualClock(new Date());
+    const build = async (
+      name: 'direct' | 'trusted' | 'public',
+      settings: Pick<AppDeps, 'trustProxy' | 'publicUrl'>,
+    ) => {
+      const services = createServices(store, clock, {
+        accessTokenTtlSeconds: 300,
+        refreshTokenTtlSeconds: 1800,
+        businessDate: undefined,
+        authFailureWait: async () => {},
+      });
+      const app = await buildApp({ store, services, logger: false, ...settings });
+      await app.ready();
+      dispose.unshift(() => app.close());
+      apps.set(name, app);
+      return services;
+    };
+    const services = await build('direct', {});
+    await build('trusted', { trustProxy: ['loopback'] });
+    await build('public', { publicUrl: 'https://ledger.example.com/base' });
+    email = 'proxied@example.test';
+    await services.access.createUser({ email, roles: ['admin'], password: PASSWORD });
+  });
+  afterAll(async () => {
+    for (const close of dispose) await close();
+  });
+
+  /** A sign-in as a proxy passes it on: its own upstream `Host`, and what the browser sent. */
+  const signInThrough = (name: 'direct' | 'trusted' | 'public', headers: Record<string, string>) => {
+    const app = apps.get(name);
+    if (app === undefined) throw new Error(`no app ${name}`);
+    return app.inject({
+      method: 'POST',
+      url: '/admin/login',
+      headers: { ...formHeaders, host: 'backend:8080', ...headers },
+      payload: new URLSearchParams({ email, password: PASSWORD }).toString(),
+    });
+  };
+  const forwarded = {
+    origin: 'https://ledger.example.com',
+    'x-forwarded-proto': 'https',
+    'x-forwarded-host': 'ledger.example.com',
+  };
+
+  it('ignores X-Forwarded-Proto and X-Forwarded-Host without TRUST_PROXY', async () => {
+    const refused = await signInThrough('direct', forwarded);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.body).toContain('The sign-in form was sent from another site.');
+    const direct = await signInThrough('direct', {
+      origin: 'http://backend:8080',
+      'x-forwarded-proto': 'https',
+    });
+    expect(direct.statusCode).toBe(303);
+    expect(direct.cookies.find((c) => c.name === 'lf_admin_session')?.secure).toBeUndefined();
+  });
+
+  it('believes them from a trusted proxy: the origin and TLS it names', async () => {
+    const response = await signInThrough('trusted', forwarded);
+    expect(response.statusCode).toBe(303);
+    expect(response.cookies.find((c) => c.name === 'lf_admin_session')?.secure).toBe(true);
+    const upstream = await signInThrough('trusted', { ...forwarded, origin: 'http://backend:8080' });
+    expect(upstream.statusCode).toBe(403);
+  });
+
+  it('signs in when the proxy rewrote Host and the Origin is that of PUBLIC_URL', async () => {
+    const response = await signInThrough('public', { origin: 'https://ledger.example.com' });
+    expect(response.statusCode).toBe(303);
+    expect(response.cookies.find((c) => c.name === 'lf_admin_session')?.secure).toBe(true);
+  });
+
+  it('refuses any other Origin when PUBLIC_URL is set, the upstream Host included', async () => {
+    for (const origin of [
+      'http://backend:8080',
+      'http://ledger.example.com',
+      'https://ledger.example.com.evil.example',
+      'https://evil.example',
+      'null',
+    ]) {
+      const response = await signInThrough('public', { origin });
+      expect(response.statusCode, origin).toBe(403);
+      expect(cookieOf(response, 'lf_admin_session'), origin).toBeUndefined();
+    }
   });
 });

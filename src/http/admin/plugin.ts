@@ -1,4 +1,6 @@
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import helmet from '@fastify/helmet';
@@ -46,12 +48,15 @@ export const ADMIN_FORM_BYTES_MAX = 1024 * 1024;
 
 /** Where the interface's own stylesheet and scripts are, beside `src/` and `dist/`. */
 const ASSETS_FOLDER = fileURLToPath(new URL('../../../public/admin/', import.meta.url));
-/** The browser libraries, served from the installed packages (nothing from the internet). */
+/** Resolves packages as Node does, so the libraries are found wherever npm installed them. */
+const requireFrom = createRequire(import.meta.url);
+/**
+ * The browser libraries, served from the installed packages (nothing from the internet). Chart.js
+ * exports no path to its browser build, so that file is found beside the package's entry point.
+ */
 const LIBRARY_FILES: Record<string, string> = {
-  'htmx.min.js': fileURLToPath(new URL('../../../node_modules/htmx.org/dist/htmx.min.js', import.meta.url)),
-  'chart.umd.min.js': fileURLToPath(
-    new URL('../../../node_modules/chart.js/dist/chart.umd.min.js', import.meta.url),
-  ),
+  'htmx.min.js': requireFrom.resolve('htmx.org/dist/htmx.min.js'),
+  'chart.umd.min.js': join(dirname(requireFrom.resolve('chart.js')), 'chart.umd.min.js'),
 };
 
 /** An error shown as a page: what went wrong and how to fix it. */
@@ -88,17 +93,40 @@ export function sendPage(reply: FastifyReply, body: Html, status = 200): Fastify
     .send(body.value);
 }
 
-/** True when the request came over TLS, directly or through a proxy that says so. */
-function isTls(request: FastifyRequest): boolean {
-  return request.protocol === 'https' || request.headers['x-forwarded-proto'] === 'https';
+/**
+ * The origin browsers send for a page of this service: that of `PUBLIC_URL` when it is set
+ * (`publicOrigin`), else the request's own. A proxy's `X-Forwarded-Proto` and
+ * `X-Forwarded-Host` count only when `TRUST_PROXY` trusts the peer: Fastify's `request.protocol`
+ * and `request.host` apply it. Undefined when the request names no usable host.
+ */
+function ownOrigin(request: FastifyRequest, publicOrigin: string | undefined): string | undefined {
+  if (publicOrigin !== undefined) return publicOrigin;
+  const own = `${request.protocol}://${request.host}`;
+  return URL.canParse(own) ? new URL(own).origin : undefined;
 }
 
-function cookieOptions(request: FastifyRequest) {
+/** True when the browser reaches the service over TLS: `PUBLIC_URL` says so, or the request came so. */
+function isTls(request: FastifyRequest, publicOrigin: string | undefined): boolean {
+  return publicOrigin?.startsWith('https:') === true || request.protocol === 'https';
+}
+
+/**
+ * True when a sign-in form came from this service's own page: no `Origin` (not a browser, or
+ * an old one), or the origin browsers show for the service. `null` and other sites are refused.
+ */
+function isOwnOrigin(request: FastifyRequest, publicOrigin: string | undefined): boolean {
+  const origin = request.headers.origin;
+  if (origin === undefined) return true;
+  const expected = ownOrigin(request, publicOrigin);
+  return expected !== undefined && URL.canParse(origin) && new URL(origin).origin === expected;
+}
+
+function cookieOptions(request: FastifyRequest, publicOrigin: string | undefined) {
   return {
     path: '/admin',
     httpOnly: true,
     sameSite: 'strict' as const,
-    secure: isTls(request),
+    secure: isTls(request, publicOrigin),
   };
 }
 
@@ -170,8 +198,12 @@ const SIGN_IN_MESSAGES = {
  * permission of every page and action checked on the server. Pages call the module services,
  * the same ones the REST API calls.
  */
-export const adminInterface: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const adminInterface: FastifyPluginAsync<{
+  services: Services;
+  publicUrl?: string | undefined;
+}> = async (app, { services, publicUrl }) => {
   const { webSessions } = services;
+  const publicOrigin = publicUrl === undefined ? undefined : new URL(publicUrl).origin;
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true };
   });
@@ -341,8 +373,7 @@ export const adminInterface: FastifyPluginAsync<{ services: Services }> = async 
 
   app.post('/admin/login', { bodyLimit: ADMIN_FORM_BYTES_MAX }, async (request, reply) => {
     // No session yet, so no CSRF token: a cross-site sign-in is refused by its Origin instead.
-    const origin = request.headers.origin;
-    if (origin !== undefined && origin !== `${isTls(request) ? 'https' : 'http'}://${request.headers.host}`) {
+    if (!isOwnOrigin(request, publicOrigin)) {
       throw new AdminPageError(
         403,
         'Sign-in refused',
@@ -373,13 +404,13 @@ export const adminInterface: FastifyPluginAsync<{ services: Services }> = async 
       }
       return sendPage(reply, signInPage(notice('error', SIGN_IN_MESSAGES[result.reason]), email, next), 401);
     }
-    reply.setCookie(SESSION_COOKIE, result.sessionId, cookieOptions(request));
+    reply.setCookie(SESSION_COOKIE, result.sessionId, cookieOptions(request, publicOrigin));
     return reply.redirect(next, 303);
   });
 
   app.post('/admin/logout', { config: { adminPermission: 'signed-in' } }, async (request, reply) => {
     await webSessions.signOut(contextOf(request).principal.sessionHash);
-    reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
+    reply.clearCookie(SESSION_COOKIE, cookieOptions(request, publicOrigin));
     return sendPage(reply, signInPage(notice('info', 'You are signed out.'), '', '/admin'));
   });
 

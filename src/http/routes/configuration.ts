@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { AppError } from '../../lib/errors.js';
 import { ConfigurationDocumentSchema, ConfigurationUploadSchema } from '../../modules/configuration/model.js';
 import type { ConfigurationService } from '../../modules/configuration/service.js';
 import { AuditEntry, UploadResult, WipeDryRunResult } from '../api-schemas.js';
 import { principalOf } from '../authenticate.js';
+import { ajvErrorsToPaths } from '../problem.js';
 import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from '../schemas.js';
 
 /**
@@ -25,6 +27,46 @@ const DryRunQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** Longest `If-Match` header read: room for a few entity tags, far more than a client needs. */
+export const IF_MATCH_LENGTH_MAX = 1000;
+
+/**
+ * The entity tag of a configuration revision: strong, quoted, and changed by every upload and
+ * deletion. It names the stored configuration, not the download's `downloadTime` and
+ * `downloadedBy` (docs/decisions.md).
+ */
+export function etagOf(revision: number): string {
+  return `"revision-${revision}"`;
+}
+
+/**
+ * The revisions an `If-Match` header allows (RFC 9110, 13.1.1): undefined for none sent or `*`
+ * (the configuration always exists), else those its strong entity tags name. A weak tag never
+ * matches (strong comparison), nor does a tag this service did not make, so a list of only
+ * such tags allows no revision.
+ */
+export function revisionsOf(ifMatch: string | undefined): readonly number[] | undefined {
+  if (ifMatch === undefined || ifMatch.trim() === '*') return undefined;
+  return [...ifMatch.matchAll(/(^|,)\s*"revision-(\d{1,15})"\s*(?=,|$)/g)].map((match) => Number(match[2]));
+}
+
+const IfMatchHeaders = Type.Object({
+  'if-match': Type.Optional(
+    Type.String({
+      maxLength: IF_MATCH_LENGTH_MAX,
+      description:
+        'The `ETag` of the configuration this change is made against (from a download or an earlier answer). When the stored configuration has changed since, nothing changes and the answer is 412 `configuration-changed`. Without it the change is made whatever is stored.',
+      examples: ['"revision-7"'],
+    }),
+  ),
+});
+
+/**
+ * What a deletion may carry: no body, or an empty object. Some clients send `{}` on every DELETE;
+ * any member is refused, as in every other body, so a misspelt option never goes unnoticed.
+ */
+const DeleteBody = Type.Object({}, { additionalProperties: false });
+
 /** Configuration Data bulk download, upload and delete, and the audit log. */
 export const configurationRoutes: FastifyPluginAsyncTypebox<{
   configuration: ConfigurationService<unknown>;
@@ -34,6 +76,14 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
     // Without it the dryRun flag would go unparsed, and a dry run could become a real upload.
     throw new Error('configuration routes need the application validator compiler');
   }
+  // Not the route's body schema: with one, an empty body would be refused as a missing
+  // document, and a DELETE with `Content-Type: application/json` and no body is ordinary.
+  const deleteBodyValid = compileValidator({
+    schema: DeleteBody,
+    method: 'DELETE',
+    url: '/api/v1/configuration/bulk',
+    httpPart: 'body',
+  });
 
   app.get(
     '/api/v1/configuration/bulk',
@@ -46,11 +96,15 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
         tags: ['configuration'],
         summary: 'Download the whole configuration',
         description:
-          '`downloadedBy` is the e-mail of the owner of the calling credential; every section is present. Each entity attribute type is returned in the form it was uploaded in.',
+          '`downloadedBy` is the e-mail of the owner of the calling credential; every section is present. Each entity attribute type is returned in the form it was uploaded in. The `ETag` header names the stored revision: send it as `If-Match` with an upload or a deletion to make it only if nothing changed in between.',
         response: { 200: ConfigurationDocumentSchema, ...AUTH_ERRORS },
       },
     },
-    async (request) => configuration.download(principalOf(request).ownerEmail),
+    async (request, reply) => {
+      const { document, revision } = await configuration.download(principalOf(request).ownerEmail);
+      reply.header('etag', etagOf(revision));
+      return document;
+    },
   );
 
   app.put(
@@ -65,14 +119,25 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         tags: ['configuration'],
         summary: 'Upload a whole configuration (all or nothing; wipes the processing data)',
-        description: `At most ${CONFIGURATION_BODY_BYTES_MAX} bytes. The new configuration replaces the old one, and every ingestion session with its records, journals, journal lines and processing errors is deleted; users, credentials and the audit log stay. The answer's \`deleted\` counts what was wiped. With \`dryRun=true\` the document is checked exactly as for an upload and nothing changes: the answer's \`wouldDelete\` counts what an upload would wipe now. A 400 lists every problem as { path (JSON Pointer), message }; nothing changes on a 400.`,
+        description: `At most ${CONFIGURATION_BODY_BYTES_MAX} bytes. The new configuration replaces the old one, and every ingestion session with its records, journals, journal lines and processing errors is deleted; users, credentials and the audit log stay. The answer's \`deleted\` counts what was wiped. With \`dryRun=true\` the document is checked exactly as for an upload and nothing changes: the answer's \`wouldDelete\` counts what an upload would wipe now. A 400 lists every problem as { path (JSON Pointer), message }; nothing changes on a 400. With \`If-Match\`, the upload (or its dry run) is made only while the stored configuration is the one that \`ETag\` names, else 412 \`configuration-changed\` and nothing changes. The answer's \`ETag\` names the revision stored after it (unchanged by a dry run).`,
         querystring: DryRunQuery,
+        headers: IfMatchHeaders,
         body: ConfigurationUploadSchema,
-        response: { 200: UploadResult, 400: Problem, 413: Problem, ...AUTH_ERRORS },
+        response: { 200: UploadResult, 400: Problem, 412: Problem, 413: Problem, ...AUTH_ERRORS },
       },
     },
-    async (request) =>
-      configuration.upload(request.body, principalOf(request).ownerEmail, { dryRun: request.query.dryRun }),
+    async (request, reply) => {
+      const { revision, ...answer } = await configuration.upload(
+        request.body,
+        principalOf(request).ownerEmail,
+        {
+          dryRun: request.query.dryRun,
+          ifRevisionIn: revisionsOf(request.headers['if-match']),
+        },
+      );
+      reply.header('etag', etagOf(revision));
+      return answer;
+    },
   );
 
   app.delete(
@@ -83,16 +148,33 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
         tags: ['configuration'],
         summary: 'Delete the configuration and wipe the processing data (users and credentials stay)',
         description:
-          'Empties every section and deletes every ingestion session with its records, journals, journal lines and processing errors; users, credentials and the audit log stay, and the audit entry records what was wiped. With `dryRun=true` nothing changes and the answer (200) counts what a deletion would wipe now.',
+          'Empties every section and deletes every ingestion session with its records, journals, journal lines and processing errors; users, credentials and the audit log stay, and the audit entry records what was wiped. With `dryRun=true` nothing changes and the answer (200) counts what a deletion would wipe now. It takes no body; an empty object is accepted, and any member is refused (400 naming it). With `If-Match`, the deletion (or its dry run) is made only while the stored configuration is the one that `ETag` names, else 412 `configuration-changed` and nothing changes. The `ETag` of the answer names the revision stored after it.',
         querystring: DryRunQuery,
-        response: { 200: WipeDryRunResult, 204: Type.Null(), 400: Problem, ...AUTH_ERRORS },
+        headers: IfMatchHeaders,
+        response: { 200: WipeDryRunResult, 204: Type.Null(), 400: Problem, 412: Problem, ...AUTH_ERRORS },
+      },
+      preValidation: async (request) => {
+        if (request.body === undefined || deleteBodyValid(request.body) === true) return;
+        const errors = ajvErrorsToPaths(deleteBodyValid.errors ?? []);
+        const first = errors[0];
+        throw new AppError(
+          'validation-failed',
+          first === undefined
+            ? 'the body must be absent or {}'
+            : `${first.path || 'the body'} ${first.message}`,
+          { errors },
+        );
       },
     },
     async (request, reply) => {
       const actor = principalOf(request).ownerEmail;
-      if (request.query.dryRun) return configuration.wipeDryRun();
-      await configuration.wipe(actor);
-      return reply.code(204).send(null);
+      const ifRevisionIn = revisionsOf(request.headers['if-match']);
+      if (request.query.dryRun) {
+        const { wouldDelete, revision } = await configuration.wipeDryRun(ifRevisionIn);
+        return reply.header('etag', etagOf(revision)).send({ wouldDelete });
+      }
+      const { revision } = await configuration.wipe(actor, ifRevisionIn);
+      return reply.code(204).header('etag', etagOf(revision)).send(null);
     },
   );
 

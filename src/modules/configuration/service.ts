@@ -6,15 +6,36 @@ import type { ConfigurationSnapshots } from './snapshot.js';
 import type { AuditEntry, ConfigurationStore, ProcessingDataCounts } from './store.js';
 import { validateConfigurationDocument } from './validate.js';
 
-/** The answer to a successful upload, or to its dry run. */
+/**
+ * The answer to a successful upload, or to its dry run, with the revision stored after it (the
+ * unchanged one after a dry run).
+ */
 export type UploadResult = {
   version: string;
   sections: Record<string, number>;
+  revision: number;
 } & ({ deleted: ProcessingDataCounts } | { wouldDelete: ProcessingDataCounts });
+
+/**
+ * The revisions a change is made against: it is made only when the stored revision is one of
+ * them (checked in the transaction that makes it), so that what was read or checked is what is
+ * replaced. Undefined: whatever is stored.
+ */
+export type RevisionCondition = readonly number[] | undefined;
 
 /** Options of an upload: a dry run checks and counts, and changes nothing. */
 export interface UploadOptions {
   dryRun?: boolean;
+  ifRevisionIn?: RevisionCondition;
+}
+
+/** The error of a change whose revision condition failed (`configuration-changed`, 412). */
+function configurationChanged(revision: number): AppError {
+  return new AppError(
+    'configuration-changed',
+    `the configuration changed since it was read: it is at revision ${revision} now, so nothing was changed; read it again and decide anew`,
+    { revision },
+  );
 }
 
 /**
@@ -34,23 +55,39 @@ export class ConfigurationService<T> {
     this.#clock = clock;
   }
 
-  /** The whole document of the current revision, keys in canonical order. */
-  async download(downloadedBy: string): Promise<ConfigurationDocument> {
+  /** The whole document of the current revision, keys in canonical order, and that revision. */
+  async download(downloadedBy: string): Promise<{ document: ConfigurationDocument; revision: number }> {
     const { stored } = await this.#snapshots.current();
     const nowMs = this.#clock.now().getTime();
     return {
-      configuration: canonicalConfiguration(stored.configuration),
-      downloadTime: { seconds: Math.floor(nowMs / 1000), nanos: (nowMs % 1000) * 1_000_000 },
-      downloadedBy,
-      version: stored.version as ConfigurationDocument['version'],
+      document: {
+        configuration: canonicalConfiguration(stored.configuration),
+        downloadTime: { seconds: Math.floor(nowMs / 1000), nanos: (nowMs % 1000) * 1_000_000 },
+        downloadedBy,
+        version: stored.version as ConfigurationDocument['version'],
+      },
+      revision: stored.revision,
     };
+  }
+
+  /**
+   * The stored revision, read before what a dry run counts (so that counts read after a change
+   * go with the revision before it, and a change made against that revision is refused), checked
+   * against the condition. Errors: `configuration-changed` (412).
+   */
+  async #checkedRevision(condition: RevisionCondition): Promise<number> {
+    const revision = await this.#store.readRevision();
+    if (condition !== undefined && !condition.includes(revision)) throw configurationChanged(revision);
+    return revision;
   }
 
   /**
    * Replaces the configuration and wipes the processing data, answering with the section counts
    * and what was deleted. A dry run validates and prepares exactly as an upload does, and
-   * answers with what would be deleted instead, changing nothing. Errors:
-   * `configuration-invalid` (400) with every problem as `{ path, message }`.
+   * answers with what would be deleted instead, changing nothing. With `ifRevisionIn`, the
+   * upload (or the dry run) is made only when the stored revision is one of those. Errors:
+   * `configuration-invalid` (400) with every problem as `{ path, message }`;
+   * `configuration-changed` (412) when the revision condition fails.
    */
   async upload(body: unknown, actor: string, options: UploadOptions = {}): Promise<UploadResult> {
     const result = validateConfigurationDocument(body);
@@ -77,39 +114,56 @@ export class ConfigurationService<T> {
     }
     const sections = sectionCounts(configuration);
     if (options.dryRun === true) {
-      return { version, sections, wouldDelete: await this.#store.countProcessingData() };
+      const revision = await this.#checkedRevision(options.ifRevisionIn);
+      return { version, sections, revision, wouldDelete: await this.#store.countProcessingData() };
     }
-    const { deleted } = await this.#store.replace({
+    const outcome = await this.#store.replace({
       version,
       configuration,
       at: this.#clock.now().toISOString(),
       actor,
       action: 'configuration.upload',
       sections,
+      ifRevisionIn: options.ifRevisionIn,
     });
-    return { version, sections, deleted };
+    if (!outcome.replaced) throw configurationChanged(outcome.revision);
+    return { version, sections, revision: outcome.revision, deleted: outcome.deleted };
   }
 
   /**
    * Empties the configuration and wipes the processing data; users, credentials and the audit
-   * log stay. Answers with what was deleted, as the audit entry records it.
+   * log stay. Answers with what was deleted, as the audit entry records it, and the new
+   * revision. With `ifRevisionIn`, only when the stored revision is one of those. Errors:
+   * `configuration-changed` (412) when that condition fails.
    */
-  async wipe(actor: string): Promise<{ deleted: ProcessingDataCounts }> {
+  async wipe(
+    actor: string,
+    ifRevisionIn?: RevisionCondition,
+  ): Promise<{ deleted: ProcessingDataCounts; revision: number }> {
     const configuration = emptyConfiguration();
-    const { deleted } = await this.#store.replace({
+    const outcome = await this.#store.replace({
       version: CONFIGURATION_FORMAT_VERSION,
       configuration,
       at: this.#clock.now().toISOString(),
       actor,
       action: 'configuration.delete',
       sections: sectionCounts(configuration),
+      ifRevisionIn,
     });
-    return { deleted };
+    if (!outcome.replaced) throw configurationChanged(outcome.revision);
+    return { deleted: outcome.deleted, revision: outcome.revision };
   }
 
-  /** The dry run of {@link wipe}: what it would delete now. Changes nothing. */
-  async wipeDryRun(): Promise<{ wouldDelete: ProcessingDataCounts }> {
-    return { wouldDelete: await this.#store.countProcessingData() };
+  /**
+   * The dry run of {@link wipe}: what it would delete now, and the revision it was counted
+   * against. Changes nothing. Errors: `configuration-changed` (412) when the revision
+   * condition fails.
+   */
+  async wipeDryRun(
+    ifRevisionIn?: RevisionCondition,
+  ): Promise<{ wouldDelete: ProcessingDataCounts; revision: number }> {
+    const revision = await this.#checkedRevision(ifRevisionIn);
+    return { wouldDelete: await this.#store.countProcessingData(), revision };
   }
 
   /** The audit log, newest first. */

@@ -39,6 +39,11 @@ export interface AuditEntry {
   deleted: ProcessingDataCounts | null;
 }
 
+/** What a `replace` did: the new revision and what it wiped, or nothing since the revision changed. */
+export type ReplaceOutcome =
+  | { replaced: true; revision: number; deleted: ProcessingDataCounts }
+  | { replaced: false; revision: number };
+
 /**
  * The storage port of the configuration module. `replace` is the one write: in a single
  * transaction it stores the new document under the next revision, counts and wipes the
@@ -52,6 +57,10 @@ export interface ConfigurationStore {
   readRevision(): Promise<number>;
   /** The processing data that a `replace` would wipe now; reads only. */
   countProcessingData(): Promise<ProcessingDataCounts>;
+  /**
+   * With `ifRevisionIn`, replaces only when the stored revision is one of those, read under the
+   * transaction's lock; otherwise changes nothing and answers `changed` with the revision found.
+   */
   replace(input: {
     version: string;
     configuration: Configuration;
@@ -59,7 +68,8 @@ export interface ConfigurationStore {
     actor: string;
     action: AuditEntry['action'];
     sections: Record<string, number>;
-  }): Promise<{ revision: number; deleted: ProcessingDataCounts }>;
+    ifRevisionIn?: readonly number[] | undefined;
+  }): Promise<ReplaceOutcome>;
   /** One page of the audit log, newest first (by the order the entries were written). */
   listAudit(page: number, limit: number): Promise<{ rows: AuditEntry[]; total: number }>;
 }

@@ -54,6 +54,38 @@ function documentOf(form: URLSearchParams): { text: string; body: unknown } {
 }
 
 /**
+ * The configuration revision a confirmation form was made for: the upload or wipe it confirms
+ * is made only while that revision is stored, so that what was checked is what is replaced.
+ */
+function checkedRevisionOf(form: URLSearchParams): number {
+  const text = form.get('revision') ?? '';
+  if (!/^\d{1,15}$/.test(text)) {
+    throw new AdminPageError(
+      400,
+      'The form is incomplete',
+      'The confirmation did not say which configuration it was checked against, so nothing changed.',
+      'Go back to the configuration page and start again.',
+    );
+  }
+  return Number(text);
+}
+
+/** Runs a confirmed change; when the configuration changed since the check, a page says so. */
+async function unlessChanged<T>(change: () => Promise<T>): Promise<T> {
+  try {
+    return await change();
+  } catch (error) {
+    if (!(error instanceof AppError && error.code === 'configuration-changed')) throw error;
+    throw new AdminPageError(
+      409,
+      'The configuration changed since you checked',
+      'Someone uploaded or wiped the configuration after your check, so nothing was changed: what you confirmed was counted against a configuration that is no longer stored.',
+      'Look at the audit log to see what changed, then check again and confirm what the new check shows.',
+    );
+  }
+}
+
+/**
  * Configuration: download; upload with every validation error listed by its path, after a dry
  * run naming what would be deleted and an explicit confirmation; the wipe with its dry run and
  * confirmation; the audit log.
@@ -83,7 +115,7 @@ ${
     '/admin/configuration/download',
     { config: { adminPermission: 'configuration:read' } },
     async (request, reply) => {
-      const document = await services.configuration.download(contextOf(request).principal.user.email);
+      const { document } = await services.configuration.download(contextOf(request).principal.user.email);
       return reply
         .header('cache-control', 'no-store')
         .header('content-disposition', 'attachment; filename="configuration.json"')
@@ -113,6 +145,7 @@ ${isNothing(wouldDelete) ? html`<p>No processing data exists, so nothing is dele
 <form method="post" action="/admin/configuration/upload">
   ${csrfField(context)}
   <textarea name="document" hidden>${text}</textarea>
+  <input type="hidden" name="revision" value="${result.revision}">
   <label><input type="checkbox" name="confirm" value="yes" required> I understand that the current configuration is replaced and the data above is deleted.</label>
   <button type="submit" class="danger">Upload and replace</button>
   <a href="/admin/configuration">Cancel</a>
@@ -147,7 +180,11 @@ ${isNothing(wouldDelete) ? html`<p>No processing data exists, so nothing is dele
         );
       }
       const { body } = documentOf(form);
-      const result = await services.configuration.upload(body, context.principal.user.email);
+      const result = await unlessChanged(() =>
+        services.configuration.upload(body, context.principal.user.email, {
+          ifRevisionIn: [checkedRevisionOf(form)],
+        }),
+      );
       const deleted = 'deleted' in result ? result.deleted : result.wouldDelete;
       return sendPage(
         reply,
@@ -165,11 +202,12 @@ ${isNothing(wouldDelete) ? html`<p>No processing data exists, so nothing is dele
     { config: { adminPermission: 'configuration:delete' } },
     async (request, reply) => {
       const context = contextOf(request);
-      const { wouldDelete } = await services.configuration.wipeDryRun();
+      const { wouldDelete, revision } = await services.configuration.wipeDryRun();
       const body = html`<section class="card">
 ${notice('warning', html`<strong>Wiping empties the configuration and deletes:</strong>${counts(wouldDelete)}Users, credentials and the audit log stay.`)}
 <form method="post" action="/admin/configuration/wipe">
   ${csrfField(context)}
+  <input type="hidden" name="revision" value="${revision}">
   <label><input type="checkbox" name="confirm" value="yes" required> I understand that this deletes the data above and cannot be undone.</label>
   <button type="submit" class="danger">Wipe</button>
   <a href="/admin/configuration">Cancel</a>
@@ -184,7 +222,8 @@ ${notice('warning', html`<strong>Wiping empties the configuration and deletes:</
     { config: { adminPermission: 'configuration:delete' } },
     async (request, reply) => {
       const context = contextOf(request);
-      if (formOf(request).get('confirm') !== 'yes') {
+      const form = formOf(request);
+      if (form.get('confirm') !== 'yes') {
         throw new AdminPageError(
           400,
           'Not confirmed',
@@ -192,7 +231,9 @@ ${notice('warning', html`<strong>Wiping empties the configuration and deletes:</
           'Tick the confirmation box, then wipe.',
         );
       }
-      const { deleted } = await services.configuration.wipe(context.principal.user.email);
+      const { deleted } = await unlessChanged(() =>
+        services.configuration.wipe(context.principal.user.email, [checkedRevisionOf(form)]),
+      );
       return sendPage(
         reply,
         page(

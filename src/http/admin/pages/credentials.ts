@@ -9,6 +9,7 @@ import {
 import type { Services } from '../../../services.js';
 import { html } from '../html.js';
 import { csrfField, emptyState, notice, page, pagination, table, when } from '../layout.js';
+import { OneTimeViews } from '../one-time-views.js';
 import { contextOf, formOf, pagingOf, queryText, sendPage } from '../plugin.js';
 
 /** Users offered in the owner list at most; past that the owner is typed (with suggestions). */
@@ -135,6 +136,12 @@ ${
     return sendPage(reply, page(context, 'Confirm the new credential', body));
   });
 
+  // The secret is shown by the page the creation redirects to, once: a reload of that page
+  // neither shows it again nor sends the creation again.
+  const createdCredentials = new OneTimeViews<CredentialView & { clientSecret: string }>(() =>
+    services.ingestion.now().getTime(),
+  );
+
   app.post('/admin/credentials', { config: permission }, async (request, reply) => {
     const context = contextOf(request);
     const { owner, name, expiresInDays } = await requestedCredential(services, formOf(request));
@@ -144,7 +151,24 @@ ${
       expiresInDays,
     });
     request.log.info({ clientId: created.clientId, owner: created.ownerEmail }, 'credential created');
-    const body = html`${notice('warning', html`<strong>Copy the secret now.</strong> It is shown this once and cannot be shown again; if it is lost, revoke the credential and create a new one.`)}
+    createdCredentials.put(context.principal.sessionHash, created.clientId, created);
+    return reply.redirect(`/admin/credentials/${encodeURIComponent(created.clientId)}/created`, 303);
+  });
+
+  app.get<{ Params: { clientId: string } }>(
+    '/admin/credentials/:clientId/created',
+    { config: permission },
+    async (request, reply) => {
+      const context = contextOf(request);
+      const { clientId } = request.params;
+      const created = createdCredentials.take(context.principal.sessionHash, clientId);
+      if (created === undefined) {
+        const body = html`${notice('info', html`The secret of the credential <code>${clientId}</code> was shown once, when it was created, and cannot be shown again. Reloading this page does not create another credential.`)}
+<p>If the secret was not copied, revoke the credential and create a new one.</p>
+<p><a href="/admin/credentials">Back to the credentials</a></p>`;
+        return sendPage(reply, page(context, 'The secret was shown once', body), 410);
+      }
+      const body = html`${notice('warning', html`<strong>Copy the secret now.</strong> It is shown this once and cannot be shown again; if it is lost, revoke the credential and create a new one.`)}
 <section class="card">
 <dl class="facts">
   <dt>Client id</dt><dd><code id="client-id">${created.clientId}</code> <button type="button" data-copy="client-id">Copy</button></dd>
@@ -156,8 +180,9 @@ ${
 <p>Get a token with <code>POST /auth/token</code>, <code>grant_type=client_credentials</code>, and this client id and secret.</p>
 <p><a href="/admin/credentials">Done — back to the credentials</a></p>
 </section>`;
-    return sendPage(reply, page(context, 'Credential created', body), 201);
-  });
+      return sendPage(reply, page(context, 'Credential created', body));
+    },
+  );
 
   app.get<{ Params: { clientId: string } }>(
     '/admin/credentials/:clientId/revoke',
