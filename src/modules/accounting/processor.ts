@@ -299,6 +299,7 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
 
   /** Waits `ms`, or less when the processor is stopped meanwhile. */
   #pause(ms: number): Promise<void> {
+    if (this.#stopRequested) return Promise.resolve();
     return new Promise((resolve) => {
       const end = () => {
         clearTimeout(timer);
