@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { adminInterface } from './http/admin/plugin.js';
 import { registerArrivalTime } from './http/arrival.js';
 import { registerAuthentication } from './http/authenticate.js';
@@ -24,6 +24,7 @@ import { statisticsRoutes } from './http/routes/statistics.js';
 import { type ServerTimeouts, serverTimeoutOptions } from './http/server-timeouts.js';
 import { AppError } from './lib/errors.js';
 import { nestsDeeperThan } from './modules/entities/record-validator.js';
+import type { ProcessingStatus } from './processing-thread-host.js';
 import type { Services } from './services.js';
 import type { Store } from './storage/database.js';
 
@@ -54,6 +55,11 @@ export interface AppDeps {
   publicUrl?: string;
   /** How long clients may take to send a request; tests shorten them. */
   serverTimeouts?: ServerTimeouts;
+  /**
+   * Where background processing runs (`main.ts`: the processing thread or this thread), for
+   * `/readyz` and the metrics; absent where the caller runs no processing of its own (tests).
+   */
+  processingStatus?: () => ProcessingStatus;
 }
 
 function ajvFor(options: { coerceTypes: boolean | 'array' }): Ajv {
@@ -160,6 +166,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
+  const processingStatus = deps.processingStatus;
+  if (processingStatus !== undefined) {
+    new Counter({
+      name: 'processing_thread_restarts_total',
+      help: 'Times the processing thread was started again after ending unexpectedly.',
+      registers: [registry],
+      collect() {
+        // The host counts; the counter shows its count, which only grows.
+        this.reset();
+        this.inc(processingStatus().threadRestarts);
+      },
+    });
+    new Gauge({
+      name: 'processing_degraded',
+      help: '1 while background processing runs degraded: on the main thread after the processing thread ended too often, or not at all; else 0.',
+      registers: [registry],
+      collect() {
+        this.set(processingStatus().degraded ? 1 : 0);
+      },
+    });
+  }
   app.addHook('onResponse', async (request, reply) => {
     const labels = {
       method: request.method,
@@ -210,7 +237,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => services.close());
 
   registerAuthentication(app, services.tokens);
-  operationsRoutes(app, store, registry);
+  operationsRoutes(app, store, registry, processingStatus);
   oauthRoutes(app, services.tokens, deps.publicUrl);
   await app.register(accessRoutes, { access: services.access });
   await app.register(configurationRoutes, { configuration: services.configuration });

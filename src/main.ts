@@ -6,8 +6,12 @@ import { buildApp } from './app.js';
 import { bootstrapAccess } from './bootstrap.js';
 import { EnvError, parseEnv } from './env.js';
 import { systemClock } from './lib/clock.js';
-import { type InProcessProcessor, ProcessingThread } from './processing-thread-host.js';
-import { createServices } from './services.js';
+import {
+  type InProcessProcessor,
+  type ProcessingStatus,
+  ProcessingThread,
+} from './processing-thread-host.js';
+import { createServices, type Services } from './services.js';
 import {
   ensureDatabase,
   migrateToLatest,
@@ -55,22 +59,32 @@ function startupSnapshotOff(): boolean {
   );
 }
 
+/** Processing that runs on this thread because it was configured so: not degraded. */
+const MAIN_THREAD_PROCESSING: ProcessingStatus = {
+  runsOn: 'main-thread',
+  degraded: false,
+  detail: undefined,
+  threadRestarts: 0,
+};
+
 /**
- * Starts background processing: on a worker thread with its own store connection when the store
- * can be shared and PROCESSING_THREAD is not false (returns the thread), else on this thread.
+ * The processing thread, not started yet, when the store can be shared and PROCESSING_THREAD is
+ * not false; else undefined, and processing runs on this thread. The processor of this thread is
+ * built only if the thread falls back to it.
  */
-function startProcessing(
+function processingThreadOf(
   env: ReturnType<typeof parseEnv>,
   store: Store,
-  processor: InProcessProcessor,
+  services: Services,
   logger: Logger,
 ): ProcessingThread | undefined {
-  if (!env.processingThread || env.databaseUrl === 'sqlite::memory:') {
-    processor.start();
-    logger.info('processing runs on the main thread');
-    return undefined;
-  }
-  const thread = new ProcessingThread(
+  if (!env.processingThread || env.databaseUrl === 'sqlite::memory:') return undefined;
+  const inProcess: InProcessProcessor = {
+    start: () => services.processor.start(),
+    wake: () => services.processor.wake(),
+    stop: () => services.processor.stop(),
+  };
+  return new ProcessingThread(
     {
       databaseUrl: env.databaseUrl,
       databaseConnectTimeoutMs: env.databaseConnectTimeoutMs,
@@ -82,7 +96,7 @@ function startProcessing(
         flowScriptMemoryMb: env.flowScriptMemoryMb,
       },
     },
-    processor,
+    inProcess,
     {
       started: () => logger.info('processing runs on its own thread'),
       processingError: (error) => logger.error({ err: error }, 'background processing failed; retrying'),
@@ -96,8 +110,6 @@ function startProcessing(
         ),
     },
   );
-  thread.start();
-  return thread;
 }
 
 /** A start-up failure the operator fixes from one line: printed without a stack, exit 1. */
@@ -163,8 +175,9 @@ async function main(): Promise<void> {
     statementTimeoutMs: env.databaseStatementTimeoutMs,
   });
   await migrateToLatest(store);
-  // New records wake the processing thread when there is one, else the processor on this thread.
-  let wakeProcessing = (): void => services.processor.wake();
+  // New records wake the processing thread when there is one, else the processor on this thread;
+  // until processing starts there is nothing to wake (it starts with every waiting record).
+  let wakeProcessing = (): void => {};
   const services = createServices(
     store,
     systemClock,
@@ -172,6 +185,7 @@ async function main(): Promise<void> {
     (error) => logger.error({ err: error }, 'background processing failed; retrying'),
     () => wakeProcessing(),
   );
+  const processing = processingThreadOf(env, store, services, logger);
   const app = await buildApp({
     store,
     services,
@@ -179,6 +193,7 @@ async function main(): Promise<void> {
     version: packageJson.version,
     trustProxy: env.trustProxy,
     publicUrl: env.publicUrl,
+    processingStatus: () => processing?.status() ?? MAIN_THREAD_PROCESSING,
   });
 
   const address = await listenOn(app, env.port, env.host);
@@ -186,8 +201,14 @@ async function main(): Promise<void> {
   // leaves the store without a user, and the next start makes the administrator (and shows a
   // generated password) again, instead of a password no one was shown.
   const report = await bootstrapAccess(env, services);
-  const processing = startProcessing(env, store, services.processor, logger);
-  if (processing !== undefined) wakeProcessing = () => processing.wake();
+  if (processing === undefined) {
+    services.processor.start();
+    wakeProcessing = () => services.processor.wake();
+    logger.info('processing runs on the main thread');
+  } else {
+    processing.start();
+    wakeProcessing = () => processing.wake();
+  }
   // Expired tokens, sign-in sessions and request counts of ended windows are useless but would
   // make their tables grow forever.
   const purge = setInterval(() => {

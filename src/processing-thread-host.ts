@@ -53,13 +53,44 @@ export interface ProcessingThreadLog {
   }): void;
 }
 
+/**
+ * Where processing runs now, for `/readyz` and the metrics. `degraded` when it does not run where
+ * it should: on the main thread after the processing thread ended too often, or nowhere while a
+ * thread that died waits to start again; `detail` then says which.
+ */
+export interface ProcessingStatus {
+  runsOn: 'processing-thread' | 'main-thread' | 'none';
+  degraded: boolean;
+  detail: string | undefined;
+  /** Times the processing thread was started again after ending unexpectedly, since start. */
+  threadRestarts: number;
+}
+
 /** The script of the processing thread, built next to this file. */
 const PROCESSING_THREAD_ENTRY = new URL('./processing-thread.js', import.meta.url);
 
-/** Times the thread is started again after dying unexpectedly, before processing moves in-process. */
+/**
+ * Restarts of a thread that died unexpectedly the host keeps in hand: each restart takes one, and
+ * one comes back every PROCESSING_THREAD_RESTART_REFILL_INTERVAL_MS, up to this many. With none
+ * left, processing moves to the main thread for the rest of the process's life.
+ */
 export const PROCESSING_THREAD_RESTARTS_MAX = 3;
+/**
+ * How long it takes for one restart to come back: a thread that dies now and then (a lost
+ * database, once a day) is always started again; one that dies more often than every 10 minutes
+ * on average uses the restarts up.
+ */
+export const PROCESSING_THREAD_RESTART_REFILL_INTERVAL_MS = 10 * 60_000;
 /** Pause before starting a thread that died again, so a thread that dies at once is not spun. */
 const PROCESSING_THREAD_RESTART_DELAY_MS = 1_000;
+
+/** What tests change of the host: the thread's script, the clock of the refill, the pause. */
+export interface ProcessingThreadOptions {
+  entry?: URL;
+  /** Milliseconds of a monotonic clock; `performance.now` by default. */
+  now?: () => number;
+  restartDelayMs?: number;
+}
 
 function errorOf(error: unknown): ReportedError {
   return error instanceof Error
@@ -70,8 +101,10 @@ function errorOf(error: unknown): ReportedError {
 /**
  * Runs the background processor on a worker thread with its own store connection
  * (docs/adr/0013-processing-thread.md). A thread that dies unexpectedly is logged and started
- * again, at most PROCESSING_THREAD_RESTARTS_MAX times; after that the processor on the main
- * thread takes over, so records are still processed, only with the event loop shared again.
+ * again while restarts are in hand (PROCESSING_THREAD_RESTARTS_MAX, one back every
+ * PROCESSING_THREAD_RESTART_REFILL_INTERVAL_MS); with none left the processor on the main
+ * thread takes over, so records are still processed, only with the event loop shared again,
+ * and `status` says processing is degraded.
  * Processing is exactly once whichever runs it: a chunk whose write did not commit is claimed
  * again.
  */
@@ -80,23 +113,55 @@ export class ProcessingThread {
   readonly #inProcess: InProcessProcessor;
   readonly #log: ProcessingThreadLog;
   readonly #entry: URL;
+  readonly #now: () => number;
+  readonly #restartDelayMs: number;
   #worker: Worker | undefined;
-  #restarts = 0;
+  #restartsLeft = PROCESSING_THREAD_RESTARTS_MAX;
+  /** When the restarts in hand were last counted up (`#now`). */
+  #restartsCountedAt: number;
+  #restartsDone = 0;
   #inProcessRunning = false;
   #stopping = false;
   #restartTimer: NodeJS.Timeout | undefined;
 
-  /** `entry` is the thread's script; tests give one that misbehaves on purpose. */
+  /** `options` are for tests: a thread script that misbehaves on purpose, a clock, a shorter pause. */
   constructor(
     data: ProcessingThreadData,
     inProcess: InProcessProcessor,
     log: ProcessingThreadLog,
-    entry = PROCESSING_THREAD_ENTRY,
+    options: ProcessingThreadOptions = {},
   ) {
     this.#data = data;
     this.#inProcess = inProcess;
     this.#log = log;
-    this.#entry = entry;
+    this.#entry = options.entry ?? PROCESSING_THREAD_ENTRY;
+    this.#now = options.now ?? (() => performance.now());
+    this.#restartDelayMs = options.restartDelayMs ?? PROCESSING_THREAD_RESTART_DELAY_MS;
+    this.#restartsCountedAt = this.#now();
+  }
+
+  /** Where processing runs now ({@link ProcessingStatus}). */
+  status(): ProcessingStatus {
+    const threadRestarts = this.#restartsDone;
+    if (this.#worker !== undefined)
+      return { runsOn: 'processing-thread', degraded: false, detail: undefined, threadRestarts };
+    if (this.#inProcessRunning) {
+      return {
+        runsOn: 'main-thread',
+        degraded: true,
+        detail:
+          'the processing thread ended unexpectedly too often; processing runs on the main thread, sharing it with requests',
+        threadRestarts,
+      };
+    }
+    if (this.#stopping)
+      return { runsOn: 'none', degraded: false, detail: 'processing is stopping', threadRestarts };
+    return {
+      runsOn: 'none',
+      degraded: true,
+      detail: 'the processing thread is not running; it is being started',
+      threadRestarts,
+    };
   }
 
   /**
@@ -159,16 +224,31 @@ export class ProcessingThread {
   }
 
   #died(exitCode: number, error: ReportedError | undefined): void {
-    const restarting = this.#restarts < PROCESSING_THREAD_RESTARTS_MAX;
+    this.#countRestartsBack();
+    const restarting = this.#restartsLeft > 0;
     this.#log.threadDied({ exitCode, error, restarting });
     if (!restarting) {
       this.#inProcessRunning = true;
       this.#inProcess.start();
       return;
     }
-    this.#restarts += 1;
+    this.#restartsLeft -= 1;
+    this.#restartsDone += 1;
     this.#restartTimer = setTimeout(() => {
       if (!this.#stopping) this.start();
-    }, PROCESSING_THREAD_RESTART_DELAY_MS);
+    }, this.#restartDelayMs);
+  }
+
+  /** Gives back one restart per PROCESSING_THREAD_RESTART_REFILL_INTERVAL_MS since last counted. */
+  #countRestartsBack(): void {
+    const now = this.#now();
+    const back = Math.floor((now - this.#restartsCountedAt) / PROCESSING_THREAD_RESTART_REFILL_INTERVAL_MS);
+    if (back <= 0) return;
+    this.#restartsLeft = Math.min(PROCESSING_THREAD_RESTARTS_MAX, this.#restartsLeft + back);
+    // With the restarts all in hand, the time since is not saved up for later.
+    this.#restartsCountedAt =
+      this.#restartsLeft === PROCESSING_THREAD_RESTARTS_MAX
+        ? now
+        : this.#restartsCountedAt + back * PROCESSING_THREAD_RESTART_REFILL_INTERVAL_MS;
   }
 }

@@ -66,7 +66,11 @@ export interface Services {
   catalog: EntityCatalog;
   ingestion: IngestionService;
   statistics: StatisticsService;
-  processor: AccountingProcessor<PreparedConfiguration>;
+  /**
+   * The processor on this thread, built on first use: never, when the processing thread runs
+   * processing (docs/adr/0013-processing-thread.md), unless it falls back to this thread.
+   */
+  readonly processor: AccountingProcessor<PreparedConfiguration>;
   journals: JournalQueries;
   /** Counts requests per client for the rate limit, shared through the store. */
   requestLimiter: RequestLimiter;
@@ -123,8 +127,9 @@ export function createSnapshots(store: Store): ConfigurationSnapshots<PreparedCo
 }
 
 /**
- * Wires the module services to their storage adapters. New records wake `services.processor`,
- * unless `wakeProcessing` says where else they are processed (main's processing thread).
+ * Wires the module services to their storage adapters. New records wake `services.processor`
+ * once it is built (on first use), unless `wakeProcessing` says where else they are processed
+ * (main's processing thread).
  */
 export function createServices(
   store: Store,
@@ -139,8 +144,11 @@ export function createServices(
   const catalog = new EntityCatalog(snapshots, clock, settings.businessDate);
   const threads = settings.ingestWorkerThreads ?? 0;
   const chunkWorker = threads > 0 ? threadChunkWorker(threads) : inlineChunkWorker;
-  const processing = createProcessing(store, snapshots, clock, settings, onBackgroundError);
-  const { processor } = processing;
+  let processing: Processing | undefined;
+  const processingHere = (): Processing => {
+    processing ??= createProcessing(store, snapshots, clock, settings, onBackgroundError);
+    return processing;
+  };
   const requestLimiter = new RequestLimiter(
     createRequestCountStore(store.db),
     clock,
@@ -159,15 +167,18 @@ export function createServices(
     catalog,
     ingestion: new IngestionService(createIngestionStore(store), catalog, clock, {
       chunkWorker,
-      onRecordsAwaitProcessing: wakeProcessing ?? (() => processor.wake()),
+      // A processor not built yet is not running: there is nothing to wake.
+      onRecordsAwaitProcessing: wakeProcessing ?? (() => processing?.processor.wake()),
     }),
     statistics: new StatisticsService(createStatisticsStore(store), clock),
-    processor,
+    get processor() {
+      return processingHere().processor;
+    },
     journals: new JournalQueries(createAccountingStore(store), snapshots),
     requestLimiter,
     close: async () => {
       await requestLimiter.close();
-      await processing.close();
+      await processing?.close();
       await chunkWorker.close();
     },
   };

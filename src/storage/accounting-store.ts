@@ -2,10 +2,11 @@ import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import {
   type AccountingStore,
   type ChunkOutcome,
+  type ChunkProcessing,
+  type ChunkRef,
   type ClaimedChunk,
   JOURNAL_ENTITY_NAME,
   type JournalDraft,
-  STALE_CONFIGURATION,
   type StoredJournal,
 } from '../modules/accounting/store.js';
 import { createBulkInsert } from './bulk-insert.js';
@@ -13,12 +14,50 @@ import { storedRevision } from './configuration-store.js';
 import { countRows } from './count.js';
 import type { Dialect, Store } from './database.js';
 import type { Database, JournalsTable } from './schema.js';
+import { StoreUnavailableError } from './store-unavailable.js';
 
 /** Rolls a write back when the chunk's records were processed by someone else meanwhile. */
 class ChunkTaken extends Error {
   constructor() {
     super('the chunk was processed while it was being worked on');
   }
+}
+
+/**
+ * Error codes of faults that may pass, so the same work may succeed when tried again: a
+ * serialization failure or deadlock (PostgreSQL `40001`, `40P01`), a lock not available
+ * (`55P03`), a unique violation (`23505`: a concurrent writer won, and the next attempt sees its
+ * rows), SQLite's lock held too long (`SQLITE_BUSY`, `SQLITE_LOCKED`). An unreachable store is a
+ * StoreUnavailableError.
+ */
+const TRANSIENT_ERROR_CODES: ReadonlySet<string> = new Set([
+  '40001',
+  '40P01',
+  '55P03',
+  '23505',
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+]);
+
+/** Whether trying the work that failed with `error` again may succeed. */
+function isTransient(error: unknown): boolean {
+  if (error instanceof StoreUnavailableError) return true;
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && TRANSIENT_ERROR_CODES.has(code);
+}
+
+/** What a chunk's processing did when it threw: nothing was written, the caller decides. */
+function failed(chunk: ChunkRef, error: unknown): ChunkProcessing {
+  return { kind: 'failed', chunk, error, transient: isTransient(error) };
+}
+
+function refOf(chunk: ChunkRef): ChunkRef {
+  return { ingestionId: chunk.ingestionId, chunkSeq: chunk.chunkSeq };
+}
+
+/** Where a claim is: the chunk it holds, once it has taken one, so a failure can be put on it. */
+interface ClaimHold {
+  chunk: ChunkRef | undefined;
 }
 
 /** Candidate chunks looked at per claim; others' locked chunks are skipped. */
@@ -275,9 +314,29 @@ export function createAccountingStore(store: Store): AccountingStore {
     }
   }
 
-  /** Reads the next waiting chunk; on PostgreSQL, inside `trx`, it also locks the chunk. */
-  async function claim(trx: Kysely<Database>): Promise<ClaimedChunk | undefined> {
+  /** The waiting records of a chunk that one claim takes, in order (SQLite: a bounded part). */
+  async function claimedRecords(trx: Kysely<Database>, chunk: ChunkRef) {
+    const waiting = trx
+      .selectFrom('records')
+      .select(['record_id', 'record_index', 'namespace', 'entity', 'data'])
+      .where('ingestion_id', '=', chunk.ingestionId)
+      .where('chunk_seq', '=', chunk.chunkSeq)
+      .where('processing', '=', 1)
+      .orderBy('record_id');
+    const records = await (dialect === 'sqlite'
+      ? waiting.limit(SQLITE_PROCESSING_RECORDS_PER_WRITE_MAX)
+      : waiting
+    ).execute();
+    return dialect === 'sqlite' && records[0]?.entity === JOURNAL_ENTITY_NAME ? waiting.execute() : records;
+  }
+
+  /**
+   * Reads the next waiting chunk; on PostgreSQL, inside `trx`, it also locks the chunk. `hold`
+   * names the chunk from the moment it is taken, so that a failure while reading it is its own.
+   */
+  async function claim(trx: Kysely<Database>, hold: ClaimHold): Promise<ClaimedChunk | undefined> {
     for await (const candidate of waitingChunks(trx)) {
+      hold.chunk = undefined;
       const lockQuery = trx
         .selectFrom('chunks')
         .select('chunk_seq')
@@ -288,20 +347,11 @@ export function createAccountingStore(store: Store): AccountingStore {
         : lockQuery
       ).executeTakeFirst();
       if (locked === undefined) continue;
-      const waiting = trx
-        .selectFrom('records')
-        .select(['record_id', 'record_index', 'namespace', 'entity', 'data'])
-        .where('ingestion_id', '=', candidate.ingestion_id)
-        .where('chunk_seq', '=', candidate.chunk_seq)
-        .where('processing', '=', 1)
-        .orderBy('record_id');
-      let records = await (dialect === 'sqlite'
-        ? waiting.limit(SQLITE_PROCESSING_RECORDS_PER_WRITE_MAX)
-        : waiting
-      ).execute();
+      const chunk: ChunkRef = { ingestionId: candidate.ingestion_id, chunkSeq: Number(candidate.chunk_seq) };
+      hold.chunk = chunk;
+      const records = await claimedRecords(trx, chunk);
       const first = records[0];
       if (first === undefined) continue;
-      if (dialect === 'sqlite' && first.entity === JOURNAL_ENTITY_NAME) records = await waiting.execute();
       const data = records.map((r) => JSON.parse(r.data) as Record<string, unknown>);
       // Only journal lines need the origin journal ids of the session's earlier chunks and the
       // journals already booked under the origin journal ids they carry.
@@ -312,7 +362,10 @@ export function createAccountingStore(store: Store): AccountingStore {
         // already booked are read below, and a chunk processed meanwhile elsewhere could book the
         // same origin journal id after that read. Another round takes other work instead of
         // waiting; the unique index of migration 0007 backs the rule up.
-        if (dialect === 'postgres' && !(await takeDirectJournalTurn(trx))) continue;
+        if (dialect === 'postgres' && !(await takeDirectJournalTurn(trx))) {
+          hold.chunk = undefined;
+          continue;
+        }
         if (dialect === 'postgres') {
           // Journal lines of one session are processed one chunk at a time, so each chunk sees the
           // origin journal ids of the chunks before it: a direct journal may not be split across
@@ -340,8 +393,7 @@ export function createAccountingStore(store: Store): AccountingStore {
         bookedByConfig.set(journal.accounting_config, byOrigin);
       }
       return {
-        ingestionId: candidate.ingestion_id,
-        chunkSeq: Number(candidate.chunk_seq),
+        ...chunk,
         namespace: first.namespace,
         entity: first.entity,
         records: records.map((r, i) => ({
@@ -355,6 +407,7 @@ export function createAccountingStore(store: Store): AccountingStore {
         bookedOriginJournals: bookedByConfig,
       };
     }
+    hold.chunk = undefined;
     return undefined;
   }
 
@@ -419,41 +472,142 @@ export function createAccountingStore(store: Store): AccountingStore {
     return rows.map((row) => toJournal(row, byJournal.get(row.journal_id) ?? []));
   }
 
+  const IDLE: ChunkProcessing = { kind: 'idle' };
+  const STALE: ChunkProcessing = { kind: 'retry', reason: 'stale-configuration' };
+
+  /**
+   * PostgreSQL: one transaction. The chunk row stays locked while it is worked on: other
+   * instances skip it, and ingestion, which never locks chunk rows of earlier chunks, goes on.
+   */
+  async function processNextPostgres(
+    revision: number,
+    at: string,
+    work: Parameters<AccountingStore['processNextChunk']>[2],
+    hold: ClaimHold,
+  ): Promise<ChunkProcessing> {
+    return db.transaction().execute(async (trx) => {
+      const chunk = await claim(trx, hold);
+      if (chunk === undefined) return IDLE;
+      // The chunk belongs to the configuration stored now (an upload wipes older sessions);
+      // if the caller prepared another revision, it must not process this chunk with it.
+      if ((await storedRevision(trx)) !== revision) return STALE;
+      const rows = outcomeRows(chunk, await work(chunk), at);
+      if (!(await write(trx, chunk, rows))) throw new Error('a locked chunk changed');
+      return { kind: 'processed', chunk: refOf(chunk), records: chunk.records.length };
+    });
+  }
+
+  /**
+   * SQLite has one writer: a transaction held open while the chunk is worked on (flow scripts
+   * included) would stall every other write. So the chunk is read, worked on and its rows built
+   * first; the write transaction then checks the revision and that the records still wait, and
+   * holds the lock only for the inserts.
+   */
+  async function processNextSqlite(
+    revision: number,
+    at: string,
+    work: Parameters<AccountingStore['processNextChunk']>[2],
+    hold: ClaimHold,
+  ): Promise<ChunkProcessing> {
+    const chunk = await claim(db, hold);
+    if (chunk === undefined) return IDLE;
+    if ((await storedRevision(db)) !== revision) return STALE;
+    const rows = outcomeRows(chunk, await work(chunk), at);
+    return db.transaction().execute(async (trx) => {
+      if ((await storedRevision(trx)) !== revision) return STALE;
+      if (!(await write(trx, chunk, rows))) throw new ChunkTaken();
+      return { kind: 'processed', chunk: refOf(chunk), records: chunk.records.length };
+    });
+  }
+
   return {
     async processNextChunk(revision, at, work) {
-      if (dialect === 'postgres') {
-        // The chunk row stays locked while it is worked on: other instances skip it, and
-        // ingestion, which never locks chunk rows of earlier chunks, goes on.
-        return db.transaction().execute(async (trx) => {
-          const chunk = await claim(trx);
-          if (chunk === undefined) return 0;
-          // The chunk belongs to the configuration stored now (an upload wipes older sessions);
-          // if the caller prepared another revision, it must not process this chunk with it.
-          if ((await storedRevision(trx)) !== revision) return STALE_CONFIGURATION;
-          const rows = outcomeRows(chunk, await work(chunk), at);
-          if (!(await write(trx, chunk, rows))) throw new Error('a locked chunk changed');
-          return chunk.records.length;
-        });
+      const hold: ClaimHold = { chunk: undefined };
+      try {
+        return await (dialect === 'postgres' ? processNextPostgres : processNextSqlite)(
+          revision,
+          at,
+          work,
+          hold,
+        );
+      } catch (error) {
+        if (error instanceof ChunkTaken) return { kind: 'retry', reason: 'chunk-taken' };
+        // Before a chunk was taken the fault is the store's, not a chunk's: the caller's round fails.
+        if (hold.chunk === undefined) throw error;
+        return failed(hold.chunk, error);
       }
-      // SQLite has one writer: a transaction held open while the chunk is worked on (flow scripts
-      // included) would stall every other write. So the chunk is read, worked on and its rows
-      // built first; the write transaction then checks the revision and that the records still
-      // wait, and holds the lock only for the inserts.
-      const chunk = await claim(db);
-      if (chunk === undefined) return 0;
-      if ((await storedRevision(db)) !== revision) return STALE_CONFIGURATION;
-      const rows = outcomeRows(chunk, await work(chunk), at);
-      return db
-        .transaction()
-        .execute(async (trx) => {
-          if ((await storedRevision(trx)) !== revision) return STALE_CONFIGURATION;
-          if (!(await write(trx, chunk, rows))) throw new ChunkTaken();
-          return chunk.records.length;
-        })
-        .catch((error: unknown) => {
-          if (error instanceof ChunkTaken) return STALE_CONFIGURATION;
-          throw error;
-        });
+    },
+
+    async failChunk(chunk, at, failure) {
+      return db.transaction().execute(async (trx) => {
+        if (dialect === 'postgres') {
+          const locked = await trx
+            .selectFrom('chunks')
+            .select('chunk_seq')
+            .where('ingestion_id', '=', chunk.ingestionId)
+            .where('chunk_seq', '=', chunk.chunkSeq)
+            .forUpdate()
+            .skipLocked()
+            .executeTakeFirst();
+          if (locked === undefined) return 0;
+        }
+        const records = await claimedRecords(trx, chunk);
+        const first = records[0]?.record_id;
+        const last = records.at(-1)?.record_id;
+        if (first === undefined || last === undefined) return 0;
+        const claimed = trx
+          .selectFrom('records')
+          .where('ingestion_id', '=', chunk.ingestionId)
+          .where('chunk_seq', '=', chunk.chunkSeq)
+          .where('processing', '=', 1)
+          .where('record_id', '>=', first)
+          .where('record_id', '<=', last);
+        // The record is copied as stored: its JSON text never holds what a store refuses.
+        await trx
+          .insertInto('processing_errors')
+          .columns([
+            'ingestion_id',
+            'record_id',
+            'namespace',
+            'entity',
+            'code',
+            'message',
+            'record',
+            'created_at',
+          ])
+          .expression(
+            claimed.select([
+              'ingestion_id',
+              'record_id',
+              'namespace',
+              'entity',
+              sql<string>`cast(${failure.code} as text)`.as('code'),
+              sql<string>`cast(${failure.message} as text)`.as('message'),
+              'data',
+              sql<string>`cast(${at} as text)`.as('created_at'),
+            ]),
+          )
+          .execute();
+        const marked = await trx
+          .updateTable('records')
+          .set({ processing: 0 })
+          .where('ingestion_id', '=', chunk.ingestionId)
+          .where('chunk_seq', '=', chunk.chunkSeq)
+          .where('processing', '=', 1)
+          .where('record_id', '>=', first)
+          .where('record_id', '<=', last)
+          .executeTakeFirst();
+        const count = Number(marked.numUpdatedRows);
+        await trx
+          .updateTable('ingestions')
+          .set((eb) => ({
+            processed_rows: eb('processed_rows', '+', count),
+            processing_failed_rows: eb('processing_failed_rows', '+', count),
+          }))
+          .where('ingestion_id', '=', chunk.ingestionId)
+          .execute();
+        return count;
+      });
     },
 
     async postDue(node, businessDate) {

@@ -1,5 +1,11 @@
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { ManualClock } from '../../src/lib/clock.js';
+import type { ProcessingStatus } from '../../src/processing-thread-host.js';
+import { createServices } from '../../src/services.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestStore } from '../helpers/store.js';
 
 describe('operations endpoints and problem details', () => {
   let t: TestApp;
@@ -93,5 +99,66 @@ describe('operations endpoints and problem details', () => {
     const description: string = document.paths['/api/v1/ingestions/{ingestionId}'].post.description;
     expect(description).toContain('at most 1,048,576 bytes');
     expect(description).toContain('at most 20,000 records');
+  });
+});
+
+/**
+ * Issue 20, point 2: background processing that runs degraded (on the main thread after the
+ * processing thread ended too often, or not at all) shows in `/readyz` and in the metrics.
+ */
+describe('readyz and metrics of degraded processing', () => {
+  let app: FastifyInstance;
+  let dispose: () => Promise<void>;
+  let status: ProcessingStatus = {
+    runsOn: 'processing-thread',
+    degraded: false,
+    detail: undefined,
+    threadRestarts: 0,
+  };
+  beforeAll(async () => {
+    const created = await createTestStore();
+    const services = createServices(created.store, new ManualClock(new Date()), {
+      accessTokenTtlSeconds: 300,
+      refreshTokenTtlSeconds: 1800,
+      businessDate: undefined,
+    });
+    app = await buildApp({ store: created.store, services, logger: false, processingStatus: () => status });
+    dispose = async () => {
+      await app.close();
+      await created.dispose();
+    };
+  });
+  afterAll(async () => dispose?.());
+
+  const metric = async (name: string) => {
+    const body = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(body)?.[1]);
+  };
+
+  it('says nothing of processing that runs where it should', async () => {
+    expect((await app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ready' });
+    expect(await metric('processing_degraded')).toBe(0);
+    expect(await metric('processing_thread_restarts_total')).toBe(0);
+  });
+
+  it('stays ready but names degraded processing, and counts the restarts', async () => {
+    status = {
+      runsOn: 'main-thread',
+      degraded: true,
+      detail: 'the processing thread ended unexpectedly too often',
+      threadRestarts: 3,
+    };
+    const ready = await app.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({
+      status: 'ready',
+      processing: {
+        state: 'degraded',
+        runsOn: 'main-thread',
+        detail: 'the processing thread ended unexpectedly too often',
+      },
+    });
+    expect(await metric('processing_degraded')).toBe(1);
+    expect(await metric('processing_thread_restarts_total')).toBe(3);
   });
 });

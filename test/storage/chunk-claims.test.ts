@@ -54,8 +54,8 @@ describe('chunk claims', () => {
       claimed = chunk;
       return { journals: [], errors: [] };
     });
-    if (processed === 0 || claimed === undefined) return undefined;
-    return { chunk: `${claimed.ingestionId}/${claimed.chunkSeq}`, records: processed };
+    if (processed.kind !== 'processed' || claimed === undefined) return undefined;
+    return { chunk: `${claimed.ingestionId}/${claimed.chunkSeq}`, records: processed.records };
   }
 
   it('takes the chunks of every session in the order they arrived, each once', async () => {

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  PROCESSING_THREAD_RESTART_REFILL_INTERVAL_MS,
   PROCESSING_THREAD_RESTARTS_MAX,
   ProcessingThread,
+  type ProcessingThreadLog,
   type ReportedError,
 } from '../../src/processing-thread-host.js';
 import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from '../../src/storage/sqlite-write-turn.js';
@@ -40,10 +42,15 @@ describe('the processing thread host', () => {
         idleConnectionLost: () => {},
         threadDied: ({ restarting, error }) => deaths.push({ restarting, error }),
       },
-      DYING_THREAD,
+      { entry: DYING_THREAD },
     );
     thread.start();
     await eventually(async () => (inProcessStarted > 0 ? true : undefined), 20_000);
+    expect(thread.status()).toMatchObject({
+      runsOn: 'main-thread',
+      degraded: true,
+      threadRestarts: PROCESSING_THREAD_RESTARTS_MAX,
+    });
     expect(deaths.map((death) => death.restarting)).toEqual([
       ...Array.from({ length: PROCESSING_THREAD_RESTARTS_MAX }, () => true),
       false,
@@ -54,5 +61,68 @@ describe('the processing thread host', () => {
     await turn.take();
     turn.give();
     await thread.stop();
+  });
+
+  /** A host of the dying thread on a clock of the test's; `died` hears of each death. */
+  const dyingHost = (
+    clock: { now: number },
+    died: ProcessingThreadLog['threadDied'],
+    inProcess: { started: number },
+  ) =>
+    new ProcessingThread(
+      {
+        databaseUrl: 'sqlite:unused.db',
+        databaseConnectTimeoutMs: 1_000,
+        databaseStatementTimeoutMs: 1_000,
+        sqliteWriteTurn: createSqliteWriteTurnBuffer(),
+        settings: { businessDate: undefined },
+      },
+      {
+        start: () => {
+          inProcess.started += 1;
+        },
+        wake: () => {},
+        stop: async () => {},
+      },
+      { started: () => {}, processingError: () => {}, idleConnectionLost: () => {}, threadDied: died },
+      { entry: DYING_THREAD, now: () => clock.now, restartDelayMs: 1 },
+    );
+
+  it('gives back one restart per interval, so a thread that dies now and then is always restarted', async () => {
+    const clock = { now: 0 };
+    const inProcess = { started: 0 };
+    const restarting: boolean[] = [];
+    const deathsMax = PROCESSING_THREAD_RESTARTS_MAX * 3;
+    const thread = dyingHost(
+      clock,
+      (death) => {
+        restarting.push(death.restarting);
+        // The next death comes one interval later.
+        clock.now += PROCESSING_THREAD_RESTART_REFILL_INTERVAL_MS;
+      },
+      inProcess,
+    );
+    thread.start();
+    await eventually(async () => (restarting.length >= deathsMax ? true : undefined), 30_000);
+    await thread.stop();
+    expect(restarting.slice(0, deathsMax)).toEqual(Array.from({ length: deathsMax }, () => true));
+    expect(inProcess.started).toBe(0);
+    expect(thread.status().threadRestarts).toBeGreaterThanOrEqual(deathsMax);
+  });
+
+  it('does not save restarts up beyond the budget: a burst after a long calm still falls back', async () => {
+    const clock = { now: 0 };
+    const inProcess = { started: 0 };
+    const restarting: boolean[] = [];
+    const thread = dyingHost(clock, (death) => restarting.push(death.restarting), inProcess);
+    // A long calm, then a burst of deaths.
+    clock.now = 100 * PROCESSING_THREAD_RESTART_REFILL_INTERVAL_MS;
+    thread.start();
+    await eventually(async () => (inProcess.started > 0 ? true : undefined), 30_000);
+    await thread.stop();
+    expect(restarting).toEqual([
+      ...Array.from({ length: PROCESSING_THREAD_RESTARTS_MAX }, () => true),
+      false,
+    ]);
   });
 });

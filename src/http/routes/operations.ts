@@ -2,13 +2,21 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { Registry } from 'prom-client';
 import { AppError } from '../../lib/errors.js';
+import type { ProcessingStatus } from '../../processing-thread-host.js';
 import { type Store, StoreUnavailableError } from '../../storage/database.js';
 
 /**
  * Liveness, readiness and metrics (docs/reference.md, Operations); none needs a token, and none
- * is rate limited, so probes and scrapers see the service as it is under any load.
+ * is rate limited, so probes and scrapers see the service as it is under any load. `/readyz`
+ * says so when `processingStatus` reports background processing degraded; the service still
+ * answers requests then, so it stays ready.
  */
-export function operationsRoutes(app: FastifyInstance, store: Store, registry: Registry): void {
+export function operationsRoutes(
+  app: FastifyInstance,
+  store: Store,
+  registry: Registry,
+  processingStatus?: () => ProcessingStatus,
+): void {
   app.get(
     '/healthz',
     { config: { rateLimit: false }, schema: { tags: ['operations'], summary: 'The process is alive' } },
@@ -27,7 +35,12 @@ export function operationsRoutes(app: FastifyInstance, store: Store, registry: R
         if (error instanceof StoreUnavailableError) throw error;
         throw new AppError('unavailable', 'storage is not reachable');
       }
-      return { status: 'ready' };
+      const processing = processingStatus?.();
+      if (processing === undefined || !processing.degraded) return { status: 'ready' };
+      return {
+        status: 'ready',
+        processing: { state: 'degraded', runsOn: processing.runsOn, detail: processing.detail },
+      };
     },
   );
 

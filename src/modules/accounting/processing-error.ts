@@ -1,3 +1,5 @@
+import { storableTextOf } from '../../lib/storable-text.js';
+
 /**
  * The processing errors of the accounting core (docs/domain/accounting.md, Processing errors). A
  * record that produces no journal is recorded with one of these codes and a message that names the
@@ -36,6 +38,9 @@ export const PROCESSING_ERROR_CODES = [
   'no-journal',
   'unbalanced',
   'closed-period',
+  // Not a rule of the engine: whatever else stopped the processing of the record's chunk (a
+  // store error, a bug), recorded by the processor so that the chunk ends processed.
+  'processing-failed',
 ] as const;
 
 /** A stable, rule-named processing error code. */
@@ -51,4 +56,29 @@ export interface ProcessingError {
 /** A processing error value (a tiny constructor so call sites read as the rule they enforce). */
 export function processingError(code: ProcessingErrorCode, message: string): ProcessingError {
   return { code, message };
+}
+
+/** Characters of an error's own message kept in a `processing-failed` message. */
+export const PROCESSING_FAILURE_DETAIL_LENGTH_MAX_CHARS = 300;
+
+/** The credentials of a URL (`scheme://user:password@`), which an error message may quote. */
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi;
+
+/**
+ * The `processing-failed` error of the records of a chunk whose processing threw: the error's
+ * own message, without the credentials of any URL it quotes, cut to
+ * PROCESSING_FAILURE_DETAIL_LENGTH_MAX_CHARS and made storable (src/lib/storable-text.ts), so
+ * that recording it cannot fail the way the processing did.
+ */
+export function processingFailedError(error: unknown): ProcessingError {
+  const raw = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const redacted = raw.replace(URL_CREDENTIALS, '$1[redacted]@');
+  const detail =
+    redacted.length > PROCESSING_FAILURE_DETAIL_LENGTH_MAX_CHARS
+      ? `${redacted.slice(0, PROCESSING_FAILURE_DETAIL_LENGTH_MAX_CHARS)}…`
+      : redacted;
+  return processingError(
+    'processing-failed',
+    `The record's chunk could not be processed and was recorded as failed (${storableTextOf(detail)}); send the records again in a new session once the cause is fixed.`,
+  );
 }

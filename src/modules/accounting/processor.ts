@@ -5,7 +5,8 @@ import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import { nodeBusinessDate, processBusinessEvent, processDirectJournals } from './engine.js';
 import type { ProcessingContext } from './journal-draft.js';
 import type { PreparedAccountingRevision } from './prepare.js';
-import { type AccountingStore, type ChunkOutcome, type ClaimedChunk, STALE_CONFIGURATION } from './store.js';
+import { processingFailedError } from './processing-error.js';
+import type { AccountingStore, ChunkOutcome, ChunkProcessing, ChunkRef, ClaimedChunk } from './store.js';
 
 /** How often an idle processor looks for records stored by other instances. */
 export const PROCESSING_POLL_INTERVAL_MS = 250;
@@ -13,6 +14,41 @@ export const PROCESSING_POLL_INTERVAL_MS = 250;
 export const POSTING_INTERVAL_MS = 60_000;
 /** Pause after a failed round before trying again, so a broken store is not hammered. */
 const PROCESSING_RETRY_DELAY_MS = 2_000;
+/**
+ * Attempts at one chunk that fail with a fault that may pass (a lost connection, a timeout, a
+ * conflict with a concurrent writer) before its records are recorded as `processing-failed`.
+ */
+export const PROCESSING_CHUNK_ATTEMPTS_MAX = 5;
+/**
+ * Pause before the second attempt at a chunk whose first failed with a fault that may pass;
+ * it doubles for each further attempt (1, 2, 4, 8 s: about 15 s in all before the chunk fails).
+ */
+export const PROCESSING_CHUNK_RETRY_DELAY_MS_MIN = 1_000;
+/**
+ * Times in a row a round may be told to try again (a configuration stored meanwhile, a chunk
+ * processed by another thread meanwhile) before it gives up as failed: each such answer
+ * means something changed under it, so an endless run of them is a fault to report, not work.
+ */
+export const PROCESSING_RETRIES_IN_A_ROW_MAX = 16;
+/** Chunks whose failed attempts are remembered; past it the oldest is forgotten (and starts over). */
+const CHUNKS_RETRIED_TRACKED_MAX = 1_000;
+
+/** A failure of one chunk's processing, as the processor reports it (logged, never thrown). */
+export class ChunkProcessingError extends Error {
+  constructor(chunk: ChunkRef, outcome: string, options: ErrorOptions) {
+    const cause = options.cause instanceof Error ? options.cause.message : String(options.cause);
+    super(
+      `processing chunk ${chunk.chunkSeq} of ${chunk.ingestionId} failed (${cause}); ${outcome}`,
+      options,
+    );
+    this.name = 'ChunkProcessingError';
+  }
+}
+
+/** The key of a chunk in the processor's memory of failed attempts. */
+function chunkKey(chunk: ChunkRef): string {
+  return `${chunk.ingestionId}/${chunk.chunkSeq}`;
+}
 
 /** Processes one claimed chunk; the processor's default is {@link processChunk}. */
 export type ChunkWork<T extends PreparedAccountingRevision> = (
@@ -95,6 +131,11 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
   readonly #rounds = new Set<Promise<void>>();
   #again = false;
   #timers: NodeJS.Timeout[] = [];
+  readonly #chunkRetryDelayMsMin: number;
+  /** Failed attempts per chunk (`ingestionId/chunkSeq`) that may still succeed. */
+  readonly #chunkAttempts = new Map<string, number>();
+  /** Ends the pauses in progress, so that `stop` does not wait for them. */
+  readonly #pausesEnd = new Set<() => void>();
 
   constructor(
     store: AccountingStore,
@@ -108,6 +149,8 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
       postingIntervalMs?: number;
       /** Rounds run side by side: more than one only where the store lets them claim apart. */
       concurrency?: number;
+      /** PROCESSING_CHUNK_RETRY_DELAY_MS_MIN unless given (tests shorten it). */
+      chunkRetryDelayMsMin?: number;
     },
   ) {
     this.#store = store;
@@ -118,6 +161,7 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
     this.#onError = options.onError ?? (() => {});
     this.#postingIntervalMs = options.postingIntervalMs ?? POSTING_INTERVAL_MS;
     this.#concurrency = options.concurrency ?? 1;
+    this.#chunkRetryDelayMsMin = options.chunkRetryDelayMsMin ?? PROCESSING_CHUNK_RETRY_DELAY_MS_MIN;
   }
 
   /** Starts the background rounds and the posting timer. */
@@ -143,6 +187,7 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
     this.#stopRequested = true;
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers = [];
+    for (const end of this.#pausesEnd) end();
     await Promise.all(this.#rounds);
   }
 
@@ -157,7 +202,7 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
       .then(() => undefined)
       .catch(async (error: unknown) => {
         this.#onError(error);
-        await new Promise((resolve) => setTimeout(resolve, PROCESSING_RETRY_DELAY_MS).unref());
+        await this.#pause(PROCESSING_RETRY_DELAY_MS);
       })
       .finally(() => {
         this.#rounds.delete(round);
@@ -169,9 +214,18 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
     this.#rounds.add(round);
   }
 
-  /** Processes chunks until none is waiting; returns how many records it processed. */
+  /**
+   * Processes chunks until none is waiting; returns how many records it processed, those
+   * recorded as `processing-failed` included. A chunk whose processing throws never stops the
+   * queue: a fault that may pass is tried again, after a pause that doubles, up to
+   * PROCESSING_CHUNK_ATTEMPTS_MAX attempts; any other fault, or the last attempt's, is recorded
+   * as the `processing-failed` error of each of the chunk's records, which then count as
+   * processed, and the next chunk is taken. Throws when the store fails before a chunk is
+   * claimed, or after PROCESSING_RETRIES_IN_A_ROW_MAX answers in a row to try again.
+   */
   async drain(): Promise<number> {
     let total = 0;
+    let retriesInARow = 0;
     while (!this.#stopRequested) {
       const { prepared } = await this.#snapshots.current();
       const ctx: ProcessingContext = {
@@ -180,17 +234,81 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
         newId: newTimeOrderedUuid,
         ...(this.#businessDatePinned === undefined ? {} : { businessDatePinned: this.#businessDatePinned }),
       };
-      const processed = await this.#store.processNextChunk(
-        prepared.revision,
-        ctx.now.toISOString(),
-        (chunk) => this.#work(prepared, chunk, { ...ctx, ingestionId: chunk.ingestionId }),
+      const at = ctx.now.toISOString();
+      const result = await this.#store.processNextChunk(prepared.revision, at, (chunk) =>
+        this.#work(prepared, chunk, { ...ctx, ingestionId: chunk.ingestionId }),
       );
-      // A new configuration was stored since the snapshot: take it and try again.
-      if (processed === STALE_CONFIGURATION) continue;
-      if (processed === 0) return total;
-      total += processed;
+      if (result.kind === 'idle') return total;
+      if (result.kind === 'retry') {
+        // A new configuration was stored since the snapshot, or another thread processed the
+        // chunk meanwhile: take the current configuration and the next chunk.
+        retriesInARow += 1;
+        if (retriesInARow >= PROCESSING_RETRIES_IN_A_ROW_MAX) {
+          throw new Error(
+            `processing was told to try again ${retriesInARow} times in a row (last: ${result.reason}); the round ends`,
+          );
+        }
+        continue;
+      }
+      retriesInARow = 0;
+      if (result.kind === 'processed') {
+        this.#chunkAttempts.delete(chunkKey(result.chunk));
+        total += result.records;
+      } else {
+        total += await this.#chunkFailed(result, at);
+      }
     }
     return total;
+  }
+
+  /**
+   * A chunk's processing threw: waits and lets the next claim try it again while the fault may
+   * pass and attempts are left; else records its records as `processing-failed` (one transaction
+   * with their processed marks, so they end processed exactly once). Returns the records marked.
+   */
+  async #chunkFailed(result: Extract<ChunkProcessing, { kind: 'failed' }>, at: string): Promise<number> {
+    const key = chunkKey(result.chunk);
+    const attempts = (this.#chunkAttempts.get(key) ?? 0) + 1;
+    if (result.transient && attempts < PROCESSING_CHUNK_ATTEMPTS_MAX) {
+      const delayMs = this.#chunkRetryDelayMsMin * 2 ** (attempts - 1);
+      this.#chunkAttempts.delete(key);
+      if (this.#chunkAttempts.size >= CHUNKS_RETRIED_TRACKED_MAX) {
+        const oldest = this.#chunkAttempts.keys().next();
+        if (oldest.done !== true) this.#chunkAttempts.delete(oldest.value);
+      }
+      this.#chunkAttempts.set(key, attempts);
+      this.#onError(
+        new ChunkProcessingError(
+          result.chunk,
+          `attempt ${attempts} of ${PROCESSING_CHUNK_ATTEMPTS_MAX}; trying again in ${delayMs} ms`,
+          { cause: result.error },
+        ),
+      );
+      await this.#pause(delayMs);
+      return 0;
+    }
+    this.#onError(
+      new ChunkProcessingError(result.chunk, 'its records are recorded as processing-failed', {
+        cause: result.error,
+      }),
+    );
+    const failed = await this.#store.failChunk(result.chunk, at, processingFailedError(result.error));
+    this.#chunkAttempts.delete(key);
+    return failed;
+  }
+
+  /** Waits `ms`, or less when the processor is stopped meanwhile. */
+  #pause(ms: number): Promise<void> {
+    if (this.#stopRequested) return Promise.resolve();
+    return new Promise((resolve) => {
+      const end = () => {
+        clearTimeout(timer);
+        this.#pausesEnd.delete(end);
+        resolve();
+      };
+      const timer = setTimeout(end, ms).unref();
+      this.#pausesEnd.add(end);
+    });
   }
 
   /** Posts every unposted journal whose core date has come for its node; returns how many. */

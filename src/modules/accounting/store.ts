@@ -8,12 +8,29 @@ import type { StoredJournalValues, StoredLineValues } from './line-record.js';
 export { JOURNAL_ENTITY_NAME } from '../configuration/model.js';
 export type { JournalDraft };
 
+/** A chunk, named by its session and sequence number. */
+export interface ChunkRef {
+  ingestionId: string;
+  chunkSeq: number;
+}
+
 /**
- * What `processNextChunk` returns when nothing was written because the configuration changed
- * under the caller, or the chunk was processed by someone else while it was being worked on:
- * the caller takes the current configuration and tries again.
+ * What one call of `processNextChunk` did:
+ * - `processed`: the chunk's claimed records were processed and their results written;
+ * - `idle`: no record waits;
+ * - `retry`: nothing was written, and the caller should try again: the stored configuration is
+ *   no longer the caller's revision (`stale-configuration`: take the current one first), or the
+ *   records were processed by someone else while they were worked on (`chunk-taken`, SQLite);
+ * - `failed`: processing the claimed chunk threw (a store error, a bug, a record the engine or the
+ *   store cannot handle) and nothing was written; `transient` when the store says the fault may
+ *   pass (a lost connection, a timeout, a conflict with a concurrent writer), so trying again may
+ *   succeed. The caller decides between trying again and `failChunk`.
  */
-export const STALE_CONFIGURATION = -1;
+export type ChunkProcessing =
+  | { kind: 'processed'; chunk: ChunkRef; records: number }
+  | { kind: 'idle' }
+  | { kind: 'retry'; reason: 'stale-configuration' | 'chunk-taken' }
+  | { kind: 'failed'; chunk: ChunkRef; error: unknown; transient: boolean };
 
 /** Records of one chunk claimed for processing, in arrival order. */
 export interface ClaimedChunk {
@@ -103,14 +120,21 @@ export interface ProcessingErrorRow {
 export interface AccountingStore {
   /**
    * Processes the next waiting chunk with `work`, prepared from configuration `revision`;
-   * results are stamped `at`. Returns the records processed, 0 when none waits, or
-   * STALE_CONFIGURATION when the stored configuration is no longer `revision` (nothing written).
+   * results are stamped `at`. Says what happened ({@link ChunkProcessing}); an error before a
+   * chunk was claimed (the store cannot be reached) is thrown.
    */
   processNextChunk(
     revision: number,
     at: string,
     work: (chunk: ClaimedChunk) => ChunkOutcome | Promise<ChunkOutcome>,
-  ): Promise<number>;
+  ): Promise<ChunkProcessing>;
+  /**
+   * Records `failure` as the processing error of each waiting record of `chunk` that a claim
+   * would take, and marks them processed and counts them failed, in one transaction: the chunk
+   * ends processed exactly once, whoever else works on it. Returns the records marked; 0 when
+   * none waits any more, or (PostgreSQL) another transaction holds the chunk.
+   */
+  failChunk(chunk: ChunkRef, at: string, failure: { code: string; message: string }): Promise<number>;
   /** Marks unposted journals of a node posted when their core date is on or before `businessDate`. */
   postDue(node: Readonly<Record<string, string>>, businessDate: string): Promise<number>;
   /** The nodes (field values) that have unposted journals. */

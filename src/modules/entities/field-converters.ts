@@ -1,4 +1,5 @@
 import { DECIMAL_INTEGER_DIGITS_MAX, DECIMAL_SCALE_MAX } from '../../lib/decimal.js';
+import { isStorableText, unstorableCharacterOf } from '../../lib/storable-text.js';
 import type { FieldType } from './entity.js';
 import type { FieldError, FieldErrorCode } from './field-error.js';
 
@@ -263,9 +264,25 @@ const DECIMAL_LIMITS =
 
 // ---------------------------------------------------------------- converters
 
+/**
+ * The message of a text the stores cannot keep as sent (src/lib/storable-text.ts): `what` names
+ * it, such as `Field "memo"`.
+ */
+export function unstorableTextMessage(what: string, value: string): string {
+  return (
+    `${what} holds ${unstorableCharacterOf(value) ?? 'a character that cannot be stored'}, ` +
+    'which cannot be stored; text must not contain NUL characters or unpaired UTF-16 surrogates.'
+  );
+}
+
+// Only TEXT needs the storable check: every other type that takes a string admits only ASCII
+// digits, letters and punctuation.
 const text: FieldConverter = {
-  convert: (value) => (typeof value === 'string' ? value : INVALID),
-  explain: mismatch('TEXT', 'invalid-type'),
+  convert: (value) => (typeof value === 'string' && isStorableText(value) ? value : INVALID),
+  explain: (field, value, errors) => {
+    if (typeof value !== 'string') return mismatch('TEXT', 'invalid-type')(field, value, errors);
+    push(errors, field, 'invalid-text', unstorableTextMessage(`Field "${field}"`, value));
+  },
 };
 
 const date: FieldConverter = {

@@ -28,6 +28,8 @@ export const FIELD_ERROR_CODES = {
   'decimal-precision': 'More significant digits than can be carried exactly.',
   'invalid-boolean': 'Not true or false.',
   'invalid-uuid': 'Not a UUID in the RFC 4122 textual form.',
+  'invalid-text':
+    'Text that cannot be stored as sent: it holds a NUL character (U+0000) or an unpaired UTF-16 surrogate.',
   'too-many-errors': 'Further element errors of a list were left out.',
   'nesting-too-deep':
     'The record nests arrays and objects deeper than any entity allows; it is not repeated in the answer.',

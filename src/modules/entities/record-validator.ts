@@ -1,5 +1,6 @@
+import { isStorableText } from '../../lib/storable-text.js';
 import { type EntityDefinition, entityLabel } from './entity.js';
-import { converterOf, type FieldConverter, INVALID } from './field-converters.js';
+import { converterOf, type FieldConverter, INVALID, unstorableTextMessage } from './field-converters.js';
 import type { FieldError } from './field-error.js';
 
 /**
@@ -92,10 +93,10 @@ function defineOutput(out: Record<string, unknown>, name: string, value: unknown
  * converted record, a new object with the attributes in configured order and absent or null
  * optional fields left out, or every error of the record: first per attribute in configured order
  * (`required`, `invalid-type`, `invalid-date`, `invalid-datetime`, `invalid-integer`,
- * `invalid-decimal`, `decimal-precision`, `invalid-boolean`, `invalid-uuid`, and for list elements
- * the same codes on `field[index]` plus `too-many-errors`), then `unknown-field` per unknown member
- * in the record's order, or one `invalid-record` with field `''` when the record is not a JSON
- * object. Compiling throws only on an entity with two attributes of one name, which a validated
+ * `invalid-decimal`, `decimal-precision`, `invalid-boolean`, `invalid-uuid`, `invalid-text`, and
+ * for list elements the same codes on `field[index]` plus `too-many-errors`), then `unknown-field`
+ * per unknown member in the record's order (`invalid-text` when its name is text no store can
+ * keep), or one `invalid-record` with field `''` when the record is not a JSON object. Compiling throws only on an entity with two attributes of one name, which a validated
  * configuration never has.
  */
 export function compileRecordValidator(entity: EntityDefinition): RecordValidator {
@@ -152,11 +153,16 @@ export function compileRecordValidator(entity: EntityDefinition): RecordValidato
       for (const key of keys) {
         if (known.has(key)) continue;
         errors ??= [];
-        errors.push({
-          field: key,
-          code: 'unknown-field',
-          message: `Field "${key}" is not an attribute of entity ${label}.`,
-        });
+        // No attribute name holds such text, and the name is kept with the failed record.
+        errors.push(
+          isStorableText(key)
+            ? {
+                field: key,
+                code: 'unknown-field',
+                message: `Field "${key}" is not an attribute of entity ${label}.`,
+              }
+            : { field: key, code: 'invalid-text', message: unstorableTextMessage('A member name', key) },
+        );
       }
     }
     return errors === undefined ? { ok: true, value: out } : { ok: false, errors };

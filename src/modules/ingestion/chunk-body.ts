@@ -1,4 +1,5 @@
 import { AppError } from '../../lib/errors.js';
+import { isStorableText } from '../../lib/storable-text.js';
 
 /** A chunk as sent: at most 1 MiB of JSON (docs/reference.md, Chunks). */
 export const CHUNK_BODY_BYTES_MAX = 1024 * 1024;
@@ -25,8 +26,8 @@ export interface ChunkBody {
 }
 
 /**
- * Parses a chunk body: JSON with a `data` array and an optional `chunkName` string, nothing
- * else. Errors: `malformed-json` (not JSON) and `validation-failed` (wrong shape), each naming
+ * Parses a chunk body: JSON with a `data` array and an optional `chunkName` string (storable
+ * text, src/lib/storable-text.ts), nothing else. Errors: `malformed-json` (not JSON) and `validation-failed` (wrong shape), each naming
  * the member at fault.
  */
 export function parseChunkBody(raw: Buffer | string): ChunkBody {
@@ -62,6 +63,12 @@ export function parseChunkBody(raw: Buffer | string): ChunkBody {
     errors.push({
       path: '/chunkName',
       message: `must be a string of at most ${CHUNK_NAME_LENGTH_MAX} characters`,
+    });
+  } else if (typeof name === 'string' && !isStorableText(name)) {
+    // The name is stored with the chunk; the nul guard of other bodies does not read this one.
+    errors.push({
+      path: '/chunkName',
+      message: 'must not contain NUL characters or unpaired UTF-16 surrogates',
     });
   }
   if (errors.length > 0) {

@@ -80,6 +80,27 @@ describe('TEXT', () => {
     expect(codes(one('TEXT', 12))).toEqual(['value:invalid-type']);
     expect(codes(one('TEXT', { a: 1 }))).toEqual(['value:invalid-type']);
   });
+  it('rejects text no store keeps as sent (a NUL, a lone surrogate) with invalid-text, and keeps pairs', () => {
+    for (const text of ['a\u0000b', '\u0000', 'x\ud800', '\udc00x', '\ud83d\ude00\ud83d', 'a\ude00\ud83d']) {
+      expect(codes(one('TEXT', text)), JSON.stringify(text)).toEqual(['value:invalid-text']);
+    }
+    expect(errorsOf(one('TEXT', 'a\u0000'))[0]?.message).toBe(
+      'Field "value" holds a NUL character (U+0000), which cannot be stored; text must not contain NUL ' +
+        'characters or unpaired UTF-16 surrogates.',
+    );
+    expect(converted('TEXT', 'maison \u{1F3E0} \u00e9')).toBe('maison \u{1F3E0} \u00e9');
+  });
+  it('names the element of a nested list and a member name that holds such text', () => {
+    expect(codes(one('LIST', [['ok'], ['ok', 'no\u0000']], { elementType: 'LIST' }))).toEqual([
+      'value[1][1]:invalid-text',
+    ]);
+    const validator = compileRecordValidator(entityOf([{ name: 'value', type: 'TEXT' }]));
+    expect(codes(validator.validate({ value: 'v', 'k\u0000': 1, 'k\ud800': 2, other: 3 }))).toEqual([
+      'k\u0000:invalid-text',
+      'k\ud800:invalid-text',
+      'other:unknown-field',
+    ]);
+  });
 });
 
 describe('DATE', () => {
