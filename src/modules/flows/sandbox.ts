@@ -105,10 +105,12 @@ for (const name of Object.getOwnPropertyNames(RegExp)) {
     configurable: true,
   });
   Object.defineProperty(formats, 'formatToParts', {
-    value: function formatToParts_(date) {
-      if (date === undefined) throw absent('formatToParts() of Intl.DateTimeFormat without a date (the current time)');
-      return formatToParts.call(this, date);
-    },
+    value: {
+      formatToParts(date) {
+        if (date === undefined) throw absent('formatToParts() of Intl.DateTimeFormat without a date (the current time)');
+        return formatToParts.call(this, date);
+      },
+    }.formatToParts,
     writable: true,
     configurable: true,
   });
