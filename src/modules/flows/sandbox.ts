@@ -13,11 +13,12 @@
  * Limits: each call has a wall-clock limit the isolate enforces (`timeoutMs`), so a script that
  * never ends is stopped, and the isolate has a heap limit (`memoryMb`); an isolate that runs out
  * is disposed by V8 and a fresh one is made. A batch that hits the time limit is resumed: the
- * record that was running when time ran out gets a call (and the full limit) of its own, in an
- * isolate of its own whose heap then tells a record that allocates without end (`script-memory`)
- * from one that computes without end (`script-timeout`), and the batch goes on after it. So every
- * record gets at least the full limit, and a record that never ends costs its chunk about twice
- * the limit. A record that exhausts memory takes the isolate with it; the batch is then rerun
+ * record that was running when time ran out gets a call (and the full limit) of its own, and the
+ * batch goes on after it. When that call runs out of time too, the isolate's heap tells a record
+ * that allocates without end (`script-memory`) from one that computes without end
+ * (`script-timeout`); when garbage of earlier records clouds it, the record runs once more in an
+ * isolate of its own. So every record gets at least the full limit, and a record that never ends
+ * costs its chunk about twice the limit (three times when the heap was clouded). A record that exhausts memory takes the isolate with it; the batch is then rerun
  * record by record, to tell which one it was. An isolate the host disposes is no record's fault.
  */
 import ivm from 'isolated-vm';
@@ -272,6 +273,12 @@ const TIMED_OUT_HEAP_TAKEN_SHARE_MIN = 0.5;
 
 const BYTES_PER_MB = 1024 * 1024;
 
+/** An isolate's heap before and after a call. */
+interface HeapSpan {
+  before: { used: number; limit: number };
+  after: { used: number; limit: number };
+}
+
 interface Runner {
   isolate: ivm.Isolate;
   begin: ivm.Reference<(json: string) => number>;
@@ -365,7 +372,8 @@ export class ScriptSandbox {
           // every step of the batch returned.
           const stuck = await runner.current.apply(undefined, [], { timeout: RUNNER_CALL_TIMEOUT_MS });
           if (stuck >= count) break;
-          verdicts.set(stuck, await this.#runAlone(inputsJson, count, stuck));
+          const verdict = await this.#runOwn(runner, inputsJson, count, stuck);
+          if (verdict !== undefined) verdicts.set(stuck, verdict);
           from = stuck + 1;
         }
       }
@@ -387,11 +395,12 @@ export class ScriptSandbox {
       const runner = await this.#ready();
       try {
         await runner.begin.apply(undefined, [inputsJson], { timeout: RUNNER_CALL_TIMEOUT_MS });
-        if (await this.#finishes(runner, i, count)) {
+        const verdict = await this.#runOwn(runner, inputsJson, count, i);
+        if (verdict !== undefined) {
+          results.push(verdict);
+        } else {
           const collected = await runner.collect.apply(undefined, [], { timeout: RUNNER_CALL_TIMEOUT_MS });
           results.push(this.#result(parseEntries(collected)[i]));
-        } else {
-          results.push(await this.#runAlone(inputsJson, count, i));
         }
       } catch (error) {
         if (this.#disposed) throw this.#disposedError();
@@ -404,47 +413,71 @@ export class ScriptSandbox {
   }
 
   /**
-   * Calls the step for record `i` with the full time limit; false when time ran out while its
-   * step was running. Rejects when the isolate was disposed.
+   * Calls the step for record `i` alone with the full time limit. `undefined` when its step
+   * returned (its result is collected with the others), else its verdict: `script-memory` when
+   * the call took at least half of the heap that was free, `script-timeout` when the heap is
+   * mostly free. When the heap is mostly taken but not by this call as far as can be seen (V8 may
+   * have reclaimed the garbage of earlier records to make room), the record runs once more in an
+   * isolate of its own, whose heap holds only the runner, the records and what it takes.
    */
-  async #finishes(runner: Runner, i: number, count: number): Promise<boolean> {
+  async #runOwn(
+    runner: Runner,
+    inputsJson: string,
+    count: number,
+    i: number,
+  ): Promise<ScriptRecordResult | undefined> {
+    const call = await this.#callAlone(runner, i, count);
+    if (call === undefined) return undefined;
+    const memory = this.#outOfMemory(call);
+    if (memory !== undefined) return memory;
+    if (call.after.used < call.after.limit * TIMED_OUT_HEAP_TAKEN_SHARE_MIN) return this.#timeoutResult();
+    return this.#runFresh(inputsJson, count, i);
+  }
+
+  /**
+   * Calls the step for record `i` with the full time limit; `undefined` when it returned, else
+   * the isolate's heap before and after. Rejects when the isolate was disposed.
+   */
+  async #callAlone(runner: Runner, i: number, count: number): Promise<HeapSpan | undefined> {
+    const before = await heapUsedBytes(runner.isolate);
     try {
       await runner.runOne.apply(undefined, [i], { timeout: this.#limits.timeoutMs });
-      return true;
+      return undefined;
     } catch (error) {
       if (runner.isolate.isDisposed) throw error;
       // Not a timeout: an unhandled rejection of its promise jobs, after its step returned
       // (see #runBatch). A timeout with no step running: one of those jobs ran over.
-      if (!isTimeout(error)) return true;
+      if (!isTimeout(error)) return undefined;
       const running = await runner.current.apply(undefined, [], { timeout: RUNNER_CALL_TIMEOUT_MS });
-      return running >= count;
+      if (running >= count) return undefined;
+      return { before, after: await heapUsedBytes(runner.isolate) };
     }
   }
 
-  /**
-   * The result of record `i` run in an isolate of its own with the full time limit, so that its
-   * heap holds nothing but the runner and what this record takes. When time runs out, that heap
-   * tells the two limits apart: a record that took at least half of what was free is
-   * `script-memory`, any other `script-timeout`.
-   */
-  async #runAlone(inputsJson: string, count: number, i: number): Promise<ScriptRecordResult> {
+  /** `script-memory` for a record stopped by the clock that took half or more of the free heap. */
+  #outOfMemory({ before, after }: HeapSpan): ScriptRecordResult | undefined {
+    const taken = after.used - before.used;
+    const free = before.limit - before.used;
+    if (free > 0 && taken >= free * TIMED_OUT_HEAP_TAKEN_SHARE_MIN) {
+      return {
+        ok: false,
+        code: 'script-memory',
+        message:
+          `script of step "${this.#label}" ran out of memory: when its ${this.#limits.timeoutMs} ms ran out ` +
+          `it had taken ${Math.round(taken / BYTES_PER_MB)} MB of the ${this.#limits.memoryMb} MB a script may use`,
+      };
+    }
+    return undefined;
+  }
+
+  /** Record `i` run in an isolate of its own (see #runOwn). */
+  async #runFresh(inputsJson: string, count: number, i: number): Promise<ScriptRecordResult> {
     const runner = await this.#create();
     this.#alone = runner.isolate;
     try {
       await runner.begin.apply(undefined, [inputsJson], { timeout: RUNNER_CALL_TIMEOUT_MS });
-      const before = await heapUsedBytes(runner.isolate);
-      if (!(await this.#finishes(runner, i, count))) {
-        const taken = (await heapUsedBytes(runner.isolate)).used - before.used;
-        if (taken < (before.limit - before.used) * TIMED_OUT_HEAP_TAKEN_SHARE_MIN)
-          return this.#timeoutResult();
-        return {
-          ok: false,
-          code: 'script-memory',
-          message:
-            `script of step "${this.#label}" ran out of memory: when its ${this.#limits.timeoutMs} ms ran out ` +
-            `it had taken ${Math.round(taken / BYTES_PER_MB)} MB of the ${this.#limits.memoryMb} MB a script may use`,
-        };
-      }
+      const call = await this.#callAlone(runner, i, count);
+      if (call !== undefined) return this.#outOfMemory(call) ?? this.#timeoutResult();
       const collected = await runner.collect.apply(undefined, [], { timeout: RUNNER_CALL_TIMEOUT_MS });
       return this.#result(parseEntries(collected)[i]);
     } catch (error) {
