@@ -289,6 +289,40 @@ describe('flows: hostile and faulty scripts are processing errors of their recor
     expect(error.message).toMatch(/Cannot add property seen, object is not extensible/);
   });
 
+  it('a script that reads the clock or draws a random number: script-error saying why', async () => {
+    for (const [call, what] of [
+      ['Date.now()', 'Date.now()'],
+      ['new Date()', 'new Date() without a value (the current time)'],
+      ['Math.random()', 'Math.random()'],
+    ]) {
+      const error = await failing(`if (input.installmentNumber === 666) { ${call}; }\n${PUBLISH_EVENT_TYPE}`);
+      expect(error.code).toBe('script-error');
+      expect(error.message).toContain(
+        `threw TypeError: ${what} does not exist in a flow script: its outputs depend on the record alone, not on the clock or chance`,
+      );
+    }
+  });
+
+  it('a script whose array buffers exhaust memory: script-memory, at the default limits', async () => {
+    const error = await failing(
+      `if (input.installmentNumber === 666) { const all = []; for (;;) all.push(new ArrayBuffer(1e7)); }\n${PUBLISH_EVENT_TYPE}`,
+    );
+    expect(error).toEqual({
+      code: 'script-memory',
+      message: 'script of step "Classify event" used more than the 64 MB a script may use',
+    });
+  });
+
+  it('a script that takes most of its heap and never ends: script-memory, at the default limits', async () => {
+    const error = await failing(
+      `if (input.installmentNumber === 666) { const kept = new Array(5e6).fill(input.amount); for (;;) {} }\n${PUBLISH_EVENT_TYPE}`,
+    );
+    expect(error.code).toBe('script-memory');
+    expect(error.message).toMatch(
+      /^script of step "Classify event" ran out of memory: when its 50 ms ran out it had taken \d+ MB of the 64 MB a script may use$/,
+    );
+  });
+
   it('publishing a name the outputDefinition does not declare: script-output', async () => {
     const error = await failing(
       `if (input.installmentNumber === 666) { publish('secret', 'x'); }\n${PUBLISH_EVENT_TYPE}`,
@@ -375,6 +409,54 @@ describe('flows: hostile and faulty scripts are processing errors of their recor
         ],
       }),
     ]);
+  });
+});
+
+describe("flows: a record's journals depend on the record alone", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await harness();
+  });
+  afterAll(async () => {
+    await h.t.close();
+  });
+
+  /** Three records in one chunk, then two in the next session's chunk. */
+  async function twoChunks(): Promise<string[]> {
+    const first = await h.ingest([
+      loanRecord(1, { transactionType: 'DISBURSE' }),
+      loanRecord(2, { transactionType: 'FEE' }),
+      loanRecord(3, { transactionType: 'DISBURSE' }),
+    ]);
+    const second = await h.ingest([
+      loanRecord(4, { transactionType: 'FEE' }),
+      loanRecord(5, { transactionType: 'DISBURSE' }),
+    ]);
+    return [first, second];
+  }
+
+  it('a counter kept on Object.prototype counts nothing: every record, in either chunk, has the same outcome', async () => {
+    await h.upload(withScript(`Object.prototype.n = (Object.prototype.n ?? 0) + 1;\n${PUBLISH_EVENT_TYPE}`));
+    const errors = (await Promise.all((await twoChunks()).map((id) => h.errors(id)))).flat();
+    expect(errors.map((e) => [e.code, e.message])).toEqual(
+      Array(5).fill([
+        'script-error',
+        'script of step "Classify event" threw TypeError: Cannot add property n, object is not extensible (line 1, column 20)',
+      ]),
+    );
+  });
+
+  it('a script that shrugs the refusal off sees no count, and every record posts', async () => {
+    await h.upload(
+      withScript(
+        `try { Object.prototype.n = (Object.prototype.n ?? 0) + 1; Math.seen = true; } catch {}\n` +
+          `if (Object.prototype.n !== undefined || Math.seen !== undefined) throw new Error('state leaked');\n${PUBLISH_EVENT_TYPE}`,
+      ),
+    );
+    const sessions = await twoChunks();
+    for (const id of sessions) expect(await h.errors(id)).toEqual([]);
+    const journals = (await Promise.all(sessions.map((id) => h.journals(id)))).flat();
+    expect(journals).toHaveLength(10);
   });
 });
 

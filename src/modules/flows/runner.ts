@@ -47,7 +47,8 @@ export class FlowRunner {
    * Runs the flow that reads the chunk's entity over its records and returns the journals and
    * processing errors, as the processor's transaction writes them. Codes: `script-error`,
    * `script-timeout`, `script-memory`, `script-output`, `invalid-business-event`, then those of
-   * the accounting engine. Rejects only when an isolate cannot be made at all.
+   * the accounting engine. Rejects when an isolate cannot be made at all, or when `close` (or a
+   * newer revision) disposed it meanwhile: then no record was judged and the chunk waits.
    */
   async process(prepared: FlowRevision, chunk: ClaimedChunk, ctx: ProcessingContext): Promise<ChunkOutcome> {
     const plan = prepared.flows.get(entityKey(chunk.namespace, chunk.entity));

@@ -5,13 +5,21 @@
  * network. The script is the body of a function of `input` and `publish`; it is compiled once
  * and called for a whole chunk of records in one call across the isolate boundary.
  *
+ * A record's outputs depend on the record alone: before any script runs, every object a script
+ * can reach without making it (the global object, the built-ins, their prototypes) is frozen, so
+ * no record leaves state for the next one, and the clock and randomness are gone (`Date.now()`,
+ * `new Date()`, `Math.random()` throw). So records can share an isolate and a call.
+ *
  * Limits: each call has a wall-clock limit the isolate enforces (`timeoutMs`), so a script that
  * never ends is stopped, and the isolate has a heap limit (`memoryMb`); an isolate that runs out
  * is disposed by V8 and a fresh one is made. A batch that hits the time limit is resumed: the
  * record that was running when time ran out gets a call (and the full limit) of its own, and the
- * batch goes on after it. So every record gets at least the full limit, and a record that never
- * ends costs its chunk about twice the limit. A record that exhausts memory takes the isolate
- * with it; the batch is then rerun record by record in fresh isolates, to tell which one it was.
+ * batch goes on after it. When that call runs out of time too, the isolate's heap tells a record
+ * that allocates without end (`script-memory`) from one that computes without end
+ * (`script-timeout`); when garbage of earlier records clouds it, the record runs once more in an
+ * isolate of its own. So every record gets at least the full limit, and a record that never ends
+ * costs its chunk about twice the limit (three times when the heap was clouded). A record that exhausts memory takes the isolate with it; the batch is then rerun
+ * record by record, to tell which one it was. An isolate the host disposes is no record's fault.
  */
 import ivm from 'isolated-vm';
 
@@ -47,14 +55,66 @@ export type ScriptRecordResult =
 /**
  * Set up in every fresh context before the script is compiled. It removes the globals a script
  * has no use for (and that would let it evaluate code the upload never saw, keep state past a
- * record, or log nowhere) and defines the runner that calls the step for each record.
- * `JSON.parse` and `JSON.stringify` are taken before any script runs, so a script cannot change
- * how its records come in or its results go out.
+ * record, or log nowhere), RegExp's legacy statics (`RegExp.$1`, `RegExp.lastMatch`: the last
+ * match of any record), the clock and randomness, and defines the runner that calls the step for
+ * each record. `new Date(value)`, `Date.UTC`, `Date.parse` and date arithmetic keep working; only
+ * the current instant is gone, since a record processed again must give the same outputs.
  */
 const PRELUDE = `
 'use strict';
 for (const name of ['eval', 'console', 'WebAssembly', 'SharedArrayBuffer', 'Atomics', 'WeakRef', 'FinalizationRegistry']) {
   delete globalThis[name];
+}
+for (const name of Object.getOwnPropertyNames(RegExp)) {
+  if (name !== 'length' && name !== 'name' && name !== 'prototype') delete RegExp[name];
+}
+{
+  const absent = (what) =>
+    new TypeError(what + ' does not exist in a flow script: its outputs depend on the record alone, not on the clock or chance');
+  const thrower = (name, what) => ({
+    value: { [name]() { throw absent(what); } }[name],
+    writable: true,
+    enumerable: false,
+    configurable: true,
+  });
+  const ClockDate = Date;
+  const NoClockDate = new Proxy(ClockDate, {
+    apply() {
+      throw absent('Date() (the current time)');
+    },
+    construct(target, args, newTarget) {
+      if (args.length === 0) throw absent('new Date() without a value (the current time)');
+      return Reflect.construct(target, args, newTarget);
+    },
+  });
+  Object.defineProperty(ClockDate, 'now', thrower('now', 'Date.now()'));
+  Object.defineProperty(ClockDate.prototype, 'constructor', { value: NoClockDate, writable: true, configurable: true });
+  Object.defineProperty(globalThis, 'Date', { value: NoClockDate, writable: true, configurable: true });
+  Object.defineProperty(Math, 'random', thrower('random', 'Math.random()'));
+  // Intl.DateTimeFormat formats the current time when it is given no date.
+  const formats = Intl.DateTimeFormat.prototype;
+  const format = Object.getOwnPropertyDescriptor(formats, 'format').get;
+  const formatToParts = formats.formatToParts;
+  Object.defineProperty(formats, 'format', {
+    get() {
+      const bound = format.call(this);
+      return (date) => {
+        if (date === undefined) throw absent('format() of Intl.DateTimeFormat without a date (the current time)');
+        return bound(date);
+      };
+    },
+    configurable: true,
+  });
+  Object.defineProperty(formats, 'formatToParts', {
+    value: {
+      formatToParts(date) {
+        if (date === undefined) throw absent('formatToParts() of Intl.DateTimeFormat without a date (the current time)');
+        return formatToParts.call(this, date);
+      },
+    }.formatToParts,
+    writable: true,
+    configurable: true,
+  });
 }
 globalThis.__makeRunner = function (step) {
   const parse = JSON.parse;
@@ -76,11 +136,22 @@ globalThis.__makeRunner = function (step) {
       return 'threw a value that cannot be shown';
     }
   };
+  // V8 throws this when the isolate's memory cannot hold a new ArrayBuffer.
+  const allocationFailed = (error) => {
+    try {
+      return error instanceof RangeError && error.message === 'Array buffer allocation failed';
+    } catch {
+      return false;
+    }
+  };
   const runOne = (i) => {
     current = i;
     const published = [];
     const unpublishable = [];
+    let open = true;
     const publish = (name, value) => {
+      // Called from a promise job after the step returned: too late for this record.
+      if (!open) throw new TypeError('publish(name, value) was called after the script returned');
       if (typeof name !== 'string') {
         throw new TypeError('publish(name, value): the name must be a string, got ' + typeof name);
       }
@@ -95,7 +166,10 @@ globalThis.__makeRunner = function (step) {
       step(inputs[i], publish);
       results[i] = [published, unpublishable];
     } catch (error) {
-      results[i] = describe(error);
+      results[i] = allocationFailed(error) ? { outOfMemory: true } : describe(error);
+    } finally {
+      open = false;
+      current = inputs.length;
     }
   };
   return {
@@ -107,7 +181,6 @@ globalThis.__makeRunner = function (step) {
     },
     runFrom(from) {
       for (let i = from; i < inputs.length; i++) runOne(i);
-      current = inputs.length;
     },
     runOne,
     current() {
@@ -120,27 +193,113 @@ globalThis.__makeRunner = function (step) {
 };
 `;
 
-/** Freezes the global object once the runner exists, so no record leaves state in a global. */
+/**
+ * Run once the runner exists, before any record: freezes every object a script can reach without
+ * making it, so nothing a record does survives it (`Object.prototype.n = 1`, `Math.x = 1`, a
+ * global). The walk starts at the global object and at the prototypes only instances lead to
+ * (generators, async functions, iterators, segments), and follows prototypes, property values and
+ * accessors. Assigning `name`, `message`, `constructor`, `toString`, `valueOf`, `toLocaleString` or
+ * `toJSON` to an object whose prototype is frozen would throw (a data property of a frozen
+ * prototype cannot be overridden by assignment), which breaks ordinary code such as
+ * `this.name = 'MyError'`; on the prototypes of objects, functions and errors these become
+ * accessors whose setter gives the object its own property, as on an unfrozen prototype.
+ */
 const LOCKDOWN = `
 'use strict';
 delete globalThis.__makeRunner;
-Object.freeze(globalThis);
+{
+  const assignable = ['constructor', 'name', 'message', 'toString', 'valueOf', 'toLocaleString', 'toJSON'];
+  const errors = [Error, AggregateError, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError];
+  for (const prototype of [Object.prototype, Function.prototype, ...errors.map((E) => E.prototype)]) {
+    for (const key of assignable) {
+      const own = Object.getOwnPropertyDescriptor(prototype, key);
+      if (own === undefined || !('value' in own) || !own.writable) continue;
+      const value = own.value;
+      Object.defineProperty(prototype, key, {
+        get() {
+          return value;
+        },
+        set(assigned) {
+          if (this === prototype) throw new TypeError('Cannot assign to read only property ' + key + ' of a built-in prototype');
+          Object.defineProperty(this, key, { value: assigned, writable: true, enumerable: true, configurable: true });
+        },
+        enumerable: own.enumerable,
+        configurable: false,
+      });
+    }
+  }
+  const segments = new Intl.Segmenter().segment('');
+  const pending = [
+    globalThis,
+    function* () {},
+    async function () {},
+    async function* () {},
+    [][Symbol.iterator](),
+    ''[Symbol.iterator](),
+    new Map()[Symbol.iterator](),
+    new Set()[Symbol.iterator](),
+    /a/[Symbol.matchAll](''),
+    segments,
+    segments[Symbol.iterator](),
+    (function () { return arguments; })(),
+  ];
+  const seen = new Set();
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if ((typeof value !== 'object' && typeof value !== 'function') || value === null || seen.has(value)) continue;
+    seen.add(value);
+    pending.push(Object.getPrototypeOf(value));
+    for (const key of Reflect.ownKeys(value)) {
+      const property = Object.getOwnPropertyDescriptor(value, key);
+      if (property === undefined) continue;
+      if ('value' in property) pending.push(property.value);
+      else pending.push(property.get, property.set);
+    }
+  }
+  for (const value of seen) Object.freeze(value);
+}
 `;
 
 /** Milliseconds allowed for the runner's own bookkeeping calls (parse, collect). */
 const RUNNER_CALL_TIMEOUT_MS = 5_000;
+
+/**
+ * A record stopped by the time limit is out of memory, not out of time, when its call took at
+ * least this share of the heap that was free when it began. Near its heap limit V8 collects
+ * garbage again and again before it gives up, so a script that allocates without end is most
+ * often stopped by the clock first; its heap says why it was slow.
+ */
+const TIMED_OUT_HEAP_TAKEN_SHARE_MIN = 0.5;
+
+const BYTES_PER_MB = 1024 * 1024;
+
+/** An isolate's heap before and after a call. */
+interface HeapSpan {
+  before: { used: number; limit: number };
+  after: { used: number; limit: number };
+}
 
 interface Runner {
   isolate: ivm.Isolate;
   begin: ivm.Reference<(json: string) => number>;
   runFrom: ivm.Reference<(from: number) => void>;
   runOne: ivm.Reference<(i: number) => void>;
+  /** The record whose step is running, or the number of records when none is. */
   current: ivm.Reference<() => number>;
   collect: ivm.Reference<() => string>;
 }
 
 function isTimeout(error: unknown): boolean {
   return error instanceof Error && /timed out/i.test(error.message);
+}
+
+/** Bytes an isolate holds: its heap and the array buffers counted against its limit. */
+async function heapUsedBytes(isolate: ivm.Isolate): Promise<{ used: number; limit: number }> {
+  const statistics = await isolate.getHeapStatistics();
+  return {
+    used: statistics.used_heap_size + statistics.externally_allocated_size,
+    limit: statistics.heap_size_limit,
+  };
 }
 
 /** One step's script in its isolate; calls are queued, one at a time. */
@@ -150,6 +309,9 @@ export class ScriptSandbox {
   readonly #limits: ScriptLimits;
   #runner: Promise<Runner> | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  #disposed = false;
+  /** The isolate of a record run on its own (`#runAlone`), disposed with the sandbox. */
+  #alone: ivm.Isolate | undefined;
 
   /**
    * `source` is the script text (checked at upload: it parses, and names only globals a script
@@ -164,7 +326,8 @@ export class ScriptSandbox {
   /**
    * Runs the script once per record of `inputsJson` (a JSON array of records) and returns one
    * result per record, in order. A script that throws, runs over time or exhausts memory is the
-   * result of its record only. Rejects only when the isolate cannot be set up at all.
+   * result of its record only. Rejects when the isolate cannot be set up at all, or when the
+   * sandbox is disposed before the run ends (its records were not judged).
    */
   run(inputsJson: string, count: number): Promise<ScriptRecordResult[]> {
     const result = this.#queue.then(() => this.#runBatch(inputsJson, count));
@@ -172,42 +335,55 @@ export class ScriptSandbox {
     return result;
   }
 
-  /** Releases the isolate; a later run makes a new one. */
+  /**
+   * Releases the isolate for good (a new configuration revision, or shutdown). A run in flight
+   * or asked for later rejects: an isolate disposed here is no record's fault, never
+   * `script-memory`.
+   */
   dispose(): void {
+    this.#disposed = true;
     const runner = this.#runner;
     this.#runner = undefined;
     runner?.then((r) => r.isolate.isDisposed || r.isolate.dispose()).catch(() => undefined);
+    const alone = this.#alone;
+    if (alone !== undefined && !alone.isDisposed) alone.dispose();
   }
 
   async #runBatch(inputsJson: string, count: number): Promise<ScriptRecordResult[]> {
-    const timeout = this.#limits.timeoutMs;
-    const timedOut = new Set<number>();
+    const verdicts = new Map<number, ScriptRecordResult>();
     const runner = await this.#ready();
     try {
       await runner.begin.apply(undefined, [inputsJson], { timeout: RUNNER_CALL_TIMEOUT_MS });
       let from = 0;
       while (from < count) {
         try {
-          await runner.runFrom.apply(undefined, [from], { timeout });
+          await runner.runFrom.apply(undefined, [from], { timeout: this.#limits.timeoutMs });
           break;
         } catch (error) {
-          if (!isTimeout(error)) throw error;
-          // Time ran out in record `stuck`: give it a call of its own, then go on after it.
-          const stuck = await runner.current.apply(undefined, [], { timeout: RUNNER_CALL_TIMEOUT_MS });
-          try {
-            await runner.runOne.apply(undefined, [stuck], { timeout });
-          } catch (again) {
-            if (!isTimeout(again)) throw again;
-            timedOut.add(stuck);
+          if (!isTimeout(error)) {
+            if (runner.isolate.isDisposed) throw error;
+            // A promise job of a record was rejected and nothing handled it, which isolated-vm
+            // reports once the call's steps have all returned; publish is closed by then, so it
+            // changes no record's outputs.
+            break;
           }
+          // Time ran out in record `stuck`: it gets a call of its own, then the batch goes on
+          // after it. When no step was running, a promise job of a finished record ran over;
+          // every step of the batch returned.
+          const stuck = await runner.current.apply(undefined, [], { timeout: RUNNER_CALL_TIMEOUT_MS });
+          if (stuck >= count) break;
+          const verdict = await this.#runOwn(runner, inputsJson, count, stuck);
+          if (verdict !== undefined) verdicts.set(stuck, verdict);
           from = stuck + 1;
         }
       }
       const collected = await runner.collect.apply(undefined, [], { timeout: RUNNER_CALL_TIMEOUT_MS });
-      return this.#results(collected, count, timedOut);
+      const entries = parseEntries(collected);
+      return Array.from({ length: count }, (_, i) => verdicts.get(i) ?? this.#result(entries[i]));
     } catch (error) {
+      if (this.#disposed) throw this.#disposedError();
       if (!runner.isolate.isDisposed) throw error;
-      // The isolate ran out of memory: find the record one call at a time.
+      // V8 disposed the isolate: it ran out of memory. Find the record one call at a time.
       this.#runner = undefined;
       return this.#runOneByOne(inputsJson, count);
     }
@@ -215,30 +391,107 @@ export class ScriptSandbox {
 
   async #runOneByOne(inputsJson: string, count: number): Promise<ScriptRecordResult[]> {
     const results: ScriptRecordResult[] = [];
-    const timeout = this.#limits.timeoutMs;
     for (let i = 0; i < count; i++) {
       const runner = await this.#ready();
       try {
         await runner.begin.apply(undefined, [inputsJson], { timeout: RUNNER_CALL_TIMEOUT_MS });
-        await runner.runOne.apply(undefined, [i], { timeout });
-        const collected = await runner.collect.apply(undefined, [], { timeout: RUNNER_CALL_TIMEOUT_MS });
-        results.push(this.#results(collected, count, new Set())[i] ?? this.#broken());
-      } catch (error) {
-        if (runner.isolate.isDisposed) {
-          this.#runner = undefined;
-          results.push({
-            ok: false,
-            code: 'script-memory',
-            message: `script of step "${this.#label}" used more than the ${this.#limits.memoryMb} MB a script may use`,
-          });
-        } else if (isTimeout(error)) {
-          results.push(this.#timeoutResult());
+        const verdict = await this.#runOwn(runner, inputsJson, count, i);
+        if (verdict !== undefined) {
+          results.push(verdict);
         } else {
-          throw error;
+          const collected = await runner.collect.apply(undefined, [], { timeout: RUNNER_CALL_TIMEOUT_MS });
+          results.push(this.#result(parseEntries(collected)[i]));
         }
+      } catch (error) {
+        if (this.#disposed) throw this.#disposedError();
+        if (!runner.isolate.isDisposed) throw error;
+        this.#runner = undefined;
+        results.push(this.#memoryResult());
       }
     }
     return results;
+  }
+
+  /**
+   * Calls the step for record `i` alone with the full time limit. `undefined` when its step
+   * returned (its result is collected with the others), else its verdict: `script-memory` when
+   * the call took at least half of the heap that was free, `script-timeout` when the heap is
+   * mostly free. When the heap is mostly taken but not by this call as far as can be seen (V8 may
+   * have reclaimed the garbage of earlier records to make room), the record runs once more in an
+   * isolate of its own, whose heap holds only the runner, the records and what it takes.
+   */
+  async #runOwn(
+    runner: Runner,
+    inputsJson: string,
+    count: number,
+    i: number,
+  ): Promise<ScriptRecordResult | undefined> {
+    const call = await this.#callAlone(runner, i, count);
+    if (call === undefined) return undefined;
+    const memory = this.#outOfMemory(call);
+    if (memory !== undefined) return memory;
+    if (call.after.used < call.after.limit * TIMED_OUT_HEAP_TAKEN_SHARE_MIN) return this.#timeoutResult();
+    return this.#runFresh(inputsJson, count, i);
+  }
+
+  /**
+   * Calls the step for record `i` with the full time limit; `undefined` when it returned, else
+   * the isolate's heap before and after. Rejects when the isolate was disposed.
+   */
+  async #callAlone(runner: Runner, i: number, count: number): Promise<HeapSpan | undefined> {
+    const before = await heapUsedBytes(runner.isolate);
+    try {
+      await runner.runOne.apply(undefined, [i], { timeout: this.#limits.timeoutMs });
+      return undefined;
+    } catch (error) {
+      if (runner.isolate.isDisposed) throw error;
+      // Not a timeout: an unhandled rejection of its promise jobs, after its step returned
+      // (see #runBatch). A timeout with no step running: one of those jobs ran over.
+      if (!isTimeout(error)) return undefined;
+      const running = await runner.current.apply(undefined, [], { timeout: RUNNER_CALL_TIMEOUT_MS });
+      if (running >= count) return undefined;
+      return { before, after: await heapUsedBytes(runner.isolate) };
+    }
+  }
+
+  /** `script-memory` for a record stopped by the clock that took half or more of the free heap. */
+  #outOfMemory({ before, after }: HeapSpan): ScriptRecordResult | undefined {
+    const taken = after.used - before.used;
+    const free = before.limit - before.used;
+    if (free > 0 && taken >= free * TIMED_OUT_HEAP_TAKEN_SHARE_MIN) {
+      return {
+        ok: false,
+        code: 'script-memory',
+        message:
+          `script of step "${this.#label}" ran out of memory: when its ${this.#limits.timeoutMs} ms ran out ` +
+          `it had taken ${Math.round(taken / BYTES_PER_MB)} MB of the ${this.#limits.memoryMb} MB a script may use`,
+      };
+    }
+    return undefined;
+  }
+
+  /** Record `i` run in an isolate of its own (see #runOwn). */
+  async #runFresh(inputsJson: string, count: number, i: number): Promise<ScriptRecordResult> {
+    const runner = await this.#create();
+    this.#alone = runner.isolate;
+    try {
+      await runner.begin.apply(undefined, [inputsJson], { timeout: RUNNER_CALL_TIMEOUT_MS });
+      const call = await this.#callAlone(runner, i, count);
+      if (call !== undefined) return this.#outOfMemory(call) ?? this.#timeoutResult();
+      const collected = await runner.collect.apply(undefined, [], { timeout: RUNNER_CALL_TIMEOUT_MS });
+      return this.#result(parseEntries(collected)[i]);
+    } catch (error) {
+      if (this.#disposed) throw this.#disposedError();
+      if (!runner.isolate.isDisposed) throw error;
+      return this.#memoryResult();
+    } finally {
+      this.#alone = undefined;
+      if (!runner.isolate.isDisposed) runner.isolate.dispose();
+    }
+  }
+
+  #disposedError(): Error {
+    return new Error(`the isolate of step "${this.#label}" was disposed before its records were run`);
   }
 
   #timeoutResult(): ScriptRecordResult {
@@ -249,7 +502,21 @@ export class ScriptSandbox {
     };
   }
 
-  #broken(): ScriptRecordResult {
+  #memoryResult(): ScriptRecordResult {
+    return {
+      ok: false,
+      code: 'script-memory',
+      message: `script of step "${this.#label}" used more than the ${this.#limits.memoryMb} MB a script may use`,
+    };
+  }
+
+  /** One record's entry of the runner's results, checked, since a script may tamper. */
+  #result(entry: unknown): ScriptRecordResult {
+    if (typeof entry === 'string') {
+      return { ok: false, code: 'script-error', message: `script of step "${this.#label}" threw ${entry}` };
+    }
+    if (isPublished(entry)) return { ok: true, published: entry[0], unpublishable: entry[1] };
+    if (isOutOfMemory(entry)) return this.#memoryResult();
     return {
       ok: false,
       code: 'script-error',
@@ -257,32 +524,8 @@ export class ScriptSandbox {
     };
   }
 
-  /** Reads the runner's results: one entry per record, checked, since a script may tamper. */
-  #results(collected: string, count: number, timedOut: ReadonlySet<number>): ScriptRecordResult[] {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(collected);
-    } catch {
-      raw = undefined;
-    }
-    const entries = Array.isArray(raw) ? raw : [];
-    const results: ScriptRecordResult[] = [];
-    for (let i = 0; i < count; i++) {
-      const entry: unknown = entries[i];
-      if (timedOut.has(i)) results.push(this.#timeoutResult());
-      else if (typeof entry === 'string')
-        results.push({
-          ok: false,
-          code: 'script-error',
-          message: `script of step "${this.#label}" threw ${entry}`,
-        });
-      else if (isPublished(entry)) results.push({ ok: true, published: entry[0], unpublishable: entry[1] });
-      else results.push(this.#broken());
-    }
-    return results;
-  }
-
   #ready(): Promise<Runner> {
+    if (this.#disposed) return Promise.reject(this.#disposedError());
     const existing = this.#runner;
     if (existing !== undefined) return existing;
     const created = this.#create();
@@ -298,11 +541,19 @@ export class ScriptSandbox {
     try {
       const context = await isolate.createContext();
       await context.eval(PRELUDE, { timeout: RUNNER_CALL_TIMEOUT_MS });
+      const body = `'use strict';\n${this.#source}\n`;
+      // V8's own parser checks that the script is a function body by itself, before any of it
+      // runs: a script that closed the wrapper below early would run code, and could keep state,
+      // outside every record.
+      await context.evalClosure("Function('input', 'publish', $0);", [body], {
+        arguments: { copy: true },
+        timeout: RUNNER_CALL_TIMEOUT_MS,
+      });
       // The script is the body of a function; its first line is line 1 of what the user wrote.
-      const step = await isolate.compileScript(
-        `(function (input, publish) { 'use strict';\n${this.#source}\n})`,
-        { filename: 'flow-script', lineOffset: -1 },
-      );
+      const step = await isolate.compileScript(`(function (input, publish) { ${body}})`, {
+        filename: 'flow-script',
+        lineOffset: -1,
+      });
       const stepFunction = await step.run(context, { reference: true, timeout: RUNNER_CALL_TIMEOUT_MS });
       const makeRunner: ivm.Reference = await context.global.get('__makeRunner', { reference: true });
       const runner = (await makeRunner.apply(undefined, [stepFunction.derefInto()], {
@@ -325,6 +576,22 @@ export class ScriptSandbox {
       throw error;
     }
   }
+}
+
+/** The runner's results as a list, or an empty one when they do not parse. */
+function parseEntries(collected: string): unknown[] {
+  try {
+    const raw: unknown = JSON.parse(collected);
+    return Array.isArray(raw) ? raw : [];
+  } catch {
+    return [];
+  }
+}
+
+function isOutOfMemory(entry: unknown): boolean {
+  return (
+    typeof entry === 'object' && entry !== null && (entry as { outOfMemory?: unknown }).outOfMemory === true
+  );
 }
 
 function isPublished(
