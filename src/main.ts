@@ -144,6 +144,10 @@ async function listenOn(
 }
 
 async function main(): Promise<void> {
+  // The service keeps time in UTC whatever the host's zone, so a flow script's local-time
+  // methods give the same answer on every host (docs/adr/0012-flow-script-isolation.md);
+  // business dates name their zone explicitly and are not affected.
+  process.env.TZ = 'UTC';
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   if (!startupSnapshotOff()) {
     process.stderr.write(
