@@ -13,7 +13,7 @@ import { createBulkInsert } from './bulk-insert.js';
 import { storedRevision } from './configuration-store.js';
 import { countRows } from './count.js';
 import type { Dialect, Store } from './database.js';
-import type { Database, JournalsTable } from './schema.js';
+import type { Database, JournalsTable, ProcessingErrorsTable } from './schema.js';
 import { StoreUnavailableError } from './store-unavailable.js';
 
 /** Rolls a write back when the chunk's records were processed by someone else meanwhile. */
@@ -122,7 +122,7 @@ export const LINE_COLUMNS: readonly string[] = [
   'extras',
 ];
 
-const ERROR_COLUMNS: readonly string[] = [
+const ERROR_COLUMNS: readonly (keyof ProcessingErrorsTable & string)[] = [
   'ingestion_id',
   'record_id',
   'namespace',
@@ -565,16 +565,7 @@ export function createAccountingStore(store: Store): AccountingStore {
         // The record is copied as stored: its JSON text never holds what a store refuses.
         await trx
           .insertInto('processing_errors')
-          .columns([
-            'ingestion_id',
-            'record_id',
-            'namespace',
-            'entity',
-            'code',
-            'message',
-            'record',
-            'created_at',
-          ])
+          .columns(ERROR_COLUMNS)
           .expression(
             claimed.select([
               'ingestion_id',
