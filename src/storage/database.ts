@@ -31,6 +31,7 @@ import * as refreshAnswersAndRequestCounts from './migrations/0006-refresh-answe
 import * as originJournalOnce from './migrations/0007-origin-journal-once.js';
 import * as csrfDerived from './migrations/0008-csrf-derived.js';
 import * as rejectedChunksUncounted from './migrations/0009-rejected-chunks-uncounted.js';
+import * as adminOneTimeViews from './migrations/0010-admin-one-time-views.js';
 import type { Database } from './schema.js';
 import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from './sqlite-write-turn.js';
 import { StoreUnavailableError } from './store-unavailable.js';
@@ -515,6 +516,7 @@ export async function migrateToLatest(store: Store): Promise<void> {
         '0007-origin-journal-once': withDialect(originJournalOnce),
         '0008-csrf-derived': withDialect(csrfDerived),
         '0009-rejected-chunks-uncounted': withDialect(rejectedChunksUncounted),
+        '0010-admin-one-time-views': withDialect(adminOneTimeViews),
       }),
     },
   });

@@ -21,6 +21,7 @@ export interface Database {
   journals: JournalsTable;
   journal_lines: JournalLinesTable;
   admin_sessions: AdminSessionsTable;
+  admin_one_time_views: AdminOneTimeViewsTable;
   auth_failures: AuthFailuresTable;
   request_counts: RequestCountsTable;
 }
@@ -56,6 +57,18 @@ export interface AdminSessionsTable {
   expires_at: string;
   /** The absolute deadline, however active the session is. */
   ends_at: string;
+}
+
+/** What a sign-in session is shown once, sealed under its cookie value (migration 0010). */
+export interface AdminOneTimeViewsTable {
+  /** Orders a session's views, oldest first. */
+  id: Generated<number>;
+  session_hash: string;
+  /** What the view is of, within the session (a new credential's client id). */
+  view_key: string;
+  /** The value, sealed under a key derived from the session's cookie value. */
+  sealed: string;
+  expires_at: string;
 }
 
 /** Failed authentications of one key in one fixed window (migration 0005). */

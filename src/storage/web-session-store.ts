@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { WebSessionRow, WebSessionStore } from '../modules/auth/store.js';
 import type { AdminSessionsTable, Database } from './schema.js';
 
@@ -13,7 +13,10 @@ function toSession(row: Selectable<AdminSessionsTable>): WebSessionRow {
   };
 }
 
-/** Sign-in sessions of the administration interface over Kysely; the same statements on both dialects. */
+/**
+ * Sign-in sessions of the administration interface and their one-time views over Kysely; the
+ * same statements on both dialects (`DELETE … RETURNING` included).
+ */
 export function createWebSessionStore(db: Kysely<Database>): WebSessionStore {
   return {
     async insert(session) {
@@ -68,6 +71,67 @@ export function createWebSessionStore(db: Kysely<Database>): WebSessionStore {
     async purgeExpired(before) {
       const result = await db
         .deleteFrom('admin_sessions')
+        .where('expires_at', '<', before)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
+    async putOneTimeView(view, perSessionMax) {
+      await db.transaction().execute(async (trx) => {
+        await trx
+          .deleteFrom('admin_one_time_views')
+          .where('session_hash', '=', view.sessionHash)
+          .where('view_key', '=', view.key)
+          .execute();
+        // Inserted from the session's row, so a session signed out meanwhile gets nothing
+        // rather than a foreign-key error.
+        await trx
+          .insertInto('admin_one_time_views')
+          .columns(['session_hash', 'view_key', 'sealed', 'expires_at'])
+          .expression(
+            trx
+              .selectFrom('admin_sessions')
+              .select([
+                'session_hash',
+                sql<string>`${view.key}`.as('view_key'),
+                sql<string>`${view.sealed}`.as('sealed'),
+                sql<string>`${view.expiresAt}`.as('expires_at'),
+              ])
+              .where('session_hash', '=', view.sessionHash),
+          )
+          .execute();
+        await trx
+          .deleteFrom('admin_one_time_views')
+          .where('session_hash', '=', view.sessionHash)
+          .where(
+            'id',
+            'not in',
+            trx
+              .selectFrom('admin_one_time_views')
+              .select('id')
+              .where('session_hash', '=', view.sessionHash)
+              .orderBy('id', 'desc')
+              .limit(perSessionMax),
+          )
+          .execute();
+      });
+    },
+
+    async takeOneTimeView(sessionHash, key) {
+      const row = await db
+        .deleteFrom('admin_one_time_views')
+        .where('session_hash', '=', sessionHash)
+        .where('view_key', '=', key)
+        .returning(['sealed', 'expires_at'])
+        .executeTakeFirst();
+      return row === undefined
+        ? undefined
+        : { sessionHash, key, sealed: row.sealed, expiresAt: row.expires_at };
+    },
+
+    async purgeOneTimeViews(before) {
+      const result = await db
+        .deleteFrom('admin_one_time_views')
         .where('expires_at', '<', before)
         .executeTakeFirst();
       return Number(result.numDeletedRows);

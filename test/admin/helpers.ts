@@ -7,7 +7,7 @@ export const PASSWORD = 'correct horse battery staple';
 let counter = 0;
 
 /** A new user with a password and these roles; returns the e-mail. */
-export async function userWith(t: TestApp, roles: string[]): Promise<string> {
+export async function userWith(t: Pick<TestApp, 'services'>, roles: string[]): Promise<string> {
   counter += 1;
   const email = `admin-test${counter}-${Date.now()}@example.test`;
   await t.services.access.createUser({
@@ -46,7 +46,7 @@ function encode(fields: Record<string, string | string[]>): string {
 }
 
 /** Signs in with e-mail and password and returns helpers that send the cookie (and CSRF token). */
-export async function signIn(t: TestApp, email: string, password = PASSWORD): Promise<Signed> {
+export async function signIn(t: Pick<TestApp, 'app'>, email: string, password = PASSWORD): Promise<Signed> {
   const response = await t.app.inject({
     method: 'POST',
     url: '/admin/login',

@@ -1,18 +1,28 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppDeps, buildApp } from '../../src/app.js';
-import { ONE_TIME_VIEW_TTL_MS } from '../../src/http/admin/one-time-views.js';
 import { ManualClock } from '../../src/lib/clock.js';
+import { sha256Hex } from '../../src/lib/ids.js';
 import {
   AUTH_FAILURE_DELAY_MAX_MS,
   AUTH_FAILURES_PER_ADDRESS_MAX,
   AUTH_FAILURES_UNSLOWED_MAX,
 } from '../../src/modules/auth/failure-limiter.js';
-import { SIGN_IN_FIELD_LENGTH_MAX, WEB_SESSION_IDLE_MS } from '../../src/modules/auth/web-sessions.js';
-import { createServices } from '../../src/services.js';
+import { openSealed } from '../../src/modules/auth/sealed-answer.js';
+import {
+  ONE_TIME_VIEW_TTL_MS,
+  ONE_TIME_VIEWS_PER_SESSION_MAX,
+  SIGN_IN_FIELD_LENGTH_MAX,
+  WEB_SESSION_IDLE_MS,
+  WebSessions,
+} from '../../src/modules/auth/web-sessions.js';
+import { createServices, type Services } from '../../src/services.js';
+import { createAuthStore } from '../../src/storage/auth-store.js';
+import { openStore, type Store } from '../../src/storage/database.js';
+import { createWebSessionStore } from '../../src/storage/web-session-store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { createTestStore } from '../helpers/store.js';
-import { cookieOf, PASSWORD, signIn, userWith } from './helpers.js';
+import { createTestStore, TEST_DIALECT } from '../helpers/store.js';
+import { cookieOf, PASSWORD, type Signed, signIn, userWith } from './helpers.js';
 
 let t: TestApp;
 /** The delays the sign-in limiter asked for, recorded instead of slept. */
@@ -470,5 +480,205 @@ describe('administration sign-in behind a reverse proxy', () => {
       expect(response.statusCode, origin).toBe(403);
       expect(cookieOf(response, 'lf_admin_session'), origin).toBeUndefined();
     }
+  });
+});
+
+/** One service instance on the shared database: its app and its services. */
+interface Instance {
+  app: FastifyInstance;
+  services: Services;
+}
+
+async function instanceOn(store: Store, clock: ManualClock): Promise<Instance> {
+  const services = createServices(store, clock, {
+    accessTokenTtlSeconds: 300,
+    refreshTokenTtlSeconds: 1800,
+    businessDate: undefined,
+  });
+  const app = await buildApp({ store, services, logger: false });
+  await app.ready();
+  return { app, services };
+}
+
+/** Resolves for every caller once `parties` callers are waiting. */
+function barrier(parties: number): () => Promise<void> {
+  let waiting = 0;
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return async () => {
+    waiting += 1;
+    if (waiting >= parties) release();
+    await released;
+  };
+}
+
+/**
+ * Several instances on one database behave as one: what one instance keeps for a session's one
+ * view (a new credential's secret) is shown by whichever instance the redirect reaches, once.
+ * On SQLite, which serves one process, both instances share the store's one connection.
+ */
+describe('one-time views shared by the instances of one database', () => {
+  const clock = new ManualClock(new Date());
+  let store: Store;
+  let second: Store;
+  let dispose: () => Promise<void> = async () => {};
+  let a: Instance;
+  let b: Instance;
+
+  beforeAll(async () => {
+    const made = await createTestStore();
+    ({ store, dispose } = made);
+    second = TEST_DIALECT === 'postgres' ? openStore(made.url) : store;
+    a = await instanceOn(store, clock);
+    b = await instanceOn(second, clock);
+  });
+  afterAll(async () => {
+    await a?.app.close();
+    await b?.app.close();
+    if (second !== store) await second?.close();
+    await dispose();
+  });
+
+  const getThrough = (instance: Instance, session: Signed, url: string) =>
+    instance.app.inject({ url, cookies: { lf_admin_session: session.cookie } });
+
+  /** Signs an administrator in through A and creates a credential there; returns its one view's page. */
+  async function createdThroughA(): Promise<{ admin: Signed; view: string }> {
+    const admin = await signIn(a, await userWith(a, ['admin']));
+    const owner = await userWith(a, ['api-client']);
+    const created = await admin.post('/admin/credentials', { ownerEmail: owner, expiresInDays: '7' });
+    expect(created.statusCode).toBe(303);
+    return { admin, view: String(created.headers.location) };
+  }
+
+  /** The keys of the one-time views a session has waiting in the store. */
+  async function waitingKeys(session: Signed): Promise<string[]> {
+    const rows = await store.db
+      .selectFrom('admin_one_time_views')
+      .select('view_key')
+      .where('session_hash', '=', sha256Hex(session.cookie))
+      .orderBy('id')
+      .execute();
+    return rows.map((row) => row.view_key);
+  }
+
+  it('shows through one instance the secret created through the other, then through neither', async () => {
+    const { admin, view } = await createdThroughA();
+    const shown = await getThrough(b, admin, view);
+    expect(shown.statusCode).toBe(200);
+    const clientId = /id="client-id">([^<]+)</.exec(shown.body)?.[1] ?? '';
+    const clientSecret = /id="client-secret" class="secret">([^<]+)</.exec(shown.body)?.[1] ?? '';
+    expect(clientSecret).toMatch(/^lfs_/);
+    expect(view).toBe(`/admin/credentials/${clientId}/created`);
+    const token = await a.app.inject({
+      method: 'POST',
+      url: '/auth/token',
+      headers: formHeaders,
+      payload: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: clientSecret,
+      }).toString(),
+    });
+    expect(token.statusCode).toBe(200);
+    for (const instance of [a, b]) {
+      const again = await getThrough(instance, admin, view);
+      expect(again.statusCode).toBe(410);
+      expect(again.body).toContain('was shown once');
+      expect(again.body).not.toContain('lfs_');
+    }
+  });
+
+  it('shows a secret once when both instances are asked for it at the same time', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const { admin, view } = await createdThroughA();
+      const answers = await Promise.all([a, b, a, b].map((instance) => getThrough(instance, admin, view)));
+      expect(answers.map((answer) => answer.statusCode).sort()).toEqual([200, 410, 410, 410]);
+      expect(answers.filter((answer) => answer.body.includes('lfs_'))).toHaveLength(1);
+    }
+  });
+
+  it('gives a view to one taker when two instances reach the store with it together', async () => {
+    const admin = await signIn(a, await userWith(a, ['admin']));
+    for (let round = 0; round < 5; round += 1) {
+      // Each instance's take is held until both are called, so both deletes go to the store
+      // together; the store hands the row to one of them.
+      const together = barrier(2);
+      const held = (on: Store): WebSessions => {
+        const sessions = createWebSessionStore(on.db);
+        return new WebSessions(
+          createAuthStore(on.db, on.dialect),
+          {
+            ...sessions,
+            async takeOneTimeView(sessionHash, key) {
+              await together();
+              return sessions.takeOneTimeView(sessionHash, key);
+            },
+          },
+          clock,
+        );
+      };
+      const key = `race-${round}`;
+      await a.services.webSessions.keepForOneView(admin.cookie, key, `value ${round}`);
+      const taken = await Promise.all([
+        held(store).takeOneView(admin.cookie, key),
+        held(second).takeOneView(admin.cookie, key),
+      ]);
+      expect(taken.filter((value) => value !== undefined)).toEqual([`value ${round}`]);
+    }
+  });
+
+  it('stores a view only sealed under the session cookie value, which the store does not hold', async () => {
+    const admin = await signIn(a, await userWith(a, ['admin']));
+    const other = await signIn(a, await userWith(a, ['admin']));
+    const value = 'lfs_a-secret-that-must-never-be-stored-in-clear';
+    await a.services.webSessions.keepForOneView(admin.cookie, 'sealed', value);
+    const row = await store.db
+      .selectFrom('admin_one_time_views')
+      .selectAll()
+      .where('session_hash', '=', sha256Hex(admin.cookie))
+      .executeTakeFirstOrThrow();
+    expect(JSON.stringify(row)).not.toContain(value);
+    expect(JSON.stringify(row)).not.toContain(admin.cookie);
+    expect(openSealed(admin.cookie, row.sealed, 'one-time view')).toBe(value);
+    expect(openSealed(other.cookie, row.sealed, 'one-time view')).toBeUndefined();
+    expect(openSealed(admin.cookie, row.sealed)).toBeUndefined();
+    expect(await b.services.webSessions.takeOneView(other.cookie, 'sealed')).toBeUndefined();
+    expect(await b.services.webSessions.takeOneView(admin.cookie, 'sealed')).toBe(value);
+  });
+
+  it(`keeps at most ${ONE_TIME_VIEWS_PER_SESSION_MAX} views waiting per session, dropping the oldest`, async () => {
+    const admin = await signIn(a, await userWith(a, ['admin']));
+    const other = await signIn(a, await userWith(a, ['admin']));
+    await b.services.webSessions.keepForOneView(other.cookie, 'other', 'kept');
+    const keys = Array.from({ length: ONE_TIME_VIEWS_PER_SESSION_MAX + 2 }, (_, i) => `view-${i}`);
+    for (const [i, key] of keys.entries()) {
+      await (i % 2 === 0 ? a : b).services.webSessions.keepForOneView(admin.cookie, key, `value ${key}`);
+    }
+    expect(await waitingKeys(admin)).toEqual(keys.slice(2));
+    expect(await a.services.webSessions.takeOneView(admin.cookie, 'view-0')).toBeUndefined();
+    expect(await a.services.webSessions.takeOneView(admin.cookie, 'view-2')).toBe('value view-2');
+    // Keeping a key again replaces its view, and it counts once.
+    await a.services.webSessions.keepForOneView(admin.cookie, 'view-5', 'again');
+    expect(await waitingKeys(admin)).toEqual([...keys.slice(3).filter((k) => k !== 'view-5'), 'view-5']);
+    expect(await b.services.webSessions.takeOneView(admin.cookie, 'view-5')).toBe('again');
+    expect(await b.services.webSessions.takeOneView(other.cookie, 'other')).toBe('kept');
+  });
+
+  it('ignores an expired view, which the periodic purge deletes; a sign-out drops the session’s views', async () => {
+    const admin = await signIn(a, await userWith(a, ['admin']));
+    await a.services.webSessions.keepForOneView(admin.cookie, 'old', 'old value');
+    await a.services.webSessions.keepForOneView(admin.cookie, 'late', 'late value');
+    clock.advance(ONE_TIME_VIEW_TTL_MS / 2);
+    await a.services.webSessions.keepForOneView(admin.cookie, 'young', 'young value');
+    clock.advance(ONE_TIME_VIEW_TTL_MS / 2 + 1);
+    expect(await b.services.webSessions.takeOneView(admin.cookie, 'late')).toBeUndefined();
+    expect(await waitingKeys(admin)).toEqual(['old', 'young']);
+    expect(await b.services.webSessions.purgeExpired()).toBeGreaterThanOrEqual(1);
+    expect(await waitingKeys(admin)).toEqual(['young']);
+    expect((await admin.post('/admin/logout', {})).statusCode).toBe(200);
+    expect(await waitingKeys(admin)).toEqual([]);
   });
 });

@@ -14,6 +14,9 @@ import { createTestDatabaseUrl, dropTestDatabase, TEST_DIALECT } from '../helper
 
 type Api = Awaited<ReturnType<typeof apiClient>>;
 
+/** The first administrator's password, to sign in to the administration interface. */
+const ADMIN_PASSWORD = 'multi-instance administrator password';
+
 /** Several service instances on one PostgreSQL behave as one (issues 2, 4, 5). */
 describe.runIf(TEST_DIALECT === 'postgres')('two service processes on one PostgreSQL', () => {
   let databaseUrl: string;
@@ -24,7 +27,7 @@ describe.runIf(TEST_DIALECT === 'postgres')('two service processes on one Postgr
 
   beforeAll(async () => {
     databaseUrl = await createTestDatabaseUrl();
-    const env = { BUSINESS_DATE: '2026-11-20' };
+    const env = { BUSINESS_DATE: '2026-11-20', ADMIN_PASSWORD };
     [a, b] = await Promise.all([startE2eServer(databaseUrl, env), startE2eServer(databaseUrl, env)]);
     [apiA, apiB] = await Promise.all([apiClient(a.url), apiClient(b.url)]);
     expect((await apiA('PUT', '/api/v1/configuration/bulk', realisticConfiguration())).status).toBe(200);
@@ -176,6 +179,49 @@ describe.runIf(TEST_DIALECT === 'postgres')('two service processes on one Postgr
       });
       expect(call.status).toBe(200);
     }
+  });
+
+  it('shows a credential secret created through one instance on the page the other serves, once', async () => {
+    const signedIn = await fetch(`${a.url}/admin/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ email: 'admin@localhost', password: ADMIN_PASSWORD }),
+    });
+    expect(signedIn.status).toBe(303);
+    const cookie = /^lf_admin_session=([^;]+)/.exec(signedIn.headers.getSetCookie()[0] ?? '')?.[1] ?? '';
+    const headers = { cookie: `lf_admin_session=${cookie}` };
+    const account = await (await fetch(`${a.url}/admin/account`, { headers })).text();
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(account)?.[1] ?? '';
+    const created = await fetch(`${a.url}/admin/credentials`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ownerEmail: 'admin@localhost', expiresInDays: '7', _csrf: csrf }),
+    });
+    expect(created.status).toBe(303);
+    const view = created.headers.get('location') ?? '';
+    const shown = await fetch(`${b.url}${view}`, { headers });
+    expect(shown.status).toBe(200);
+    const page = await shown.text();
+    const clientId = /id="client-id">([^<]+)</.exec(page)?.[1] ?? '';
+    const clientSecret = /id="client-secret" class="secret">([^<]+)</.exec(page)?.[1] ?? '';
+    expect(clientSecret).toMatch(/^lfs_/);
+    for (const url of [a.url, b.url]) {
+      const again = await fetch(`${url}${view}`, { headers });
+      expect(again.status).toBe(410);
+      expect(await again.text()).not.toContain(clientSecret);
+    }
+    const token = await fetch(`${a.url}/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: clientSecret,
+      }),
+    });
+    expect(token.status).toBe(200);
   });
 
   it('serves a configuration uploaded through one instance from the other on the next request', async () => {

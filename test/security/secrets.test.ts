@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSealed } from '../../src/modules/auth/sealed-answer.js';
 import { openStore } from '../../src/storage/database.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 import { loanRecords } from '../helpers/records.js';
@@ -280,6 +281,25 @@ describe('secrets stay out of the logs and out of the store', () => {
     if (shown === undefined) throw new Error('no secret on the created page');
     keep('interface-made client secret', shown);
     expect((await adminPost(adminSession, '/admin/logout', {})).status).toBe(200);
+    // A credential made in a session that stays open and never opens the page of its secret:
+    // the secret waits in the store, sealed under that session's cookie value, when it is searched.
+    const keeper = await signIn(ADMIN_EMAIL, ADMIN_PASSWORD);
+    const unseen = await adminPost(keeper, '/admin/credentials', {
+      ownerEmail: 'operator@example.test',
+      expiresInDays: '30',
+    });
+    expect(unseen.status).toBe(303);
+    const waiting = openStore(databaseUrl);
+    try {
+      const rows = await waiting.db.selectFrom('admin_one_time_views').select('sealed').execute();
+      expect(rows).toHaveLength(1);
+      const opened = openSealed(keeper.cookie, rows[0]?.sealed ?? '', 'one-time view');
+      const secret = (JSON.parse(opened ?? '{}') as { clientSecret?: string }).clientSecret;
+      if (secret === undefined) throw new Error('the waiting secret does not open with its session');
+      keep('interface-made client secret, waiting to be shown', secret);
+    } finally {
+      await waiting.close();
+    }
     // A session that stays open, so its rows are in the store when it is searched.
     const viewer = await signIn('viewer@example.test', webPassword);
     expect(
@@ -318,7 +338,14 @@ describe('secrets stay out of the logs and out of the store', () => {
           : await sql<{ name: string }>`select table_name as name from information_schema.tables
               where table_schema = 'public' and table_type = 'BASE TABLE'`.execute(store.db);
       expect(tables.rows.map((t) => t.name)).toEqual(
-        expect.arrayContaining(['users', 'credentials', 'oauth_tokens', 'admin_sessions', 'records']),
+        expect.arrayContaining([
+          'users',
+          'credentials',
+          'oauth_tokens',
+          'admin_sessions',
+          'admin_one_time_views',
+          'records',
+        ]),
       );
       for (const { name } of tables.rows) {
         const rows = await sql<Record<string, unknown>>`select * from ${sql.table(name)}`.execute(store.db);
@@ -332,6 +359,7 @@ describe('secrets stay out of the logs and out of the store', () => {
       await store.close();
     }
     expect(dump.some((cell) => cell.table === 'credentials' && cell.value === BOOTSTRAP_ID)).toBe(true);
+    expect(dump.some((cell) => cell.table === 'admin_one_time_views' && cell.column === 'sealed')).toBe(true);
     for (const secret of secrets) {
       const forms = formsOf(secret, basicClients.get(secret.value));
       const found = dump.filter((cell) => forms.some((form) => cell.value.includes(form)));

@@ -84,6 +84,19 @@ export function contextOf(request: FastifyRequest): PageContext {
   return { principal, path: request.url.split('?')[0] ?? request.url };
 }
 
+/**
+ * The cookie value of the request's sign-in session, which only the browser holds: what the
+ * session's one-time views are sealed under. The session hook guarantees it on every
+ * non-public route, as it does the principal.
+ */
+export function sessionIdOf(request: FastifyRequest): string {
+  const sessionId = request.cookies[SESSION_COOKIE];
+  if (request.webPrincipal === undefined || sessionId === undefined) {
+    throw new AppError('unauthorized', 'not signed in');
+  }
+  return sessionId;
+}
+
 /** Sends a page; administration pages are never stored by caches. */
 export function sendPage(reply: FastifyReply, body: Html, status = 200): FastifyReply {
   return reply

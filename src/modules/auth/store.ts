@@ -170,9 +170,20 @@ export interface WebSessionRow {
   endsAt: string;
 }
 
+/** Something a sign-in session is shown once, as stored: the value only sealed. */
+export interface OneTimeViewRow {
+  sessionHash: string;
+  /** What the view is of, within the session (a new credential's client id). */
+  key: string;
+  /** The value, sealed under a key derived from the session's cookie value. */
+  sealed: string;
+  expiresAt: string;
+}
+
 /**
- * The storage port of sign-in sessions, implemented in `storage/web-session-store.ts`. Sessions
- * live in the database, so every instance sharing it knows them.
+ * The storage port of sign-in sessions and of what they are shown once, implemented in
+ * `storage/web-session-store.ts`. Both live in the database, so every instance sharing it knows
+ * them.
  */
 export interface WebSessionStore {
   insert(session: WebSessionRow): Promise<void>;
@@ -183,4 +194,17 @@ export interface WebSessionStore {
   delete(sessionHash: string): Promise<void>;
   /** Deletes sessions that expired before `before`; returns how many. */
   purgeExpired(before: string): Promise<number>;
+  /**
+   * Keeps a one-time view in one transaction: replaces the session's view under the same key,
+   * then drops the session's oldest views past `perSessionMax`. Keeps nothing when the session
+   * no longer exists (signed out meanwhile), since its views go with it.
+   */
+  putOneTimeView(view: OneTimeViewRow, perSessionMax: number): Promise<void>;
+  /**
+   * Deletes the session's view under `key` and returns it, expired or not, in one statement, so
+   * that of concurrent takers on any instance at most one gets it; undefined when there is none.
+   */
+  takeOneTimeView(sessionHash: string, key: string): Promise<OneTimeViewRow | undefined>;
+  /** Deletes one-time views that expired before `before`; returns how many. */
+  purgeOneTimeViews(before: string): Promise<number>;
 }

@@ -4,6 +4,7 @@ import { newOpaqueToken, sha256Hex } from '../../lib/ids.js';
 import { type UserView, userView } from './access-directory.js';
 import { FailureLimiter, type Wait } from './failure-limiter.js';
 import { type Permission, permissionsOf } from './permissions.js';
+import { openSealed, seal } from './sealed-answer.js';
 import { DUMMY_HASH, verifySecret } from './secret-hash.js';
 import type { AuthStore, WebSessionRow, WebSessionStore } from './store.js';
 
@@ -15,6 +16,10 @@ export const WEB_SESSION_LIFETIME_MAX_MS = 12 * 3600 * 1000;
 export const WEB_SESSION_TOUCH_INTERVAL_MS = 60 * 1000;
 /** Longest password or e-mail accepted at sign-in; longer ones are refused before hashing. */
 export const SIGN_IN_FIELD_LENGTH_MAX = 256;
+/** How long something kept for a session's one view waits to be shown, from when it was kept. */
+export const ONE_TIME_VIEW_TTL_MS = 5 * 60 * 1000;
+/** Most one-time views a session has waiting; keeping another drops the oldest. */
+export const ONE_TIME_VIEWS_PER_SESSION_MAX = 10;
 
 /**
  * The CSRF token of a session, derived from its cookie value: SHA-256 over a label and the value,
@@ -54,7 +59,8 @@ export function csrfTokenMatches(expected: string, given: string | undefined): b
  * holds neither. Failed sign-ins are limited per (e-mail, address) and per
  * address as failed client authentications are (`FailureLimiter`): repeated failures slow the
  * next attempts down, the right password still signs in, and only a flood from one address is
- * refused before any password is hashed.
+ * refused before any password is hashed. A session's one-time views (`keepForOneView`) are
+ * stored sealed under its cookie value.
  */
 export class WebSessions {
   readonly #users: AuthStore;
@@ -146,8 +152,37 @@ export class WebSessions {
     await this.#sessions.delete(sessionHash);
   }
 
-  /** Deletes expired sessions; returns how many. */
-  purgeExpired(): Promise<number> {
-    return this.#sessions.purgeExpired(this.#clock.now().toISOString());
+  /**
+   * Keeps `value` for one view by the session of cookie value `sessionId`, under `key`
+   * (Post/Redirect/Get: the page after the redirect shows what the form made). It is stored, so
+   * that any instance can show it, but only sealed under a key derived from the cookie value,
+   * which the store does not hold. It waits `ONE_TIME_VIEW_TTL_MS`; a session has at most
+   * `ONE_TIME_VIEWS_PER_SESSION_MAX` waiting, the oldest dropped first. Replaces what the session
+   * kept under `key` before.
+   */
+  async keepForOneView(sessionId: string, key: string, value: string): Promise<void> {
+    const expiresAt = new Date(this.#clock.now().getTime() + ONE_TIME_VIEW_TTL_MS).toISOString();
+    await this.#sessions.putOneTimeView(
+      { sessionHash: sha256Hex(sessionId), key, sealed: seal(sessionId, value, 'one-time view'), expiresAt },
+      ONE_TIME_VIEWS_PER_SESSION_MAX,
+    );
+  }
+
+  /**
+   * Takes what `keepForOneView` kept for this session under `key`: the first call, on any
+   * instance, gets it and removes it; later calls, other sessions and calls after it expired get
+   * undefined.
+   */
+  async takeOneView(sessionId: string, key: string): Promise<string | undefined> {
+    const view = await this.#sessions.takeOneTimeView(sha256Hex(sessionId), key);
+    if (view === undefined || Date.parse(view.expiresAt) <= this.#clock.now().getTime()) return undefined;
+    return openSealed(sessionId, view.sealed, 'one-time view');
+  }
+
+  /** Deletes expired sessions and expired one-time views; returns how many rows. */
+  async purgeExpired(): Promise<number> {
+    const now = this.#clock.now().toISOString();
+    const sessions = await this.#sessions.purgeExpired(now);
+    return sessions + (await this.#sessions.purgeOneTimeViews(now));
   }
 }

@@ -9,8 +9,10 @@ import {
 import type { Services } from '../../../services.js';
 import { html } from '../html.js';
 import { csrfField, emptyState, notice, page, pagination, table, when } from '../layout.js';
-import { OneTimeViews } from '../one-time-views.js';
-import { contextOf, formOf, pagingOf, queryText, sendPage } from '../plugin.js';
+import { contextOf, formOf, pagingOf, queryText, sendPage, sessionIdOf } from '../plugin.js';
+
+/** A credential just made, with the secret its one view shows. */
+type CreatedCredential = CredentialView & { clientSecret: string };
 
 /** Users offered in the owner list at most; past that the owner is typed (with suggestions). */
 const OWNER_CHOICES_MAX = 500;
@@ -137,21 +139,23 @@ ${
   });
 
   // The secret is shown by the page the creation redirects to, once: a reload of that page
-  // neither shows it again nor sends the creation again.
-  const createdCredentials = new OneTimeViews<CredentialView & { clientSecret: string }>(() =>
-    services.ingestion.now().getTime(),
-  );
-
+  // neither shows it again nor sends the creation again. It waits in the store, sealed under the
+  // session's cookie value, so the redirected request may reach any instance. The credential is
+  // made first and its view kept right after: should keeping it fail, the error page is shown
+  // and the credential, listed with no one knowing its secret, is revoked and made again.
   app.post('/admin/credentials', { config: permission }, async (request, reply) => {
-    const context = contextOf(request);
     const { owner, name, expiresInDays } = await requestedCredential(services, formOf(request));
-    const created = await services.access.createCredential({
+    const created: CreatedCredential = await services.access.createCredential({
       ownerEmail: owner.email,
       ...(name === '' ? {} : { name }),
       expiresInDays,
     });
     request.log.info({ clientId: created.clientId, owner: created.ownerEmail }, 'credential created');
-    createdCredentials.put(context.principal.sessionHash, created.clientId, created);
+    await services.webSessions.keepForOneView(
+      sessionIdOf(request),
+      created.clientId,
+      JSON.stringify(created),
+    );
     return reply.redirect(`/admin/credentials/${encodeURIComponent(created.clientId)}/created`, 303);
   });
 
@@ -161,13 +165,15 @@ ${
     async (request, reply) => {
       const context = contextOf(request);
       const { clientId } = request.params;
-      const created = createdCredentials.take(context.principal.sessionHash, clientId);
-      if (created === undefined) {
+      const kept = await services.webSessions.takeOneView(sessionIdOf(request), clientId);
+      if (kept === undefined) {
         const body = html`${notice('info', html`The secret of the credential <code>${clientId}</code> was shown once, when it was created, and cannot be shown again. Reloading this page does not create another credential.`)}
 <p>If the secret was not copied, revoke the credential and create a new one.</p>
 <p><a href="/admin/credentials">Back to the credentials</a></p>`;
         return sendPage(reply, page(context, 'The secret was shown once', body), 410);
       }
+      // Written by the creation above and opened with this session's key: nothing else made it.
+      const created = JSON.parse(kept) as CreatedCredential;
       const body = html`${notice('warning', html`<strong>Copy the secret now.</strong> It is shown this once and cannot be shown again; if it is lost, revoke the credential and create a new one.`)}
 <section class="card">
 <dl class="facts">
