@@ -213,8 +213,8 @@ async function main(): Promise<void> {
     processing.start();
     wakeProcessing = () => processing.wake();
   }
-  // Expired tokens, sign-in sessions and request counts of ended windows are useless but would
-  // make their tables grow forever.
+  // Expired tokens, sign-in sessions (with the secrets they wait to show) and request counts of
+  // ended windows are useless but would make their tables grow forever.
   const purge = setInterval(() => {
     services.tokens
       .purgeExpired()
