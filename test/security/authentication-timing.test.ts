@@ -1,5 +1,6 @@
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestHashCost } from '../../src/modules/auth/secret-hash.js';
 import { createTestApp, form, type TestApp } from '../helpers/app.js';
 
 /** Requests of each kind per measurement, sent alternately so both see the same machine load. */
@@ -90,6 +91,8 @@ describe('failed authentication takes the same time whether the name exists or n
   const knownEmail = 'known-user@example.test';
   let known: { clientId: string; clientSecret: string };
   beforeAll(async () => {
+    // The real scrypt cost, whose time a leak would show missing.
+    useTestHashCost(false);
     t = await createTestApp();
     await t.services.access.createUser({
       email: knownEmail,

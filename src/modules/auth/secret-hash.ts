@@ -6,6 +6,12 @@ import { createHmac, randomBytes, type ScryptOptions, scrypt, timingSafeEqual } 
  * without invalidating existing secrets.
  */
 const SCRYPT_N = 2 ** 15;
+/**
+ * The cost the test suite hashes with (`useTestHashCost`): thousands of credentials and
+ * sign-ins would otherwise spend minutes in scrypt. Never used by the service.
+ */
+const SCRYPT_N_TEST = 2 ** 10;
+let scryptN = SCRYPT_N;
 const SCRYPT_R = 8;
 const SCRYPT_P = 1;
 const SCRYPT_KEY_BYTES = 32;
@@ -24,22 +30,33 @@ function scryptAsync(
 }
 
 /**
- * A well-formed hash that no secret matches, used to spend scrypt time when the client id or
- * e-mail is unknown, so response times do not reveal which exist.
+ * Makes this process hash new secrets at the test suite's low cost (`true`) or at the real one
+ * (`false`, for the tests that time a check). For the test suite only, whose setup file turns it
+ * on: refused outside a Vitest run, so the service can never be weakened by it.
  */
-export const DUMMY_HASH =
-  'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+export function useTestHashCost(enabled: boolean): void {
+  if (process.env.VITEST === undefined) throw new Error('useTestHashCost is for the test suite only');
+  scryptN = enabled ? SCRYPT_N_TEST : SCRYPT_N;
+}
+
+/**
+ * A well-formed hash, at the cost new secrets are hashed with, that no secret matches: checked
+ * when the client id or e-mail is unknown, so response times do not reveal which exist.
+ */
+export function dummyHash(): string {
+  return `scrypt$${scryptN}$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`;
+}
 
 /** A slow salted hash of a secret or password: `scrypt$N$r$p$salt$key` (base64url parts). */
 export async function hashSecret(secret: string): Promise<string> {
   const salt = randomBytes(SCRYPT_SALT_BYTES);
   const key = await scryptAsync(secret, salt, SCRYPT_KEY_BYTES, {
-    N: SCRYPT_N,
+    N: scryptN,
     r: SCRYPT_R,
     p: SCRYPT_P,
     maxmem: SCRYPT_MAXMEM_BYTES,
   });
-  return ['scrypt', SCRYPT_N, SCRYPT_R, SCRYPT_P, salt.toString('base64url'), key.toString('base64url')].join(
+  return ['scrypt', scryptN, SCRYPT_R, SCRYPT_P, salt.toString('base64url'), key.toString('base64url')].join(
     '$',
   );
 }

@@ -5,7 +5,7 @@ import { FailureLimiter, type Wait } from './failure-limiter.js';
 import { ClientAuthError, type ClientAuthFailure, OAuthError } from './oauth-error.js';
 import { type Permission, permissionsOf } from './permissions.js';
 import { openSealed, seal } from './sealed-answer.js';
-import { DUMMY_HASH, VerifiedSecretCache, verifySecret } from './secret-hash.js';
+import { dummyHash, VerifiedSecretCache, verifySecret } from './secret-hash.js';
 import type { AuthStore, CredentialRow, StoredToken, TokenRow, UserRow } from './store.js';
 
 /** Prefixes make a leaked token recognisable by secret scanners and tell the kinds apart. */
@@ -146,7 +146,7 @@ export class TokenService {
     const nowMs = this.#clock.now().getTime();
     if (credential === undefined) {
       // Spend the same time as a real check, so response times do not reveal which ids exist.
-      await verifySecret(auth.clientSecret, DUMMY_HASH);
+      await verifySecret(auth.clientSecret, dummyHash());
       throw fail('unknown-client');
     }
     if (!this.#verified.has(credential.secretHash, auth.clientSecret, nowMs)) {

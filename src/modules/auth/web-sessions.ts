@@ -5,7 +5,7 @@ import { type UserView, userView } from './access-directory.js';
 import { FailureLimiter, type Wait } from './failure-limiter.js';
 import { type Permission, permissionsOf } from './permissions.js';
 import { openSealed, seal } from './sealed-answer.js';
-import { DUMMY_HASH, verifySecret } from './secret-hash.js';
+import { dummyHash, verifySecret } from './secret-hash.js';
 import type { AuthStore, WebSessionRow, WebSessionStore } from './store.js';
 
 /** A sign-in session ends after this long without a request. */
@@ -92,7 +92,7 @@ export class WebSessions {
     const user = await this.#users.findUser(key);
     const hash = user?.passwordHash ?? null;
     // Spend the same time when the user is unknown or has no password, so timing reveals nothing.
-    const verified = await verifySecret(password, hash ?? DUMMY_HASH);
+    const verified = await verifySecret(password, hash ?? dummyHash());
     if (user === undefined || hash === null || !verified) return fail();
     await this.#failures.succeeded(attempt);
     if (user.disabled) return { ok: false, reason: 'disabled' };
