@@ -1,24 +1,40 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.js';
+import { isStorableText, unstorableCharacterOf } from '../lib/storable-text.js';
 import { OAuthError } from '../modules/auth/oauth-error.js';
 
-const NUL = '\u0000';
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+
+/** Where unstorable text is, and what the answer says of it. */
+export interface UnstorableText {
+  pointer: string;
+  message: string;
+}
+
+function unstorable(pointer: string, text: string): UnstorableText {
+  const character = unstorableCharacterOf(text);
+  return {
+    pointer,
+    message:
+      character === undefined || text.includes('\u0000') ? NUL_MESSAGE : `must not contain ${character}`,
+  };
+}
 
 function pointerEscape(segment: string): string {
   return segment.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
 /**
- * The JSON Pointer of the first text holding a NUL character in a parsed value (a JSON document,
- * a form, a query or the path parameters), or undefined when there is none. Member names count,
- * as they may be stored too.
+ * The JSON Pointer of the first text that no store can keep (a NUL character or a lone UTF-16
+ * surrogate, `src/lib/storable-text.ts`) in a parsed value (a JSON document, a form, a query or
+ * the path parameters), with what the answer says of it; undefined when there is none. Member
+ * names count, as they may be stored too.
  */
-export function nulPointerOf(value: unknown, pointer = ''): string | undefined {
-  if (typeof value === 'string') return value.includes(NUL) ? pointer : undefined;
+export function unstorableTextOf(value: unknown, pointer = ''): UnstorableText | undefined {
+  if (typeof value === 'string') return isStorableText(value) ? undefined : unstorable(pointer, value);
   if (Array.isArray(value)) {
     for (const [index, item] of value.entries()) {
-      const found = nulPointerOf(item, `${pointer}/${index}`);
+      const found = unstorableTextOf(item, `${pointer}/${index}`);
       if (found !== undefined) return found;
     }
     return undefined;
@@ -34,42 +50,43 @@ export function nulPointerOf(value: unknown, pointer = ''): string | undefined {
         : [];
   for (const [name, item] of entries) {
     const at = `${pointer}/${pointerEscape(String(name))}`;
-    if (String(name).includes(NUL)) return at;
-    const found = nulPointerOf(item, at);
+    if (!isStorableText(String(name))) return unstorable(at, String(name));
+    const found = unstorableTextOf(item, at);
     if (found !== undefined) return found;
   }
   return undefined;
 }
 
-/** Where a NUL character is in a request: path parameters, query, or a parsed body. */
-function nulPointerOfRequest(request: FastifyRequest): string | undefined {
-  const inParams = nulPointerOf(request.params, '/params');
+/** Where unstorable text is in a request: path parameters, query, or a parsed body. */
+function unstorableTextOfRequest(request: FastifyRequest): UnstorableText | undefined {
+  const inParams = unstorableTextOf(request.params, '/params');
   if (inParams !== undefined) return inParams;
-  const inQuery = nulPointerOf(request.query, '/querystring');
+  const inQuery = unstorableTextOf(request.query, '/querystring');
   if (inQuery !== undefined) return inQuery;
   // A raw body (a string or bytes, as the chunk route reads it) is its route's to check: a NUL
   // inside a chunk record is an error of that record, not of the request.
   if (typeof request.body !== 'object' || request.body === null || Buffer.isBuffer(request.body)) {
     return undefined;
   }
-  return nulPointerOf(request.body);
+  return unstorableTextOf(request.body);
 }
 
 /**
- * Refuses a NUL character anywhere in a request's text (path parameters, query, a JSON or form
- * body) with a 400 naming where it is, before any handler runs: no stored text may hold one
- * (PostgreSQL refuses it in text), and no name or id contains one. The OAuth endpoints answer
- * `invalid_request` in their own error form.
+ * Refuses text no store can keep (a NUL character, which PostgreSQL refuses, or a lone UTF-16
+ * surrogate, which UTF-8 cannot hold) anywhere in a request's text (path parameters, query, a
+ * JSON or form body) with a 400 naming where it is, before any handler runs. The OAuth
+ * endpoints answer `invalid_request` in their own error form.
  */
 export function registerNulGuard(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
-    const pointer = nulPointerOfRequest(request);
-    if (pointer === undefined) return;
+    const found = unstorableTextOfRequest(request);
+    if (found === undefined) return;
+    const { pointer, message } = found;
     if (request.url.startsWith('/auth/')) {
-      throw new OAuthError('invalid_request', `${pointer.replace(/^\//, '')} ${NUL_MESSAGE}`);
+      throw new OAuthError('invalid_request', `${pointer.replace(/^\//, '')} ${message}`);
     }
-    throw new AppError('validation-failed', `${pointer} ${NUL_MESSAGE}`, {
-      errors: [{ path: pointer, message: NUL_MESSAGE }],
+    throw new AppError('validation-failed', `${pointer} ${message}`, {
+      errors: [{ path: pointer, message }],
     });
   });
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nulPointerOf } from '../../src/http/nul-guard.js';
+import { unstorableTextOf } from '../../src/http/nul-guard.js';
 import { createTestApp, form, type TestApp } from '../helpers/app.js';
 import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
 import { loanRecord } from '../helpers/records.js';
@@ -47,6 +47,25 @@ describe('NUL characters in requests', () => {
     ['GET', '/api/v1/processing-errors?code=%00', '/querystring/code'],
   ] as const)('%s %s: 400 naming %s', async (method, url, path) => {
     expectRefused(await t.call(admin, { method, url }), path);
+  });
+
+  it('refuses a lone surrogate in a JSON body: it would be stored as U+FFFD', async () => {
+    const response = await t.call(admin, {
+      method: 'POST',
+      url: '/api/v1/ingestions',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"namespace":"loans","entity":"loanTransaction","ingestionName":"bad \\ud800 name"}',
+    });
+    expect(response.statusCode, response.body).toBe(400);
+    expect(response.json()).toMatchObject({
+      errors: [{ path: '/ingestionName', message: 'must not contain a lone surrogate (U+D800)' }],
+    });
+    const paired = await t.call(admin, {
+      method: 'POST',
+      url: '/api/v1/ingestions',
+      payload: { namespace: 'loans', entity: 'loanTransaction', ingestionName: 'an emoji \u{1F4B6} is fine' },
+    });
+    expect(paired.statusCode, paired.body).toBe(201);
   });
 
   it('refuses a NUL in a path id of a change with a body', async () => {
@@ -122,12 +141,16 @@ describe('NUL characters in requests', () => {
   });
 });
 
-describe('nulPointerOf', () => {
+describe('unstorableTextOf', () => {
   it('names the first text holding a NUL in values, member names, forms and arrays', () => {
-    expect(nulPointerOf({ a: ['x', 'y\u0000'] })).toBe('/a/1');
-    expect(nulPointerOf({ 'a/b': { '\u0000': 1 } })).toBe('/a~1b/\u0000');
-    expect(nulPointerOf(new Map([['client_id', ['\u0000']]]))).toBe('/client_id');
-    expect(nulPointerOf(new URLSearchParams('name=%00'))).toBe('/name');
-    expect(nulPointerOf({ a: 1, b: null, c: 'clean' })).toBeUndefined();
+    expect(unstorableTextOf({ a: ['x', 'y\u0000'] })?.pointer).toBe('/a/1');
+    expect(unstorableTextOf({ 'a/b': { '\u0000': 1 } })?.pointer).toBe('/a~1b/\u0000');
+    expect(unstorableTextOf(new Map([['client_id', ['\u0000']]]))?.pointer).toBe('/client_id');
+    expect(unstorableTextOf(new URLSearchParams('name=%00'))?.pointer).toBe('/name');
+    expect(unstorableTextOf({ a: 1, b: null, c: 'clean' })).toBeUndefined();
+    expect(unstorableTextOf({ a: 'x\udc00' })).toEqual({
+      pointer: '/a',
+      message: 'must not contain a lone surrogate (U+DC00)',
+    });
   });
 });
