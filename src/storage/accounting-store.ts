@@ -12,9 +12,8 @@ import {
 import { createBulkInsert } from './bulk-insert.js';
 import { storedRevision } from './configuration-store.js';
 import { countRows } from './count.js';
-import type { Dialect, Store } from './database.js';
+import { type Dialect, isRetryableStoreError, type Store } from './database.js';
 import type { Database, JournalsTable, ProcessingErrorsTable } from './schema.js';
-import { StoreUnavailableError } from './store-unavailable.js';
 
 /** Rolls a write back when the chunk's records were processed by someone else meanwhile. */
 class ChunkTaken extends Error {
@@ -23,32 +22,9 @@ class ChunkTaken extends Error {
   }
 }
 
-/**
- * Error codes of faults that may pass, so the same work may succeed when tried again: a
- * serialization failure or deadlock (PostgreSQL `40001`, `40P01`), a lock not available
- * (`55P03`), a unique violation (`23505`: a concurrent writer won, and the next attempt sees its
- * rows), SQLite's lock held too long (`SQLITE_BUSY`, `SQLITE_LOCKED`). An unreachable store is a
- * StoreUnavailableError.
- */
-const TRANSIENT_ERROR_CODES: ReadonlySet<string> = new Set([
-  '40001',
-  '40P01',
-  '55P03',
-  '23505',
-  'SQLITE_BUSY',
-  'SQLITE_LOCKED',
-]);
-
-/** Whether trying the work that failed with `error` again may succeed. */
-function isTransient(error: unknown): boolean {
-  if (error instanceof StoreUnavailableError) return true;
-  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
-  return typeof code === 'string' && TRANSIENT_ERROR_CODES.has(code);
-}
-
 /** What a chunk's processing did when it threw: nothing was written, the caller decides. */
 function failed(chunk: ChunkRef, error: unknown): ChunkProcessing {
-  return { kind: 'failed', chunk, error, transient: isTransient(error) };
+  return { kind: 'failed', chunk, error, transient: isRetryableStoreError(error) };
 }
 
 function refOf(chunk: ChunkRef): ChunkRef {

@@ -281,6 +281,30 @@ function isUnavailableError(error: unknown): boolean {
   return error instanceof Error && DRIVER_UNAVAILABLE_MESSAGE.test(error.message);
 }
 
+/**
+ * Error codes of faults that may pass, so the same work may succeed when tried again: a
+ * serialization failure or deadlock (PostgreSQL `40001`, `40P01`), a lock not available
+ * (`55P03`), a unique violation on PostgreSQL (`23505`: a concurrent writer won, and the next
+ * attempt sees its rows), SQLite's lock held too long (`SQLITE_BUSY`, `SQLITE_LOCKED`). On
+ * SQLite one writer holds the lock at a time, so a unique violation there is no race and is
+ * not retried.
+ */
+const RETRYABLE_ERROR_CODES: ReadonlySet<string> = new Set([
+  '40001',
+  '40P01',
+  '55P03',
+  '23505',
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+]);
+
+/** Whether work that failed with `error` may succeed when tried again: the store was unreachable, or one of RETRYABLE_ERROR_CODES. */
+export function isRetryableStoreError(error: unknown): boolean {
+  if (error instanceof StoreUnavailableError) return true;
+  const code = errorCodeOf(error);
+  return code !== undefined && RETRYABLE_ERROR_CODES.has(code);
+}
+
 /** The error a query or a connection attempt fails with: unavailability as StoreUnavailableError. */
 function storeErrorOf(error: unknown): unknown {
   if (!isUnavailableError(error)) return error;
