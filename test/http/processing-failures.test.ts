@@ -160,6 +160,12 @@ describe('a chunk whose processing fails', () => {
     reported.length = 0;
     expect(await processorOn(unavailable).drain()).toBe(2);
     expect(reported).toHaveLength(PROCESSING_CHUNK_ATTEMPTS_MAX);
+    // What is logged says no more than what is stored: no password, no cause to serialize.
+    for (const error of reported) {
+      expect(error.message).toContain('is gone');
+      expect(error.message).not.toContain('s3cret');
+      expect(error.cause).toBeUndefined();
+    }
     const errors = (await get(`/api/v1/processing-errors?ingestionId=${broken}`)).data;
     expect(errors).toHaveLength(1);
     expect(errors[0].code).toBe('processing-failed');

@@ -58,27 +58,31 @@ export function processingError(code: ProcessingErrorCode, message: string): Pro
   return { code, message };
 }
 
-/** Characters of an error's own message kept in a `processing-failed` message. */
-export const PROCESSING_FAILURE_DETAIL_LENGTH_MAX_CHARS = 300;
+/** Characters of an error's own message kept in a `processing-failed` message or log line. */
+const PROCESSING_FAILURE_DETAIL_LENGTH_MAX_CHARS = 300;
 
 /** The credentials of a URL (`scheme://user:password@`), which an error message may quote. */
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi;
 
 /**
- * The `processing-failed` error of the records of a chunk whose processing threw: the error's
- * own message, without the credentials of any URL it quotes, cut to
- * PROCESSING_FAILURE_DETAIL_LENGTH_MAX_CHARS and made storable (src/lib/storable-text.ts), so
- * that recording it cannot fail the way the processing did.
+ * What an error says of itself, fit to store and to log: its name and message, without the
+ * credentials of any URL it quotes, cut to PROCESSING_FAILURE_DETAIL_LENGTH_MAX_CHARS and made
+ * storable (src/lib/storable-text.ts), so that recording it cannot fail the way the processing did.
  */
-export function processingFailedError(error: unknown): ProcessingError {
+export function failureDetailOf(error: unknown): string {
   const raw = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   const redacted = raw.replace(URL_CREDENTIALS, '$1[redacted]@');
   const detail =
     redacted.length > PROCESSING_FAILURE_DETAIL_LENGTH_MAX_CHARS
       ? `${redacted.slice(0, PROCESSING_FAILURE_DETAIL_LENGTH_MAX_CHARS)}…`
       : redacted;
+  return storableTextOf(detail);
+}
+
+/** The `processing-failed` error of the records of a chunk whose processing threw. */
+export function processingFailedError(error: unknown): ProcessingError {
   return processingError(
     'processing-failed',
-    `The record's chunk could not be processed and was recorded as failed (${storableTextOf(detail)}); send the records again in a new session once the cause is fixed.`,
+    `The record's chunk could not be processed and was recorded as failed (${failureDetailOf(error)}); send the records again in a new session once the cause is fixed.`,
   );
 }

@@ -5,7 +5,7 @@ import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import { nodeBusinessDate, processBusinessEvent, processDirectJournals } from './engine.js';
 import type { ProcessingContext } from './journal-draft.js';
 import type { PreparedAccountingRevision } from './prepare.js';
-import { processingFailedError } from './processing-error.js';
+import { failureDetailOf, processingFailedError } from './processing-error.js';
 import type { AccountingStore, ChunkOutcome, ChunkProcessing, ChunkRef, ClaimedChunk } from './store.js';
 
 /** How often an idle processor looks for records stored by other instances. */
@@ -33,13 +33,15 @@ export const PROCESSING_RETRIES_IN_A_ROW_MAX = 16;
 /** Chunks whose failed attempts are remembered; past it the oldest is forgotten (and starts over). */
 const CHUNKS_RETRIED_TRACKED_MAX = 1_000;
 
-/** A failure of one chunk's processing, as the processor reports it (logged, never thrown). */
-export class ChunkProcessingError extends Error {
-  constructor(chunk: ChunkRef, outcome: string, options: ErrorOptions) {
-    const cause = options.cause instanceof Error ? options.cause.message : String(options.cause);
+/**
+ * A failure of one chunk's processing, as the processor reports it (logged, never thrown). It
+ * carries what the error says of itself as it is stored (`failureDetailOf`), not the error:
+ * a log line gets no more than the processing error does.
+ */
+class ChunkProcessingError extends Error {
+  constructor(chunk: ChunkRef, outcome: string, cause: unknown) {
     super(
-      `processing chunk ${chunk.chunkSeq} of ${chunk.ingestionId} failed (${cause}); ${outcome}`,
-      options,
+      `processing chunk ${chunk.chunkSeq} of ${chunk.ingestionId} failed (${failureDetailOf(cause)}); ${outcome}`,
     );
     this.name = 'ChunkProcessingError';
   }
@@ -281,16 +283,14 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
         new ChunkProcessingError(
           result.chunk,
           `attempt ${attempts} of ${PROCESSING_CHUNK_ATTEMPTS_MAX}; trying again in ${delayMs} ms`,
-          { cause: result.error },
+          result.error,
         ),
       );
       await this.#pause(delayMs);
       return 0;
     }
     this.#onError(
-      new ChunkProcessingError(result.chunk, 'its records are recorded as processing-failed', {
-        cause: result.error,
-      }),
+      new ChunkProcessingError(result.chunk, 'its records are recorded as processing-failed', result.error),
     );
     const failed = await this.#store.failChunk(result.chunk, at, processingFailedError(result.error));
     this.#chunkAttempts.delete(key);
