@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { PASSWORD_LENGTH_MAX_CHARS, PASSWORD_LENGTH_MIN_CHARS } from './modules/auth/access-directory.js';
 import { RATE_LIMIT_MAX_DEFAULT, RATE_LIMIT_WINDOW_MS_DEFAULT } from './modules/auth/request-limiter.js';
 import {
   CLIENT_FIELD_LENGTH_MAX,
@@ -89,6 +90,18 @@ export const BOOTSTRAP_CLIENT_SECRET_LENGTH_MIN = 24;
 
 /** Thrown for a setting that cannot be used; main prints it and exits with status 2. */
 export class EnvError extends Error {}
+
+/** ADMIN_PASSWORD, held to the rule of every password, so that a start never fails on it later. */
+function adminPasswordSetting(text: string | undefined): string | undefined {
+  if (text === undefined || text === '') return undefined;
+  const length = [...text].length;
+  if (length < PASSWORD_LENGTH_MIN_CHARS || length > PASSWORD_LENGTH_MAX_CHARS) {
+    throw new EnvError(
+      `ADMIN_PASSWORD must be ${PASSWORD_LENGTH_MIN_CHARS} to ${PASSWORD_LENGTH_MAX_CHARS} characters long`,
+    );
+  }
+  return text;
+}
 
 function integerSetting(
   vars: NodeJS.ProcessEnv,
@@ -209,7 +222,7 @@ export function parseEnv(vars: NodeJS.ProcessEnv): Env {
     bootstrapClientId,
     bootstrapClientSecret,
     adminEmail: vars.ADMIN_EMAIL || 'admin@localhost',
-    adminPassword: vars.ADMIN_PASSWORD || undefined,
+    adminPassword: adminPasswordSetting(vars.ADMIN_PASSWORD),
     businessDate,
     logLevel,
     publicUrl: publicUrlSetting(vars.PUBLIC_URL),

@@ -85,6 +85,18 @@ describe('users and credentials endpoints', () => {
     expect(expiry.json().errors[0].path).toBe('/expiresInDays');
   });
 
+  it('holds the password of a new user to the password rule, whoever creates the user', async () => {
+    await expect(
+      t.services.access.createUser({ email: 'short@example.test', roles: ['viewer'], password: 'short' }),
+    ).rejects.toMatchObject({ code: 'validation-failed' });
+    const made = await t.services.access.createUser({
+      email: 'long@example.test',
+      roles: ['viewer'],
+      password: 'long enough to be a password',
+    });
+    expect(made.email).toBe('long@example.test');
+  });
+
   it('changes roles and the disabled flag, and 404s an unknown user', async () => {
     await t.call(admin, {
       method: 'POST',

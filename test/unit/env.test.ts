@@ -29,6 +29,13 @@ describe('environment', () => {
     });
   });
 
+  it('holds ADMIN_PASSWORD to the rule of every password', () => {
+    expect(() => parseEnv({ ADMIN_PASSWORD: 'pw' })).toThrow(
+      /ADMIN_PASSWORD must be 12 to 256 characters long/,
+    );
+    expect(parseEnv({ ADMIN_PASSWORD: '' }).adminPassword).toBeUndefined();
+  });
+
   it('reads PROCESSING_THREAD as true or false', () => {
     expect(parseEnv({ PROCESSING_THREAD: 'false' }).processingThread).toBe(false);
     expect(parseEnv({ PROCESSING_THREAD: 'true' }).processingThread).toBe(true);
@@ -58,7 +65,7 @@ describe('environment', () => {
       BOOTSTRAP_CLIENT_ID: 'id',
       BOOTSTRAP_CLIENT_SECRET: 'lfs_unit-secret-0123456789abcdef',
       ADMIN_EMAIL: 'root@x.y',
-      ADMIN_PASSWORD: 'pw',
+      ADMIN_PASSWORD: 'a password of the right length',
       BUSINESS_DATE: '2024-02-29',
       LOG_LEVEL: 'debug',
       PUBLIC_URL: 'https://ledger.example.com/',

@@ -118,8 +118,8 @@ export class AccessDirectory {
   }
 
   /**
-   * Creates a user. Errors: `validation-failed` (bad e-mail or role), `conflict` (the e-mail
-   * exists).
+   * Creates a user. Errors: `validation-failed` (bad e-mail, role or password, see
+   * `checkPassword`), `conflict` (the e-mail exists).
    */
   async createUser(input: {
     email: string;
@@ -133,6 +133,7 @@ export class AccessDirectory {
       });
     }
     checkRoles(input.roles);
+    if (input.password !== undefined) checkPassword(input.password);
     const row: UserRow = {
       email: input.email.toLowerCase(),
       displayName: input.displayName ?? input.email,
