@@ -83,7 +83,7 @@ export async function balancesCommand(args: string[], io: Io): Promise<void> {
 }
 
 /** Processing errors listed without `--limit` or `--all`. */
-export const PROCESSING_ERRORS_SHOWN_DEFAULT = 100;
+const PROCESSING_ERRORS_SHOWN_DEFAULT = 100;
 
 /** How many processing errors match `query`: the `totalSize` of a one-item page. */
 async function processingErrorTotal(

@@ -35,7 +35,7 @@ export const IF_MATCH_LENGTH_MAX = 1000;
  * deletion. It names the stored configuration, not the download's `downloadTime` and
  * `downloadedBy` (docs/decisions.md).
  */
-export function etagOf(revision: number): string {
+function etagOf(revision: number): string {
   return `"revision-${revision}"`;
 }
 
@@ -45,7 +45,7 @@ export function etagOf(revision: number): string {
  * matches (strong comparison), nor does a tag this service did not make, so a list of only
  * such tags allows no revision.
  */
-export function revisionsOf(ifMatch: string | undefined): readonly number[] | undefined {
+function revisionsOf(ifMatch: string | undefined): readonly number[] | undefined {
   if (ifMatch === undefined || ifMatch.trim() === '*') return undefined;
   return [...ifMatch.matchAll(/(^|,)\s*"revision-(\d{1,15})"\s*(?=,|$)/g)].map((match) => Number(match[2]));
 }

@@ -18,8 +18,9 @@
  * that allocates without end (`script-memory`) from one that computes without end
  * (`script-timeout`); when garbage of earlier records clouds it, the record runs once more in an
  * isolate of its own. So every record gets at least the full limit, and a record that never ends
- * costs its chunk about twice the limit (three times when the heap was clouded). A record that exhausts memory takes the isolate with it; the batch is then rerun
- * record by record, to tell which one it was. An isolate the host disposes is no record's fault.
+ * costs its chunk about twice the limit (three times when the heap was clouded). A record that
+ * exhausts memory takes the isolate with it; the batch is then rerun record by record, to tell
+ * which one it was. An isolate the host disposes is no record's fault.
  */
 import ivm from 'isolated-vm';
 
@@ -310,7 +311,7 @@ export class ScriptSandbox {
   #runner: Promise<Runner> | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #disposed = false;
-  /** The isolate of a record run on its own (`#runAlone`), disposed with the sandbox. */
+  /** The isolate of a record run on its own (`#runFresh`), disposed with the sandbox. */
   #alone: ivm.Isolate | undefined;
 
   /**
