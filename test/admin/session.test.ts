@@ -214,11 +214,18 @@ describe('administration interface: sign-in, sessions, headers', () => {
     await expect(signIn(t, email)).rejects.toThrow('sign-in failed');
     await signIn(t, email, 'a new password typed');
 
-    // An empty field generates one, shown this once.
-    const generated = await admin.post(url, { password: '' });
+    // An empty field generates one, shown this once by the page the form leads to: a reload
+    // neither shows it again nor generates another.
+    const generating = await admin.post(url, { password: '' });
+    expect(generating.statusCode).toBe(303);
+    expect(generating.headers.location).toBe(`${url}/generated`);
+    const generated = await admin.get(`${url}/generated`);
     expect(generated.statusCode).toBe(200);
     const password = /<code id="new-password" class="secret">([^<]+)<\/code>/.exec(generated.body)?.[1] ?? '';
     expect(password).toHaveLength(43);
+    const reloaded = await admin.get(`${url}/generated`);
+    expect(reloaded.statusCode).toBe(410);
+    expect(reloaded.body).not.toContain(password);
     await signIn(t, email, password);
 
     // The same rules as everywhere, a clear page for an unknown user, CSRF and the permission.
