@@ -368,7 +368,11 @@ export function createIngestionStore(store: Store): IngestionStore {
         .where('e.ingestion_id', '=', ingestionId);
       if (chunkSeq !== undefined) processingQuery = processingQuery.where('r.chunk_seq', '=', chunkSeq);
       const validationTotal = await countRows(validationQuery);
-      const processingTotal = await countRows(processingQuery);
+      // Without a chunk, the count needs no record: every processing error names its session.
+      const processingTotal =
+        chunkSeq === undefined
+          ? await countRows(db.selectFrom('processing_errors').where('ingestion_id', '=', ingestionId))
+          : await countRows(processingQuery);
       const offset = page * limit;
       const validation = await validationQuery
         .select(['e.chunk_seq', 'e.record_index', 'e.record', 'e.errors', 'e.created_at'])
