@@ -1,3 +1,6 @@
+// Over 500 lines on purpose for now: opening, migrating and classifying the errors of both
+// dialects, which share the error codes and the driver wrappers. Splitting it by dialect belongs
+// with the split of storage/ by concern.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { finished } from 'node:stream/promises';

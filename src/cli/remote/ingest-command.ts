@@ -1,3 +1,5 @@
+// Over 500 lines: one command, whose reading, chunking, sending with retries and report share
+// the run's state; the chunker, record sources and client are already files of their own.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';

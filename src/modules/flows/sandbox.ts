@@ -21,6 +21,9 @@
  * costs its chunk about twice the limit (three times when the heap was clouded). A record that
  * exhausts memory takes the isolate with it; the batch is then rerun record by record, to tell
  * which one it was. An isolate the host disposes is no record's fault.
+ *
+ * One file over 500 lines on purpose: it is the only one that imports isolated-vm, and the
+ * freezing, the batched calls and the verdicts of time and memory share the isolate's state.
  */
 import ivm from 'isolated-vm';
 
