@@ -21,6 +21,7 @@ import { createAuthStore } from '../../src/storage/auth-store.js';
 import { openStore, type Store } from '../../src/storage/database.js';
 import { createWebSessionStore } from '../../src/storage/web-session-store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { barrier } from '../helpers/barrier.js';
 import { createTestStore, TEST_DIALECT } from '../helpers/store.js';
 import { cookieOf, PASSWORD, type Signed, signIn, userWith } from './helpers.js';
 
@@ -505,20 +506,6 @@ async function instanceOn(store: Store, clock: ManualClock): Promise<Instance> {
   const app = await buildApp({ store, services, logger: false });
   await app.ready();
   return { app, services };
-}
-
-/** Resolves for every caller once `parties` callers are waiting. */
-function barrier(parties: number): () => Promise<void> {
-  let waiting = 0;
-  let release: () => void = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  return async () => {
-    waiting += 1;
-    if (waiting >= parties) release();
-    await released;
-  };
 }
 
 /**

@@ -36,3 +36,33 @@ export async function openLoanSession(t: TestApp, token: string): Promise<string
   expect(response.statusCode, response.body).toBe(201);
   return (response.json() as { ingestionId: string }).ingestionId;
 }
+
+/**
+ * Opens a session of `ledger/<entity>` as `token`, sends `data` as its one chunk (which must be
+ * stored) and closes it; returns its id.
+ */
+export async function ingestClosedSession(
+  t: TestApp,
+  token: string,
+  entity: string,
+  data: unknown[],
+): Promise<string> {
+  const session = await t.call(token, {
+    method: 'POST',
+    url: '/api/v1/ingestions',
+    payload: { namespace: 'ledger', entity },
+  });
+  const ingestionId = session.json().ingestionId as string;
+  const chunk = await t.call(token, {
+    method: 'POST',
+    url: `/api/v1/ingestions/${ingestionId}`,
+    payload: { data },
+  });
+  expect(chunk.statusCode, chunk.body).toBe(201);
+  await t.call(token, {
+    method: 'PATCH',
+    url: `/api/v1/ingestions/${ingestionId}`,
+    payload: { state: 'closed' },
+  });
+  return ingestionId;
+}

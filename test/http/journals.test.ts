@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { realisticConfiguration } from '../helpers/fixtures.js';
+import { ingestClosedSession, realisticConfiguration } from '../helpers/fixtures.js';
 import { businessEvent } from '../helpers/records.js';
 
 type Line = Record<string, unknown> & { account: string; transactionAmount: string; drCr: string };
@@ -31,26 +31,7 @@ async function setUp(
   ).toBe(200);
   return {
     token: operator,
-    async ingest(entity, data) {
-      const session = await t.call(operator, {
-        method: 'POST',
-        url: '/api/v1/ingestions',
-        payload: { namespace: 'ledger', entity },
-      });
-      const ingestionId = session.json().ingestionId as string;
-      const chunk = await t.call(operator, {
-        method: 'POST',
-        url: `/api/v1/ingestions/${ingestionId}`,
-        payload: { data },
-      });
-      expect(chunk.statusCode, chunk.body).toBe(201);
-      await t.call(operator, {
-        method: 'PATCH',
-        url: `/api/v1/ingestions/${ingestionId}`,
-        payload: { state: 'closed' },
-      });
-      return ingestionId;
-    },
+    ingest: (entity, data) => ingestClosedSession(t, operator, entity, data),
   };
 }
 

@@ -8,7 +8,7 @@ import type { AccountingStore, ChunkOutcome, ClaimedChunk } from '../../src/modu
 import { createAccountingStore } from '../../src/storage/accounting-store.js';
 import { StoreUnavailableError } from '../../src/storage/database.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
+import { ingestClosedSession, uploadRealisticConfiguration } from '../helpers/fixtures.js';
 import { businessEvent } from '../helpers/records.js';
 import { TEST_DIALECT } from '../helpers/store.js';
 
@@ -35,25 +35,8 @@ describe('a chunk whose processing fails', () => {
   afterAll(async () => t?.close());
 
   /** A closed session of `ledger/entity` holding one chunk of `data`; its id. */
-  async function ingest(data: unknown[], entity = 'businessEvent'): Promise<string> {
-    const session = await t.call(token, {
-      method: 'POST',
-      url: '/api/v1/ingestions',
-      payload: { namespace: 'ledger', entity },
-    });
-    const ingestionId = session.json().ingestionId as string;
-    const chunk = await t.call(token, {
-      method: 'POST',
-      url: `/api/v1/ingestions/${ingestionId}`,
-      payload: { data },
-    });
-    expect(chunk.statusCode, chunk.body).toBe(201);
-    await t.call(token, {
-      method: 'PATCH',
-      url: `/api/v1/ingestions/${ingestionId}`,
-      payload: { state: 'closed' },
-    });
-    return ingestionId;
+  function ingest(data: unknown[], entity = 'businessEvent'): Promise<string> {
+    return ingestClosedSession(t, token, entity, data);
   }
 
   const get = async (url: string) => (await t.call(token, { method: 'GET', url })).json();

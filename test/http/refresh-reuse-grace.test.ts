@@ -10,6 +10,7 @@ import { createServices, type Services } from '../../src/services.js';
 import { createAuthStore } from '../../src/storage/auth-store.js';
 import { openStore, type Store } from '../../src/storage/database.js';
 import { form } from '../helpers/app.js';
+import { barrier } from '../helpers/barrier.js';
 import { createTestStore, TEST_DIALECT } from '../helpers/store.js';
 
 /** One service instance on the shared database: its app and its services. */
@@ -61,20 +62,6 @@ function ingestionsWith(instance: Instance, accessToken: string) {
     url: '/api/v1/ingestions',
     headers: { authorization: `Bearer ${accessToken}` },
   });
-}
-
-/** Resolves for every caller once `parties` callers are waiting, and at once from then on. */
-function barrier(parties: number): () => Promise<void> {
-  let waiting = 0;
-  let release: () => void = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  return async () => {
-    waiting += 1;
-    if (waiting >= parties) release();
-    await released;
-  };
 }
 
 describe('finding: two concurrent refreshes of one refresh token get one answer, not a revocation', () => {

@@ -3,6 +3,10 @@
  * structure and types of every member (Ajv, compiled once from the TypeBox model), then the
  * semantic rules (unique names, cross-references, flow graphs, time zones). Every problem is
  * reported at once, each with a JSON Pointer (RFC 6901) path.
+ *
+ * Over 500 lines, not yet split: its rules share one collector of problems and one walk of the
+ * document. Splitting it by section (entities, accounting, flows, with one graph helper shared
+ * with `flows/plan.ts`) belongs with the re-layout of the modules.
  */
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
