@@ -8,7 +8,7 @@ import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../src/modules/con
 import { validateConfigurationDocument } from '../src/modules/configuration/validate.js';
 import { entityKey, prepareEntities } from '../src/modules/entities/prepared-entity.js';
 import type { RecordValidator } from '../src/modules/entities/record-validator.js';
-import { workChunk } from '../src/modules/ingestion/chunk-work.js';
+import { validateChunkBody } from '../src/modules/ingestion/validated-chunk.js';
 import { JOURNAL_COLUMNS, journalRow, LINE_COLUMNS, lineRows } from '../src/storage/accounting-store.js';
 import { createBulkInsert } from '../src/storage/bulk-insert.js';
 import { migrateToLatest, openStore, type Store } from '../src/storage/database.js';
@@ -105,7 +105,7 @@ async function storeEvents(
   const at = new Date().toISOString();
   await insertOpenSession(store, ingestionId, LEDGER_NAMESPACE, BUSINESS_EVENT_ENTITY_NAME);
   for (const body of bodies) {
-    const work = workChunk(body.body, validator);
+    const work = validateChunkBody(body.body, validator);
     if (work.failedCount > 0)
       throw new Error(`${work.failedCount} events refused: ${JSON.stringify(work.failed)}`);
     const stored = await sessions.commitChunk({
@@ -232,7 +232,7 @@ function measureEngine(
     chunkSeq: index + 1,
     namespace: LEDGER_NAMESPACE,
     entity: BUSINESS_EVENT_ENTITY_NAME,
-    records: workChunk(body.body, validator).accepted.map((record, position) => ({
+    records: validateChunkBody(body.body, validator).accepted.map((record, position) => ({
       recordId: index * body.records + position + 1,
       index: record.index,
       data: JSON.parse(record.json) as Record<string, unknown>,

@@ -5,9 +5,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { buildApp } from '../src/app.js';
+import { createServices } from '../src/composition/services.js';
+import { buildApp } from '../src/http/app.js';
 import { systemClock } from '../src/lib/clock.js';
-import { createServices } from '../src/services.js';
 import { migrateToLatest, openStore } from '../src/storage/database.js';
 
 export const OPENAPI_PATH = fileURLToPath(new URL('../docs/api/openapi.json', import.meta.url));

@@ -2,16 +2,12 @@
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { type Logger, pino } from 'pino';
-import { buildApp } from './app.js';
-import { bootstrapAccess } from './bootstrap.js';
+import { bootstrapAccess } from './composition/bootstrap.js';
+import { createServices, type Services } from './composition/services.js';
 import { EnvError, parseEnv } from './env.js';
+import { buildApp } from './http/app.js';
 import { systemClock } from './lib/clock.js';
-import {
-  type InProcessProcessor,
-  type ProcessingStatus,
-  ProcessingThread,
-} from './processing-thread-host.js';
-import { createServices, type Services } from './services.js';
+import { type InProcessProcessor, type ProcessingStatus, ProcessingThread } from './processing/thread.js';
 import {
   ensureDatabase,
   migrateToLatest,
@@ -45,7 +41,7 @@ const HEAP_GROWING_PERCENT = 100;
 /** Longest a graceful stop may take before the process exits anyway. */
 const SHUTDOWN_TIMEOUT_MS = 30_000;
 /** How often tokens that expired more than a day ago are deleted. */
-const TOKEN_PURGE_INTERVAL_MS = 60 * 60 * 1000;
+const EXPIRED_ROWS_PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
 /**
  * isolated-vm, which runs flow scripts, crashes the process on Node 20 and later when Node's
@@ -219,13 +215,13 @@ async function main(): Promise<void> {
     services.tokens
       .purgeExpired()
       .catch((error: unknown) => logger.warn({ err: error }, 'token purge failed'));
-    services.webSessions
+    services.signIns
       .purgeExpired()
       .catch((error: unknown) => logger.warn({ err: error }, 'sign-in session purge failed'));
     services.requestLimiter
       .purge()
       .catch((error: unknown) => logger.warn({ err: error }, 'request count purge failed'));
-  }, TOKEN_PURGE_INTERVAL_MS).unref();
+  }, EXPIRED_ROWS_PURGE_INTERVAL_MS).unref();
   const url = address.replace('[::1]', 'localhost');
   logger.info({ url, dialect: store.dialect }, 'ledgerflow listening');
   // One write, so a reader that sees the URL line also sees how to get a first token.

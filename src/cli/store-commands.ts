@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createServices, type Services } from '../composition/services.js';
 import { parseEnv } from '../env.js';
 import { systemClock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
 import { checkPassword } from '../modules/auth/access-directory.js';
-import { createServices, type Services } from '../services.js';
 import { migrateToLatest, openStore } from '../storage/database.js';
 import { CliError, EXIT_REFUSED, type Io, usageError } from './output.js';
 import { CREDENTIALS_USAGE, USERS_USAGE } from './usage.js';

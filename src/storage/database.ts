@@ -25,6 +25,7 @@ import {
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { add, type Decimal, decimal, toDecimalString, ZERO } from '../lib/decimal.js';
+import { StoreUnavailableError } from './errors.js';
 import * as initial from './migrations/0001-initial.js';
 import * as auditDeleted from './migrations/0002-audit-deleted.js';
 import * as chunkOutcome from './migrations/0003-chunk-outcome.js';
@@ -37,7 +38,6 @@ import * as rejectedChunksUncounted from './migrations/0009-rejected-chunks-unco
 import * as adminOneTimeViews from './migrations/0010-admin-one-time-views.js';
 import type { Database } from './schema.js';
 import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from './sqlite-write-turn.js';
-import { StoreUnavailableError } from './store-unavailable.js';
 
 export { StoreUnavailableError };
 

@@ -5,7 +5,7 @@ import {
   AUTH_FAILURE_WINDOW_MS,
   AUTH_FAILURES_PER_ADDRESS_MAX,
 } from '../../src/modules/auth/failure-limiter.js';
-import { SIGN_IN_FIELD_LENGTH_MAX } from '../../src/modules/auth/web-sessions.js';
+import { SIGN_IN_FIELD_LENGTH_MAX } from '../../src/modules/auth/sign-ins.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 import { businessEvent, loanRecord } from '../helpers/records.js';
@@ -94,7 +94,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface in Chromium', () 
     // A flood of failures from one address is refused with a message that says to wait.
     const tooLong = 'x'.repeat(SIGN_IN_FIELD_LENGTH_MAX + 1);
     for (let i = 0; i < AUTH_FAILURES_PER_ADDRESS_MAX; i += 1) {
-      await t.services.webSessions.signIn(`flood${i}@example.test`, tooLong, '127.0.0.1');
+      await t.services.signIns.signIn(`flood${i}@example.test`, tooLong, '127.0.0.1');
     }
     await page.goto(`${base}/admin/login`);
     await page.getByLabel('E-mail').fill(limitedEmail);

@@ -7,7 +7,7 @@ import {
   errorMessageOf,
   RETRY_ATTEMPTS_MAX,
 } from '../../src/cli/remote/client.js';
-import { Session } from '../../src/http/api-schemas.js';
+import { Session } from '../../src/http/api/answer-schemas.js';
 
 const SECRET = 's3cret-value';
 const connection = { url: 'http://ledgerflow.test/', clientId: 'cl_1', clientSecret: SECRET };

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
+import { createServices } from '../../src/composition/services.js';
 import { parseEnv } from '../../src/env.js';
 import { systemClock } from '../../src/lib/clock.js';
-import { createServices } from '../../src/services.js';
 import { openStore } from '../../src/storage/database.js';
 import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
 import { captureIo } from './helpers.js';
@@ -98,31 +98,31 @@ describe('CLI commands on the store', () => {
         roles: ['admin'],
         password: 'first password 1',
       });
-      const before = await services.webSessions.signIn('lost@example.com', 'first password 1', undefined);
+      const before = await services.signIns.signIn('lost@example.com', 'first password 1', undefined);
       if (!before.ok) throw new Error('the first sign-in failed');
 
       const piped = captureIo(undefined, 'piped password 2\n');
       expect(await runCli(['users', 'set-password', 'Lost@example.com', '--password-stdin'], piped)).toBe(0);
       expect(piped.stdout()).toBe('set the password of lost@example.com; their sign-in sessions were ended');
-      expect(await services.webSessions.authenticate(before.sessionId)).toBeUndefined();
-      expect((await services.webSessions.signIn('lost@example.com', 'first password 1', undefined)).ok).toBe(
+      expect(await services.signIns.authenticate(before.sessionId)).toBeUndefined();
+      expect((await services.signIns.signIn('lost@example.com', 'first password 1', undefined)).ok).toBe(
         false,
       );
-      expect((await services.webSessions.signIn('lost@example.com', 'piped password 2', undefined)).ok).toBe(
+      expect((await services.signIns.signIn('lost@example.com', 'piped password 2', undefined)).ok).toBe(
         true,
       );
 
       const asked = captureIo(['typed password 3', 'typed password 3']);
       expect(await runCli(['users', 'set-password', 'lost@example.com'], asked)).toBe(0);
       expect(asked.questions).toEqual(['New password for lost@example.com: ', 'The same password again: ']);
-      expect((await services.webSessions.signIn('lost@example.com', 'typed password 3', undefined)).ok).toBe(
+      expect((await services.signIns.signIn('lost@example.com', 'typed password 3', undefined)).ok).toBe(
         true,
       );
 
       const differ = captureIo(['typed password 4', 'typed password 5']);
       expect(await runCli(['users', 'set-password', 'lost@example.com'], differ)).toBe(1);
       expect(differ.stderr()).toContain('the two passwords differ; nothing was changed');
-      expect((await services.webSessions.signIn('lost@example.com', 'typed password 3', undefined)).ok).toBe(
+      expect((await services.signIns.signIn('lost@example.com', 'typed password 3', undefined)).ok).toBe(
         true,
       );
     } finally {

@@ -4,9 +4,9 @@ import { type AddressInfo, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { createServices } from '../../src/composition/services.js';
 import { parseEnv } from '../../src/env.js';
 import { systemClock } from '../../src/lib/clock.js';
-import { createServices } from '../../src/services.js';
 import { openStore } from '../../src/storage/database.js';
 import { E2E_CLIENT_ID, E2E_CLIENT_SECRET, startServer } from '../helpers/server.js';
 import {
@@ -95,7 +95,7 @@ describe('start-up problems the operator fixes', () => {
       try {
         const services = createServices(store, systemClock, parseEnv({}));
         expect((await services.access.listUsers(0, 10)).total).toBe(1);
-        expect((await services.webSessions.signIn('admin@localhost', password, undefined)).ok).toBe(true);
+        expect((await services.signIns.signIn('admin@localhost', password, undefined)).ok).toBe(true);
       } finally {
         await store.close();
       }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { type AppDeps, buildApp } from '../../src/app.js';
+import { createServices, type ServiceSettings, type Services } from '../../src/composition/services.js';
+import { type AppDeps, buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { createServices, type ServiceSettings, type Services } from '../../src/services.js';
 import type { Store } from '../../src/storage/database.js';
 import { createTestStore } from './store.js';
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { createServices, type Services } from '../../src/composition/services.js';
+import { buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import {
   AUTH_FAILURE_DELAY_BASE_MS,
@@ -10,7 +11,6 @@ import {
   AUTH_FAILURES_UNSLOWED_MAX,
 } from '../../src/modules/auth/failure-limiter.js';
 import { CLIENT_FIELD_LENGTH_MAX } from '../../src/modules/auth/token-service.js';
-import { createServices, type Services } from '../../src/services.js';
 import { openStore, type Store } from '../../src/storage/database.js';
 import { form } from '../helpers/app.js';
 import { createTestStore } from '../helpers/store.js';

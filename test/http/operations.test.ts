@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { createServices } from '../../src/composition/services.js';
+import { buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import type { ProcessingStatus } from '../../src/processing-thread-host.js';
-import { createServices } from '../../src/services.js';
+import type { ProcessingStatus } from '../../src/processing/thread.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createTestStore } from '../helpers/store.js';
 

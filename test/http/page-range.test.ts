@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAGE_LIMIT_MAX, PAGE_MAX } from '../../src/http/schemas.js';
+import { PAGE_LIMIT_MAX, PAGE_MAX } from '../../src/http/api/schemas.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { openLoanSession, uploadRealisticConfiguration } from '../helpers/fixtures.js';
 

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { createServices, type Services } from '../../src/composition/services.js';
+import { buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { createServices, type Services } from '../../src/services.js';
 import { openStore, type Store } from '../../src/storage/database.js';
 import { createRequestCountStore } from '../../src/storage/request-count-store.js';
 import { createTestApp, form, type TestApp } from '../helpers/app.js';

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { createServices, type Services } from '../../src/composition/services.js';
+import { buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { sha256Hex } from '../../src/lib/ids.js';
 import { openSealed, seal } from '../../src/modules/auth/sealed-answer.js';
 import type { AuthStore } from '../../src/modules/auth/store.js';
 import { REFRESH_REUSE_GRACE_SECONDS_DEFAULT, TokenService } from '../../src/modules/auth/token-service.js';
-import { createServices, type Services } from '../../src/services.js';
 import { createAuthStore } from '../../src/storage/auth-store.js';
 import { openStore, type Store } from '../../src/storage/database.js';
 import { form } from '../helpers/app.js';

@@ -1,10 +1,10 @@
 import { connect, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { createServices } from '../../src/composition/services.js';
+import { buildApp } from '../../src/http/app.js';
 import { SERVER_TIMEOUTS } from '../../src/http/server-timeouts.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { createServices } from '../../src/services.js';
 import { createTestStore } from '../helpers/store.js';
 
 /**

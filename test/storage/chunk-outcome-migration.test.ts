@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { type Kysely, Migrator } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { createServices } from '../../src/composition/services.js';
+import { buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { createServices } from '../../src/services.js';
 import { migrateToLatest, openStore, type Store } from '../../src/storage/database.js';
 import * as initial from '../../src/storage/migrations/0001-initial.js';
 import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';

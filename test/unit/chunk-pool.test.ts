@@ -34,8 +34,8 @@ describe('chunk work on worker threads', async () => {
     const data = [...loanRecords(600), loanRecord(1, { amount: '1,5', color: 'red' })];
     const raw = Buffer.from(JSON.stringify({ chunkName: 'big', data }));
     expect(raw.byteLength).toBeGreaterThan(built.CHUNK_WORKER_THRESHOLD_BYTES);
-    const threaded = await pool.work(raw, entity);
-    const inline = await built.inlineChunkWorker.work(raw, entity);
+    const threaded = await pool.validate(raw, entity);
+    const inline = await built.inlineChunkWorker.validate(raw, entity);
     expect(threaded).toEqual(inline);
     expect(threaded).toMatchObject({ chunkName: 'big', totalRows: 601 });
     expect(threaded.accepted).toHaveLength(600);
@@ -44,7 +44,7 @@ describe('chunk work on worker threads', async () => {
 
   it('reports a malformed large body as the same problem as inline work', async () => {
     const raw = Buffer.from(`{"data": [${'1,'.repeat(40_000)}`);
-    await expect(pool.work(raw, entity)).rejects.toBeInstanceOf(errors.AppError);
-    await expect(pool.work(raw, entity)).rejects.toMatchObject({ code: 'malformed-json' });
+    await expect(pool.validate(raw, entity)).rejects.toBeInstanceOf(errors.AppError);
+    await expect(pool.validate(raw, entity)).rejects.toMatchObject({ code: 'malformed-json' });
   });
 });

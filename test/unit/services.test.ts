@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createServices } from '../../src/composition/services.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { createServices } from '../../src/services.js';
 import type { Store } from '../../src/storage/database.js';
 import { createTestStore } from '../helpers/store.js';
 

@@ -6,7 +6,7 @@ import {
   PathError,
   Problem,
   TokenAnswer,
-} from '../../http/api-schemas.js';
+} from '../../http/api/answer-schemas.js';
 import { CliError, EXIT_REFUSED, usageError } from '../output.js';
 import { answerOf, matches } from './answers.js';
 import {

@@ -8,7 +8,7 @@ import {
   Sections,
   UploadResult,
   WipeDryRunResult,
-} from '../../http/api-schemas.js';
+} from '../../http/api/answer-schemas.js';
 import {
   CliError,
   checkOutputFile,

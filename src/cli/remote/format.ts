@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import type { FieldError } from '../../http/api-schemas.js';
+import type { FieldError } from '../../http/api/answer-schemas.js';
 import { formatProblemEntry } from './client.js';
 
 /** Characters of a failed record quoted in an error line. */

@@ -6,7 +6,7 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Static } from '@sinclair/typebox';
-import { ChunkAccepted, ChunkRefused, EntityDetail, Session } from '../../http/api-schemas.js';
+import { ChunkAccepted, ChunkRefused, EntityDetail, Session } from '../../http/api/answer-schemas.js';
 import { CliError, EXIT_REFUSED, type Io, usageError } from '../output.js';
 import { INGEST_USAGE } from '../usage.js';
 import { answerOf, matches } from './answers.js';

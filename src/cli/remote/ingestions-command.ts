@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { type Static, Type } from '@sinclair/typebox';
-import { Page, Session, SessionError } from '../../http/api-schemas.js';
+import { Page, Session, SessionError } from '../../http/api/answer-schemas.js';
 import { type Io, usageError } from '../output.js';
 import { INGESTIONS_USAGE } from '../usage.js';
 import { ApiClient, CONNECTION_OPTIONS, connectionOf } from './client.js';

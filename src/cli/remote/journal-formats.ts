@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Journal } from '../../http/api-schemas.js';
+import { Journal } from '../../http/api/answer-schemas.js';
 import { matches } from './answers.js';
 
 /**

@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { Page } from '../../http/api-schemas.js';
+import { Page } from '../../http/api/answer-schemas.js';
 import type { ApiClient } from './client.js';
 
 /** Items asked for per page: the most the service gives. */

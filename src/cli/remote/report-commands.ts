@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { Type } from '@sinclair/typebox';
-import { Balances, Page, ProcessingError } from '../../http/api-schemas.js';
+import { Balances, Page, ProcessingError } from '../../http/api/answer-schemas.js';
 import { PROCESSING_ERROR_CODES } from '../../modules/accounting/processing-error.js';
 import { countLines, type Io, usageError } from '../output.js';
 import { BALANCES_USAGE, PROCESSING_ERRORS_USAGE } from '../usage.js';

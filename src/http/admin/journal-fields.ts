@@ -1,6 +1,6 @@
+import type { Services } from '../../composition/services.js';
 import type { JournalFieldRole } from '../../modules/configuration/journal-roles.js';
 import type { Configuration } from '../../modules/configuration/model.js';
-import type { Services } from '../../services.js';
 import { type Html, html } from './html.js';
 
 /**

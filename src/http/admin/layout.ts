@@ -1,5 +1,5 @@
 import type { Permission } from '../../modules/auth/permissions.js';
-import type { WebPrincipal } from '../../modules/auth/web-sessions.js';
+import type { WebPrincipal } from '../../modules/auth/sign-ins.js';
 import { type Html, type HtmlValue, html } from './html.js';
 
 /** What every page needs to know about the request: who is signed in and where they are. */

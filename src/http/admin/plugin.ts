@@ -6,10 +6,10 @@ import cookie from '@fastify/cookie';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../../composition/services.js';
 import { AppError, PROBLEMS } from '../../lib/errors.js';
 import type { Permission } from '../../modules/auth/permissions.js';
-import { csrfTokenMatches, WEB_SESSION_IDLE_MS, type WebPrincipal } from '../../modules/auth/web-sessions.js';
-import type { Services } from '../../services.js';
+import { csrfTokenMatches, WEB_SESSION_IDLE_MS, type WebPrincipal } from '../../modules/auth/sign-ins.js';
 import { StoreUnavailableError } from '../../storage/database.js';
 import { type Html, html } from './html.js';
 import {
@@ -215,7 +215,7 @@ export const adminInterface: FastifyPluginAsync<{
   services: Services;
   publicUrl?: string | undefined;
 }> = async (app, { services, publicUrl }) => {
-  const { webSessions } = services;
+  const { signIns } = services;
   const publicOrigin = publicUrl === undefined ? undefined : new URL(publicUrl).origin;
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true };
@@ -271,7 +271,7 @@ export const adminInterface: FastifyPluginAsync<{
     const required = request.routeOptions.config.adminPermission;
     if (required === undefined) return;
     const sessionId = request.cookies[SESSION_COOKIE];
-    const principal = sessionId === undefined ? undefined : await webSessions.authenticate(sessionId);
+    const principal = sessionId === undefined ? undefined : await signIns.authenticate(sessionId);
     if (principal === undefined) {
       if (request.method === 'GET') {
         return reply.redirect(`/admin/login?next=${encodeURIComponent(request.url)}`, 303);
@@ -377,7 +377,7 @@ export const adminInterface: FastifyPluginAsync<{
 
   app.get('/admin/login', async (request, reply) => {
     const sessionId = request.cookies[SESSION_COOKIE];
-    if (sessionId !== undefined && (await webSessions.authenticate(sessionId)) !== undefined) {
+    if (sessionId !== undefined && (await signIns.authenticate(sessionId)) !== undefined) {
       return reply.redirect('/admin', 303);
     }
     const next = safeNext((request.query as Record<string, string | undefined>).next);
@@ -397,7 +397,7 @@ export const adminInterface: FastifyPluginAsync<{
     const form = formOf(request);
     const email = form.get('email') ?? '';
     const next = safeNext(form.get('next'));
-    const result = await webSessions.signIn(email, form.get('password') ?? '', request.ip);
+    const result = await signIns.signIn(email, form.get('password') ?? '', request.ip);
     if (!result.ok) {
       request.log.warn({ email: email.slice(0, 256), reason: result.reason }, 'sign-in failed');
       if (result.reason === 'limited') {
@@ -422,7 +422,7 @@ export const adminInterface: FastifyPluginAsync<{
   });
 
   app.post('/admin/logout', { config: { adminPermission: 'signed-in' } }, async (request, reply) => {
-    await webSessions.signOut(contextOf(request).principal.sessionHash);
+    await signIns.signOut(contextOf(request).principal.sessionHash);
     reply.clearCookie(SESSION_COOKIE, cookieOptions(request, publicOrigin));
     return sendPage(reply, signInPage(notice('info', 'You are signed out.'), '', '/admin'));
   });

@@ -53,7 +53,7 @@ function chunkKey(chunk: ChunkRef): string {
 }
 
 /** Processes one claimed chunk; the processor's default is {@link processChunk}. */
-export type ChunkWork<T extends PreparedAccountingRevision> = (
+export type ChunkHandler<T extends PreparedAccountingRevision> = (
   prepared: T,
   chunk: ClaimedChunk,
   ctx: ProcessingContext,
@@ -121,7 +121,7 @@ export function processChunk(
 export class AccountingProcessor<T extends PreparedAccountingRevision = PreparedAccountingRevision> {
   readonly #store: AccountingStore;
   readonly #snapshots: ConfigurationSnapshots<T>;
-  readonly #work: ChunkWork<T>;
+  readonly #work: ChunkHandler<T>;
   readonly #clock: Clock;
   readonly #businessDatePinned: string | undefined;
   readonly #onError: (error: unknown) => void;
@@ -146,7 +146,7 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
     options: {
       businessDatePinned: string | undefined;
       /** How a claimed chunk is processed; {@link processChunk} when absent (flows add theirs). */
-      work?: ChunkWork<T>;
+      work?: ChunkHandler<T>;
       onError?: (error: unknown) => void;
       postingIntervalMs?: number;
       /** Rounds run side by side: more than one only where the store lets them claim apart. */

@@ -159,7 +159,7 @@ export interface AuthFailureCount {
 }
 
 /** A sign-in session of the administration interface as stored: never the cookie value. */
-export interface WebSessionRow {
+export interface SignInRow {
   sessionHash: string;
   userEmail: string;
   createdAt: string;
@@ -182,13 +182,13 @@ export interface OneTimeViewRow {
 
 /**
  * The storage port of sign-in sessions and of what they are shown once, implemented in
- * `storage/web-session-store.ts`. Both live in the database, so every instance sharing it knows
+ * `storage/sign-in-store.ts`. Both live in the database, so every instance sharing it knows
  * them.
  */
-export interface WebSessionStore {
-  insert(session: WebSessionRow): Promise<void>;
+export interface SignInStore {
+  insert(session: SignInRow): Promise<void>;
   /** The session and its user, when the session exists and has not expired at `now`. */
-  find(sessionHash: string, now: string): Promise<{ session: WebSessionRow; user: UserRow } | undefined>;
+  find(sessionHash: string, now: string): Promise<{ session: SignInRow; user: UserRow } | undefined>;
   /** Moves the idle deadline. */
   touch(sessionHash: string, lastSeenAt: string, expiresAt: string): Promise<void>;
   delete(sessionHash: string): Promise<void>;

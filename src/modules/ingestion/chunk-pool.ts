@@ -2,9 +2,9 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { AppError } from '../../lib/errors.js';
 import type { PreparedEntity } from '../entities/prepared-entity.js';
-import type { ChunkWork } from './chunk-work.js';
-import { workChunk } from './chunk-work.js';
 import type { ChunkJob, ChunkJobResult } from './chunk-worker.js';
+import type { ValidatedChunk } from './validated-chunk.js';
+import { validateChunkBody } from './validated-chunk.js';
 
 /** Chunks smaller than this are worked inline: a thread hop would cost more than it saves. */
 export const CHUNK_WORKER_THRESHOLD_BYTES = 64 * 1024;
@@ -13,13 +13,13 @@ const CHUNK_QUEUE_LENGTH_MAX = 16;
 
 /** Where the CPU work of a chunk happens. */
 export interface ChunkWorker {
-  work(raw: Buffer, entity: PreparedEntity & { revision: number }): Promise<ChunkWork>;
+  validate(raw: Buffer, entity: PreparedEntity & { revision: number }): Promise<ValidatedChunk>;
   close(): Promise<void>;
 }
 
 /** Works every chunk on the calling thread (tests, the CLI, single-core machines). */
 export const inlineChunkWorker: ChunkWorker = {
-  work: async (raw, entity) => workChunk(raw, entity.validator),
+  validate: async (raw, entity) => validateChunkBody(raw, entity.validator),
   close: async () => {},
 };
 
@@ -43,9 +43,9 @@ export function threadChunkWorker(threads: number): ChunkWorker {
     idleTimeout: 60_000,
   });
   return {
-    async work(raw, entity) {
+    async validate(raw, entity) {
       if (raw.byteLength < CHUNK_WORKER_THRESHOLD_BYTES || pool.queueSize >= CHUNK_QUEUE_LENGTH_MAX) {
-        return workChunk(raw, entity.validator);
+        return validateChunkBody(raw, entity.validator);
       }
       const job: ChunkJob = {
         raw,
@@ -54,7 +54,7 @@ export function threadChunkWorker(threads: number): ChunkWorker {
       };
       const result = (await pool.run(job)) as ChunkJobResult;
       if (!result.ok) throw new AppError(result.code, result.detail, result.extensions);
-      return result.work;
+      return result.chunk;
     },
     close: () => pool.destroy(),
   };

@@ -7,7 +7,7 @@
 import { AppError } from '../../lib/errors.js';
 import type { EntityDefinition } from '../entities/entity.js';
 import { compileRecordValidator, type RecordValidator } from '../entities/record-validator.js';
-import { type ChunkWork, workChunk } from './chunk-work.js';
+import { type ValidatedChunk, validateChunkBody } from './validated-chunk.js';
 
 /** Compiled validators kept per worker (entities of recent revisions). */
 const VALIDATORS_CACHED_MAX = 64;
@@ -22,7 +22,7 @@ export interface ChunkJob {
 
 /** A job's answer: the work, or the problem that stopped it (errors do not cross threads as classes). */
 export type ChunkJobResult =
-  | { ok: true; work: ChunkWork }
+  | { ok: true; chunk: ValidatedChunk }
   | { ok: false; code: AppError['code']; detail: string; extensions: Record<string, unknown> };
 
 export default function runChunkJob(job: ChunkJob): ChunkJobResult {
@@ -33,7 +33,7 @@ export default function runChunkJob(job: ChunkJob): ChunkJobResult {
     validators.set(job.validatorKey, validator);
   }
   try {
-    return { ok: true, work: workChunk(job.raw, validator) };
+    return { ok: true, chunk: validateChunkBody(job.raw, validator) };
   } catch (error) {
     if (error instanceof AppError)
       return { ok: false, code: error.code, detail: error.message, extensions: error.extensions };

@@ -195,7 +195,7 @@ export class IngestionService {
       throw error;
     });
 
-    const chunk = await this.#chunkWorker.work(input.raw, entity);
+    const chunk = await this.#chunkWorker.validate(input.raw, entity);
     const { accepted, failed, failedCount } = chunk;
     const rejected = failedCount > 0 && !input.partial;
     const shown = failed.slice(0, CHUNK_ERRORS_SHOWN_MAX);

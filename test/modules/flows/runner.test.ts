@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { prepareConfiguration } from '../../../src/composition/prepared-configuration.js';
 import type { ClaimedChunk } from '../../../src/modules/accounting/store.js';
 import type { Configuration } from '../../../src/modules/configuration/model.js';
 import { FlowRunner } from '../../../src/modules/flows/runner.js';
-import { prepareConfiguration } from '../../../src/prepared-configuration.js';
 import { realisticConfiguration } from '../../helpers/fixtures.js';
 import { loanRecord } from '../../helpers/records.js';
 

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../../composition/services.js';
 import { AppError } from '../../../lib/errors.js';
 import type { ProcessingDataCounts } from '../../../modules/configuration/store.js';
-import type { Services } from '../../../services.js';
-import { CONFIGURATION_BODY_BYTES_MAX } from '../../routes/configuration.js';
+import { CONFIGURATION_BODY_BYTES_MAX } from '../../api/configuration.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
 import { AdminPageError, contextOf, formOf, pagingOf, sendPage } from '../plugin.js';

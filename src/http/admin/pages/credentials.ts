@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../../composition/services.js';
 import { AppError } from '../../../lib/errors.js';
 import {
   CREDENTIAL_EXPIRY_DAYS_DEFAULT,
@@ -6,7 +7,6 @@ import {
   type CredentialView,
   checkExpiryDays,
 } from '../../../modules/auth/access-directory.js';
-import type { Services } from '../../../services.js';
 import { html } from '../html.js';
 import { csrfField, emptyState, notice, page, pagination, table, when } from '../layout.js';
 import { contextOf, formOf, pagingOf, queryText, sendPage, sessionIdOf } from '../plugin.js';
@@ -151,11 +151,7 @@ ${
       expiresInDays,
     });
     request.log.info({ clientId: created.clientId, owner: created.ownerEmail }, 'credential created');
-    await services.webSessions.keepForOneView(
-      sessionIdOf(request),
-      created.clientId,
-      JSON.stringify(created),
-    );
+    await services.signIns.keepForOneView(sessionIdOf(request), created.clientId, JSON.stringify(created));
     return reply.redirect(`/admin/credentials/${encodeURIComponent(created.clientId)}/created`, 303);
   });
 
@@ -165,7 +161,7 @@ ${
     async (request, reply) => {
       const context = contextOf(request);
       const { clientId } = request.params;
-      const kept = await services.webSessions.takeOneView(sessionIdOf(request), clientId);
+      const kept = await services.signIns.takeOneView(sessionIdOf(request), clientId);
       if (kept === undefined) {
         const body = html`${notice('info', html`The secret of the credential <code>${clientId}</code> was shown once, when it was created, and cannot be shown again. Reloading this page does not create another credential.`)}
 <p>If the secret was not copied, revoke the credential and create a new one.</p>

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../../composition/services.js';
 import type { SessionState } from '../../../modules/ingestion/session.js';
-import type { Services } from '../../../services.js';
 import { html } from '../html.js';
 import {
   csrfField,

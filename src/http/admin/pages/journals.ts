@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../../composition/services.js';
 import { abs, add, type Decimal, parseDecimal, sign, toDecimalString, ZERO } from '../../../lib/decimal.js';
 import type { JournalLineView, JournalView } from '../../../modules/accounting/journal-queries.js';
 import type { JournalFieldRole } from '../../../modules/configuration/journal-roles.js';
-import type { Services } from '../../../services.js';
 import { type Html, type HtmlValue, html } from '../html.js';
 import { currentJournalFields, type JournalFields, nodeHtml } from '../journal-fields.js';
 import { type Column, emptyState, page, pagination, table, when } from '../layout.js';

@@ -6,7 +6,7 @@ import { FailureLimiter, type Wait } from './failure-limiter.js';
 import { type Permission, permissionsOf } from './permissions.js';
 import { openSealed, seal } from './sealed-answer.js';
 import { dummyHash, verifySecret } from './secret-hash.js';
-import type { AuthStore, WebSessionRow, WebSessionStore } from './store.js';
+import type { AuthStore, SignInRow, SignInStore } from './store.js';
 
 /** A sign-in session ends after this long without a request. */
 export const WEB_SESSION_IDLE_MS = 30 * 60 * 1000;
@@ -62,14 +62,14 @@ export function csrfTokenMatches(expected: string, given: string | undefined): b
  * refused before any password is hashed. A session's one-time views (`keepForOneView`) are
  * stored sealed under its cookie value.
  */
-export class WebSessions {
+export class SignIns {
   readonly #users: AuthStore;
-  readonly #sessions: WebSessionStore;
+  readonly #sessions: SignInStore;
   readonly #clock: Clock;
   readonly #failures: FailureLimiter;
 
   /** `wait` holds slowed sign-in attempts (tests record instead of sleeping). */
-  constructor(users: AuthStore, sessions: WebSessionStore, clock: Clock, wait?: Wait) {
+  constructor(users: AuthStore, sessions: SignInStore, clock: Clock, wait?: Wait) {
     this.#users = users;
     this.#sessions = sessions;
     this.#clock = clock;
@@ -99,7 +99,7 @@ export class WebSessions {
     const permissions = permissionsOf(user.roles);
     if (permissions.size === 0) return { ok: false, reason: 'no-role' };
     const sessionId = newOpaqueToken('');
-    const session: WebSessionRow = {
+    const session: SignInRow = {
       sessionHash: sha256Hex(sessionId),
       userEmail: user.email,
       createdAt: now.toISOString(),

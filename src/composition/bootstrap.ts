@@ -1,4 +1,4 @@
-import type { Env } from './env.js';
+import type { Env } from '../env.js';
 import type { Services } from './services.js';
 
 /** What start-up did to the access data, for main to report. */

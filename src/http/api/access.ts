@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { AccessDirectory } from '../../modules/auth/access-directory.js';
 import { CREDENTIAL_EXPIRY_DAYS_MAX } from '../../modules/auth/access-directory.js';
 import { ROLE_NAMES } from '../../modules/auth/permissions.js';
-import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from '../schemas.js';
+import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from './schemas.js';
 
 const Credential = Type.Object({
   clientId: Type.String(),

@@ -1,8 +1,8 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { WebSessionRow, WebSessionStore } from '../modules/auth/store.js';
+import type { SignInRow, SignInStore } from '../modules/auth/store.js';
 import type { AdminSessionsTable, Database } from './schema.js';
 
-function toSession(row: Selectable<AdminSessionsTable>): WebSessionRow {
+function toSession(row: Selectable<AdminSessionsTable>): SignInRow {
   return {
     sessionHash: row.session_hash,
     userEmail: row.user_email,
@@ -17,7 +17,7 @@ function toSession(row: Selectable<AdminSessionsTable>): WebSessionRow {
  * Sign-in sessions of the administration interface and their one-time views over Kysely; the
  * same statements on both dialects (`DELETE … RETURNING` included).
  */
-export function createWebSessionStore(db: Kysely<Database>): WebSessionStore {
+export function createSignInStore(db: Kysely<Database>): SignInStore {
   return {
     async insert(session) {
       await db

@@ -1,7 +1,7 @@
-import { type PreparedAccountingRevision, prepareAccounting } from './modules/accounting/prepare.js';
-import type { StoredConfiguration } from './modules/configuration/store.js';
-import { type PreparedEntities, prepareEntities } from './modules/entities/prepared-entity.js';
-import { type PreparedFlows, prepareFlows } from './modules/flows/plan.js';
+import { type PreparedAccountingRevision, prepareAccounting } from '../modules/accounting/prepare.js';
+import type { StoredConfiguration } from '../modules/configuration/store.js';
+import { type PreparedEntities, prepareEntities } from '../modules/entities/prepared-entity.js';
+import { type PreparedFlows, prepareFlows } from '../modules/flows/plan.js';
 
 /**
  * Everything derived from one configuration revision, made once per upload and shared through

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { StatisticsService, TimeRange } from '../../modules/statistics/service.js';
-import { AUTH_ERRORS, InstantQuery, instantOf, Problem } from '../schemas.js';
+import { AUTH_ERRORS, InstantQuery, instantOf, Problem } from './schemas.js';
 
 const Range = Type.Object({
   from: Type.Optional(

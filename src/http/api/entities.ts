@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { EntityCatalog } from '../../modules/entities/catalog.js';
-import { EntityDetail } from '../api-schemas.js';
-import { AUTH_ERRORS, Problem } from '../schemas.js';
+import { EntityDetail } from './answer-schemas.js';
+import { AUTH_ERRORS, Problem } from './schemas.js';
 
 const EntitySummary = Type.Object({
   name: Type.String(),

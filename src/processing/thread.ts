@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import type { ProcessingSettings } from './services.js';
-import { SqliteWriteTurn } from './storage/sqlite-write-turn.js';
+import type { ProcessingSettings } from '../composition/services.js';
+import { SqliteWriteTurn } from '../storage/sqlite-write-turn.js';
 
 /** What the processing thread is started with (its `workerData`). */
 export interface ProcessingThreadData {
@@ -67,7 +67,7 @@ export interface ProcessingStatus {
 }
 
 /** The script of the processing thread, built next to this file. */
-const PROCESSING_THREAD_ENTRY = new URL('./processing-thread.js', import.meta.url);
+const PROCESSING_THREAD_ENTRY = new URL('./entry.js', import.meta.url);
 
 /**
  * Restarts of a thread that died unexpectedly the host keeps in hand: each restart takes one, and

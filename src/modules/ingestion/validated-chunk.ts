@@ -4,7 +4,7 @@ import { CHUNK_ERRORS_KEPT_MAX, parseChunkBody } from './chunk-body.js';
 import type { FailedRecord } from './store.js';
 
 /** A chunk parsed and validated: its records ready to store, serialised, and its failures. */
-export interface ChunkWork {
+export interface ValidatedChunk {
   chunkName: string | null;
   totalRows: number;
   accepted: { index: number; json: string }[];
@@ -19,7 +19,7 @@ export interface ChunkWork {
  * serialises the converted records, keeping the first failed records only: all the CPU work of a chunk, with no I/O, so that it can
  * run on a worker thread (ADR 0010). Errors: `malformed-json`, `validation-failed` (AppError).
  */
-export function workChunk(raw: Uint8Array, validator: RecordValidator): ChunkWork {
+export function validateChunkBody(raw: Uint8Array, validator: RecordValidator): ValidatedChunk {
   const chunk = parseChunkBody(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength));
   const { accepted, failed, failedCount } = validateChunk(validator, chunk.data, CHUNK_ERRORS_KEPT_MAX);
   return {

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { JournalQueries } from '../../modules/accounting/journal-queries.js';
-import { Balances, Journal, ProcessingError } from '../api-schemas.js';
-import { AUTH_ERRORS, DateQuery, Page, PageQuery, Problem, pageOf } from '../schemas.js';
+import { Balances, Journal, ProcessingError } from './answer-schemas.js';
+import { AUTH_ERRORS, DateQuery, Page, PageQuery, Problem, pageOf } from './schemas.js';
 
 /** Journals, balances and processing errors: the read side of the accounting engine. */
 export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries }> = async (

@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ClientAuthError, OAuthError } from '../../modules/auth/oauth-error.js';
-import type { ClientAuth, TokenService } from '../../modules/auth/token-service.js';
-import { TokenAnswer } from '../api-schemas.js';
+import { ClientAuthError, OAuthError } from '../../../modules/auth/oauth-error.js';
+import type { ClientAuth, TokenService } from '../../../modules/auth/token-service.js';
+import { TokenAnswer } from '../answer-schemas.js';
 
 /** Largest accepted form body at the OAuth endpoints. */
 export const FORM_BODY_BYTES_MAX = 8 * 1024;

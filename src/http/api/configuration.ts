@@ -3,10 +3,10 @@ import { Type } from '@sinclair/typebox';
 import { AppError } from '../../lib/errors.js';
 import { ConfigurationDocumentSchema, ConfigurationUploadSchema } from '../../modules/configuration/model.js';
 import type { ConfigurationService } from '../../modules/configuration/service.js';
-import { AuditEntry, UploadResult, WipeDryRunResult } from '../api-schemas.js';
 import { principalOf } from '../authenticate.js';
 import { ajvErrorsToPaths } from '../problem.js';
-import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from '../schemas.js';
+import { AuditEntry, UploadResult, WipeDryRunResult } from './answer-schemas.js';
+import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from './schemas.js';
 
 /**
  * Largest configuration document accepted: 10 MB must be, and a little more is. The document is

@@ -10,10 +10,10 @@ import {
   CHUNK_RECORDS_MAX,
 } from '../../modules/ingestion/chunk-body.js';
 import type { ChunkResult, IngestionService } from '../../modules/ingestion/service.js';
-import { ChunkAccepted, Session, SessionError } from '../api-schemas.js';
 import { principalOf } from '../authenticate.js';
 import { problemContextOf } from '../problem.js';
-import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from '../schemas.js';
+import { ChunkAccepted, Session, SessionError } from './answer-schemas.js';
+import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from './schemas.js';
 
 /** Characters an `Idempotency-Key` may have; the key is per session. */
 const IDEMPOTENCY_KEY_LENGTH_MAX = 200;

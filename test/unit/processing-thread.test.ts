@@ -5,7 +5,7 @@ import {
   ProcessingThread,
   type ProcessingThreadLog,
   type ReportedError,
-} from '../../src/processing-thread-host.js';
+} from '../../src/processing/thread.js';
 import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from '../../src/storage/sqlite-write-turn.js';
 import { eventually } from '../helpers/server.js';
 

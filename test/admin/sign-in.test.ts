@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AppDeps, buildApp } from '../../src/app.js';
+import { createServices, type Services } from '../../src/composition/services.js';
+import { type AppDeps, buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { sha256Hex } from '../../src/lib/ids.js';
 import {
@@ -13,13 +14,12 @@ import {
   ONE_TIME_VIEW_TTL_MS,
   ONE_TIME_VIEWS_PER_SESSION_MAX,
   SIGN_IN_FIELD_LENGTH_MAX,
+  SignIns,
   WEB_SESSION_IDLE_MS,
-  WebSessions,
-} from '../../src/modules/auth/web-sessions.js';
-import { createServices, type Services } from '../../src/services.js';
+} from '../../src/modules/auth/sign-ins.js';
 import { createAuthStore } from '../../src/storage/auth-store.js';
 import { openStore, type Store } from '../../src/storage/database.js';
-import { createWebSessionStore } from '../../src/storage/web-session-store.js';
+import { createSignInStore } from '../../src/storage/sign-in-store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { barrier } from '../helpers/barrier.js';
 import { createTestStore, TEST_DIALECT } from '../helpers/store.js';
@@ -600,9 +600,9 @@ describe('one-time views shared by the instances of one database', () => {
       // Each instance's take is held until both are called, so both deletes go to the store
       // together; the store hands the row to one of them.
       const together = barrier(2);
-      const held = (on: Store): WebSessions => {
-        const sessions = createWebSessionStore(on.db);
-        return new WebSessions(
+      const held = (on: Store): SignIns => {
+        const sessions = createSignInStore(on.db);
+        return new SignIns(
           createAuthStore(on.db, on.dialect),
           {
             ...sessions,
@@ -615,7 +615,7 @@ describe('one-time views shared by the instances of one database', () => {
         );
       };
       const key = `race-${round}`;
-      await a.services.webSessions.keepForOneView(admin.cookie, key, `value ${round}`);
+      await a.services.signIns.keepForOneView(admin.cookie, key, `value ${round}`);
       const taken = await Promise.all([
         held(store).takeOneView(admin.cookie, key),
         held(second).takeOneView(admin.cookie, key),
@@ -628,7 +628,7 @@ describe('one-time views shared by the instances of one database', () => {
     const admin = await signIn(a, await userWith(a, ['admin']));
     const other = await signIn(a, await userWith(a, ['admin']));
     const value = 'lfs_a-secret-that-must-never-be-stored-in-clear';
-    await a.services.webSessions.keepForOneView(admin.cookie, 'sealed', value);
+    await a.services.signIns.keepForOneView(admin.cookie, 'sealed', value);
     const row = await store.db
       .selectFrom('admin_one_time_views')
       .selectAll()
@@ -639,38 +639,38 @@ describe('one-time views shared by the instances of one database', () => {
     expect(openSealed(admin.cookie, row.sealed, 'one-time view')).toBe(value);
     expect(openSealed(other.cookie, row.sealed, 'one-time view')).toBeUndefined();
     expect(openSealed(admin.cookie, row.sealed)).toBeUndefined();
-    expect(await b.services.webSessions.takeOneView(other.cookie, 'sealed')).toBeUndefined();
-    expect(await b.services.webSessions.takeOneView(admin.cookie, 'sealed')).toBe(value);
+    expect(await b.services.signIns.takeOneView(other.cookie, 'sealed')).toBeUndefined();
+    expect(await b.services.signIns.takeOneView(admin.cookie, 'sealed')).toBe(value);
   });
 
   it(`keeps at most ${ONE_TIME_VIEWS_PER_SESSION_MAX} views waiting per session, dropping the oldest`, async () => {
     const admin = await signIn(a, await userWith(a, ['admin']));
     const other = await signIn(a, await userWith(a, ['admin']));
-    await b.services.webSessions.keepForOneView(other.cookie, 'other', 'kept');
+    await b.services.signIns.keepForOneView(other.cookie, 'other', 'kept');
     const keys = Array.from({ length: ONE_TIME_VIEWS_PER_SESSION_MAX + 2 }, (_, i) => `view-${i}`);
     for (const [i, key] of keys.entries()) {
-      await (i % 2 === 0 ? a : b).services.webSessions.keepForOneView(admin.cookie, key, `value ${key}`);
+      await (i % 2 === 0 ? a : b).services.signIns.keepForOneView(admin.cookie, key, `value ${key}`);
     }
     expect(await waitingKeys(admin)).toEqual(keys.slice(2));
-    expect(await a.services.webSessions.takeOneView(admin.cookie, 'view-0')).toBeUndefined();
-    expect(await a.services.webSessions.takeOneView(admin.cookie, 'view-2')).toBe('value view-2');
+    expect(await a.services.signIns.takeOneView(admin.cookie, 'view-0')).toBeUndefined();
+    expect(await a.services.signIns.takeOneView(admin.cookie, 'view-2')).toBe('value view-2');
     // Keeping a key again replaces its view, and it counts once.
-    await a.services.webSessions.keepForOneView(admin.cookie, 'view-5', 'again');
+    await a.services.signIns.keepForOneView(admin.cookie, 'view-5', 'again');
     expect(await waitingKeys(admin)).toEqual([...keys.slice(3).filter((k) => k !== 'view-5'), 'view-5']);
-    expect(await b.services.webSessions.takeOneView(admin.cookie, 'view-5')).toBe('again');
-    expect(await b.services.webSessions.takeOneView(other.cookie, 'other')).toBe('kept');
+    expect(await b.services.signIns.takeOneView(admin.cookie, 'view-5')).toBe('again');
+    expect(await b.services.signIns.takeOneView(other.cookie, 'other')).toBe('kept');
   });
 
   it('ignores an expired view, which the periodic purge deletes; a sign-out drops the session’s views', async () => {
     const admin = await signIn(a, await userWith(a, ['admin']));
-    await a.services.webSessions.keepForOneView(admin.cookie, 'old', 'old value');
-    await a.services.webSessions.keepForOneView(admin.cookie, 'late', 'late value');
+    await a.services.signIns.keepForOneView(admin.cookie, 'old', 'old value');
+    await a.services.signIns.keepForOneView(admin.cookie, 'late', 'late value');
     clock.advance(ONE_TIME_VIEW_TTL_MS / 2);
-    await a.services.webSessions.keepForOneView(admin.cookie, 'young', 'young value');
+    await a.services.signIns.keepForOneView(admin.cookie, 'young', 'young value');
     clock.advance(ONE_TIME_VIEW_TTL_MS / 2 + 1);
-    expect(await b.services.webSessions.takeOneView(admin.cookie, 'late')).toBeUndefined();
+    expect(await b.services.signIns.takeOneView(admin.cookie, 'late')).toBeUndefined();
     expect(await waitingKeys(admin)).toEqual(['old', 'young']);
-    expect(await b.services.webSessions.purgeExpired()).toBeGreaterThanOrEqual(1);
+    expect(await b.services.signIns.purgeExpired()).toBeGreaterThanOrEqual(1);
     expect(await waitingKeys(admin)).toEqual(['young']);
     expect((await admin.post('/admin/logout', {})).statusCode).toBe(200);
     expect(await waitingKeys(admin)).toEqual([]);

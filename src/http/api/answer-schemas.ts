@@ -5,8 +5,8 @@
  * only, never Fastify, so that the CLI can load it.
  */
 import { Type } from '@sinclair/typebox';
-import { CONFIGURATION_SECTIONS } from '../modules/configuration/document.js';
-import { CHUNK_ERRORS_SHOWN_MAX } from '../modules/ingestion/chunk-body.js';
+import { CONFIGURATION_SECTIONS } from '../../modules/configuration/document.js';
+import { CHUNK_ERRORS_SHOWN_MAX } from '../../modules/ingestion/chunk-body.js';
 import { Page, Problem } from './schemas.js';
 
 export { Page, Problem };

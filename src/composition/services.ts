@@ -1,33 +1,33 @@
-import type { Env } from './env.js';
-import type { Clock } from './lib/clock.js';
-import { JournalQueries } from './modules/accounting/journal-queries.js';
-import { AccountingProcessor, processChunk } from './modules/accounting/processor.js';
-import { AccessDirectory } from './modules/auth/access-directory.js';
-import type { Wait } from './modules/auth/failure-limiter.js';
+import type { Env } from '../env.js';
+import type { Clock } from '../lib/clock.js';
+import { JournalQueries } from '../modules/accounting/journal-queries.js';
+import { AccountingProcessor, processChunk } from '../modules/accounting/processor.js';
+import { AccessDirectory } from '../modules/auth/access-directory.js';
+import type { Wait } from '../modules/auth/failure-limiter.js';
 import {
   RATE_LIMIT_MAX_DEFAULT,
   RATE_LIMIT_WINDOW_MS_DEFAULT,
   RequestLimiter,
-} from './modules/auth/request-limiter.js';
-import { TokenService } from './modules/auth/token-service.js';
-import { WebSessions } from './modules/auth/web-sessions.js';
-import { ConfigurationService } from './modules/configuration/service.js';
-import { ConfigurationSnapshots } from './modules/configuration/snapshot.js';
-import { EntityCatalog } from './modules/entities/catalog.js';
-import { FlowRunner } from './modules/flows/runner.js';
-import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from './modules/flows/sandbox.js';
-import { inlineChunkWorker, threadChunkWorker } from './modules/ingestion/chunk-pool.js';
-import { IngestionService } from './modules/ingestion/service.js';
-import { StatisticsService } from './modules/statistics/service.js';
+} from '../modules/auth/request-limiter.js';
+import { SignIns } from '../modules/auth/sign-ins.js';
+import { TokenService } from '../modules/auth/token-service.js';
+import { ConfigurationService } from '../modules/configuration/service.js';
+import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
+import { EntityCatalog } from '../modules/entities/catalog.js';
+import { FlowRunner } from '../modules/flows/runner.js';
+import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
+import { inlineChunkWorker, threadChunkWorker } from '../modules/ingestion/chunk-pool.js';
+import { IngestionService } from '../modules/ingestion/service.js';
+import { StatisticsService } from '../modules/statistics/service.js';
+import { createAccountingStore } from '../storage/accounting-store.js';
+import { createAuthStore } from '../storage/auth-store.js';
+import { createConfigurationStore } from '../storage/configuration-store.js';
+import type { Store } from '../storage/database.js';
+import { createIngestionStore } from '../storage/ingestion-store.js';
+import { createRequestCountStore } from '../storage/request-count-store.js';
+import { createSignInStore } from '../storage/sign-in-store.js';
+import { createStatisticsStore } from '../storage/statistics-store.js';
 import { type PreparedConfiguration, prepareConfiguration } from './prepared-configuration.js';
-import { createAccountingStore } from './storage/accounting-store.js';
-import { createAuthStore } from './storage/auth-store.js';
-import { createConfigurationStore } from './storage/configuration-store.js';
-import type { Store } from './storage/database.js';
-import { createIngestionStore } from './storage/ingestion-store.js';
-import { createRequestCountStore } from './storage/request-count-store.js';
-import { createStatisticsStore } from './storage/statistics-store.js';
-import { createWebSessionStore } from './storage/web-session-store.js';
 
 /** Processing rounds side by side per instance on PostgreSQL. */
 const PROCESSING_ROUNDS_POSTGRES = 4;
@@ -60,7 +60,7 @@ export interface Services {
   tokens: TokenService;
   access: AccessDirectory;
   /** Sign-in sessions of the administration interface. */
-  webSessions: WebSessions;
+  signIns: SignIns;
   snapshots: ConfigurationSnapshots<PreparedConfiguration>;
   configuration: ConfigurationService<PreparedConfiguration>;
   catalog: EntityCatalog;
@@ -161,7 +161,7 @@ export function createServices(
   return {
     tokens: new TokenService(authStore, clock, settings),
     access: new AccessDirectory(authStore, clock),
-    webSessions: new WebSessions(authStore, createWebSessionStore(store.db), clock, settings.authFailureWait),
+    signIns: new SignIns(authStore, createSignInStore(store.db), clock, settings.authFailureWait),
     snapshots,
     configuration: new ConfigurationService(configurationStore, snapshots, clock),
     catalog,

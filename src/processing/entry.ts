@@ -1,13 +1,9 @@
 import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { systemClock } from './lib/clock.js';
-import type {
-  ProcessingThreadData,
-  ProcessingThreadReport,
-  ProcessingThreadRequest,
-} from './processing-thread-host.js';
-import { createProcessing, createSnapshots } from './services.js';
-import { openStore } from './storage/database.js';
+import { createProcessing, createSnapshots } from '../composition/services.js';
+import { systemClock } from '../lib/clock.js';
+import { openStore } from '../storage/database.js';
+import type { ProcessingThreadData, ProcessingThreadReport, ProcessingThreadRequest } from './thread.js';
 
 /**
  * Entry of the processing thread (docs/adr/0013-processing-thread.md): the background processor,
@@ -18,7 +14,7 @@ import { openStore } from './storage/database.js';
  * go to the main thread, which logs them.
  */
 const port = parentPort;
-if (port === null) throw new Error('processing-thread.js runs as a worker thread of the service');
+if (port === null) throw new Error('processing/entry.js runs as a worker thread of the service');
 const data = workerData as ProcessingThreadData;
 
 function report(message: ProcessingThreadReport): void {
