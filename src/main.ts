@@ -3,11 +3,13 @@ import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { type Logger, pino } from 'pino';
 import { bootstrapAccess } from './composition/bootstrap.js';
-import { createServices, type Services } from './composition/services.js';
+import { type ProcessingOnDemand, processingOnDemand } from './composition/processing.js';
+import { createServices } from './composition/services.js';
 import { EnvError, parseEnv } from './env.js';
 import { buildApp } from './http/app.js';
 import { systemClock } from './lib/clock.js';
-import { type InProcessProcessor, type ProcessingStatus, ProcessingThread } from './processing/thread.js';
+import type { ProcessingStatus } from './processing/messages.js';
+import { ProcessingThread } from './processing/thread.js';
 import {
   ensureDatabase,
   migrateToLatest,
@@ -65,21 +67,16 @@ const MAIN_THREAD_PROCESSING: ProcessingStatus = {
 
 /**
  * The processing thread, not started yet, when the store can be shared and PROCESSING_THREAD is
- * not false; else undefined, and processing runs on this thread. The processor of this thread is
- * built only if the thread falls back to it.
+ * not false; else undefined, and processing runs on this thread. `eventLoop`, the processor of
+ * this thread, is built only if the thread falls back to it.
  */
 function processingThreadOf(
   env: ReturnType<typeof parseEnv>,
   store: Store,
-  services: Services,
+  eventLoop: ProcessingOnDemand,
   logger: Logger,
 ): ProcessingThread | undefined {
   if (!env.processingThread || env.databaseUrl === 'sqlite::memory:') return undefined;
-  const inProcess: InProcessProcessor = {
-    start: () => services.processor.start(),
-    wake: () => services.processor.wake(),
-    stop: () => services.processor.stop(),
-  };
   return new ProcessingThread(
     {
       databaseUrl: env.databaseUrl,
@@ -92,7 +89,7 @@ function processingThreadOf(
         flowScriptMemoryMb: env.flowScriptMemoryMb,
       },
     },
-    inProcess,
+    eventLoop,
     {
       started: () => logger.info('processing runs on its own thread'),
       processingError: (error) => logger.error({ err: error }, 'background processing failed; retrying'),
@@ -178,14 +175,21 @@ async function main(): Promise<void> {
   // New records wake the processing thread when there is one, else the processor on this thread;
   // until processing starts there is nothing to wake (it starts with every waiting record).
   let wakeProcessing = (): void => {};
-  const services = createServices(
+  const onBackgroundError = (error: unknown) =>
+    logger.error({ err: error }, 'background processing failed; retrying');
+  const services = createServices(store, systemClock, env, {
+    processing: { wake: () => wakeProcessing() },
+    onBackgroundError,
+  });
+  // Built when processing starts on this thread, or when the processing thread falls back to it.
+  const eventLoopProcessing = processingOnDemand(
     store,
+    services.snapshots,
     systemClock,
     env,
-    (error) => logger.error({ err: error }, 'background processing failed; retrying'),
-    () => wakeProcessing(),
+    onBackgroundError,
   );
-  const processing = processingThreadOf(env, store, services, logger);
+  const processing = processingThreadOf(env, store, eventLoopProcessing, logger);
   const app = await buildApp({
     store,
     services,
@@ -202,8 +206,8 @@ async function main(): Promise<void> {
   // generated password) again, instead of a password no one was shown.
   const report = await bootstrapAccess(env, services);
   if (processing === undefined) {
-    services.processor.start();
-    wakeProcessing = () => services.processor.wake();
+    eventLoopProcessing.start();
+    wakeProcessing = () => eventLoopProcessing.wake();
     logger.info('processing runs on the main thread');
   } else {
     processing.start();
@@ -260,7 +264,7 @@ async function main(): Promise<void> {
     // app.close stops accepting, waits for requests in flight, then runs the onClose hooks.
     app
       .close()
-      .then(() => processing?.stop())
+      .then(() => (processing === undefined ? eventLoopProcessing.stop() : processing.stop()))
       .then(() => store.close())
       .then(() => {
         logger.info('stopped');

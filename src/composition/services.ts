@@ -1,7 +1,7 @@
 import type { Env } from '../env.js';
 import type { Clock } from '../lib/clock.js';
 import { JournalQueries } from '../modules/accounting/journal-queries.js';
-import { AccountingProcessor, processChunk } from '../modules/accounting/processor.js';
+import type { AccountingProcessor } from '../modules/accounting/processor.js';
 import { AccessDirectory } from '../modules/auth/access-directory.js';
 import type { Wait } from '../modules/auth/failure-limiter.js';
 import {
@@ -14,8 +14,6 @@ import { TokenService } from '../modules/auth/token-service.js';
 import { ConfigurationService } from '../modules/configuration/service.js';
 import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
 import { EntityCatalog } from '../modules/entities/catalog.js';
-import { FlowRunner } from '../modules/flows/runner.js';
-import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
 import { inlineChunkWorker, threadChunkWorker } from '../modules/ingestion/chunk-pool.js';
 import { IngestionService } from '../modules/ingestion/service.js';
 import { StatisticsService } from '../modules/statistics/service.js';
@@ -28,15 +26,11 @@ import { createRequestCountStore } from '../storage/request-count-store.js';
 import { createSignInStore } from '../storage/sign-in-store.js';
 import { createStatisticsStore } from '../storage/statistics-store.js';
 import { type PreparedConfiguration, prepareConfiguration } from './prepared-configuration.js';
-
-/** Processing rounds side by side per instance on PostgreSQL. */
-const PROCESSING_ROUNDS_POSTGRES = 4;
+import { createProcessing, type Processing, type ProcessingSettings } from './processing.js';
 
 /** The settings of `Env` that the modules use. */
-export type ServiceSettings = Pick<Env, 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'businessDate'> &
-  Partial<Pick<Env, 'flowScriptTimeoutMs' | 'flowScriptMemoryMb'>> & {
-    /** How often unposted journals are checked against business dates (tests shorten it). */
-    postingIntervalMs?: number;
+export type ServiceSettings = ProcessingSettings &
+  Pick<Env, 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds'> & {
     /** Worker threads for the CPU work of large chunks (INGEST_WORKER_THREADS); none by default. */
     ingestWorkerThreads?: number;
     /** How attempts slowed by failed authentications wait (tests record instead of sleeping). */
@@ -49,12 +43,6 @@ export type ServiceSettings = Pick<Env, 'accessTokenTtlSeconds' | 'refreshTokenT
     rateLimitWindowMs?: number;
   };
 
-/** The settings the background processor uses. */
-export type ProcessingSettings = Pick<
-  ServiceSettings,
-  'businessDate' | 'flowScriptTimeoutMs' | 'flowScriptMemoryMb' | 'postingIntervalMs'
->;
-
 /** Every module service, wired to one store and one clock; shared by the app, main and the CLI. */
 export interface Services {
   tokens: TokenService;
@@ -66,11 +54,6 @@ export interface Services {
   catalog: EntityCatalog;
   ingestion: IngestionService;
   statistics: StatisticsService;
-  /**
-   * The processor on this thread, built on first use: never, when the processing thread runs
-   * processing (docs/adr/0013-processing-thread.md), unless it falls back to this thread.
-   */
-  readonly processor: AccountingProcessor<PreparedConfiguration>;
   journals: JournalQueries;
   /** Counts requests per client for the rate limit, shared through the store. */
   requestLimiter: RequestLimiter;
@@ -78,66 +61,61 @@ export interface Services {
   close(): Promise<void>;
 }
 
-/** The background processor and what it holds besides the store. */
-export interface Processing {
-  processor: AccountingProcessor<PreparedConfiguration>;
-  /** Stops the processor, then releases the script isolates of its flows. */
-  close(): Promise<void>;
+/** Services that process the records they store on this thread (`processing: 'here'`). */
+export interface ServicesProcessingHere extends Services {
+  /**
+   * The processor on this thread, built on first use; the caller starts it, or drains it
+   * (tests). `close` stops it.
+   */
+  readonly processor: AccountingProcessor<PreparedConfiguration>;
 }
 
 /**
- * Wires the background processor (its flows, its posting timer) to a store: `createServices` uses
- * it for the processor that runs on the event loop, and the processing thread for its own
- * (docs/adr/0013-processing-thread.md). Does not start it.
+ * Where the records that ingestion stores are processed: `'here'`, by a processor of these
+ * services (`ServicesProcessingHere`); or elsewhere, by a processor that `wake` asks for a round
+ * (main's processing thread, or its own processor on the event loop,
+ * docs/adr/0013-processing-thread.md).
  */
-export function createProcessing(
-  store: Store,
-  snapshots: ConfigurationSnapshots<PreparedConfiguration>,
-  clock: Clock,
-  settings: ProcessingSettings,
-  onBackgroundError: (error: unknown) => void,
-): Processing {
-  const flows = new FlowRunner({
-    timeoutMs: settings.flowScriptTimeoutMs ?? FLOW_SCRIPT_TIMEOUT_MS_DEFAULT,
-    memoryMb: settings.flowScriptMemoryMb ?? FLOW_SCRIPT_MEMORY_MB_DEFAULT,
-  });
-  const processor = new AccountingProcessor(createAccountingStore(store), snapshots, clock, {
-    businessDatePinned: settings.businessDate,
-    // Records of an entity a flow reads go through the flow; the rest to the engine directly.
-    work: (prepared, chunk, ctx) =>
-      flows.reads(prepared, chunk) ? flows.process(prepared, chunk, ctx) : processChunk(prepared, chunk, ctx),
-    onError: onBackgroundError,
-    // PostgreSQL claims chunks with SKIP LOCKED, so rounds can overlap one's engine work with
-    // another's writes; SQLite has one writer.
-    concurrency: store.dialect === 'postgres' ? PROCESSING_ROUNDS_POSTGRES : 1,
-    ...(settings.postingIntervalMs === undefined ? {} : { postingIntervalMs: settings.postingIntervalMs }),
-  });
-  return {
-    processor,
-    close: async () => {
-      await processor.stop();
-      flows.close();
-    },
-  };
-}
+export type ProcessingPlace = 'here' | { wake(): void };
 
-/** Configuration snapshots of a store, prepared for the modules. */
-export function createSnapshots(store: Store): ConfigurationSnapshots<PreparedConfiguration> {
-  return new ConfigurationSnapshots(createConfigurationStore(store), prepareConfiguration);
+/** How `createServices` wires what runs in the background. */
+export interface ServiceOptions {
+  /**
+   * Where stored records are processed; unset, nowhere these services know of: for callers that
+   * store no records to process (the CLI's store commands, the OpenAPI script, tests of other
+   * areas).
+   */
+  processing?: ProcessingPlace;
+  /** Errors of background work (processing rounds, the shared request counts), logged by main. */
+  onBackgroundError?: (error: unknown) => void;
 }
 
 /**
- * Wires the module services to their storage adapters. New records wake `services.processor`
- * once it is built (on first use), unless `wakeProcessing` says where else they are processed
- * (main's processing thread).
+ * Wires the module services to their storage adapters. `options.processing` says where the
+ * records they store are processed: with `'here'`, the services have a processor of their own
+ * (`ServicesProcessingHere`, built on first use), which new records wake once built; otherwise
+ * they have none, and new records call the given `wake`.
  */
 export function createServices(
   store: Store,
   clock: Clock,
   settings: ServiceSettings,
-  onBackgroundError: (error: unknown) => void = () => {},
-  wakeProcessing?: () => void,
-): Services {
+  options: ServiceOptions & { processing: 'here' },
+): ServicesProcessingHere;
+export function createServices(
+  store: Store,
+  clock: Clock,
+  settings: ServiceSettings,
+  options?: ServiceOptions,
+): Services;
+export function createServices(
+  store: Store,
+  clock: Clock,
+  settings: ServiceSettings,
+  options: ServiceOptions = {},
+): Services | ServicesProcessingHere {
+  const place = options.processing;
+  const onBackgroundError = options.onBackgroundError ?? (() => {});
   const authStore = createAuthStore(store.db, store.dialect);
   const configurationStore = createConfigurationStore(store);
   const snapshots = new ConfigurationSnapshots(configurationStore, prepareConfiguration);
@@ -145,10 +123,6 @@ export function createServices(
   const threads = settings.ingestWorkerThreads ?? 0;
   const chunkWorker = threads > 0 ? threadChunkWorker(threads) : inlineChunkWorker;
   let processing: Processing | undefined;
-  const processingHere = (): Processing => {
-    processing ??= createProcessing(store, snapshots, clock, settings, onBackgroundError);
-    return processing;
-  };
   const requestLimiter = new RequestLimiter(
     createRequestCountStore(store.db),
     clock,
@@ -158,7 +132,7 @@ export function createServices(
     },
     onBackgroundError,
   );
-  return {
+  const services: Services = {
     tokens: new TokenService(authStore, clock, settings),
     access: new AccessDirectory(authStore, clock),
     signIns: new SignIns(authStore, createSignInStore(store.db), clock, settings.authFailureWait),
@@ -167,19 +141,29 @@ export function createServices(
     catalog,
     ingestion: new IngestionService(createIngestionStore(store), catalog, clock, {
       chunkWorker,
-      // A processor not built yet is not running: there is nothing to wake.
-      onRecordsAwaitProcessing: wakeProcessing ?? (() => processing?.processor.wake()),
+      onRecordsAwaitProcessing:
+        place === undefined
+          ? () => {}
+          : place === 'here'
+            ? // A processor not built yet is not running: there is nothing to wake.
+              () => processing?.processor.wake()
+            : () => place.wake(),
     }),
     statistics: new StatisticsService(createStatisticsStore(store), clock),
-    get processor() {
-      return processingHere().processor;
-    },
     journals: new JournalQueries(createAccountingStore(store), snapshots),
     requestLimiter,
     close: async () => {
       await requestLimiter.close();
       await processing?.close();
       await chunkWorker.close();
+    },
+  };
+  if (place !== 'here') return services;
+  return {
+    ...services,
+    get processor() {
+      processing ??= createProcessing(store, snapshots, clock, settings, onBackgroundError);
+      return processing.processor;
     },
   };
 }

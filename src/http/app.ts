@@ -9,7 +9,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Services } from '../composition/services.js';
 import { AppError } from '../lib/errors.js';
 import { nestsDeeperThan } from '../modules/entities/record-validator.js';
-import type { ProcessingStatus } from '../processing/thread.js';
+import type { ProcessingStatus } from '../processing/messages.js';
 import type { Store } from '../storage/database.js';
 import { adminInterface } from './admin/plugin.js';
 import { accessRoutes } from './api/access.js';

@@ -1,9 +1,14 @@
 import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { createProcessing, createSnapshots } from '../composition/services.js';
+import { createProcessing, createSnapshots } from '../composition/processing.js';
 import { systemClock } from '../lib/clock.js';
 import { openStore } from '../storage/database.js';
-import type { ProcessingThreadData, ProcessingThreadReport, ProcessingThreadRequest } from './thread.js';
+import {
+  type ProcessingThreadData,
+  type ProcessingThreadReport,
+  type ProcessingThreadRequest,
+  reportedErrorOf,
+} from './messages.js';
 
 /**
  * Entry of the processing thread (docs/adr/0013-processing-thread.md): the background processor,
@@ -19,13 +24,6 @@ const data = workerData as ProcessingThreadData;
 
 function report(message: ProcessingThreadReport): void {
   port?.postMessage(message);
-}
-
-/** What the main thread logs of an error: no data of the records, no connection string. */
-function describe(error: unknown): { name: string; message: string; stack: string | undefined } {
-  return error instanceof Error
-    ? { name: error.name, message: error.message, stack: error.stack }
-    : { name: 'Error', message: String(error), stack: undefined };
 }
 
 /**
@@ -45,7 +43,7 @@ if (process.platform === 'linux') {
 }
 
 const store = openStore(data.databaseUrl, {
-  onIdleError: (error) => report({ kind: 'idle-error', error: describe(error) }),
+  onIdleError: (error) => report({ kind: 'idle-error', error: reportedErrorOf(error) }),
   connectTimeoutMs: data.databaseConnectTimeoutMs,
   statementTimeoutMs: data.databaseStatementTimeoutMs,
   // The event loop's writes (ingestion) go before this thread's.
@@ -54,7 +52,7 @@ const store = openStore(data.databaseUrl, {
     : { sqliteWriteTurn: { buffer: data.sqliteWriteTurn, priority: false } }),
 });
 const processing = createProcessing(store, createSnapshots(store), systemClock, data.settings, (error) =>
-  report({ kind: 'error', error: describe(error) }),
+  report({ kind: 'error', error: reportedErrorOf(error) }),
 );
 processing.processor.start();
 
@@ -70,6 +68,6 @@ port.on('message', (message: ProcessingThreadRequest) => {
     .close()
     .then(() => store.close())
     .then(() => report({ kind: 'stopped' }))
-    .catch((error: unknown) => report({ kind: 'stop-failed', error: describe(error) }));
+    .catch((error: unknown) => report({ kind: 'stop-failed', error: reportedErrorOf(error) }));
 });
 report({ kind: 'started' });

@@ -1,34 +1,13 @@
 import { Worker } from 'node:worker_threads';
-import type { ProcessingSettings } from '../composition/services.js';
 import { SqliteWriteTurn } from '../storage/sqlite-write-turn.js';
-
-/** What the processing thread is started with (its `workerData`). */
-export interface ProcessingThreadData {
-  databaseUrl: string;
-  databaseConnectTimeoutMs: number;
-  databaseStatementTimeoutMs: number;
-  /** SQLite: the main thread's turn to write (`Store.sqliteWriteTurn`), shared, not copied. */
-  sqliteWriteTurn: SharedArrayBuffer | undefined;
-  settings: ProcessingSettings;
-}
-
-/** Messages from the main thread to the processing thread. */
-export type ProcessingThreadRequest = { kind: 'wake' } | { kind: 'stop' };
-
-/** An error as the processing thread reports it: what a log line needs, nothing else. */
-export interface ReportedError {
-  name: string;
-  message: string;
-  stack: string | undefined;
-}
-
-/** Messages from the processing thread to the main thread. */
-export type ProcessingThreadReport =
-  | { kind: 'started' }
-  | { kind: 'stopped' }
-  | { kind: 'error'; error: ReportedError }
-  | { kind: 'idle-error'; error: ReportedError }
-  | { kind: 'stop-failed'; error: ReportedError };
+import {
+  type ProcessingStatus,
+  type ProcessingThreadData,
+  type ProcessingThreadReport,
+  type ProcessingThreadRequest,
+  type ReportedError,
+  reportedErrorOf,
+} from './messages.js';
 
 /** The processor on the main thread, which takes over when the thread cannot be kept running. */
 export interface InProcessProcessor {
@@ -51,19 +30,6 @@ export interface ProcessingThreadLog {
     error: ReportedError | undefined;
     restarting: boolean;
   }): void;
-}
-
-/**
- * Where processing runs now, for `/readyz` and the metrics. `degraded` when it does not run where
- * it should: on the main thread after the processing thread ended too often, or nowhere while a
- * thread that died waits to start again; `detail` then says which.
- */
-export interface ProcessingStatus {
-  runsOn: 'processing-thread' | 'main-thread' | 'none';
-  degraded: boolean;
-  detail: string | undefined;
-  /** Times the processing thread was started again after ending unexpectedly, since start. */
-  threadRestarts: number;
 }
 
 /** The script of the processing thread, built next to this file. */
@@ -90,12 +56,6 @@ export interface ProcessingThreadOptions {
   /** Milliseconds of a monotonic clock; `performance.now` by default. */
   now?: () => number;
   restartDelayMs?: number;
-}
-
-function errorOf(error: unknown): ReportedError {
-  return error instanceof Error
-    ? { name: error.name, message: error.message, stack: error.stack }
-    : { name: 'Error', message: String(error), stack: undefined };
 }
 
 /**
@@ -181,7 +141,7 @@ export class ProcessingThread {
       else if (message.kind === 'stop-failed') lastError = message.error;
     });
     worker.on('error', (error) => {
-      lastError = errorOf(error);
+      lastError = reportedErrorOf(error);
     });
     worker.on('exit', (exitCode) => {
       // A thread that ended in the middle of a write no longer holds SQLite's lock: its turn is free.

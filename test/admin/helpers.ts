@@ -1,4 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
+import type { Services } from '../../src/composition/services.js';
 import type { TestApp } from '../helpers/app.js';
 
 /** Password of the users the administration tests create. */
@@ -7,7 +8,7 @@ export const PASSWORD = 'correct horse battery staple';
 let counter = 0;
 
 /** A new user with a password and these roles; returns the e-mail. */
-export async function userWith(t: Pick<TestApp, 'services'>, roles: string[]): Promise<string> {
+export async function userWith(t: { services: Services }, roles: string[]): Promise<string> {
   counter += 1;
   const email = `admin-test${counter}-${Date.now()}@example.test`;
   await t.services.access.createUser({

@@ -1,5 +1,9 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { createServices, type ServiceSettings, type Services } from '../../src/composition/services.js';
+import {
+  createServices,
+  type ServiceSettings,
+  type ServicesProcessingHere,
+} from '../../src/composition/services.js';
 import { type AppDeps, buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import type { Store } from '../../src/storage/database.js';
@@ -8,7 +12,8 @@ import { createTestStore } from './store.js';
 export interface TestApp {
   app: FastifyInstance;
   store: Store;
-  services: Services;
+  /** The services, with a processor on this thread that tests drain. */
+  services: ServicesProcessingHere;
   clock: ManualClock;
   /** A bearer token of a new user with these roles (one credential per call). */
   tokenFor(roles: string[]): Promise<string>;
@@ -32,12 +37,12 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const { store, dispose } = await createTestStore(options);
   const clock = options.clock ?? new ManualClock(new Date());
-  const services = createServices(store, clock, {
-    accessTokenTtlSeconds: 300,
-    refreshTokenTtlSeconds: 1800,
-    businessDate: undefined,
-    ...settings,
-  });
+  const services = createServices(
+    store,
+    clock,
+    { accessTokenTtlSeconds: 300, refreshTokenTtlSeconds: 1800, businessDate: undefined, ...settings },
+    { processing: 'here' },
+  );
   const app = await buildApp({
     store,
     services,

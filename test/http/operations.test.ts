@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices } from '../../src/composition/services.js';
 import { buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import type { ProcessingStatus } from '../../src/processing/thread.js';
+import type { ProcessingStatus } from '../../src/processing/messages.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createTestStore } from '../helpers/store.js';
 

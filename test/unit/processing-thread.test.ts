@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import type { ReportedError } from '../../src/processing/messages.js';
 import {
   PROCESSING_THREAD_RESTART_REFILL_INTERVAL_MS,
   PROCESSING_THREAD_RESTARTS_MAX,
   ProcessingThread,
   type ProcessingThreadLog,
-  type ReportedError,
 } from '../../src/processing/thread.js';
 import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from '../../src/storage/sqlite-write-turn.js';
 import { eventually } from '../helpers/server.js';

@@ -19,7 +19,8 @@ vi.mock('../../src/modules/accounting/processor.js', async (importOriginal) => {
 
 /**
  * Issue 20, point 3: the main thread builds its processor only when processing runs there; with
- * the processing thread it would only sit idle, holding a flow runner.
+ * the processing thread it would only sit idle, holding a flow runner. Issue 21: services that
+ * process elsewhere have no processor at all.
  */
 describe('createServices', () => {
   let store: Store;
@@ -30,14 +31,9 @@ describe('createServices', () => {
   });
   afterEach(async () => dispose());
 
+  const settings = { accessTokenTtlSeconds: 300, refreshTokenTtlSeconds: 1800, businessDate: undefined };
   const servicesOf = () =>
-    createServices(
-      store,
-      new ManualClock(new Date()),
-      { accessTokenTtlSeconds: 300, refreshTokenTtlSeconds: 1800, businessDate: undefined },
-      () => {},
-      () => {},
-    );
+    createServices(store, new ManualClock(new Date()), settings, { processing: 'here' });
 
   it('builds no processor while none is used, and closes without one', async () => {
     const services = servicesOf();
@@ -51,5 +47,16 @@ describe('createServices', () => {
     expect(await services.processor.drain()).toBe(0);
     await services.close();
     expect(built.processors).toBe(1);
+  });
+
+  it('has no processor when processing runs elsewhere, nor when it runs nowhere', async () => {
+    for (const services of [
+      createServices(store, new ManualClock(new Date()), settings, { processing: { wake: () => {} } }),
+      createServices(store, new ManualClock(new Date()), settings),
+    ]) {
+      expect('processor' in services).toBe(false);
+      await services.close();
+    }
+    expect(built.processors).toBe(0);
   });
 });

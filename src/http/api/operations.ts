@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { Registry } from 'prom-client';
 import { AppError } from '../../lib/errors.js';
-import type { ProcessingStatus } from '../../processing/thread.js';
+import type { ProcessingStatus } from '../../processing/messages.js';
 import { type Store, StoreUnavailableError } from '../../storage/database.js';
 
 /**

@@ -1,0 +1,102 @@
+import type { Env } from '../env.js';
+import type { Clock } from '../lib/clock.js';
+import { AccountingProcessor, processChunk } from '../modules/accounting/processor.js';
+import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
+import { FlowRunner } from '../modules/flows/runner.js';
+import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
+import { createAccountingStore } from '../storage/accounting-store.js';
+import { createConfigurationStore } from '../storage/configuration-store.js';
+import type { Store } from '../storage/database.js';
+import { type PreparedConfiguration, prepareConfiguration } from './prepared-configuration.js';
+
+/** Processing rounds side by side per instance on PostgreSQL. */
+const PROCESSING_ROUNDS_POSTGRES = 4;
+
+/** The settings of `Env` that the background processor uses. */
+export type ProcessingSettings = Pick<Env, 'businessDate'> &
+  Partial<Pick<Env, 'flowScriptTimeoutMs' | 'flowScriptMemoryMb'>> & {
+    /** How often unposted journals are checked against business dates (tests shorten it). */
+    postingIntervalMs?: number;
+  };
+
+/** The background processor and what it holds besides the store. */
+export interface Processing {
+  processor: AccountingProcessor<PreparedConfiguration>;
+  /** Stops the processor, then releases the script isolates of its flows. */
+  close(): Promise<void>;
+}
+
+/**
+ * Wires the background processor (its flows, its posting timer) to a store, wherever it runs:
+ * on the processing thread (`processing/entry.ts`, docs/adr/0013-processing-thread.md), on the
+ * event loop of `main.ts` when there is no thread or it fell back, or in the services of a test
+ * or the CLI (`createServices` with `processing: 'here'`). Does not start it.
+ */
+export function createProcessing(
+  store: Store,
+  snapshots: ConfigurationSnapshots<PreparedConfiguration>,
+  clock: Clock,
+  settings: ProcessingSettings,
+  onBackgroundError: (error: unknown) => void,
+): Processing {
+  const flows = new FlowRunner({
+    timeoutMs: settings.flowScriptTimeoutMs ?? FLOW_SCRIPT_TIMEOUT_MS_DEFAULT,
+    memoryMb: settings.flowScriptMemoryMb ?? FLOW_SCRIPT_MEMORY_MB_DEFAULT,
+  });
+  const processor = new AccountingProcessor(createAccountingStore(store), snapshots, clock, {
+    businessDatePinned: settings.businessDate,
+    // Records of an entity a flow reads go through the flow; the rest to the engine directly.
+    work: (prepared, chunk, ctx) =>
+      flows.reads(prepared, chunk) ? flows.process(prepared, chunk, ctx) : processChunk(prepared, chunk, ctx),
+    onError: onBackgroundError,
+    // PostgreSQL claims chunks with SKIP LOCKED, so rounds can overlap one's engine work with
+    // another's writes; SQLite has one writer.
+    concurrency: store.dialect === 'postgres' ? PROCESSING_ROUNDS_POSTGRES : 1,
+    ...(settings.postingIntervalMs === undefined ? {} : { postingIntervalMs: settings.postingIntervalMs }),
+  });
+  return {
+    processor,
+    close: async () => {
+      await processor.stop();
+      flows.close();
+    },
+  };
+}
+
+/** A processor that is built when it is first started, and only then. */
+export interface ProcessingOnDemand {
+  start(): void;
+  /** Asks the processor for a round; nothing before it was started. */
+  wake(): void;
+  /** Stops the processor and releases its flows; nothing when it was never started. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The processor of `main.ts`'s event loop, built on its first start: at once when there is no
+ * processing thread, else only if the thread cannot be kept running and processing falls back to
+ * the event loop (docs/adr/0013-processing-thread.md), so that a service whose thread runs holds
+ * no idle second processor.
+ */
+export function processingOnDemand(
+  store: Store,
+  snapshots: ConfigurationSnapshots<PreparedConfiguration>,
+  clock: Clock,
+  settings: ProcessingSettings,
+  onBackgroundError: (error: unknown) => void,
+): ProcessingOnDemand {
+  let processing: Processing | undefined;
+  return {
+    start: () => {
+      processing ??= createProcessing(store, snapshots, clock, settings, onBackgroundError);
+      processing.processor.start();
+    },
+    wake: () => processing?.processor.wake(),
+    stop: async () => processing?.close(),
+  };
+}
+
+/** Configuration snapshots of a store, prepared for the modules. */
+export function createSnapshots(store: Store): ConfigurationSnapshots<PreparedConfiguration> {
+  return new ConfigurationSnapshots(createConfigurationStore(store), prepareConfiguration);
+}
