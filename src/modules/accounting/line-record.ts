@@ -1,5 +1,5 @@
 import { type ColumnJournalRole, isColumnRole } from '../configuration/journal-roles.js';
-import type { PreparedJournalDefinition, PreparedJournalField } from './prepare.js';
+import type { PreparedJournalField } from './journal-field.js';
 
 /** The journal values a line record is rebuilt from. */
 export interface StoredJournalValues {
@@ -126,10 +126,12 @@ export function compileLineRecordPlan(fields: readonly PreparedJournalField[]): 
 /**
  * A line's record keyed by every journal definition field, in configured order, a field without
  * a value being `null` (docs/domain/accounting.md, Journal records): from a stored journal and
- * line, or from a journal draft and its line, which give the same record.
+ * line, or from a journal draft and its line, which give the same record. `definition` is the
+ * prepared journal definition (`PreparedJournalDefinition`), of which only the compiled plan is
+ * read.
  */
 export function lineRecord(
-  definition: PreparedJournalDefinition,
+  definition: { readonly plan: LineRecordPlan },
   journal: JournalRecordValues,
   line: StoredLineValues,
 ): Record<string, unknown> {

@@ -15,6 +15,7 @@ import type {
 } from '../configuration/model.js';
 import { createZoneClock, type ZoneClock } from './business-date.js';
 import { DAY_MS, HOUR_MS } from './dates.js';
+import type { PreparedJournalField } from './journal-field.js';
 import { compileLineRecordPlan, type LineRecordPlan } from './line-record.js';
 import {
   emptyOpenWindowMemo,
@@ -95,14 +96,6 @@ export interface ComponentReference {
   code: string;
   /** `undefined` when no `postingComponents` entry has the code. */
   component: PreparedComponent | undefined;
-}
-
-/** One `journalDefinition.fields` entry. */
-export interface PreparedJournalField {
-  name: string;
-  role: JournalFieldRole | undefined;
-  /** No role and the name of a business event attribute: the line takes the event's value. */
-  copiesEventAttribute: boolean;
 }
 
 /** The journal definition as line building needs it. */
