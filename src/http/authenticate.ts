@@ -41,9 +41,7 @@ export function registerAuthentication(app: FastifyInstance, tokens: TokenServic
         'unauthorized',
         'this endpoint needs an access token: Authorization: Bearer <token>',
         {},
-        {
-          'www-authenticate': 'Bearer realm="ledgerflow"',
-        },
+        { bearerRefusal: 'missing' },
       );
     }
     const match = BEARER.exec(header);
@@ -52,9 +50,7 @@ export function registerAuthentication(app: FastifyInstance, tokens: TokenServic
         'invalid-token',
         'the Authorization header is not of the form Bearer <token>',
         {},
-        {
-          'www-authenticate': 'Bearer realm="ledgerflow", error="invalid_request"',
-        },
+        { bearerRefusal: 'malformed' },
       );
     }
     const principal = await tokens.authenticateBearer(match[1]);

@@ -1,13 +1,13 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, PROBLEMS, type ProblemCode, type ProblemContext, problemBody } from '../lib/errors.js';
+import { AppError, type ProblemCode } from '../lib/errors.js';
 import { ISO_DURATION_PATTERN } from '../lib/iso-duration.js';
-import { ClientAuthError, OAuthError } from '../modules/auth/oauth-error.js';
 import { StoreUnavailableError } from '../storage/database.js';
+import { PROBLEM_STATUS, type ProblemContext, problemBody, problemHeaders } from './problems.js';
 
 /** How long a client is asked to wait (`Retry-After`) when the store is unavailable. */
-const STORE_RETRY_AFTER_SECONDS = 5;
+export const STORE_RETRY_AFTER_SECONDS = 5;
 /** What a client is told when the store cannot be reached or did not answer in time. */
-const STORE_UNAVAILABLE_DETAIL =
+export const STORE_UNAVAILABLE_DETAIL =
   'the database cannot be reached or did not answer in time; try again shortly';
 
 /** One failed rule of a request body or query, as a JSON Pointer path and a message. */
@@ -114,7 +114,7 @@ export function sendProblem(
 ): FastifyReply {
   for (const [name, value] of Object.entries(headers)) reply.header(name, value);
   return reply
-    .code(PROBLEMS[code].status)
+    .code(PROBLEM_STATUS[code])
     .type('application/problem+json')
     .send(problemBody(code, detail, problemContextOf(request), extensions));
 }
@@ -124,19 +124,23 @@ function bytesText(bytes: number): string {
   return `${bytes.toLocaleString('en-US')} bytes`;
 }
 
-/** The media type a route's body must have: a form at the OAuth endpoints, JSON elsewhere. */
-function expectedMediaTypeOf(request: FastifyRequest): string {
-  return request.url.startsWith('/auth/') ? 'application/x-www-form-urlencoded' : 'application/json';
-}
-
-function frameworkProblem(
-  error: FastifyError,
-  request: FastifyRequest,
-): {
+/** A failure Fastify raised (validation, body parsing, limits) as a problem code and detail. */
+export interface FrameworkProblem {
   code: ProblemCode;
   detail: string;
   extensions?: Record<string, unknown>;
-} {
+}
+
+/**
+ * What a failure Fastify raised means as a problem; `internal` for anything else.
+ * `expectedMediaType` is what the route's body must be, named when another was sent (a plugin
+ * whose routes take another than JSON says which).
+ */
+export function frameworkProblem(
+  error: FastifyError,
+  request: FastifyRequest,
+  expectedMediaType = 'application/json',
+): FrameworkProblem {
   if (error.validation !== undefined) {
     const context = error.validationContext ?? 'body';
     const prefix = context === 'body' ? '' : `/${context}`;
@@ -159,7 +163,7 @@ function frameworkProblem(
     }
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': {
       const sent = request.headers['content-type'];
-      const expected = expectedMediaTypeOf(request);
+      const expected = expectedMediaType;
       return {
         code: 'unsupported-media-type',
         detail:
@@ -201,71 +205,42 @@ export function sendRouterProblem(error: FastifyError, request: FastifyRequest, 
 }
 
 /**
- * Installs the error and not-found handlers: every failure becomes problem+json, except at the
- * OAuth endpoints, which answer in RFC 6749's own form plus the `reference` of the request. A
- * failed client authentication is logged with the client id and the reason (never the secret).
+ * Answers an error as problem+json: an `AppError` with its code, detail, members and hints
+ * (`Retry-After`, `WWW-Authenticate`), an unavailable store as 503 with `Retry-After`, a failure
+ * Fastify raised by what it means, anything else as 500. Errors of status 500 and above are
+ * logged with their stack. The app's error handler; a plugin with an answer form of its own hands
+ * it what it does not answer itself.
  */
-export function registerProblemHandlers(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof OAuthError) {
-      if (error instanceof ClientAuthError) {
-        request.log.warn(
-          { clientId: error.clientId, reason: error.reason },
-          `client authentication failed: ${error.reason}`,
-        );
-      }
-      for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-      if (error.error === 'invalid_client' && /^basic /i.test(request.headers.authorization ?? '')) {
-        reply.header('www-authenticate', 'Basic realm="ledgerflow"');
-      }
-      return reply
-        .code(error.status)
-        .header('cache-control', 'no-store')
-        .header('pragma', 'no-cache')
-        .send({ error: error.error, error_description: error.message, reference: request.id });
-    }
-    if (error instanceof StoreUnavailableError) {
-      // Logged once here; the connection that failed is already closed and replaced.
-      request.log.warn({ err: error }, 'database unavailable');
-      reply.header('retry-after', String(STORE_RETRY_AFTER_SECONDS));
-      if (request.url.startsWith('/auth/')) {
-        return reply
-          .code(PROBLEMS.unavailable.status)
-          .header('cache-control', 'no-store')
-          .header('pragma', 'no-cache')
-          .send({
-            error: 'temporarily_unavailable',
-            error_description: STORE_UNAVAILABLE_DETAIL,
-            reference: request.id,
-          });
-      }
-      return sendProblem(request, reply, 'unavailable', STORE_UNAVAILABLE_DETAIL);
-    }
-    if (error instanceof AppError && error.code === 'too-many-requests' && request.url.startsWith('/auth/')) {
-      // RFC 6749 names no error for a rate limit; `temporarily_unavailable` (4.1.2.1) says to
-      // come back later, and `Retry-After` says when.
-      for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-      return reply
-        .code(error.status)
-        .header('cache-control', 'no-store')
-        .header('pragma', 'no-cache')
-        .send({ error: 'temporarily_unavailable', error_description: error.message, reference: request.id });
-    }
-    if (error instanceof AppError) {
-      if (error.status >= 500) request.log.error({ err: error }, 'request failed');
-      return sendProblem(request, reply, error.code, error.message, error.extensions, error.headers);
-    }
-    const problem = frameworkProblem(error, request);
-    if (request.url.startsWith('/auth/') && problem.code !== 'internal') {
-      return reply
-        .code(PROBLEMS[problem.code].status)
-        .header('cache-control', 'no-store')
-        .send({ error: 'invalid_request', error_description: problem.detail, reference: request.id });
-    }
-    if (problem.code === 'internal') request.log.error({ err: error }, 'request failed');
-    return sendProblem(request, reply, problem.code, problem.detail, problem.extensions);
-  });
+export function sendErrorProblem(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  if (error instanceof StoreUnavailableError) {
+    // Logged once here; the connection that failed is already closed and replaced.
+    request.log.warn({ err: error }, 'database unavailable');
+    reply.header('retry-after', String(STORE_RETRY_AFTER_SECONDS));
+    return sendProblem(request, reply, 'unavailable', STORE_UNAVAILABLE_DETAIL);
+  }
+  if (error instanceof AppError) {
+    if (PROBLEM_STATUS[error.code] >= 500) request.log.error({ err: error }, 'request failed');
+    return sendProblem(
+      request,
+      reply,
+      error.code,
+      error.message,
+      error.extensions,
+      problemHeaders(error.hints, error.message),
+    );
+  }
+  const problem = frameworkProblem(error, request);
+  if (problem.code === 'internal') request.log.error({ err: error }, 'request failed');
+  return sendProblem(request, reply, problem.code, problem.detail, problem.extensions);
+}
 
+/** Installs the error and not-found handlers: every failure becomes problem+json. */
+export function registerProblemHandlers(app: FastifyInstance): void {
+  app.setErrorHandler(sendErrorProblem);
   app.setNotFoundHandler((request, reply) =>
     sendProblem(request, reply, 'not-found', `no resource at ${request.method} ${request.url.split('?')[0]}`),
   );

@@ -24,7 +24,7 @@ function subjectOf(request: FastifyRequest): string {
  * route registered after this call, except those whose config says `rateLimit: false` (health,
  * readiness, metrics), counted by `limiter` (in memory, shared through the store). A request over
  * the limit is refused in the `onRequest` phase, before its body is read, with 429
- * `too-many-requests` and `Retry-After` (the OAuth error form at `/auth/*`, see `problem.ts`).
+ * `too-many-requests` and `Retry-After` (the OAuth error form at the OAuth endpoints, see `api/oauth/errors.ts`).
  * Registers nothing when the limit is off (`RATE_LIMIT_MAX=0`).
  */
 export async function registerRateLimit(app: FastifyInstance, limiter: RequestLimiter): Promise<void> {
@@ -53,7 +53,7 @@ export async function registerRateLimit(app: FastifyInstance, limiter: RequestLi
         'too-many-requests',
         `${subjectOf(request)} made more than ${max} requests in ${windowMs / 1000} s; try again in ${retryAfterSeconds} s`,
         { limit: max, windowMs },
-        { 'retry-after': String(retryAfterSeconds) },
+        { retryAfterSeconds },
       );
     },
   });

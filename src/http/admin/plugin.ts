@@ -11,6 +11,7 @@ import { AppError, PROBLEMS } from '../../lib/errors.js';
 import type { Permission } from '../../modules/auth/permissions.js';
 import { csrfTokenMatches, WEB_SESSION_IDLE_MS, type WebPrincipal } from '../../modules/auth/sign-ins.js';
 import { StoreUnavailableError } from '../../storage/database.js';
+import { PROBLEM_STATUS } from '../problems.js';
 import { type Html, html } from './html.js';
 import {
   DEFAULT_PAGING_KEYS,
@@ -321,7 +322,7 @@ export const adminInterface: FastifyPluginAsync<{
       ({ status, title, hint } = error);
       detail = error.message;
     } else if (error instanceof AppError) {
-      status = error.status;
+      status = PROBLEM_STATUS[error.code];
       title = PROBLEMS[error.code].title;
       detail = error.message;
       hint = 'Correct what the message names and try again.';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, PROBLEMS, problemBody } from '../../lib/errors.js';
+import { AppError } from '../../lib/errors.js';
 import { ISO_DURATION_PATTERN } from '../../lib/iso-duration.js';
 import {
   CHUNK_BODY_BYTES_MAX,
@@ -12,6 +12,7 @@ import {
 import type { ChunkResult, IngestionService } from '../../modules/ingestion/service.js';
 import { principalOf } from '../authenticate.js';
 import { problemContextOf } from '../problem.js';
+import { PROBLEM_STATUS, problemBody } from '../problems.js';
 import { ChunkAccepted, Session, SessionError } from './answer-schemas.js';
 import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from './schemas.js';
 
@@ -51,7 +52,7 @@ function sendChunkOutcome(request: FastifyRequest, reply: FastifyReply, result: 
     timestamp: outcome.answeredAt,
   };
   return reply
-    .code(PROBLEMS['chunk-invalid'].status)
+    .code(PROBLEM_STATUS['chunk-invalid'])
     .type('application/problem+json')
     .send(problemBody('chunk-invalid', detail, context, body));
 }

@@ -6,30 +6,19 @@ export type OAuthErrorCode =
   | 'unauthorized_client'
   | 'unsupported_grant_type';
 
-const STATUS: Record<OAuthErrorCode, number> = {
-  invalid_request: 400,
-  invalid_client: 401,
-  invalid_grant: 400,
-  unauthorized_client: 403,
-  unsupported_grant_type: 400,
-};
-
 /**
- * A token endpoint failure. It is rendered in the OAuth form `{ error, error_description,
- * reference }` (RFC 6749 5.2 plus the request id of the log), not as problem+json, because OAuth
- * clients expect that form.
+ * A token endpoint failure, by its RFC 6749 5.2 error code and a description. The OAuth routes
+ * render it in the OAuth form `{ error, error_description, reference }` (RFC 6749 5.2 plus the
+ * request id of the log), not as problem+json, because OAuth clients expect that form
+ * (`src/http/api/oauth/errors.ts`, which also holds the status of each code).
  */
 export class OAuthError extends Error {
   readonly error: OAuthErrorCode;
-  readonly status: number;
-  readonly headers: Record<string, string>;
 
-  constructor(error: OAuthErrorCode, description: string, headers: Record<string, string> = {}) {
+  constructor(error: OAuthErrorCode, description: string) {
     super(description);
     this.name = 'OAuthError';
     this.error = error;
-    this.status = STATUS[error];
-    this.headers = headers;
   }
 }
 
@@ -49,20 +38,23 @@ export type ClientAuthFailure =
  * A failed client authentication: the OAuth error the caller sees, plus the client id and the
  * reason for the server log line, so an operator can tell a wrong secret from an expired
  * credential while the answer reveals nothing more than RFC 6749 asks. Never carries the secret.
+ * `retryAfterSeconds` is set when the attempt was refused unchecked (`limited`): when the address
+ * may try again.
  */
 export class ClientAuthError extends OAuthError {
   readonly clientId: string | undefined;
   readonly reason: ClientAuthFailure;
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(
     error: 'invalid_client' | 'unauthorized_client',
     description: string,
-    failure: { clientId: string | undefined; reason: ClientAuthFailure },
-    headers: Record<string, string> = {},
+    failure: { clientId: string | undefined; reason: ClientAuthFailure; retryAfterSeconds?: number },
   ) {
-    super(error, description, headers);
+    super(error, description);
     this.name = 'ClientAuthError';
     this.clientId = failure.clientId;
     this.reason = failure.reason;
+    this.retryAfterSeconds = failure.retryAfterSeconds;
   }
 }

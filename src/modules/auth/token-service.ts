@@ -99,8 +99,7 @@ export class TokenService {
       throw new ClientAuthError(
         'invalid_client',
         `too many failed authentication attempts from this address; try again in ${retryAfter} s`,
-        { clientId: loggableClientId(auth.clientId), reason: 'limited' },
-        { 'retry-after': String(retryAfter) },
+        { clientId: loggableClientId(auth.clientId), reason: 'limited', retryAfterSeconds: retryAfter },
       );
     }
     await this.#failures.hold(attempt);
@@ -268,13 +267,7 @@ export class TokenService {
    * expired or revoked, whose credential is revoked or expired, or whose owner is disabled.
    */
   async authenticateBearer(accessToken: string): Promise<Principal> {
-    const reject = (why: string) =>
-      new AppError(
-        'invalid-token',
-        why,
-        {},
-        { 'www-authenticate': `Bearer error="invalid_token", error_description="${why}"` },
-      );
+    const reject = (why: string) => new AppError('invalid-token', why, {}, { bearerRefusal: 'invalid' });
     if (!accessToken.startsWith(ACCESS_TOKEN_PREFIX) || accessToken.length > TOKEN_LENGTH_MAX) {
       throw reject('the access token is malformed');
     }

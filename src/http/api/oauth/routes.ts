@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ClientAuthError, OAuthError } from '../../../modules/auth/oauth-error.js';
 import type { ClientAuth, TokenService } from '../../../modules/auth/token-service.js';
 import { TokenAnswer } from '../answer-schemas.js';
+import { FORM_MEDIA_TYPE, sendOAuthErrorAnswer } from './errors.js';
 
 /** Largest accepted form body at the OAuth endpoints. */
 export const FORM_BODY_BYTES_MAX = 8 * 1024;
@@ -90,11 +91,15 @@ function listenerUrl(address: AddressInfo | string | null): string {
 /**
  * The OAuth 2.0 endpoints: token, revocation (RFC 7009) and the authorisation server metadata
  * (RFC 8414), whose issuer is `publicUrl`, or the listener's address when unset; never a request
- * header, which any client chooses.
+ * header, which any client chooses. The token and revocation endpoints are a plugin of their own
+ * that answers its errors in the OAuth form (`errors.ts`); the metadata, a document like any
+ * other, answers them as problem+json.
  */
 export function oauthRoutes(app: FastifyInstance, tokens: TokenService, publicUrl: string | undefined): void {
+  // On the app, as it has always been, not only on the plugin of the endpoints below: a form body
+  // sent to another route is read as a form there too, and refused by that route's schema.
   app.addContentTypeParser(
-    'application/x-www-form-urlencoded',
+    FORM_MEDIA_TYPE,
     { parseAs: 'string', bodyLimit: FORM_BODY_BYTES_MAX },
     (_request, body, done) => {
       const form: Form = new Map();
@@ -106,7 +111,13 @@ export function oauthRoutes(app: FastifyInstance, tokens: TokenService, publicUr
       done(null, form);
     },
   );
+  app.register(async (endpoints) => tokenEndpoints(endpoints, tokens));
+  app.register(async (metadata) => metadataRoute(metadata, publicUrl));
+}
 
+/** The token and revocation endpoints, whose errors are answered in the OAuth form (RFC 6749 5.2). */
+function tokenEndpoints(app: FastifyInstance, tokens: TokenService): void {
+  app.setErrorHandler(sendOAuthErrorAnswer);
   const noStore = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
   app.post(
@@ -156,7 +167,10 @@ export function oauthRoutes(app: FastifyInstance, tokens: TokenService, publicUr
       return reply.headers(noStore).send({});
     },
   );
+}
 
+/** The authorisation server metadata (RFC 8414). */
+function metadataRoute(app: FastifyInstance, publicUrl: string | undefined): void {
   app.get(
     '/.well-known/oauth-authorization-server',
     { schema: { tags: ['auth'], summary: 'Authorisation server metadata (RFC 8414)' } },
