@@ -9,8 +9,8 @@ export type OAuthErrorCode =
 /**
  * A token endpoint failure, by its RFC 6749 5.2 error code and a description. The OAuth routes
  * render it in the OAuth form `{ error, error_description, reference }` (RFC 6749 5.2 plus the
- * request id of the log), not as problem+json, because OAuth clients expect that form
- * (`src/http/api/oauth/errors.ts`, which also holds the status of each code).
+ * request id of the log), not as problem+json, because OAuth clients expect that form; the status
+ * of each code is theirs too.
  */
 export class OAuthError extends Error {
   readonly error: OAuthErrorCode;

@@ -263,8 +263,9 @@ export class TokenService {
 
   /**
    * Validates a bearer access token (RFC 6750) and returns the caller with the roles its owner
-   * has now. Errors: AppError `invalid-token` (401) for a token that is unknown, malformed,
-   * expired or revoked, whose credential is revoked or expired, or whose owner is disabled.
+   * has now. Errors: AppError `invalid-token` (bearer refusal `invalid`, the detail saying why) for
+   * a token that is unknown, malformed, expired or revoked, whose credential is revoked or
+   * expired, or whose owner is disabled.
    */
   async authenticateBearer(accessToken: string): Promise<Principal> {
     const reject = (why: string) => new AppError('invalid-token', why, {}, { bearerRefusal: 'invalid' });
