@@ -5,7 +5,7 @@ import type { ProcessingDataCounts } from '../../../modules/configuration/store.
 import { CONFIGURATION_BODY_BYTES_MAX } from '../../api/configuration.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
-import { AdminPageError, contextOf, formOf, pagingOf, sendPage } from '../plugin.js';
+import { AdminPageError, contextOf, formOf, pagingOf, sendPage } from '../request.js';
 
 /**
  * Largest form that carries a configuration document: the API's document limit, with room for
@@ -90,7 +90,7 @@ async function unlessChanged<T>(change: () => Promise<T>): Promise<T> {
  * run naming what would be deleted and an explicit confirmation; the wipe with its dry run and
  * confirmation; the audit log.
  */
-export function configurationPages(app: FastifyInstance, services: Services): void {
+export function configurationPages(app: FastifyInstance, services: Pick<Services, 'configuration'>): void {
   app.get(
     '/admin/configuration',
     { config: { adminPermission: 'configuration:read' } },

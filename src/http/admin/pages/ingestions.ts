@@ -14,7 +14,7 @@ import {
   when,
 } from '../layout.js';
 import { formatCount } from '../money.js';
-import { contextOf, pagingOf, queryText, sendPage } from '../plugin.js';
+import { contextOf, pagingOf, queryText, sendPage } from '../request.js';
 
 /** How often the browser refreshes a list or session while something is open. */
 const OPEN_SESSION_REFRESH_SECONDS = 5;
@@ -27,7 +27,7 @@ function stateOf(text: string | undefined): SessionState | undefined {
 }
 
 /** Ingestion sessions with their counters, refreshed while open; one session's failed records; close. */
-export function ingestionPages(app: FastifyInstance, services: Services): void {
+export function ingestionPages(app: FastifyInstance, services: Pick<Services, 'ingestion'>): void {
   app.get('/admin/ingestions', { config: { adminPermission: 'ingestion:read' } }, async (request, reply) => {
     const context = contextOf(request);
     const { page: pageNo, limit } = pagingOf(request);

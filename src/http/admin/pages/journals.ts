@@ -7,7 +7,7 @@ import { type Html, type HtmlValue, html } from '../html.js';
 import { currentJournalFields, type JournalFields, nodeHtml } from '../journal-fields.js';
 import { type Column, emptyState, page, pagination, table, when } from '../layout.js';
 import { amountHtml, currencySumsHtml, formatCount, magnitudeOf, sumsByCurrency } from '../money.js';
-import { contextOf, pagingOf, queryText, sendPage } from '../plugin.js';
+import { contextOf, pagingOf, queryText, sendPage } from '../request.js';
 
 /**
  * Roles whose value is the journal's, the same on every line: the journal page shows them once,
@@ -200,7 +200,7 @@ function linesTable(journal: JournalView, fields: JournalFields): Html {
 }
 
 /** Journals (filtered as the API filters them), one journal with its lines, balances, processing errors. */
-export function journalPages(app: FastifyInstance, services: Services): void {
+export function journalPages(app: FastifyInstance, services: Pick<Services, 'journals' | 'snapshots'>): void {
   const permission = { adminPermission: 'journals:read' as const };
 
   app.get('/admin/journals', { config: permission }, async (request, reply) => {
