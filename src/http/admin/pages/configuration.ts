@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
 import { AppError } from '../../../lib/errors.js';
+import { keepsRule } from '../../../lib/input-rule.js';
+import { CONFIGURATION_BODY_BYTES_MAX, RevisionText } from '../../../modules/configuration/inputs.js';
 import type { ProcessingDataCounts } from '../../../modules/configuration/store.js';
-import { CONFIGURATION_BODY_BYTES_MAX } from '../../api/configuration.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
 import { AdminPageError, contextOf, formOf, pagingOf, sendPage } from '../request.js';
@@ -59,7 +60,7 @@ function documentOf(form: URLSearchParams): { text: string; body: unknown } {
  */
 function checkedRevisionOf(form: URLSearchParams): number {
   const text = form.get('revision') ?? '';
-  if (!/^\d{1,15}$/.test(text)) {
+  if (!keepsRule(RevisionText, text)) {
     throw new AdminPageError(
       400,
       'The form is incomplete',

@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
 import { AppError } from '../../../lib/errors.js';
+import { type CredentialView, checkExpiryDays } from '../../../modules/auth/access-directory.js';
 import {
   CREDENTIAL_EXPIRY_DAYS_DEFAULT,
   CREDENTIAL_EXPIRY_DAYS_MAX,
-  type CredentialView,
-  checkExpiryDays,
-} from '../../../modules/auth/access-directory.js';
+  CREDENTIAL_NAME_LENGTH_MAX,
+  checkCredentialName,
+} from '../../../modules/auth/inputs.js';
 import { html } from '../html.js';
 import { csrfField, emptyState, notice, page, pagination, table, when } from '../layout.js';
 import { contextOf, formOf, pagingOf, queryText, sendPage, signInIdOf } from '../request.js';
@@ -16,8 +17,6 @@ type CreatedCredential = CredentialView & { clientSecret: string };
 
 /** Users offered in the owner list at most; past that the owner is typed (with suggestions). */
 const OWNER_CHOICES_MAX = 500;
-/** Longest credential name, as the API allows. */
-const CREDENTIAL_NAME_LENGTH_MAX = 200;
 
 function stateOf(credential: CredentialView, nowMs: number): string {
   if (credential.revokedAt !== null) return 'revoked';
@@ -38,15 +37,7 @@ async function requestedCredential(services: Pick<Services, 'access'>, form: URL
   const owner = await services.access.findUser(ownerEmail);
   if (owner === undefined)
     throw new AppError('not-found', `no user with e-mail ${ownerEmail}; create the user first`);
-  if (name.length > CREDENTIAL_NAME_LENGTH_MAX) {
-    throw new AppError(
-      'validation-failed',
-      `the name is longer than ${CREDENTIAL_NAME_LENGTH_MAX} characters`,
-      {
-        errors: [{ path: '/name', message: `must have at most ${CREDENTIAL_NAME_LENGTH_MAX} characters` }],
-      },
-    );
-  }
+  checkCredentialName(name);
   checkExpiryDays(expiresInDays);
   return { owner, name, expiresInDays };
 }

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
 import { abs, add, type Decimal, parseDecimal, sign, toDecimalString, ZERO } from '../../../lib/decimal.js';
+import { keepsRule } from '../../../lib/input-rule.js';
+import { JOURNAL_STATUSES, JournalStatusFilter } from '../../../modules/accounting/inputs.js';
 import type { JournalLineView, JournalView } from '../../../modules/accounting/journal-queries.js';
 import type { JournalFieldRole } from '../../../modules/configuration/journal-roles.js';
 import { type Html, type HtmlValue, html } from '../html.js';
@@ -208,7 +210,7 @@ export function journalPages(app: FastifyInstance, services: Pick<Services, 'jou
     const { page: pageNo, limit } = pagingOf(request);
     const status = queryText(request, 'status');
     const query = {
-      status: status === 'posted' || status === 'unposted' ? status : undefined,
+      status: keepsRule(JournalStatusFilter, status) ? status : undefined,
       ingestionId: queryText(request, 'ingestionId'),
       accountingConfig: queryText(request, 'accountingConfig'),
       from: queryText(request, 'from'),
@@ -220,7 +222,7 @@ export function journalPages(app: FastifyInstance, services: Pick<Services, 'jou
       currentJournalFields(services),
     ]);
     const body = html`<form method="get" class="filters" action="/admin/journals">
-  <label>Status <select name="status"><option value="">any</option>${['posted', 'unposted'].map((s) => html`<option${s === query.status ? html` selected` : ''}>${s}</option>`)}</select></label>
+  <label>Status <select name="status"><option value="">any</option>${JOURNAL_STATUSES.map((s) => html`<option${s === query.status ? html` selected` : ''}>${s}</option>`)}</select></label>
   <label>${fields.labelOf('accountingConfig', 'Accounting configuration')} <input name="accountingConfig" value="${query.accountingConfig ?? ''}"></label>
   <label>Ingestion <input name="ingestionId" value="${query.ingestionId ?? ''}"></label>
   <label>From <input type="date" name="from" value="${query.from ?? ''}"></label>

@@ -1,9 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
-import {
-  PASSWORD_LENGTH_MAX_CHARS,
-  PASSWORD_LENGTH_MIN_CHARS,
-} from '../../../modules/auth/access-directory.js';
+import { PASSWORD_LENGTH_MAX_CHARS, PASSWORD_LENGTH_MIN_CHARS } from '../../../modules/auth/inputs.js';
 import { ROLE_NAMES, ROLES } from '../../../modules/auth/permissions.js';
 import { html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
