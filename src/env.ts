@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { PASSWORD_LENGTH_MAX_CHARS, PASSWORD_LENGTH_MIN_CHARS } from './modules/auth/access-directory.js';
+import { PASSWORD_LENGTH_MAX_CHARS, PASSWORD_LENGTH_MIN_CHARS } from './modules/auth/inputs.js';
 import { RATE_LIMIT_MAX_DEFAULT, RATE_LIMIT_WINDOW_MS_DEFAULT } from './modules/auth/request-limiter.js';
 import {
   CLIENT_FIELD_LENGTH_MAX,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CONFIGURATION_BODY_BYTES_MAX } from '../../src/http/api/configuration.js';
+import { CONFIGURATION_BODY_BYTES_MAX } from '../../src/modules/configuration/inputs.js';
 import { validateConfigurationDocument } from '../../src/modules/configuration/validate.js';
 import { createTestApp } from '../helpers/app.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';

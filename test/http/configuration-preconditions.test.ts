@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IF_MATCH_LENGTH_MAX } from '../../src/http/api/configuration.js';
+import { IF_MATCH_LENGTH_MAX } from '../../src/modules/configuration/inputs.js';
 import { signIn, userWith } from '../admin/helpers.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';

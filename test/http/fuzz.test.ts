@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONFIGURATION_BODY_BYTES_MAX } from '../../src/http/api/configuration.js';
 import { FORM_BODY_BYTES_MAX } from '../../src/http/api/oauth/routes.js';
 import { JSON_BODY_BYTES_MAX, JSON_BODY_NESTING_DEPTH_MAX } from '../../src/http/app.js';
+import { CONFIGURATION_BODY_BYTES_MAX } from '../../src/modules/configuration/inputs.js';
 import { CHUNK_BODY_BYTES_MAX, CHUNK_RECORDS_MAX } from '../../src/modules/ingestion/chunk-body.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { openLoanSession, realisticConfiguration } from '../helpers/fixtures.js';

@@ -54,7 +54,7 @@ export function journalFieldsOf(configuration: Configuration): JournalFields {
 }
 
 /** The journal fields of the current configuration, the one journals are read with. */
-export async function currentJournalFields(services: Services): Promise<JournalFields> {
+export async function currentJournalFields(services: Pick<Services, 'snapshots'>): Promise<JournalFields> {
   return journalFieldsOf((await services.snapshots.current()).stored.configuration);
 }
 

@@ -5,29 +5,23 @@ import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../composition/services.js';
 import { AppError, PROBLEMS } from '../../lib/errors.js';
 import type { Permission } from '../../modules/auth/permissions.js';
-import { csrfTokenMatches, WEB_SESSION_IDLE_MS, type WebPrincipal } from '../../modules/auth/sign-ins.js';
+import { csrfTokenMatches, type WebPrincipal } from '../../modules/auth/sign-ins.js';
 import { StoreUnavailableError } from '../../storage/database.js';
 import { PROBLEM_STATUS } from '../problems.js';
 import { type Html, html } from './html.js';
-import {
-  DEFAULT_PAGING_KEYS,
-  homeOf,
-  notice,
-  type PageContext,
-  type PagingKeys,
-  page,
-  publicPage,
-} from './layout.js';
+import { notice, page, publicPage } from './layout.js';
 import { configurationPages } from './pages/configuration.js';
 import { credentialPages } from './pages/credentials.js';
 import { dashboardPages } from './pages/dashboard.js';
 import { ingestionPages } from './pages/ingestions.js';
 import { journalPages } from './pages/journals.js';
+import { signInPages } from './pages/sign-in.js';
 import { userPages } from './pages/users.js';
+import { AdminPageError, formOf, SIGN_IN_COOKIE, sendPage } from './request.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -42,11 +36,6 @@ declare module 'fastify' {
   }
 }
 
-/** The cookie that names a sign-in session; scripts cannot read it and it never leaves /admin. */
-export const SESSION_COOKIE = 'lf_admin_session';
-/** Largest ordinary form body of the administration interface. */
-export const ADMIN_FORM_BYTES_MAX = 1024 * 1024;
-
 /** Where the interface's own stylesheet and scripts are, beside `src/` and `dist/`. */
 const ASSETS_FOLDER = fileURLToPath(new URL('../../../public/admin/', import.meta.url));
 /** Resolves packages as Node does, so the libraries are found wherever npm installed them. */
@@ -60,155 +49,10 @@ const LIBRARY_FILES: Record<string, string> = {
   'chart.umd.min.js': join(dirname(requireFrom.resolve('chart.js')), 'chart.umd.min.js'),
 };
 
-/** An error shown as a page: what went wrong and how to fix it. */
-export class AdminPageError extends Error {
-  readonly status: number;
-  readonly title: string;
-  readonly hint: string;
-  constructor(status: number, title: string, detail: string, hint: string) {
-    super(detail);
-    this.status = status;
-    this.title = title;
-    this.hint = hint;
-  }
-}
-
-/** The fields of a submitted form. */
-export function formOf(request: FastifyRequest): URLSearchParams {
-  return request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
-}
-
-/** The signed-in user of a page; the session hook guarantees it on every non-public route. */
-export function contextOf(request: FastifyRequest): PageContext {
-  const principal = request.webPrincipal;
-  if (principal === undefined) throw new AppError('unauthorized', 'not signed in');
-  return { principal, path: request.url.split('?')[0] ?? request.url };
-}
-
-/**
- * The cookie value of the request's sign-in session, which only the browser holds: what the
- * session's one-time views are sealed under. The session hook guarantees it on every
- * non-public route, as it does the principal.
- */
-export function sessionIdOf(request: FastifyRequest): string {
-  const sessionId = request.cookies[SESSION_COOKIE];
-  if (request.webPrincipal === undefined || sessionId === undefined) {
-    throw new AppError('unauthorized', 'not signed in');
-  }
-  return sessionId;
-}
-
-/** Sends a page; administration pages are never stored by caches. */
-export function sendPage(reply: FastifyReply, body: Html, status = 200): FastifyReply {
-  return reply
-    .code(status)
-    .header('cache-control', 'no-store')
-    .type('text/html; charset=utf-8')
-    .send(body.value);
-}
-
-/**
- * The origin browsers send for a page of this service: that of `PUBLIC_URL` when it is set
- * (`publicOrigin`), else the request's own. A proxy's `X-Forwarded-Proto` and
- * `X-Forwarded-Host` count only when `TRUST_PROXY` trusts the peer: Fastify's `request.protocol`
- * and `request.host` apply it. Undefined when the request names no usable host.
- */
-function ownOrigin(request: FastifyRequest, publicOrigin: string | undefined): string | undefined {
-  if (publicOrigin !== undefined) return publicOrigin;
-  const own = `${request.protocol}://${request.host}`;
-  return URL.canParse(own) ? new URL(own).origin : undefined;
-}
-
-/** True when the browser reaches the service over TLS: `PUBLIC_URL` says so, or the request came so. */
-function isTls(request: FastifyRequest, publicOrigin: string | undefined): boolean {
-  return publicOrigin?.startsWith('https:') === true || request.protocol === 'https';
-}
-
-/**
- * True when a sign-in form came from this service's own page: no `Origin` (not a browser, or
- * an old one), or the origin browsers show for the service. `null` and other sites are refused.
- */
-function isOwnOrigin(request: FastifyRequest, publicOrigin: string | undefined): boolean {
-  const origin = request.headers.origin;
-  if (origin === undefined) return true;
-  const expected = ownOrigin(request, publicOrigin);
-  return expected !== undefined && URL.canParse(origin) && new URL(origin).origin === expected;
-}
-
-function cookieOptions(request: FastifyRequest, publicOrigin: string | undefined) {
-  return {
-    path: '/admin',
-    httpOnly: true,
-    sameSite: 'strict' as const,
-    secure: isTls(request, publicOrigin),
-  };
-}
-
-/** A query string value as a whole number from 0, or the default. */
-export function wholeNumber(value: unknown, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
-  const n = typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : fallback;
-  return Math.min(n, max);
-}
-
-/** Rows per page of a list unless `limit` says otherwise. */
-export const ADMIN_PAGE_SIZE_DEFAULT = 50;
-/** Most rows per page of a list. */
-export const ADMIN_PAGE_SIZE_MAX = 200;
-
-/** The page (from 0) and rows per page of a list, from the query parameters `keys` names. */
-export function pagingOf(
-  request: FastifyRequest,
-  keys: PagingKeys = DEFAULT_PAGING_KEYS,
-): { page: number; limit: number } {
-  const query = request.query as Record<string, unknown>;
-  return {
-    page: wholeNumber(query[keys.page], 0),
-    limit: Math.max(1, wholeNumber(query[keys.limit], ADMIN_PAGE_SIZE_DEFAULT, ADMIN_PAGE_SIZE_MAX)),
-  };
-}
-
-/** A text query value, trimmed; undefined when absent or empty. */
-export function queryText(request: FastifyRequest, name: string): string | undefined {
-  const value = (request.query as Record<string, unknown>)[name];
-  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
-}
-
-/** Where to go after sign-in: only a path of this interface, never another site. */
-function safeNext(next: string | null | undefined): string {
-  return typeof next === 'string' &&
-    /^\/admin(\/[A-Za-z0-9/_\-.?=&%]*)?$/.test(next) &&
-    !next.startsWith('//')
-    ? next
-    : '/admin';
-}
-
-function signInPage(message: Html | undefined, email: string, next: string): Html {
-  return publicPage(
-    'Sign in',
-    html`<section class="signin">
-<h1>Sign in to Ledgerflow</h1>
-${message}
-<form method="post" action="/admin/login">
-  <input type="hidden" name="next" value="${next}">
-  <label>E-mail <input type="email" name="email" autocomplete="username" required autofocus value="${email}"></label>
-  <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
-  <button type="submit">Sign in</button>
-</form>
-<p class="muted">The first administrator's password is the one printed when the service first started, or ADMIN_PASSWORD.</p>
-</section>`,
-  );
-}
-
-const SIGN_IN_MESSAGES = {
-  invalid: 'The e-mail or password is wrong. Check both and try again.',
-  disabled: 'This account is disabled. Ask an administrator to enable it.',
-  'no-role': 'This account has no role that allows signing in. Ask an administrator to give it one.',
-} as const;
-
 /**
  * The administration interface at `/admin`: server-rendered pages (htmx for partial updates,
- * Chart.js for charts, both served from the installed packages), cookie sessions stored in the
- * database, a CSRF token on every state change, a strict Content-Security-Policy, and the
+ * Chart.js for charts, both served from the installed packages), sign-ins kept in the database
+ * and named by a cookie, a CSRF token on every state change, a strict Content-Security-Policy, and the
  * permission of every page and action checked on the server. Pages call the module services,
  * the same ones the REST API calls.
  */
@@ -271,8 +115,8 @@ export const adminInterface: FastifyPluginAsync<{
   app.addHook('onRequest', async (request, reply) => {
     const required = request.routeOptions.config.adminPermission;
     if (required === undefined) return;
-    const sessionId = request.cookies[SESSION_COOKIE];
-    const principal = sessionId === undefined ? undefined : await signIns.authenticate(sessionId);
+    const signInId = request.cookies[SIGN_IN_COOKIE];
+    const principal = signInId === undefined ? undefined : await signIns.authenticate(signInId);
     if (principal === undefined) {
       if (request.method === 'GET') {
         return reply.redirect(`/admin/login?next=${encodeURIComponent(request.url)}`, 303);
@@ -296,7 +140,7 @@ export const adminInterface: FastifyPluginAsync<{
       );
     }
   });
-  // Every state change carries the session's CSRF token, in the form or in a header (htmx).
+  // Every state change carries the sign-in's CSRF token, in the form or in a header (htmx).
   app.addHook('preHandler', async (request) => {
     const principal = request.webPrincipal;
     if (principal === undefined || request.method === 'GET' || request.method === 'HEAD') return;
@@ -356,86 +200,12 @@ export const adminInterface: FastifyPluginAsync<{
     );
   });
 
-  app.get('/', async (_request, reply) => reply.redirect('/admin', 302));
-
-  app.get('/admin', { config: { adminPermission: 'signed-in' } }, async (request, reply) =>
-    reply.redirect(homeOf(contextOf(request).principal), 303),
-  );
-
-  app.get('/admin/account', { config: { adminPermission: 'signed-in' } }, async (request, reply) => {
-    const context = contextOf(request);
-    const { user } = context.principal;
-    return sendPage(
-      reply,
-      page(
-        context,
-        'Your account',
-        html`<dl class="facts"><dt>E-mail</dt><dd>${user.email}</dd><dt>Name</dt><dd>${user.displayName}</dd><dt>Roles</dt><dd>${user.roles.join(', ') || 'none'}</dd><dt>Permissions</dt><dd>${[...context.principal.permissions].join(', ') || 'none'}</dd></dl>
-<p class="muted">Sessions end after ${WEB_SESSION_IDLE_MS / 60000} minutes without activity.</p>`,
-      ),
-    );
-  });
-
-  app.get('/admin/login', async (request, reply) => {
-    const sessionId = request.cookies[SESSION_COOKIE];
-    if (sessionId !== undefined && (await signIns.authenticate(sessionId)) !== undefined) {
-      return reply.redirect('/admin', 303);
-    }
-    const next = safeNext((request.query as Record<string, string | undefined>).next);
-    return sendPage(reply, signInPage(undefined, '', next));
-  });
-
-  app.post('/admin/login', { bodyLimit: ADMIN_FORM_BYTES_MAX }, async (request, reply) => {
-    // No session yet, so no CSRF token: a cross-site sign-in is refused by its Origin instead.
-    if (!isOwnOrigin(request, publicOrigin)) {
-      throw new AdminPageError(
-        403,
-        'Sign-in refused',
-        'The sign-in form was sent from another site.',
-        'Open the sign-in page of this service and sign in there.',
-      );
-    }
-    const form = formOf(request);
-    const email = form.get('email') ?? '';
-    const next = safeNext(form.get('next'));
-    const result = await signIns.signIn(email, form.get('password') ?? '', request.ip);
-    if (!result.ok) {
-      request.log.warn({ email: email.slice(0, 256), reason: result.reason }, 'sign-in failed');
-      if (result.reason === 'limited') {
-        reply.header('retry-after', String(result.retryAfterSeconds));
-        return sendPage(
-          reply,
-          signInPage(
-            notice(
-              'error',
-              `Too many failed sign-ins. Wait ${result.retryAfterSeconds} seconds, then try again.`,
-            ),
-            email,
-            next,
-          ),
-          429,
-        );
-      }
-      return sendPage(reply, signInPage(notice('error', SIGN_IN_MESSAGES[result.reason]), email, next), 401);
-    }
-    reply.setCookie(SESSION_COOKIE, result.sessionId, cookieOptions(request, publicOrigin));
-    return reply.redirect(next, 303);
-  });
-
-  app.post('/admin/logout', { config: { adminPermission: 'signed-in' } }, async (request, reply) => {
-    await signIns.signOut(contextOf(request).principal.sessionHash);
-    reply.clearCookie(SESSION_COOKIE, cookieOptions(request, publicOrigin));
-    return sendPage(reply, signInPage(notice('info', 'You are signed out.'), '', '/admin'));
-  });
-
-  registerPages(app, services);
-};
-
-function registerPages(app: FastifyInstance, services: Services): void {
+  // Each page group is given the services it calls, and no other.
+  signInPages(app, services, publicOrigin);
   dashboardPages(app, services);
   credentialPages(app, services);
   userPages(app, services);
   ingestionPages(app, services);
   configurationPages(app, services);
   journalPages(app, services);
-}
+};

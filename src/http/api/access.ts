@@ -1,9 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AccessDirectory } from '../../modules/auth/access-directory.js';
-import { CREDENTIAL_EXPIRY_DAYS_MAX } from '../../modules/auth/access-directory.js';
-import { ROLE_NAMES } from '../../modules/auth/permissions.js';
-import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from './schemas.js';
+import {
+  CredentialExpiryDays,
+  CredentialName,
+  DisplayName,
+  Password,
+  RoleList,
+  UserEmail,
+} from '../../modules/auth/inputs.js';
+import { AUTH_ERRORS, Page, PageQuery, PathParam, Problem, pageOf } from './schemas.js';
 
 const Credential = Type.Object({
   clientId: Type.String(),
@@ -22,8 +28,6 @@ const User = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
 });
 
-const RoleName = Type.Union(ROLE_NAMES.map((role) => Type.Literal(role)));
-
 /** Users and API credentials over HTTP (docs/reference.md, Users, roles and credentials). */
 export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }> = async (
   app,
@@ -39,10 +43,8 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
         body: Type.Object(
           {
             ownerEmail: Type.String({ description: 'E-mail of the user the credential acts for.' }),
-            name: Type.Optional(Type.String({ maxLength: 200 })),
-            expiresInDays: Type.Optional(
-              Type.Integer({ minimum: 1, maximum: CREDENTIAL_EXPIRY_DAYS_MAX, description: 'Default 90.' }),
-            ),
+            name: Type.Optional(CredentialName),
+            expiresInDays: Type.Optional(CredentialExpiryDays),
           },
           { additionalProperties: false },
         ),
@@ -81,7 +83,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
       schema: {
         tags: ['access'],
         summary: 'Revoke a credential; its tokens stop working at once',
-        params: Type.Object({ clientId: Type.String() }),
+        params: Type.Object({ clientId: PathParam }),
         response: { 204: Type.Null(), 404: Problem, ...AUTH_ERRORS },
       },
     },
@@ -100,10 +102,10 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
         summary: 'Create a user',
         body: Type.Object(
           {
-            email: Type.String({ maxLength: 320 }),
-            displayName: Type.Optional(Type.String({ maxLength: 200 })),
-            roles: Type.Array(RoleName, { maxItems: ROLE_NAMES.length }),
-            password: Type.Optional(Type.String({ minLength: 12, maxLength: 256 })),
+            email: UserEmail,
+            displayName: Type.Optional(DisplayName),
+            roles: RoleList,
+            password: Type.Optional(Password),
           },
           { additionalProperties: false },
         ),
@@ -138,11 +140,11 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
       schema: {
         tags: ['access'],
         summary: 'Change a user: roles, display name, disabled (takes effect on the next request)',
-        params: Type.Object({ email: Type.String() }),
+        params: Type.Object({ email: PathParam }),
         body: Type.Object(
           {
-            roles: Type.Optional(Type.Array(RoleName, { maxItems: ROLE_NAMES.length })),
-            displayName: Type.Optional(Type.String({ maxLength: 200 })),
+            roles: Type.Optional(RoleList),
+            displayName: Type.Optional(DisplayName),
             disabled: Type.Optional(Type.Boolean()),
           },
           { additionalProperties: false },

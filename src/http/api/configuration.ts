@@ -1,20 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../lib/errors.js';
+import {
+  CONFIGURATION_BODY_BYTES_MAX,
+  IfMatch,
+  REVISION_DIGITS_MAX,
+} from '../../modules/configuration/inputs.js';
 import { ConfigurationDocumentSchema, ConfigurationUploadSchema } from '../../modules/configuration/model.js';
 import type { ConfigurationService } from '../../modules/configuration/service.js';
 import { principalOf } from '../authenticate.js';
 import { ajvErrorsToPaths } from '../problem.js';
 import { AuditEntry, UploadResult, WipeDryRunResult } from './answer-schemas.js';
 import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from './schemas.js';
-
-/**
- * Largest configuration document accepted: 10 MB must be, and a little more is. The document is
- * validated whole on the event loop, so the limit bounds how long one upload (and one download
- * of what it stored) can keep other requests waiting, and the memory it takes; at 32 MiB a
- * 28 MiB download held the event loop for 4 s (docs/decisions.md).
- */
-export const CONFIGURATION_BODY_BYTES_MAX = 12 * 1024 * 1024;
 
 const DryRunQuery = Type.Object(
   {
@@ -27,9 +24,6 @@ const DryRunQuery = Type.Object(
   { additionalProperties: false },
 );
 
-/** Longest `If-Match` header read: room for a few entity tags, far more than a client needs. */
-export const IF_MATCH_LENGTH_MAX = 1000;
-
 /**
  * The entity tag of a configuration revision: strong, quoted, and changed by every upload and
  * deletion. It names the stored configuration, not the download's `downloadTime` and
@@ -39,6 +33,9 @@ function etagOf(revision: number): string {
   return `"revision-${revision}"`;
 }
 
+/** A strong entity tag of this service in an `If-Match` list; the revision is its second group. */
+const STRONG_REVISION_TAG = new RegExp(`(^|,)\\s*"revision-(\\d{1,${REVISION_DIGITS_MAX}})"\\s*(?=,|$)`, 'g');
+
 /**
  * The revisions an `If-Match` header allows (RFC 9110, 13.1.1): undefined for none sent or `*`
  * (the configuration always exists), else those its strong entity tags name. A weak tag never
@@ -47,19 +44,10 @@ function etagOf(revision: number): string {
  */
 function revisionsOf(ifMatch: string | undefined): readonly number[] | undefined {
   if (ifMatch === undefined || ifMatch.trim() === '*') return undefined;
-  return [...ifMatch.matchAll(/(^|,)\s*"revision-(\d{1,15})"\s*(?=,|$)/g)].map((match) => Number(match[2]));
+  return [...ifMatch.matchAll(STRONG_REVISION_TAG)].map((match) => Number(match[2]));
 }
 
-const IfMatchHeaders = Type.Object({
-  'if-match': Type.Optional(
-    Type.String({
-      maxLength: IF_MATCH_LENGTH_MAX,
-      description:
-        'The `ETag` of the configuration this change is made against (from a download or an earlier answer). When the stored configuration has changed since, nothing changes and the answer is 412 `configuration-changed`. Without it the change is made whatever is stored.',
-      examples: ['"revision-7"'],
-    }),
-  ),
-});
+const IfMatchHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch) });
 
 /**
  * What a deletion may carry: no body, or an empty object. Some clients send `{}` on every DELETE;

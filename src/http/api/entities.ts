@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { EntityCatalog } from '../../modules/entities/catalog.js';
 import { EntityDetail } from './answer-schemas.js';
-import { AUTH_ERRORS, Problem } from './schemas.js';
+import { AUTH_ERRORS, PathParam, Problem } from './schemas.js';
 
 const EntitySummary = Type.Object({
   name: Type.String(),
@@ -10,8 +10,8 @@ const EntitySummary = Type.Object({
   description: Type.String(),
 });
 
-const NsParams = Type.Object({ ns: Type.String() });
-const EntityParams = Type.Object({ ns: Type.String(), entity: Type.String() });
+const NsParams = Type.Object({ ns: PathParam });
+const EntityParams = Type.Object({ ns: PathParam, entity: PathParam });
 
 /** Namespaces, entities and example chunks. */
 export const entityRoutes: FastifyPluginAsyncTypebox<{ catalog: EntityCatalog }> = async (

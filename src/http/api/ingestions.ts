@@ -2,24 +2,30 @@ import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/ty
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../lib/errors.js';
-import { ISO_DURATION_PATTERN } from '../../lib/iso-duration.js';
 import {
   CHUNK_BODY_BYTES_MAX,
   CHUNK_ERRORS_KEPT_MAX,
   CHUNK_ERRORS_SHOWN_MAX,
   CHUNK_RECORDS_MAX,
 } from '../../modules/ingestion/chunk-body.js';
+import {
+  ChunkBodyDocumented,
+  ChunkSeq,
+  EntityName,
+  IdempotencyKey,
+  IngestionId,
+  IngestionName,
+  SessionStateFilter,
+  SessionTimeout,
+} from '../../modules/ingestion/inputs.js';
 import type { ChunkResult, IngestionService } from '../../modules/ingestion/service.js';
 import { principalOf } from '../authenticate.js';
 import { problemContextOf } from '../problem.js';
 import { PROBLEM_STATUS, problemBody } from '../problems.js';
 import { ChunkAccepted, Session, SessionError } from './answer-schemas.js';
-import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from './schemas.js';
+import { AUTH_ERRORS, Page, PageQuery, PathParam, Problem, pageOf } from './schemas.js';
 
-/** Characters an `Idempotency-Key` may have; the key is per session. */
-const IDEMPOTENCY_KEY_LENGTH_MAX = 200;
-
-const IdParams = Type.Object({ ingestionId: Type.String({ maxLength: 100 }) });
+const IdParams = Type.Object({ ingestionId: IngestionId });
 
 /**
  * The answer to a chunk request: 201 with the chunk's counts and failed records, or 400
@@ -71,17 +77,10 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         summary: 'Open an ingestion session for one entity',
         body: Type.Object(
           {
-            namespace: Type.String({ minLength: 1, maxLength: 200 }),
-            entity: Type.String({ minLength: 1, maxLength: 200 }),
-            timeout: Type.Optional(
-              Type.String({
-                pattern: ISO_DURATION_PATTERN,
-                description:
-                  'ISO 8601 duration of weeks, days, hours, minutes and seconds, PT1S to P7D; default PT15M.',
-                examples: ['PT15M'],
-              }),
-            ),
-            ingestionName: Type.Optional(Type.String({ maxLength: 200 })),
+            namespace: EntityName,
+            entity: EntityName,
+            timeout: Type.Optional(SessionTimeout),
+            ingestionName: Type.Optional(IngestionName),
           },
           { additionalProperties: false },
         ),
@@ -101,9 +100,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         summary: 'List sessions, newest first',
         querystring: Type.Object({
           ...PageQuery,
-          state: Type.Optional(
-            Type.Union([Type.Literal('pending'), Type.Literal('closed'), Type.Literal('expired')]),
-          ),
+          state: Type.Optional(SessionStateFilter),
           namespace: Type.Optional(Type.String()),
           entity: Type.Optional(Type.String()),
         }),
@@ -181,20 +178,9 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
           params: IdParams,
           querystring: Type.Object({ partial: Type.Boolean({ default: false }) }),
           headers: Type.Object({
-            'idempotency-key': Type.Optional(
-              Type.String({
-                minLength: 1,
-                maxLength: IDEMPOTENCY_KEY_LENGTH_MAX,
-                description: 'Repeating a key with the same body replays the first answer.',
-              }),
-            ),
+            'idempotency-key': Type.Optional(IdempotencyKey),
           }),
-          body: Type.Object({
-            chunkName: Type.Optional(Type.String()),
-            data: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
-              description: `Records shaped by the session entity, at most ${CHUNK_RECORDS_MAX.toLocaleString('en-US')}.`,
-            }),
-          }),
+          body: ChunkBodyDocumented,
           response: {
             201: ChunkAccepted,
             400: Problem,
@@ -236,13 +222,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         params: IdParams,
         querystring: Type.Object({
           ...PageQuery,
-          chunkSeq: Type.Optional(
-            Type.Integer({
-              minimum: 1,
-              description:
-                "One chunk's failed records, the chunk rejected or stored (its answer's `chunkSeq`).",
-            }),
-          ),
+          chunkSeq: Type.Optional(ChunkSeq),
         }),
         response: {
           200: Page(SessionError),
@@ -270,7 +250,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
       schema: {
         tags: ['ingestion'],
         summary: 'Stored records of an entity, each with its ingestionId',
-        params: Type.Object({ ns: Type.String(), entity: Type.String() }),
+        params: Type.Object({ ns: PathParam, entity: PathParam }),
         querystring: Type.Object({ ...PageQuery, ingestionId: Type.Optional(Type.String()) }),
         response: {
           200: Page(

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { JournalId, JournalStatusFilter } from '../../modules/accounting/inputs.js';
 import type { JournalQueries } from '../../modules/accounting/journal-queries.js';
 import { Balances, Journal, ProcessingError } from './answer-schemas.js';
 import { AUTH_ERRORS, DateQuery, Page, PageQuery, Problem, pageOf } from './schemas.js';
@@ -20,7 +21,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
         summary: 'Journals by core date',
         querystring: Type.Object({
           ...PageQuery,
-          status: Type.Optional(Type.Union([Type.Literal('posted'), Type.Literal('unposted')])),
+          status: Type.Optional(JournalStatusFilter),
           ingestionId: Type.Optional(Type.String()),
           accountingConfig: Type.Optional(Type.String()),
           from: Type.Optional(DateQuery('Core date from (inclusive), a date YYYY-MM-DD.')),
@@ -43,7 +44,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
       schema: {
         tags: ['journals'],
         summary: 'One journal',
-        params: Type.Object({ journalId: Type.String({ maxLength: 100 }) }),
+        params: Type.Object({ journalId: JournalId }),
         response: { 200: Journal, 404: Problem, ...AUTH_ERRORS },
       },
     },

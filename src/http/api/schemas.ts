@@ -9,6 +9,15 @@ export const PAGE_LIMIT_MAX = 1000;
  */
 export const PAGE_MAX = Math.floor(Number.MAX_SAFE_INTEGER / PAGE_LIMIT_MAX);
 
+/**
+ * Longest path parameter: the router refuses a longer path segment before any route runs
+ * (`maxParamLength` in `http/app.ts`), so every path parameter carries this bound.
+ */
+export const PATH_PARAM_LENGTH_MAX = 200;
+
+/** A path parameter the route itself bounds no further than the router does. */
+export const PathParam = Type.String({ maxLength: PATH_PARAM_LENGTH_MAX });
+
 /** The `page` and `limit` query parameters of every paginated list. */
 export const PageQuery = {
   page: Type.Integer({

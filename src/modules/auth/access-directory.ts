@@ -1,21 +1,21 @@
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { newOpaqueToken } from '../../lib/ids.js';
+import {
+  CREDENTIAL_EXPIRY_DAYS_DEFAULT,
+  CREDENTIAL_EXPIRY_DAYS_MAX,
+  PASSWORD_LENGTH_MAX_CHARS,
+  PASSWORD_LENGTH_MIN_CHARS,
+} from './inputs.js';
 import { isRole, ROLE_NAMES } from './permissions.js';
 import { hashSecret, verifySecret } from './secret-hash.js';
 import type { AuthStore, CredentialRow, UserRow } from './store.js';
 
-/** Credentials expire after this many days unless another lifetime is asked for. */
-export const CREDENTIAL_EXPIRY_DAYS_DEFAULT = 90;
-export const CREDENTIAL_EXPIRY_DAYS_MAX = 3650;
 /** The role that manages users and credentials; at least one enabled user always holds it. */
 const ADMIN_ROLE = 'admin';
 const CLIENT_ID_PREFIX = 'lfc_';
 const CLIENT_SECRET_PREFIX = 'lfs_';
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
-/** The shortest and longest password a user may be given (the same bounds as `POST /api/v1/users`). */
-export const PASSWORD_LENGTH_MIN_CHARS = 12;
-export const PASSWORD_LENGTH_MAX_CHARS = 256;
 
 /** A credential as shown to callers: never the secret, never its hash. */
 export interface CredentialView {

@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
 import { AppError } from '../../../lib/errors.js';
+import { keepsRule } from '../../../lib/input-rule.js';
+import { CONFIGURATION_BODY_BYTES_MAX, RevisionText } from '../../../modules/configuration/inputs.js';
 import type { ProcessingDataCounts } from '../../../modules/configuration/store.js';
-import { CONFIGURATION_BODY_BYTES_MAX } from '../../api/configuration.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
-import { AdminPageError, contextOf, formOf, pagingOf, sendPage } from '../plugin.js';
+import { AdminPageError, contextOf, formOf, pagingOf, sendPage } from '../request.js';
 
 /**
  * Largest form that carries a configuration document: the API's document limit, with room for
@@ -59,7 +60,7 @@ function documentOf(form: URLSearchParams): { text: string; body: unknown } {
  */
 function checkedRevisionOf(form: URLSearchParams): number {
   const text = form.get('revision') ?? '';
-  if (!/^\d{1,15}$/.test(text)) {
+  if (!keepsRule(RevisionText, text)) {
     throw new AdminPageError(
       400,
       'The form is incomplete',
@@ -90,7 +91,7 @@ async function unlessChanged<T>(change: () => Promise<T>): Promise<T> {
  * run naming what would be deleted and an explicit confirmation; the wipe with its dry run and
  * confirmation; the audit log.
  */
-export function configurationPages(app: FastifyInstance, services: Services): void {
+export function configurationPages(app: FastifyInstance, services: Pick<Services, 'configuration'>): void {
   app.get(
     '/admin/configuration',
     { config: { adminPermission: 'configuration:read' } },

@@ -1,23 +1,22 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
 import { AppError } from '../../../lib/errors.js';
+import { type CredentialView, checkExpiryDays } from '../../../modules/auth/access-directory.js';
 import {
   CREDENTIAL_EXPIRY_DAYS_DEFAULT,
   CREDENTIAL_EXPIRY_DAYS_MAX,
-  type CredentialView,
-  checkExpiryDays,
-} from '../../../modules/auth/access-directory.js';
+  CREDENTIAL_NAME_LENGTH_MAX,
+  checkCredentialName,
+} from '../../../modules/auth/inputs.js';
 import { html } from '../html.js';
 import { csrfField, emptyState, notice, page, pagination, table, when } from '../layout.js';
-import { contextOf, formOf, pagingOf, queryText, sendPage, sessionIdOf } from '../plugin.js';
+import { contextOf, formOf, pagingOf, queryText, sendPage, signInIdOf } from '../request.js';
 
 /** A credential just made, with the secret its one view shows. */
 type CreatedCredential = CredentialView & { clientSecret: string };
 
 /** Users offered in the owner list at most; past that the owner is typed (with suggestions). */
 const OWNER_CHOICES_MAX = 500;
-/** Longest credential name, as the API allows. */
-const CREDENTIAL_NAME_LENGTH_MAX = 200;
 
 function stateOf(credential: CredentialView, nowMs: number): string {
   if (credential.revokedAt !== null) return 'revoked';
@@ -25,7 +24,7 @@ function stateOf(credential: CredentialView, nowMs: number): string {
 }
 
 /** What the create form sent, checked with the same rules as the API before anything is made. */
-async function requestedCredential(services: Services, form: URLSearchParams) {
+async function requestedCredential(services: Pick<Services, 'access'>, form: URLSearchParams) {
   const ownerEmail = (form.get('ownerEmail') ?? '').trim();
   const name = (form.get('name') ?? '').trim();
   const daysText = (form.get('expiresInDays') ?? '').trim();
@@ -38,15 +37,7 @@ async function requestedCredential(services: Services, form: URLSearchParams) {
   const owner = await services.access.findUser(ownerEmail);
   if (owner === undefined)
     throw new AppError('not-found', `no user with e-mail ${ownerEmail}; create the user first`);
-  if (name.length > CREDENTIAL_NAME_LENGTH_MAX) {
-    throw new AppError(
-      'validation-failed',
-      `the name is longer than ${CREDENTIAL_NAME_LENGTH_MAX} characters`,
-      {
-        errors: [{ path: '/name', message: `must have at most ${CREDENTIAL_NAME_LENGTH_MAX} characters` }],
-      },
-    );
-  }
+  checkCredentialName(name);
   checkExpiryDays(expiresInDays);
   return { owner, name, expiresInDays };
 }
@@ -55,7 +46,7 @@ async function requestedCredential(services: Services, form: URLSearchParams) {
  * The developer area: API credentials. Create (owner, name, lifetime), confirm, the secret shown
  * once with a copy button; list without secrets; revoke after a confirmation.
  */
-export function credentialPages(app: FastifyInstance, services: Services): void {
+export function credentialPages(app: FastifyInstance, services: Pick<Services, 'access' | 'signIns'>): void {
   const permission = { adminPermission: 'credentials:manage' as const };
 
   app.get('/admin/credentials', { config: permission }, async (request, reply) => {
@@ -151,7 +142,7 @@ ${
       expiresInDays,
     });
     request.log.info({ clientId: created.clientId, owner: created.ownerEmail }, 'credential created');
-    await services.signIns.keepForOneView(sessionIdOf(request), created.clientId, JSON.stringify(created));
+    await services.signIns.keepForOneView(signInIdOf(request), created.clientId, JSON.stringify(created));
     return reply.redirect(`/admin/credentials/${encodeURIComponent(created.clientId)}/created`, 303);
   });
 
@@ -161,7 +152,7 @@ ${
     async (request, reply) => {
       const context = contextOf(request);
       const { clientId } = request.params;
-      const kept = await services.signIns.takeOneView(sessionIdOf(request), clientId);
+      const kept = await services.signIns.takeOneView(signInIdOf(request), clientId);
       if (kept === undefined) {
         const body = html`${notice('info', html`The secret of the credential <code>${clientId}</code> was shown once, when it was created, and cannot be shown again. Reloading this page does not create another credential.`)}
 <p>If the secret was not copied, revoke the credential and create a new one.</p>

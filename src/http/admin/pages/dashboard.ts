@@ -4,7 +4,7 @@ import type { Services } from '../../../composition/services.js';
 import { instantOf } from '../../api/schemas.js';
 import { html, jsonScript } from '../html.js';
 import { emptyState, page } from '../layout.js';
-import { contextOf, queryText, sendPage } from '../plugin.js';
+import { contextOf, queryText, sendPage } from '../request.js';
 
 /** Days of ingested rows shown on the dashboard, ending today (UTC). */
 const DASHBOARD_DAYS = 14;
@@ -18,7 +18,7 @@ function kpi(label: string, value: number) {
 const RangeDate = Type.Optional(Type.Union([Type.Literal(''), Type.String({ format: 'date' })]));
 
 /** The dashboard: the statistics as figures and charts (Chart.js, drawn by dashboard.js). */
-export function dashboardPages(app: FastifyInstance, services: Services): void {
+export function dashboardPages(app: FastifyInstance, services: Pick<Services, 'statistics'>): void {
   const schema = { hide: true, querystring: Type.Object({ from: RangeDate, to: RangeDate }) };
   app.get(
     '/admin/dashboard',

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
+import { keepsRule } from '../../../lib/input-rule.js';
+import { SESSION_STATES, SessionStateFilter } from '../../../modules/ingestion/inputs.js';
 import type { SessionState } from '../../../modules/ingestion/session.js';
 import { html } from '../html.js';
 import {
@@ -14,20 +16,20 @@ import {
   when,
 } from '../layout.js';
 import { formatCount } from '../money.js';
-import { contextOf, pagingOf, queryText, sendPage } from '../plugin.js';
+import { contextOf, pagingOf, queryText, sendPage } from '../request.js';
 
 /** How often the browser refreshes a list or session while something is open. */
 const OPEN_SESSION_REFRESH_SECONDS = 5;
-const STATES: readonly SessionState[] = ['pending', 'closed', 'expired'];
 /** The session page lists failed records (`page`, `limit`) and, paged apart, its chunks. */
 const CHUNK_PAGING_KEYS: PagingKeys = { page: 'chunksPage', limit: 'chunksLimit' };
 
+/** The state filter of the list; any other text is no filter. */
 function stateOf(text: string | undefined): SessionState | undefined {
-  return STATES.find((s) => s === text);
+  return keepsRule(SessionStateFilter, text) ? text : undefined;
 }
 
 /** Ingestion sessions with their counters, refreshed while open; one session's failed records; close. */
-export function ingestionPages(app: FastifyInstance, services: Services): void {
+export function ingestionPages(app: FastifyInstance, services: Pick<Services, 'ingestion'>): void {
   app.get('/admin/ingestions', { config: { adminPermission: 'ingestion:read' } }, async (request, reply) => {
     const context = contextOf(request);
     const { page: pageNo, limit } = pagingOf(request);
@@ -45,7 +47,7 @@ export function ingestionPages(app: FastifyInstance, services: Services): void {
       ? html` hx-get="${request.url}" hx-trigger="every ${OPEN_SESSION_REFRESH_SECONDS}s" hx-select="#sessions-region" hx-swap="outerHTML"`
       : '';
     const body = html`<form method="get" class="filters" action="/admin/ingestions">
-  <label>State <select name="state"><option value="">any</option>${STATES.map((s) => html`<option${s === state ? html` selected` : ''}>${s}</option>`)}</select></label>
+  <label>State <select name="state"><option value="">any</option>${SESSION_STATES.map((s) => html`<option${s === state ? html` selected` : ''}>${s}</option>`)}</select></label>
   <label>Namespace <input name="namespace" value="${namespace ?? ''}"></label>
   <label>Entity <input name="entity" value="${entity ?? ''}"></label>
   <button type="submit">Filter</button>

@@ -1,13 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
 import { abs, add, type Decimal, parseDecimal, sign, toDecimalString, ZERO } from '../../../lib/decimal.js';
+import { keepsRule } from '../../../lib/input-rule.js';
+import { JOURNAL_STATUSES, JournalStatusFilter } from '../../../modules/accounting/inputs.js';
 import type { JournalLineView, JournalView } from '../../../modules/accounting/journal-queries.js';
 import type { JournalFieldRole } from '../../../modules/configuration/journal-roles.js';
 import { type Html, type HtmlValue, html } from '../html.js';
 import { currentJournalFields, type JournalFields, nodeHtml } from '../journal-fields.js';
 import { type Column, emptyState, page, pagination, table, when } from '../layout.js';
 import { amountHtml, currencySumsHtml, formatCount, magnitudeOf, sumsByCurrency } from '../money.js';
-import { contextOf, pagingOf, queryText, sendPage } from '../plugin.js';
+import { contextOf, pagingOf, queryText, sendPage } from '../request.js';
 
 /**
  * Roles whose value is the journal's, the same on every line: the journal page shows them once,
@@ -200,7 +202,7 @@ function linesTable(journal: JournalView, fields: JournalFields): Html {
 }
 
 /** Journals (filtered as the API filters them), one journal with its lines, balances, processing errors. */
-export function journalPages(app: FastifyInstance, services: Services): void {
+export function journalPages(app: FastifyInstance, services: Pick<Services, 'journals' | 'snapshots'>): void {
   const permission = { adminPermission: 'journals:read' as const };
 
   app.get('/admin/journals', { config: permission }, async (request, reply) => {
@@ -208,7 +210,7 @@ export function journalPages(app: FastifyInstance, services: Services): void {
     const { page: pageNo, limit } = pagingOf(request);
     const status = queryText(request, 'status');
     const query = {
-      status: status === 'posted' || status === 'unposted' ? status : undefined,
+      status: keepsRule(JournalStatusFilter, status) ? status : undefined,
       ingestionId: queryText(request, 'ingestionId'),
       accountingConfig: queryText(request, 'accountingConfig'),
       from: queryText(request, 'from'),
@@ -220,7 +222,7 @@ export function journalPages(app: FastifyInstance, services: Services): void {
       currentJournalFields(services),
     ]);
     const body = html`<form method="get" class="filters" action="/admin/journals">
-  <label>Status <select name="status"><option value="">any</option>${['posted', 'unposted'].map((s) => html`<option${s === query.status ? html` selected` : ''}>${s}</option>`)}</select></label>
+  <label>Status <select name="status"><option value="">any</option>${JOURNAL_STATUSES.map((s) => html`<option${s === query.status ? html` selected` : ''}>${s}</option>`)}</select></label>
   <label>${fields.labelOf('accountingConfig', 'Accounting configuration')} <input name="accountingConfig" value="${query.accountingConfig ?? ''}"></label>
   <label>Ingestion <input name="ingestionId" value="${query.ingestionId ?? ''}"></label>
   <label>From <input type="date" name="from" value="${query.from ?? ''}"></label>

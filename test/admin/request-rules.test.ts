@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CREDENTIAL_NAME_LENGTH_MAX } from '../../src/modules/auth/inputs.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { signIn, userWith } from './helpers.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+/** A name of `n` characters, each outside the Basic Multilingual Plane (two UTF-16 units). */
+const astral = (n: number) => '\u{1F4B6}'.repeat(n);
+
+/**
+ * Issue 21: a request rule is written once (`modules/<area>/inputs.ts`) and both the REST
+ * schemas and the administration pages hold requests to it, so a value one accepts the other
+ * accepts, and a value one refuses the other refuses.
+ */
+describe('request rules shared by the API and the administration pages', () => {
+  it('bounds a credential name in characters, as the API does, on the confirmation page', async () => {
+    const admin = await signIn(t, await userWith(t, ['admin']));
+    const ownerEmail = await userWith(t, ['api-client']);
+    const token = await t.tokenFor(['admin']);
+    const longest = astral(CREDENTIAL_NAME_LENGTH_MAX);
+    const api = (name: string) =>
+      t.call(token, { method: 'POST', url: '/api/v1/credentials', payload: { ownerEmail, name } });
+
+    expect((await api(longest)).statusCode).toBe(201);
+    const confirm = await admin.post('/admin/credentials/confirm', { ownerEmail, name: longest });
+    expect(confirm.statusCode).toBe(200);
+
+    const tooLong = `${longest}x`;
+    expect((await api(tooLong)).statusCode).toBe(400);
+    const refused = await admin.post('/admin/credentials/confirm', { ownerEmail, name: tooLong });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain(`the name is longer than ${CREDENTIAL_NAME_LENGTH_MAX} characters`);
+  });
+
+  it('filters sessions and journals by the states and statuses the API accepts, and ignores others', async () => {
+    const admin = await signIn(t, await userWith(t, ['admin']));
+    const sessions = await admin.get('/admin/ingestions?state=closed');
+    expect(sessions.statusCode).toBe(200);
+    expect(sessions.body).toContain('<option selected>closed</option>');
+    const unknownState = await admin.get('/admin/ingestions?state=open');
+    expect(unknownState.statusCode).toBe(200);
+    expect(unknownState.body).not.toContain('<option selected>');
+
+    const journals = await admin.get('/admin/journals?status=unposted');
+    expect(journals.statusCode).toBe(200);
+    expect(journals.body).toContain('<option selected>unposted</option>');
+    const unknownStatus = await admin.get('/admin/journals?status=draft');
+    expect(unknownStatus.statusCode).toBe(200);
+    expect(unknownStatus.body).not.toContain('<option selected>');
+  });
+});
