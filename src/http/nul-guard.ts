@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.js';
 import { isStorableText, unstorableCharacterOf } from '../lib/storable-text.js';
-import { OAuthError } from '../modules/auth/oauth-error.js';
 
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 
@@ -75,16 +74,13 @@ function unstorableTextOfRequest(request: FastifyRequest): UnstorableText | unde
  * Refuses text no store can keep (a NUL character, which PostgreSQL refuses, or a lone UTF-16
  * surrogate, which UTF-8 cannot hold) anywhere in a request's text (path parameters, query, a
  * JSON or form body) with a 400 naming where it is, before any handler runs. The OAuth
- * endpoints answer `invalid_request` in their own error form.
+ * endpoints render it in their own error form (`invalid_request`, `http/api/oauth/errors.ts`).
  */
 export function registerNulGuard(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
     const found = unstorableTextOfRequest(request);
     if (found === undefined) return;
     const { pointer, message } = found;
-    if (request.url.startsWith('/auth/')) {
-      throw new OAuthError('invalid_request', `${pointer.replace(/^\//, '')} ${message}`);
-    }
     throw new AppError('validation-failed', `${pointer} ${message}`, {
       errors: [{ path: pointer, message }],
     });

@@ -91,6 +91,19 @@ export function sendOAuthErrorAnswer(
       error.message,
     );
   }
+  if (error instanceof AppError && error.code === 'validation-failed') {
+    // Text no store can keep (`http/nul-guard.ts`), named as the form field it is in.
+    const [first] = (error.extensions.errors as { path: string; message: string }[] | undefined) ?? [];
+    const description =
+      first === undefined ? error.message : `${first.path.replace(/^\//, '')} ${first.message}`;
+    return sendOAuthError(
+      request,
+      reply,
+      PROBLEM_STATUS['validation-failed'],
+      'invalid_request',
+      description,
+    );
+  }
   if (error instanceof AppError) return sendErrorProblem(error, request, reply);
   const problem = frameworkProblem(error, request, FORM_MEDIA_TYPE);
   if (problem.code === 'internal') return sendErrorProblem(error, request, reply);
