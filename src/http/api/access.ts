@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { AccessDirectory } from '../../modules/auth/access-directory.js';
 import { CREDENTIAL_EXPIRY_DAYS_MAX } from '../../modules/auth/access-directory.js';
 import { ROLE_NAMES } from '../../modules/auth/permissions.js';
-import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from './schemas.js';
+import { Page, PageQuery, Problem, pageOf } from './schemas.js';
 
 const Credential = Type.Object({
   clientId: Type.String(),
@@ -34,6 +34,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
     {
       config: { permission: 'credentials:manage' },
       schema: {
+        operationId: 'createCredential',
         tags: ['access'],
         summary: 'Create an API credential; the secret is in this answer only',
         body: Type.Object(
@@ -49,7 +50,6 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
         response: {
           201: Type.Composite([Credential, Type.Object({ clientSecret: Type.String() })]),
           404: Problem,
-          ...AUTH_ERRORS,
         },
       },
     },
@@ -61,10 +61,11 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
     {
       config: { permission: 'credentials:manage' },
       schema: {
+        operationId: 'listCredentials',
         tags: ['access'],
         summary: 'List credentials (never a secret)',
         querystring: Type.Object(PageQuery),
-        response: { 200: Page(Credential), ...AUTH_ERRORS },
+        response: { 200: Page(Credential) },
       },
     },
     async (request) => {
@@ -79,10 +80,11 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
     {
       config: { permission: 'credentials:manage' },
       schema: {
+        operationId: 'revokeCredential',
         tags: ['access'],
         summary: 'Revoke a credential; its tokens stop working at once',
         params: Type.Object({ clientId: Type.String() }),
-        response: { 204: Type.Null(), 404: Problem, ...AUTH_ERRORS },
+        response: { 204: Type.Null(), 404: Problem },
       },
     },
     async (request, reply) => {
@@ -96,6 +98,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
     {
       config: { permission: 'users:manage' },
       schema: {
+        operationId: 'createUser',
         tags: ['access'],
         summary: 'Create a user',
         body: Type.Object(
@@ -107,7 +110,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
           },
           { additionalProperties: false },
         ),
-        response: { 201: User, 409: Problem, ...AUTH_ERRORS },
+        response: { 201: User, 409: Problem },
       },
     },
     async (request, reply) => reply.code(201).send(await access.createUser(request.body)),
@@ -118,10 +121,11 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
     {
       config: { permission: 'users:manage' },
       schema: {
+        operationId: 'listUsers',
         tags: ['access'],
         summary: 'List users',
         querystring: Type.Object(PageQuery),
-        response: { 200: Page(User), ...AUTH_ERRORS },
+        response: { 200: Page(User) },
       },
     },
     async (request) => {
@@ -136,6 +140,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
     {
       config: { permission: 'users:manage' },
       schema: {
+        operationId: 'updateUser',
         tags: ['access'],
         summary: 'Change a user: roles, display name, disabled (takes effect on the next request)',
         params: Type.Object({ email: Type.String() }),
@@ -147,7 +152,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
           },
           { additionalProperties: false },
         ),
-        response: { 200: User, 404: Problem, ...AUTH_ERRORS },
+        response: { 200: User, 404: Problem },
       },
     },
     async (request) => access.updateUser(request.params.email, request.body),

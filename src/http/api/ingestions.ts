@@ -13,7 +13,7 @@ import type { ChunkResult, IngestionService } from '../../modules/ingestion/serv
 import { principalOf } from '../authenticate.js';
 import { problemContextOf } from '../problem.js';
 import { ChunkAccepted, Session, SessionError } from './answer-schemas.js';
-import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from './schemas.js';
+import { Page, PageQuery, Problem, pageOf } from './schemas.js';
 
 /** Characters an `Idempotency-Key` may have; the key is per session. */
 const IDEMPOTENCY_KEY_LENGTH_MAX = 200;
@@ -66,6 +66,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
     {
       config: { permission: 'ingestion:write' },
       schema: {
+        operationId: 'createIngestionSession',
         tags: ['ingestion'],
         summary: 'Open an ingestion session for one entity',
         body: Type.Object(
@@ -84,7 +85,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
           },
           { additionalProperties: false },
         ),
-        response: { 201: Session, 400: Problem, 404: Problem, ...AUTH_ERRORS },
+        response: { 201: Session, 400: Problem, 404: Problem },
       },
     },
     async (request, reply) =>
@@ -96,6 +97,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
     {
       config: { permission: 'ingestion:read' },
       schema: {
+        operationId: 'listIngestionSessions',
         tags: ['ingestion'],
         summary: 'List sessions, newest first',
         querystring: Type.Object({
@@ -106,7 +108,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
           namespace: Type.Optional(Type.String()),
           entity: Type.Optional(Type.String()),
         }),
-        response: { 200: Page(Session), ...AUTH_ERRORS },
+        response: { 200: Page(Session) },
       },
     },
     async (request) => {
@@ -121,10 +123,11 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
     {
       config: { permission: 'ingestion:read' },
       schema: {
+        operationId: 'getIngestionSession',
         tags: ['ingestion'],
         summary: 'Status of a session: its state, chunk and row counters, and processing status',
         params: IdParams,
-        response: { 200: Session, 404: Problem, ...AUTH_ERRORS },
+        response: { 200: Session, 404: Problem },
       },
     },
     async (request) => ingestion.getSession(request.params.ingestionId),
@@ -135,6 +138,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
     {
       config: { permission: 'ingestion:write' },
       schema: {
+        operationId: 'closeIngestionSession',
         tags: ['ingestion'],
         summary: 'Close a session: {"state": "closed"} (application/merge-patch+json)',
         params: IdParams,
@@ -142,7 +146,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
           { state: Type.String({ description: '`closed` (case-insensitive).' }) },
           { additionalProperties: false },
         ),
-        response: { 200: Session, 400: Problem, 404: Problem, 409: Problem, ...AUTH_ERRORS },
+        response: { 200: Session, 400: Problem, 404: Problem, 409: Problem },
       },
     },
     async (request) => {
@@ -174,6 +178,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         config: { permission: 'ingestion:write' },
         bodyLimit: CHUNK_BODY_BYTES_MAX,
         schema: {
+          operationId: 'submitChunk',
           tags: ['ingestion'],
           summary: 'Submit a chunk of records (at most 1 MiB)',
           description: `A JSON body (\`application/json\`) of at most ${CHUNK_BODY_BYTES_MAX.toLocaleString('en-US')} bytes (413 above) carrying at most ${CHUNK_RECORDS_MAX.toLocaleString('en-US')} records in \`data\` (400 above; split larger data over more chunks). Atomic by default: if any record fails, 400 lists the failed records as sent and nothing is kept. With \`partial=true\` the valid records are kept (201) and the failed ones listed. Either answer lists the first ${CHUNK_ERRORS_SHOWN_MAX} failed records in \`errors\` and counts the others in \`errorsOmitted\`; the session's error list keeps the first ${CHUNK_ERRORS_KEPT_MAX.toLocaleString('en-US')} (\`GET …/errors?chunkSeq=\`). A rejected chunk adds nothing to the session's \`chunks\`, \`totalRows\` and \`failedRows\` (only to its API calls): its records count when they are sent again and stored. A repeated \`Idempotency-Key\` with the same body replays the earlier answer (\`Idempotent-Replayed: true\`); with another body it is 422.`,
@@ -201,7 +206,6 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
             409: Problem,
             413: Problem,
             422: Problem,
-            ...AUTH_ERRORS,
           },
         },
         // The body schema documents the chunk; the service validates it from the raw bytes. The
@@ -229,6 +233,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
     {
       config: { permission: 'ingestion:read' },
       schema: {
+        operationId: 'listIngestionErrors',
         tags: ['ingestion'],
         summary: 'Failed records of a session: validation failures, then processing errors',
         description: `Validation failures: the first ${CHUNK_ERRORS_KEPT_MAX.toLocaleString('en-US')} failed records of each chunk (its answer lists the first ${CHUNK_ERRORS_SHOWN_MAX}); the session's \`failedRows\` counts every one. Without \`chunkSeq\`, those of the stored chunks, so each failed record is listed once even when a rejected chunk was sent again with \`partial=true\`; with \`chunkSeq\`, those of that chunk, stored or rejected, then the processing errors of its records.`,
@@ -246,7 +251,6 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         response: {
           200: Page(SessionError),
           404: Problem,
-          ...AUTH_ERRORS,
         },
       },
     },
@@ -267,6 +271,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
     {
       config: { permission: 'ingestion:read' },
       schema: {
+        operationId: 'listEntityRecords',
         tags: ['ingestion'],
         summary: 'Stored records of an entity, each with its ingestionId',
         params: Type.Object({ ns: Type.String(), entity: Type.String() }),
@@ -281,7 +286,6 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
             }),
           ),
           404: Problem,
-          ...AUTH_ERRORS,
         },
       },
     },

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { JournalQueries } from '../../modules/accounting/journal-queries.js';
 import { Balances, Journal, ProcessingError } from './answer-schemas.js';
-import { AUTH_ERRORS, DateQuery, Page, PageQuery, Problem, pageOf } from './schemas.js';
+import { DateQuery, Page, PageQuery, Problem, pageOf } from './schemas.js';
 
 /** Journals, balances and processing errors: the read side of the accounting engine. */
 export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries }> = async (
@@ -16,6 +16,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
     {
       config,
       schema: {
+        operationId: 'listJournals',
         tags: ['journals'],
         summary: 'Journals by core date',
         querystring: Type.Object({
@@ -26,7 +27,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
           from: Type.Optional(DateQuery('Core date from (inclusive), a date YYYY-MM-DD.')),
           to: Type.Optional(DateQuery('Core date to (exclusive), a date YYYY-MM-DD.')),
         }),
-        response: { 200: Page(Journal), 400: Problem, ...AUTH_ERRORS },
+        response: { 200: Page(Journal), 400: Problem },
       },
     },
     async (request) => {
@@ -41,10 +42,11 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
     {
       config,
       schema: {
+        operationId: 'getJournal',
         tags: ['journals'],
         summary: 'One journal',
         params: Type.Object({ journalId: Type.String({ maxLength: 100 }) }),
-        response: { 200: Journal, 404: Problem, ...AUTH_ERRORS },
+        response: { 200: Journal, 404: Problem },
       },
     },
     async (request) => journals.get(request.params.journalId),
@@ -55,6 +57,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
     {
       config,
       schema: {
+        operationId: 'getBalances',
         tags: ['journals'],
         summary: 'Balances of posted journals per accounting configuration, node, account and currency',
         querystring: Type.Object({
@@ -66,7 +69,6 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
         response: {
           200: Balances,
           400: Problem,
-          ...AUTH_ERRORS,
         },
       },
     },
@@ -78,6 +80,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
     {
       config,
       schema: {
+        operationId: 'listProcessingErrors',
         tags: ['journals'],
         summary: 'Records that produced no journal, with the rule they broke',
         querystring: Type.Object({
@@ -87,7 +90,6 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
         }),
         response: {
           200: Page(ProcessingError),
-          ...AUTH_ERRORS,
         },
       },
     },
