@@ -14,6 +14,7 @@ import type { Store } from '../storage/database.js';
 import { adminInterface } from './admin/plugin.js';
 import { accessRoutes } from './api/access.js';
 import { configurationRoutes } from './api/configuration.js';
+import { documentedRoute, SHARED_ANSWER_SCHEMAS } from './api/documented-answers.js';
 import { entityRoutes } from './api/entities.js';
 import { ingestionRoutes } from './api/ingestions.js';
 import { journalRoutes } from './api/journals.js';
@@ -209,27 +210,47 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         description:
           'Financial data platform: ingestion sessions and chunks, Configuration Data, journals. Every /api/v1 call needs an OAuth 2.0 bearer token from POST /auth/token.',
       },
+      // The service is self-hosted: paths are relative to wherever this document is served.
+      servers: [{ url: '/', description: 'The service that serves this document.' }],
+      // Client generators group operations by tag; each operation names one of these.
+      tags: [
+        {
+          name: 'auth',
+          description: 'OAuth 2.0 tokens (client credentials and refresh grants) and their revocation.',
+        },
+        { name: 'access', description: 'Users, their roles, and the API credentials that act for them.' },
+        {
+          name: 'configuration',
+          description: 'The Configuration Data document and the audit log of its changes.',
+        },
+        {
+          name: 'entities',
+          description: 'Namespaces and entities of the configuration, with example chunks.',
+        },
+        {
+          name: 'ingestion',
+          description: 'Ingestion sessions, their chunks of records, and what they stored.',
+        },
+        {
+          name: 'journals',
+          description: 'Journals, balances and processing errors made by the accounting engine.',
+        },
+        { name: 'statistics', description: 'Counters of the operational dashboard.' },
+        { name: 'operations', description: 'Liveness, readiness and metrics; no token and no rate limit.' },
+      ],
       components: {
+        schemas: SHARED_ANSWER_SCHEMAS,
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer' },
-          oauth2: { type: 'oauth2', flows: { clientCredentials: { tokenUrl: '/auth/token', scopes: {} } } },
+          oauth2: {
+            type: 'oauth2',
+            flows: { clientCredentials: { tokenUrl: '/auth/token', refreshUrl: '/auth/token', scopes: {} } },
+          },
         },
       },
       security: [],
     },
-    transform: ({ schema, url, route }) => {
-      const permission = route.config?.permission;
-      if (permission === undefined || schema === undefined) return { schema, url };
-      return {
-        schema: {
-          ...schema,
-          security: [{ bearer: [] }],
-          description:
-            `${schema.description ?? ''}\n\nNeeds the permission \`${[permission].flat().join('` or `')}\`.`.trim(),
-        },
-        url,
-      };
-    },
+    transform: documentedRoute(services.requestLimiter.enabled),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 

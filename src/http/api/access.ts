@@ -9,7 +9,7 @@ import {
   RoleList,
   UserEmail,
 } from '../../modules/auth/inputs.js';
-import { AUTH_ERRORS, Page, PageQuery, PathParam, Problem, pageOf } from './schemas.js';
+import { Page, PageQuery, PathParam, Problem, pageOf } from './schemas.js';
 
 const Credential = Type.Object({
   clientId: Type.String(),
@@ -38,6 +38,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
     {
       config: { permission: 'credentials:manage' },
       schema: {
+        operationId: 'createCredential',
         tags: ['access'],
         summary: 'Create an API credential; the secret is in this answer only',
         body: Type.Object(
@@ -51,7 +52,6 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
         response: {
           201: Type.Composite([Credential, Type.Object({ clientSecret: Type.String() })]),
           404: Problem,
-          ...AUTH_ERRORS,
         },
       },
     },
@@ -63,10 +63,11 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
     {
       config: { permission: 'credentials:manage' },
       schema: {
+        operationId: 'listCredentials',
         tags: ['access'],
         summary: 'List credentials (never a secret)',
         querystring: Type.Object(PageQuery),
-        response: { 200: Page(Credential), ...AUTH_ERRORS },
+        response: { 200: Page(Credential) },
       },
     },
     async (request) => {
@@ -81,10 +82,11 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
     {
       config: { permission: 'credentials:manage' },
       schema: {
+        operationId: 'revokeCredential',
         tags: ['access'],
         summary: 'Revoke a credential; its tokens stop working at once',
         params: Type.Object({ clientId: PathParam }),
-        response: { 204: Type.Null(), 404: Problem, ...AUTH_ERRORS },
+        response: { 204: Type.Null(), 404: Problem },
       },
     },
     async (request, reply) => {
@@ -98,6 +100,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
     {
       config: { permission: 'users:manage' },
       schema: {
+        operationId: 'createUser',
         tags: ['access'],
         summary: 'Create a user',
         body: Type.Object(
@@ -109,7 +112,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
           },
           { additionalProperties: false },
         ),
-        response: { 201: User, 409: Problem, ...AUTH_ERRORS },
+        response: { 201: User, 409: Problem },
       },
     },
     async (request, reply) => reply.code(201).send(await access.createUser(request.body)),
@@ -120,10 +123,11 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
     {
       config: { permission: 'users:manage' },
       schema: {
+        operationId: 'listUsers',
         tags: ['access'],
         summary: 'List users',
         querystring: Type.Object(PageQuery),
-        response: { 200: Page(User), ...AUTH_ERRORS },
+        response: { 200: Page(User) },
       },
     },
     async (request) => {
@@ -138,6 +142,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
     {
       config: { permission: 'users:manage' },
       schema: {
+        operationId: 'updateUser',
         tags: ['access'],
         summary: 'Change a user: roles, display name, disabled (takes effect on the next request)',
         params: Type.Object({ email: PathParam }),
@@ -149,7 +154,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
           },
           { additionalProperties: false },
         ),
-        response: { 200: User, 404: Problem, ...AUTH_ERRORS },
+        response: { 200: User, 404: Problem },
       },
     },
     async (request) => access.updateUser(request.params.email, request.body),

@@ -3,36 +3,107 @@
  * responses (the OpenAPI document is generated from them) and the CLI checks the answers it
  * reads against (with their static types). This module imports TypeBox and module constants
  * only, never Fastify, so that the CLI can load it.
+ *
+ * Bounds (`maxLength`, `maxItems`, `maximum`, `pattern`, `format`) are stated only where the
+ * service enforces them, each from the constant that does; the CLI refuses an answer outside
+ * them, so an invented bound would break it. Counters and free text keep no upper bound.
  */
 import { Type } from '@sinclair/typebox';
+import { JOURNAL_LINES_MAX } from '../../modules/accounting/journal-assembly.js';
+import { TOKEN_LENGTH_MAX } from '../../modules/auth/token-service.js';
 import { CONFIGURATION_SECTIONS } from '../../modules/configuration/document.js';
-import { CHUNK_ERRORS_SHOWN_MAX } from '../../modules/ingestion/chunk-body.js';
+import {
+  CHUNK_ERRORS_SHOWN_MAX,
+  CHUNK_NAME_LENGTH_MAX,
+  CHUNK_RECORDS_MAX,
+} from '../../modules/ingestion/chunk-body.js';
 import { Page, Problem } from './schemas.js';
 
 export { Page, Problem };
 
+/** An ingestion id as `newIngestionId` (`lib/ids.ts`) makes it: 35 characters. */
+const IngestionId = Type.String({
+  maxLength: 35,
+  description: '`in_` followed by 32 lower-case hex digits.',
+});
+
+/** The sequence number of a chunk in its session, from 1 (`chunk_seq_next + 1`). */
+const ChunkSeq = Type.Integer({
+  minimum: 1,
+  description: 'Sequence number of the chunk in its session, distinct per chunk.',
+});
+
+/** A record's position in its chunk, which holds at most `CHUNK_RECORDS_MAX` records. */
+const RecordIndex = Type.Integer({
+  minimum: 0,
+  maximum: CHUNK_RECORDS_MAX - 1,
+  description: 'Position of the record in its chunk, from 0.',
+});
+
+/** A count of records of one chunk. */
+const ChunkRecordCount = Type.Integer({ minimum: 0, maximum: CHUNK_RECORDS_MAX });
+
+/** An opaque token: the service accepts none longer than `TOKEN_LENGTH_MAX`, so issues none. */
+const OpaqueToken = Type.String({ maxLength: TOKEN_LENGTH_MAX });
+
 /** The answer of POST /auth/token (RFC 6749, section 5.1). */
 export const TokenAnswer = Type.Object({
-  access_token: Type.String(),
+  access_token: OpaqueToken,
   token_type: Type.Literal('Bearer'),
   expires_in: Type.Integer({ description: 'Seconds the access token is valid.' }),
-  refresh_token: Type.String(),
+  refresh_token: OpaqueToken,
   refresh_expires_in: Type.Integer({ description: 'Seconds the refresh token is valid.' }),
 });
 
 /** An error of the token endpoint, in the OAuth form (RFC 6749, section 5.2). */
-export const OAuthErrorBody = Type.Object({
-  error: Type.String(),
-  error_description: Type.Optional(Type.String()),
-  reference: Type.Optional(Type.String({ description: 'Id of the request, also on its server log lines.' })),
-});
+export const OAuthErrorBody = Type.Object(
+  {
+    error: Type.String(),
+    error_description: Type.Optional(Type.String()),
+    reference: Type.Optional(
+      Type.String({ description: 'Id of the request, also on its server log lines.' }),
+    ),
+  },
+  { description: 'An error of the OAuth endpoints (RFC 6749, section 5.2), with the id of the request.' },
+);
 
 /** A problem of a request or of a configuration document: where (a JSON Pointer) and what. */
 export const PathError = Type.Object({ path: Type.String(), message: Type.String() });
 
+/** The authorisation server metadata (RFC 8414, section 2) at /.well-known/oauth-authorization-server. */
+export const AuthorizationServerMetadata = Type.Object({
+  issuer: Type.String({ description: '`PUBLIC_URL`, or the address the service listens on.' }),
+  token_endpoint: Type.String(),
+  revocation_endpoint: Type.String(),
+  grant_types_supported: Type.Array(Type.String()),
+  token_endpoint_auth_methods_supported: Type.Array(Type.String()),
+  revocation_endpoint_auth_methods_supported: Type.Array(Type.String()),
+  response_types_supported: Type.Array(Type.String()),
+  service_documentation: Type.String(),
+});
+
+/** The answer of GET /healthz. */
+export const Health = Type.Object({ status: Type.Literal('ok') });
+
+/** The answer of GET /readyz: ready, with `processing` when background processing runs degraded. */
+export const Readiness = Type.Object({
+  status: Type.Literal('ready'),
+  processing: Type.Optional(
+    Type.Object({
+      state: Type.Literal('degraded'),
+      runsOn: Type.Union([
+        Type.Literal('processing-thread'),
+        Type.Literal('main-thread'),
+        Type.Literal('none'),
+      ]),
+      detail: Type.Optional(Type.String()),
+    }),
+  ),
+});
+
 /** An ingestion session. */
 export const Session = Type.Object({
-  ingestionId: Type.String({ description: '`in_` followed by 32 lower-case hex digits.' }),
+  ingestionId: IngestionId,
   ingestionName: Type.Union([Type.String(), Type.Null()]),
   namespace: Type.String(),
   entity: Type.String(),
@@ -44,10 +115,10 @@ export const Session = Type.Object({
   closedOn: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   closeReason: Type.Union([Type.Literal('manual'), Type.Literal('timeout'), Type.Null()]),
   lastActivityOn: Type.String({ format: 'date-time' }),
-  chunks: Type.Integer(),
-  totalRows: Type.Integer(),
-  successRows: Type.Integer(),
-  failedRows: Type.Integer(),
+  chunks: Type.Integer({ minimum: 0 }),
+  totalRows: Type.Integer({ minimum: 0 }),
+  successRows: Type.Integer({ minimum: 0 }),
+  failedRows: Type.Integer({ minimum: 0 }),
   processingStatus: Type.Union([
     Type.Literal('pending'),
     Type.Literal('processing'),
@@ -61,23 +132,28 @@ export const FieldError = Type.Object({ field: Type.String(), code: Type.String(
 
 /** A record of a chunk that failed validation. */
 export const FailedRecord = Type.Object({
-  index: Type.Integer({ description: 'Position of the record in the chunk, from 0.' }),
+  index: RecordIndex,
   record: Type.Unknown({ description: 'The record as it was sent.' }),
   errors: Type.Array(FieldError),
 });
 
 /** The answer to a stored chunk. */
 export const ChunkAccepted = Type.Object({
-  ingestionId: Type.String(),
-  chunkName: Type.Union([Type.String(), Type.Null()]),
-  chunkSeq: Type.Integer({ description: 'Sequence number of the chunk in its session, distinct per chunk.' }),
-  acceptedRows: Type.Integer(),
-  failedRows: Type.Integer(),
+  ingestionId: IngestionId,
+  chunkName: Type.Union([Type.String({ maxLength: CHUNK_NAME_LENGTH_MAX }), Type.Null()]),
+  chunkSeq: ChunkSeq,
+  acceptedRows: ChunkRecordCount,
+  failedRows: ChunkRecordCount,
   errors: Type.Array(FailedRecord, {
+    maxItems: CHUNK_ERRORS_SHOWN_MAX,
     description: `The first failed records, at most ${CHUNK_ERRORS_SHOWN_MAX}.`,
   }),
   errorsOmitted: Type.Optional(
-    Type.Integer({ description: 'Failed records not listed in errors; present when some were left out.' }),
+    Type.Integer({
+      minimum: 1,
+      maximum: CHUNK_RECORDS_MAX,
+      description: 'Failed records not listed in errors; present when some were left out.',
+    }),
   ),
 });
 
@@ -85,9 +161,13 @@ export const ChunkAccepted = Type.Object({
 export const ChunkRefused = Type.Composite([
   Problem,
   Type.Object({
-    errors: Type.Array(FailedRecord, { minItems: 1 }),
+    errors: Type.Array(FailedRecord, { minItems: 1, maxItems: CHUNK_ERRORS_SHOWN_MAX }),
     errorsOmitted: Type.Optional(
-      Type.Integer({ description: 'Failed records not listed in errors; present when some were left out.' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: CHUNK_RECORDS_MAX,
+        description: 'Failed records not listed in errors; present when some were left out.',
+      }),
     ),
   }),
 ]);
@@ -95,8 +175,8 @@ export const ChunkRefused = Type.Composite([
 /** One failed record of a session (GET /api/v1/ingestions/{id}/errors). */
 export const SessionError = Type.Object({
   kind: Type.Union([Type.Literal('validation'), Type.Literal('processing')]),
-  chunkSeq: Type.Integer(),
-  index: Type.Integer({ description: 'Position of the record in its chunk, from 0.' }),
+  chunkSeq: ChunkSeq,
+  index: RecordIndex,
   record: Type.Unknown(),
   errors: Type.Array(FieldError),
   at: Type.String({ format: 'date-time' }),
@@ -168,12 +248,12 @@ export const WipeDryRunResult = Type.Object({
 
 /** One configuration upload or deletion in the audit log. */
 export const AuditEntry = Type.Object({
-  id: Type.Integer(),
+  id: Type.Integer({ minimum: 1 }),
   at: Type.String({ format: 'date-time' }),
   actor: Type.String({ description: 'E-mail of the owner of the credential that made the change.' }),
   action: Type.Union([Type.Literal('configuration.upload'), Type.Literal('configuration.delete')]),
   version: Type.Union([Type.String(), Type.Null()]),
-  revision: Type.Integer({ description: 'Configuration revision the change made.' }),
+  revision: Type.Integer({ minimum: 1, description: 'Configuration revision the change made.' }),
   sections: Type.Record(Type.String(), Type.Integer(), {
     description: 'Items per section of the configuration the change stored.',
   }),
@@ -192,15 +272,16 @@ export const Journal = Type.Object({
   }),
   journalType: Type.String(),
   accountingConfig: Type.String(),
-  ingestionId: Type.String(),
-  reverses: Type.Union([Type.String(), Type.Null()]),
-  reversedBy: Type.Union([Type.String(), Type.Null()]),
+  ingestionId: IngestionId,
+  reverses: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+  reversedBy: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
   node: Type.Record(Type.String(), Type.String()),
   lines: Type.Array(
     Type.Record(Type.String(), Type.Unknown(), {
       description:
         'A line keyed by the journalDefinition field names (amounts as decimal strings, debit positive), plus drCr.',
     }),
+    { maxItems: JOURNAL_LINES_MAX },
   ),
 });
 
@@ -219,7 +300,7 @@ export const Balances = Type.Object({
 
 /** A record that produced no journal, with the rule it broke. */
 export const ProcessingError = Type.Object({
-  ingestionId: Type.String(),
+  ingestionId: IngestionId,
   namespace: Type.String(),
   entity: Type.String(),
   code: Type.String(),

@@ -11,7 +11,7 @@ import type { ConfigurationService } from '../../modules/configuration/service.j
 import { principalOf } from '../authenticate.js';
 import { ajvErrorsToPaths } from '../problem.js';
 import { AuditEntry, UploadResult, WipeDryRunResult } from './answer-schemas.js';
-import { AUTH_ERRORS, Page, PageQuery, Problem, pageOf } from './schemas.js';
+import { Page, PageQuery, Problem, pageOf } from './schemas.js';
 
 const DryRunQuery = Type.Object(
   {
@@ -81,11 +81,12 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
       // slow a large document down.
       serializerCompiler: () => (data) => JSON.stringify(data),
       schema: {
+        operationId: 'downloadConfiguration',
         tags: ['configuration'],
         summary: 'Download the whole configuration',
         description:
           '`downloadedBy` is the e-mail of the owner of the calling credential; every section is present. Each entity attribute type is returned in the form it was uploaded in. The `ETag` header names the stored revision: send it as `If-Match` with an upload or a deletion to make it only if nothing changed in between.',
-        response: { 200: ConfigurationDocumentSchema, ...AUTH_ERRORS },
+        response: { 200: ConfigurationDocumentSchema },
       },
     },
     async (request, reply) => {
@@ -105,13 +106,14 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
       // string is validated as everywhere else.
       validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : compileValidator(route)),
       schema: {
+        operationId: 'uploadConfiguration',
         tags: ['configuration'],
         summary: 'Upload a whole configuration (all or nothing; wipes the processing data)',
         description: `At most ${CONFIGURATION_BODY_BYTES_MAX} bytes. The new configuration replaces the old one, and every ingestion session with its records, journals, journal lines and processing errors is deleted; users, credentials and the audit log stay. The answer's \`deleted\` counts what was wiped. With \`dryRun=true\` the document is checked exactly as for an upload and nothing changes: the answer's \`wouldDelete\` counts what an upload would wipe now. A 400 lists every problem as { path (JSON Pointer), message }; nothing changes on a 400. With \`If-Match\`, the upload (or its dry run) is made only while the stored configuration is the one that \`ETag\` names, else 412 \`configuration-changed\` and nothing changes. The answer's \`ETag\` names the revision stored after it (unchanged by a dry run).`,
         querystring: DryRunQuery,
         headers: IfMatchHeaders,
         body: ConfigurationUploadSchema,
-        response: { 200: UploadResult, 400: Problem, 412: Problem, 413: Problem, ...AUTH_ERRORS },
+        response: { 200: UploadResult, 400: Problem, 412: Problem, 413: Problem },
       },
     },
     async (request, reply) => {
@@ -133,13 +135,14 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
     {
       config: { permission: 'configuration:delete' },
       schema: {
+        operationId: 'deleteConfiguration',
         tags: ['configuration'],
         summary: 'Delete the configuration and wipe the processing data (users and credentials stay)',
         description:
           'Empties every section and deletes every ingestion session with its records, journals, journal lines and processing errors; users, credentials and the audit log stay, and the audit entry records what was wiped. With `dryRun=true` nothing changes and the answer (200) counts what a deletion would wipe now. It takes no body; an empty object is accepted, and any member is refused (400 naming it). With `If-Match`, the deletion (or its dry run) is made only while the stored configuration is the one that `ETag` names, else 412 `configuration-changed` and nothing changes. The `ETag` of the answer names the revision stored after it.',
         querystring: DryRunQuery,
         headers: IfMatchHeaders,
-        response: { 200: WipeDryRunResult, 204: Type.Null(), 400: Problem, 412: Problem, ...AUTH_ERRORS },
+        response: { 200: WipeDryRunResult, 204: Type.Null(), 400: Problem, 412: Problem },
       },
       preValidation: async (request) => {
         if (request.body === undefined || deleteBodyValid(request.body) === true) return;
@@ -171,12 +174,13 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
     {
       config: { permission: ['users:manage', 'configuration:read'] },
       schema: {
+        operationId: 'listAuditEntries',
         tags: ['configuration'],
         summary: 'Configuration uploads and deletions, newest first',
         description:
           'One entry per upload or deletion, newest first (in the order the changes were made): who, when, the version, the revision it made, the section counts and what it wiped. Dry runs leave no entry.',
         querystring: Type.Object(PageQuery),
-        response: { 200: Page(AuditEntry), ...AUTH_ERRORS },
+        response: { 200: Page(AuditEntry) },
       },
     },
     async (request) => {

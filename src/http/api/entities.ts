@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { EntityCatalog } from '../../modules/entities/catalog.js';
 import { EntityDetail } from './answer-schemas.js';
-import { AUTH_ERRORS, PathParam, Problem } from './schemas.js';
+import { PathParam, Problem } from './schemas.js';
 
 const EntitySummary = Type.Object({
   name: Type.String(),
@@ -25,11 +25,11 @@ export const entityRoutes: FastifyPluginAsyncTypebox<{ catalog: EntityCatalog }>
     {
       config: { permission },
       schema: {
+        operationId: 'listNamespaces',
         tags: ['entities'],
         summary: 'List namespaces',
         response: {
           200: Type.Object({ data: Type.Array(Type.Object({ name: Type.String() })) }),
-          ...AUTH_ERRORS,
         },
       },
     },
@@ -41,10 +41,11 @@ export const entityRoutes: FastifyPluginAsyncTypebox<{ catalog: EntityCatalog }>
     {
       config: { permission },
       schema: {
+        operationId: 'listEntities',
         tags: ['entities'],
         summary: 'List the entities of a namespace',
         params: NsParams,
-        response: { 200: Type.Object({ data: Type.Array(EntitySummary) }), 404: Problem, ...AUTH_ERRORS },
+        response: { 200: Type.Object({ data: Type.Array(EntitySummary) }), 404: Problem },
       },
     },
     async (request) => ({
@@ -61,10 +62,11 @@ export const entityRoutes: FastifyPluginAsyncTypebox<{ catalog: EntityCatalog }>
     {
       config: { permission },
       schema: {
+        operationId: 'getEntity',
         tags: ['entities'],
         summary: 'One entity with its ordered attributes',
         params: EntityParams,
-        response: { 200: EntityDetail, 404: Problem, ...AUTH_ERRORS },
+        response: { 200: EntityDetail, 404: Problem },
       },
     },
     async (request) => {
@@ -91,6 +93,7 @@ export const entityRoutes: FastifyPluginAsyncTypebox<{ catalog: EntityCatalog }>
     {
       config: { permission },
       schema: {
+        operationId: 'getEntityExample',
         tags: ['entities'],
         summary: 'An example chunk body that the chunk endpoint accepts as it is',
         description:
@@ -102,7 +105,6 @@ export const entityRoutes: FastifyPluginAsyncTypebox<{ catalog: EntityCatalog }>
             data: Type.Array(Type.Record(Type.String(), Type.Unknown())),
           }),
           404: Problem,
-          ...AUTH_ERRORS,
         },
       },
     },

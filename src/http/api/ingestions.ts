@@ -23,7 +23,7 @@ import { principalOf } from '../authenticate.js';
 import { problemContextOf } from '../problem.js';
 import { PROBLEM_STATUS, problemBody } from '../problems.js';
 import { ChunkAccepted, Session, SessionError } from './answer-schemas.js';
-import { AUTH_ERRORS, Page, PageQuery, PathParam, Problem, pageOf } from './schemas.js';
+import { Page, PageQuery, PathParam, Problem, pageOf } from './schemas.js';
 
 const IdParams = Type.Object({ ingestionId: IngestionId });
 
@@ -73,6 +73,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
     {
       config: { permission: 'ingestion:write' },
       schema: {
+        operationId: 'createIngestionSession',
         tags: ['ingestion'],
         summary: 'Open an ingestion session for one entity',
         body: Type.Object(
@@ -84,7 +85,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
           },
           { additionalProperties: false },
         ),
-        response: { 201: Session, 400: Problem, 404: Problem, ...AUTH_ERRORS },
+        response: { 201: Session, 400: Problem, 404: Problem },
       },
     },
     async (request, reply) =>
@@ -96,6 +97,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
     {
       config: { permission: 'ingestion:read' },
       schema: {
+        operationId: 'listIngestionSessions',
         tags: ['ingestion'],
         summary: 'List sessions, newest first',
         querystring: Type.Object({
@@ -104,7 +106,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
           namespace: Type.Optional(Type.String()),
           entity: Type.Optional(Type.String()),
         }),
-        response: { 200: Page(Session), ...AUTH_ERRORS },
+        response: { 200: Page(Session) },
       },
     },
     async (request) => {
@@ -119,10 +121,11 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
     {
       config: { permission: 'ingestion:read' },
       schema: {
+        operationId: 'getIngestionSession',
         tags: ['ingestion'],
         summary: 'Status of a session: its state, chunk and row counters, and processing status',
         params: IdParams,
-        response: { 200: Session, 404: Problem, ...AUTH_ERRORS },
+        response: { 200: Session, 404: Problem },
       },
     },
     async (request) => ingestion.getSession(request.params.ingestionId),
@@ -133,6 +136,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
     {
       config: { permission: 'ingestion:write' },
       schema: {
+        operationId: 'closeIngestionSession',
         tags: ['ingestion'],
         summary: 'Close a session: {"state": "closed"} (application/merge-patch+json)',
         params: IdParams,
@@ -140,7 +144,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
           { state: Type.String({ description: '`closed` (case-insensitive).' }) },
           { additionalProperties: false },
         ),
-        response: { 200: Session, 400: Problem, 404: Problem, 409: Problem, ...AUTH_ERRORS },
+        response: { 200: Session, 400: Problem, 404: Problem, 409: Problem },
       },
     },
     async (request) => {
@@ -172,6 +176,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         config: { permission: 'ingestion:write' },
         bodyLimit: CHUNK_BODY_BYTES_MAX,
         schema: {
+          operationId: 'submitChunk',
           tags: ['ingestion'],
           summary: 'Submit a chunk of records (at most 1 MiB)',
           description: `A JSON body (\`application/json\`) of at most ${CHUNK_BODY_BYTES_MAX.toLocaleString('en-US')} bytes (413 above) carrying at most ${CHUNK_RECORDS_MAX.toLocaleString('en-US')} records in \`data\` (400 above; split larger data over more chunks). Atomic by default: if any record fails, 400 lists the failed records as sent and nothing is kept. With \`partial=true\` the valid records are kept (201) and the failed ones listed. Either answer lists the first ${CHUNK_ERRORS_SHOWN_MAX} failed records in \`errors\` and counts the others in \`errorsOmitted\`; the session's error list keeps the first ${CHUNK_ERRORS_KEPT_MAX.toLocaleString('en-US')} (\`GET …/errors?chunkSeq=\`). A rejected chunk adds nothing to the session's \`chunks\`, \`totalRows\` and \`failedRows\` (only to its API calls): its records count when they are sent again and stored. A repeated \`Idempotency-Key\` with the same body replays the earlier answer (\`Idempotent-Replayed: true\`); with another body it is 422.`,
@@ -188,7 +193,6 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
             409: Problem,
             413: Problem,
             422: Problem,
-            ...AUTH_ERRORS,
           },
         },
         // The body schema documents the chunk; the service validates it from the raw bytes. The
@@ -216,6 +220,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
     {
       config: { permission: 'ingestion:read' },
       schema: {
+        operationId: 'listIngestionErrors',
         tags: ['ingestion'],
         summary: 'Failed records of a session: validation failures, then processing errors',
         description: `Validation failures: the first ${CHUNK_ERRORS_KEPT_MAX.toLocaleString('en-US')} failed records of each chunk (its answer lists the first ${CHUNK_ERRORS_SHOWN_MAX}); the session's \`failedRows\` counts every one. Without \`chunkSeq\`, those of the stored chunks, so each failed record is listed once even when a rejected chunk was sent again with \`partial=true\`; with \`chunkSeq\`, those of that chunk, stored or rejected, then the processing errors of its records.`,
@@ -227,7 +232,6 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         response: {
           200: Page(SessionError),
           404: Problem,
-          ...AUTH_ERRORS,
         },
       },
     },
@@ -248,6 +252,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
     {
       config: { permission: 'ingestion:read' },
       schema: {
+        operationId: 'listEntityRecords',
         tags: ['ingestion'],
         summary: 'Stored records of an entity, each with its ingestionId',
         params: Type.Object({ ns: PathParam, entity: PathParam }),
@@ -262,7 +267,6 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
             }),
           ),
           404: Problem,
-          ...AUTH_ERRORS,
         },
       },
     },

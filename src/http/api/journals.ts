@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { JournalId, JournalStatusFilter } from '../../modules/accounting/inputs.js';
 import type { JournalQueries } from '../../modules/accounting/journal-queries.js';
 import { Balances, Journal, ProcessingError } from './answer-schemas.js';
-import { AUTH_ERRORS, DateQuery, Page, PageQuery, Problem, pageOf } from './schemas.js';
+import { DateQuery, Page, PageQuery, Problem, pageOf } from './schemas.js';
 
 /** Journals, balances and processing errors: the read side of the accounting engine. */
 export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries }> = async (
@@ -17,6 +17,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
     {
       config,
       schema: {
+        operationId: 'listJournals',
         tags: ['journals'],
         summary: 'Journals by core date',
         querystring: Type.Object({
@@ -27,7 +28,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
           from: Type.Optional(DateQuery('Core date from (inclusive), a date YYYY-MM-DD.')),
           to: Type.Optional(DateQuery('Core date to (exclusive), a date YYYY-MM-DD.')),
         }),
-        response: { 200: Page(Journal), 400: Problem, ...AUTH_ERRORS },
+        response: { 200: Page(Journal), 400: Problem },
       },
     },
     async (request) => {
@@ -42,10 +43,11 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
     {
       config,
       schema: {
+        operationId: 'getJournal',
         tags: ['journals'],
         summary: 'One journal',
         params: Type.Object({ journalId: JournalId }),
-        response: { 200: Journal, 404: Problem, ...AUTH_ERRORS },
+        response: { 200: Journal, 404: Problem },
       },
     },
     async (request) => journals.get(request.params.journalId),
@@ -56,6 +58,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
     {
       config,
       schema: {
+        operationId: 'getBalances',
         tags: ['journals'],
         summary: 'Balances of posted journals per accounting configuration, node, account and currency',
         querystring: Type.Object({
@@ -67,7 +70,6 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
         response: {
           200: Balances,
           400: Problem,
-          ...AUTH_ERRORS,
         },
       },
     },
@@ -79,6 +81,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
     {
       config,
       schema: {
+        operationId: 'listProcessingErrors',
         tags: ['journals'],
         summary: 'Records that produced no journal, with the rule they broke',
         querystring: Type.Object({
@@ -88,7 +91,6 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
         }),
         response: {
           200: Page(ProcessingError),
-          ...AUTH_ERRORS,
         },
       },
     },

@@ -1,9 +1,12 @@
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { Registry } from 'prom-client';
 import { AppError } from '../../lib/errors.js';
 import type { ProcessingStatus } from '../../processing/messages.js';
 import { type Store, StoreUnavailableError } from '../../storage/database.js';
+import { Health, Readiness } from './answer-schemas.js';
+import { Problem } from './schemas.js';
 
 /**
  * Liveness, readiness and metrics (docs/reference.md, Operations); none needs a token, and none
@@ -19,13 +22,29 @@ export function operationsRoutes(
 ): void {
   app.get(
     '/healthz',
-    { config: { rateLimit: false }, schema: { tags: ['operations'], summary: 'The process is alive' } },
+    {
+      config: { rateLimit: false },
+      schema: {
+        operationId: 'getHealth',
+        tags: ['operations'],
+        summary: 'The process is alive',
+        response: { 200: Health },
+      },
+    },
     async () => ({ status: 'ok' }),
   );
 
   app.get(
     '/readyz',
-    { config: { rateLimit: false }, schema: { tags: ['operations'], summary: 'Storage is reachable' } },
+    {
+      config: { rateLimit: false },
+      schema: {
+        operationId: 'getReadiness',
+        tags: ['operations'],
+        summary: 'Storage is reachable',
+        response: { 200: Readiness, 503: Problem },
+      },
+    },
     async () => {
       // A store that cannot be reached or does not answer within its timeouts is not ready; the
       // error handler answers 503 for StoreUnavailableError, and for anything else so does this.
@@ -48,7 +67,18 @@ export function operationsRoutes(
     '/metrics',
     {
       config: { rateLimit: false },
-      schema: { tags: ['operations'], summary: 'Prometheus metrics', hide: false },
+      schema: {
+        operationId: 'getMetrics',
+        tags: ['operations'],
+        summary: 'Prometheus metrics',
+        hide: false,
+        response: {
+          200: {
+            description: 'The metrics in the Prometheus text format.',
+            content: { 'text/plain': { schema: Type.String() } },
+          },
+        },
+      },
     },
     async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()),
   );

@@ -74,11 +74,11 @@ export function instantOf(text: string): Date {
 /** The paginated list envelope: `{ data, page, limit, totalSize, totalPages }`. */
 export function Page<T extends TSchema>(item: T) {
   return Type.Object({
-    data: Type.Array(item),
-    page: Type.Integer(),
-    limit: Type.Integer(),
-    totalSize: Type.Integer(),
-    totalPages: Type.Integer(),
+    data: Type.Array(item, { maxItems: PAGE_LIMIT_MAX }),
+    page: Type.Integer({ minimum: 0, maximum: PAGE_MAX }),
+    limit: Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX }),
+    totalSize: Type.Integer({ minimum: 0 }),
+    totalPages: Type.Integer({ minimum: 0 }),
   });
 }
 
@@ -91,10 +91,11 @@ export function pageOf<T>(data: T[], page: number, limit: number, totalSize: num
 export const Problem = Type.Object(
   {
     type: Type.String({
+      pattern: '^urn:ledgerflow:problem:[a-z-]+$',
       description: 'Stable URI-like kind of error, e.g. urn:ledgerflow:problem:session-closed.',
     }),
     title: Type.String(),
-    status: Type.Integer(),
+    status: Type.Integer({ minimum: 400, maximum: 599 }),
     detail: Type.String(),
     instance: Type.String({ description: 'The request path.' }),
     timestamp: Type.String({ format: 'date-time' }),
@@ -102,6 +103,3 @@ export const Problem = Type.Object(
   },
   { additionalProperties: true, description: 'Problem details (RFC 9457).' },
 );
-
-/** The standard error answers of an authenticated endpoint, for the OpenAPI document. */
-export const AUTH_ERRORS = { 401: Problem, 403: Problem } as const;

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { StatisticsService, TimeRange } from '../../modules/statistics/service.js';
-import { AUTH_ERRORS, InstantQuery, instantOf, Problem } from './schemas.js';
+import { InstantQuery, instantOf, Problem } from './schemas.js';
 
 const Range = Type.Object({
   from: Type.Optional(
@@ -33,6 +33,7 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
     {
       config,
       schema: {
+        operationId: 'getIngestionMetrics',
         tags: ['statistics'],
         summary: 'Ingestion counters for sessions opened in [from, to)',
         querystring: Range,
@@ -49,7 +50,6 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
             failedRows: I,
           }),
           400: Problem,
-          ...AUTH_ERRORS,
         },
       },
     },
@@ -61,6 +61,7 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
     {
       config,
       schema: {
+        operationId: 'getJournalMetrics',
         tags: ['statistics'],
         summary: 'Journal counters: journals by core date in [from, to), errors by time recorded',
         querystring: Range,
@@ -74,7 +75,6 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
             deniedApproval: I,
           }),
           400: Problem,
-          ...AUTH_ERRORS,
         },
       },
     },
@@ -86,6 +86,7 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
     {
       config,
       schema: {
+        operationId: 'getJournalMetricsByDay',
         tags: ['statistics'],
         summary: 'Journal counters per day',
         querystring: Range,
@@ -102,7 +103,6 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
             ),
           }),
           400: Problem,
-          ...AUTH_ERRORS,
         },
       },
     },
@@ -114,6 +114,7 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
     {
       config,
       schema: {
+        operationId: 'getProcessingMetrics',
         tags: ['statistics'],
         summary: 'Per entity: records waiting for processing, processed, failed',
         response: {
@@ -128,7 +129,6 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
               }),
             ),
           }),
-          ...AUTH_ERRORS,
         },
       },
     },

@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
-import type { Static } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ClientAuthError, OAuthError } from '../../../modules/auth/oauth-error.js';
 import type { ClientAuth, TokenService } from '../../../modules/auth/token-service.js';
-import { TokenAnswer } from '../answer-schemas.js';
+import { AuthorizationServerMetadata, OAuthErrorBody, TokenAnswer } from '../answer-schemas.js';
 import { FORM_MEDIA_TYPE, sendOAuthErrorAnswer } from './errors.js';
 
 /** Largest accepted form body at the OAuth endpoints. */
@@ -13,6 +13,33 @@ export const FORM_BODY_BYTES_MAX = 8 * 1024;
 const BASIC = /^basic +([A-Za-z0-9+/]+=*)$/i;
 
 type Form = Map<string, string[]>;
+
+/**
+ * The refusals of the token and revocation endpoints in the OAuth form (RFC 6749, section 5.2),
+ * documented under `application/json` only: a problem+json answer never meets this schema.
+ */
+const CLIENT_AUTH_ERRORS = {
+  400: {
+    description: '`invalid_request`, `invalid_grant` or `unsupported_grant_type`.',
+    content: { 'application/json': { schema: OAuthErrorBody } },
+  },
+  401: {
+    description: '`invalid_client`: the client authentication failed.',
+    content: { 'application/json': { schema: OAuthErrorBody } },
+  },
+  403: {
+    description:
+      "`unauthorized_client`: the credential's owner is disabled or has no role that grants API access.",
+    content: { 'application/json': { schema: OAuthErrorBody } },
+  },
+  503: {
+    description: '`temporarily_unavailable`: the database cannot be reached or did not answer in time.',
+    headers: {
+      'Retry-After': Type.Integer({ minimum: 1, description: 'Seconds to wait before trying again.' }),
+    },
+    content: { 'application/json': { schema: OAuthErrorBody } },
+  },
+};
 
 function single(form: Form, name: string): string | undefined {
   const values = form.get(name);
@@ -125,12 +152,13 @@ function tokenEndpoints(app: FastifyInstance, tokens: TokenService): void {
     {
       bodyLimit: FORM_BODY_BYTES_MAX,
       schema: {
+        operationId: 'issueToken',
         tags: ['auth'],
         summary: 'Request an access token (client credentials or refresh grant)',
         description:
           'Form fields `grant_type`, `client_id`, `client_secret` (or HTTP Basic), and `refresh_token` for the refresh grant. Errors are RFC 6749 `{error, error_description}` plus `reference`, the id of the request on the server log lines, which tell why a client authentication failed.',
         consumes: ['application/x-www-form-urlencoded'],
-        response: { 200: TokenAnswer },
+        response: { 200: TokenAnswer, ...CLIENT_AUTH_ERRORS },
       },
     },
     async (request, reply) => {
@@ -153,11 +181,19 @@ function tokenEndpoints(app: FastifyInstance, tokens: TokenService): void {
     {
       bodyLimit: FORM_BODY_BYTES_MAX,
       schema: {
+        operationId: 'revokeToken',
         tags: ['auth'],
         summary: 'Revoke a token (RFC 7009)',
         description:
           'Form field `token`; client authentication as at the token endpoint. Always 200 for a known client.',
         consumes: ['application/x-www-form-urlencoded'],
+        response: {
+          200: Type.Object(
+            {},
+            { description: 'Revoked, or not a token of this client (RFC 7009, section 2.2).' },
+          ),
+          ...CLIENT_AUTH_ERRORS,
+        },
       },
     },
     async (request, reply) => {
@@ -173,7 +209,14 @@ function tokenEndpoints(app: FastifyInstance, tokens: TokenService): void {
 function metadataRoute(app: FastifyInstance, publicUrl: string | undefined): void {
   app.get(
     '/.well-known/oauth-authorization-server',
-    { schema: { tags: ['auth'], summary: 'Authorisation server metadata (RFC 8414)' } },
+    {
+      schema: {
+        operationId: 'getAuthorizationServerMetadata',
+        tags: ['auth'],
+        summary: 'Authorisation server metadata (RFC 8414)',
+        response: { 200: AuthorizationServerMetadata },
+      },
+    },
     async () => {
       const issuer = publicUrl ?? listenerUrl(app.server.address());
       return {
