@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, PROBLEMS, type ProblemCode, type ProblemContext, problemBody } from '../lib/errors.js';
 import { ISO_DURATION_PATTERN } from '../lib/iso-duration.js';
 import { ClientAuthError, OAuthError } from '../modules/auth/oauth-error.js';
-import { StoreUnavailableError } from '../storage/database.js';
+import { StoreUnavailableError } from '../storage/errors.js';
 
 /** How long a client is asked to wait (`Retry-After`) when the store is unavailable. */
 const STORE_RETRY_AFTER_SECONDS = 5;

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { ProcessingSettings } from '../composition/services.js';
-import { SqliteWriteTurn } from '../storage/sqlite-write-turn.js';
+import { SqliteWriteTurn } from '../storage/sqlite/write-turn.js';
 
 /** What the processing thread is started with (its `workerData`). */
 export interface ProcessingThreadData {

@@ -18,8 +18,8 @@ import {
   WEB_SESSION_IDLE_MS,
 } from '../../src/modules/auth/sign-ins.js';
 import { createAuthStore } from '../../src/storage/auth-store.js';
-import { openStore, type Store } from '../../src/storage/database.js';
 import { createSignInStore } from '../../src/storage/sign-in-store.js';
+import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { barrier } from '../helpers/barrier.js';
 import { createTestStore, TEST_DIALECT } from '../helpers/store.js';

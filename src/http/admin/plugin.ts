@@ -10,7 +10,7 @@ import type { Services } from '../../composition/services.js';
 import { AppError, PROBLEMS } from '../../lib/errors.js';
 import type { Permission } from '../../modules/auth/permissions.js';
 import { csrfTokenMatches, WEB_SESSION_IDLE_MS, type WebPrincipal } from '../../modules/auth/sign-ins.js';
-import { StoreUnavailableError } from '../../storage/database.js';
+import { StoreUnavailableError } from '../../storage/errors.js';
 import { type Html, html } from './html.js';
 import {
   DEFAULT_PAGING_KEYS,

@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import type { Registry } from 'prom-client';
 import { AppError } from '../../lib/errors.js';
 import type { ProcessingStatus } from '../../processing/thread.js';
-import { type Store, StoreUnavailableError } from '../../storage/database.js';
+import { StoreUnavailableError } from '../../storage/errors.js';
+import type { Store } from '../../storage/store.js';
 
 /**
  * Liveness, readiness and metrics (docs/reference.md, Operations); none needs a token, and none
