@@ -131,7 +131,7 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
           .where('email', '=', email)
           .executeTakeFirst();
         if (Number(result.numUpdatedRows) !== 1) return false;
-        await trx.deleteFrom('admin_sessions').where('user_email', '=', email).execute();
+        await trx.deleteFrom('admin_sign_ins').where('user_email', '=', email).execute();
         return true;
       });
     },

@@ -552,7 +552,7 @@ describe('one-time views shared by the instances of one database', () => {
     const rows = await store.db
       .selectFrom('admin_one_time_views')
       .select('view_key')
-      .where('session_hash', '=', sha256Hex(session.cookie))
+      .where('sign_in_hash', '=', sha256Hex(session.cookie))
       .orderBy('id')
       .execute();
     return rows.map((row) => row.view_key);
@@ -632,7 +632,7 @@ describe('one-time views shared by the instances of one database', () => {
     const row = await store.db
       .selectFrom('admin_one_time_views')
       .selectAll()
-      .where('session_hash', '=', sha256Hex(admin.cookie))
+      .where('sign_in_hash', '=', sha256Hex(admin.cookie))
       .executeTakeFirstOrThrow();
     expect(JSON.stringify(row)).not.toContain(value);
     expect(JSON.stringify(row)).not.toContain(admin.cookie);

@@ -342,7 +342,7 @@ describe('secrets stay out of the logs and out of the store', () => {
           'users',
           'credentials',
           'oauth_tokens',
-          'admin_sessions',
+          'admin_sign_ins',
           'admin_one_time_views',
           'records',
         ]),

@@ -14,6 +14,7 @@ import * as originJournalOnce from './0007-origin-journal-once.js';
 import * as csrfDerived from './0008-csrf-derived.js';
 import * as rejectedChunksUncounted from './0009-rejected-chunks-uncounted.js';
 import * as adminOneTimeViews from './0010-admin-one-time-views.js';
+import * as adminSignIns from './0011-admin-sign-ins.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -32,6 +33,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0008-csrf-derived', csrfDerived],
   ['0009-rejected-chunks-uncounted', rejectedChunksUncounted],
   ['0010-admin-one-time-views', adminOneTimeViews],
+  ['0011-admin-sign-ins', adminSignIns],
 ];
 
 function migratorOf(store: Store): Migrator {
