@@ -9,10 +9,11 @@ import { validateConfigurationDocument } from '../src/modules/configuration/vali
 import { entityKey, prepareEntities } from '../src/modules/entities/prepared-entity.js';
 import type { RecordValidator } from '../src/modules/entities/record-validator.js';
 import { validateChunkBody } from '../src/modules/ingestion/validated-chunk.js';
-import { JOURNAL_COLUMNS, journalRow, LINE_COLUMNS, lineRows } from '../src/storage/accounting-store.js';
+import { JOURNAL_COLUMNS, journalRow, LINE_COLUMNS, lineRows } from '../src/storage/accounting/rows.js';
 import { createBulkInsert } from '../src/storage/bulk-insert.js';
-import { migrateToLatest, openStore, type Store } from '../src/storage/database.js';
 import { createIngestionStore } from '../src/storage/ingestion-store.js';
+import { migrateToLatest } from '../src/storage/migrations/index.js';
+import { openStore, type Store } from '../src/storage/store.js';
 import { insertOpenSession } from '../test/helpers/store.js';
 import { benchConfiguration, type ChunkBody } from './data.js';
 import { createDatabase, type Dialect } from './service.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import type { Dialect } from '../src/storage/database.js';
+import type { Dialect } from '../src/storage/store.js';
 import { type ServerProcess, startServer } from '../test/helpers/server.js';
 import { benchConfiguration, type ChunkBody } from './data.js';
 

@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { createServices } from '../src/composition/services.js';
 import { buildApp } from '../src/http/app.js';
 import { systemClock } from '../src/lib/clock.js';
-import { migrateToLatest, openStore } from '../src/storage/database.js';
+import { migrateToLatest } from '../src/storage/migrations/index.js';
+import { openStore } from '../src/storage/store.js';
 
 export const OPENAPI_PATH = fileURLToPath(new URL('../docs/api/openapi.json', import.meta.url));
 

@@ -16,7 +16,7 @@ import {
 import {
   DATABASE_CONNECT_TIMEOUT_MS_DEFAULT,
   DATABASE_STATEMENT_TIMEOUT_MS_DEFAULT,
-} from './storage/database.js';
+} from './storage/store.js';
 
 /**
  * Process settings from the environment. This is "env", not the Configuration Data document,

@@ -10,13 +10,10 @@ import { buildApp } from './http/app.js';
 import { systemClock } from './lib/clock.js';
 import type { ProcessingStatus } from './processing/messages.js';
 import { ProcessingThread } from './processing/thread.js';
-import {
-  ensureDatabase,
-  migrateToLatest,
-  openStore,
-  type Store,
-  StoreUnavailableError,
-} from './storage/database.js';
+import { StoreUnavailableError } from './storage/errors.js';
+import { migrateToLatest } from './storage/migrations/index.js';
+import { ensureDatabase } from './storage/postgres/ensure-database.js';
+import { openStore, type Store } from './storage/store.js';
 
 /** Log paths that could carry a secret; pino replaces them, whatever a plugin logs. */
 export const LOG_REDACT_PATHS = [

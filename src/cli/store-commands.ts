@@ -6,7 +6,8 @@ import { parseEnv } from '../env.js';
 import { systemClock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
 import { checkPassword } from '../modules/auth/access-directory.js';
-import { migrateToLatest, openStore } from '../storage/database.js';
+import { migrateToLatest } from '../storage/migrations/index.js';
+import { openStore } from '../storage/store.js';
 import { CliError, EXIT_REFUSED, type Io, usageError } from './output.js';
 import { CREDENTIALS_USAGE, USERS_USAGE } from './usage.js';
 

@@ -4,9 +4,9 @@ import { AccountingProcessor, processChunk } from '../modules/accounting/process
 import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
 import { FlowRunner } from '../modules/flows/runner.js';
 import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
-import { createAccountingStore } from '../storage/accounting-store.js';
+import { createAccountingStore } from '../storage/accounting/accounting-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
-import type { Store } from '../storage/database.js';
+import type { Store } from '../storage/store.js';
 import { type PreparedConfiguration, prepareConfiguration } from './prepared-configuration.js';
 
 /** Processing rounds side by side per instance on PostgreSQL. */

@@ -17,14 +17,14 @@ import { EntityCatalog } from '../modules/entities/catalog.js';
 import { inlineChunkWorker, threadChunkWorker } from '../modules/ingestion/chunk-pool.js';
 import { IngestionService } from '../modules/ingestion/service.js';
 import { StatisticsService } from '../modules/statistics/service.js';
-import { createAccountingStore } from '../storage/accounting-store.js';
+import { createAccountingStore } from '../storage/accounting/accounting-store.js';
 import { createAuthStore } from '../storage/auth-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
-import type { Store } from '../storage/database.js';
 import { createIngestionStore } from '../storage/ingestion-store.js';
 import { createRequestCountStore } from '../storage/request-count-store.js';
 import { createSignInStore } from '../storage/sign-in-store.js';
 import { createStatisticsStore } from '../storage/statistics-store.js';
+import type { Store } from '../storage/store.js';
 import { type PreparedConfiguration, prepareConfiguration } from './prepared-configuration.js';
 import { createProcessing, type Processing, type ProcessingSettings } from './processing.js';
 

@@ -10,7 +10,7 @@ import type { Services } from '../composition/services.js';
 import { AppError } from '../lib/errors.js';
 import { nestsDeeperThan } from '../modules/entities/record-validator.js';
 import type { ProcessingStatus } from '../processing/messages.js';
-import type { Store } from '../storage/database.js';
+import type { Store } from '../storage/store.js';
 import { adminInterface } from './admin/plugin.js';
 import { accessRoutes } from './api/access.js';
 import { configurationRoutes } from './api/configuration.js';

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ProblemCode } from '../lib/errors.js';
 import { ISO_DURATION_PATTERN } from '../lib/iso-duration.js';
-import { StoreUnavailableError } from '../storage/database.js';
+import { StoreUnavailableError } from '../storage/errors.js';
 import { PROBLEM_STATUS, type ProblemContext, problemBody, problemHeaders } from './problems.js';
 
 /** How long a client is asked to wait (`Retry-After`) when the store is unavailable. */

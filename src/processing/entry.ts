@@ -2,7 +2,7 @@ import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createProcessing, createSnapshots } from '../composition/processing.js';
 import { systemClock } from '../lib/clock.js';
-import { openStore } from '../storage/database.js';
+import { openStore } from '../storage/store.js';
 import {
   type ProcessingThreadData,
   type ProcessingThreadReport,

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { SqliteWriteTurn } from '../storage/sqlite-write-turn.js';
+import { SqliteWriteTurn } from '../storage/sqlite/write-turn.js';
 import {
   type ProcessingStatus,
   type ProcessingThreadData,

@@ -1,8 +1,8 @@
 import { type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import type { AuthStore, CredentialRow, TokenRow, UserRow } from '../modules/auth/store.js';
 import { countRows } from './count.js';
-import type { Dialect } from './database.js';
 import type { CredentialsTable, Database, OAuthTokensTable, UsersTable } from './schema.js';
+import type { Dialect } from './store.js';
 
 function toUser(row: Selectable<UsersTable>): UserRow {
   return {
@@ -131,7 +131,7 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
           .where('email', '=', email)
           .executeTakeFirst();
         if (Number(result.numUpdatedRows) !== 1) return false;
-        await trx.deleteFrom('admin_sessions').where('user_email', '=', email).execute();
+        await trx.deleteFrom('admin_sign_ins').where('user_email', '=', email).execute();
         return true;
       });
     },

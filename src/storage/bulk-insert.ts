@@ -1,7 +1,8 @@
 import type { Statement } from 'better-sqlite3';
 import { CompiledQuery, type Transaction } from 'kysely';
-import { CopyData, type Store } from './database.js';
+import { CopyData } from './postgres/copy-data.js';
 import type { Database } from './schema.js';
+import type { Store } from './store.js';
 
 /** Inserts many rows of one table inside the caller's transaction. */
 export type BulkInsert = (
@@ -41,7 +42,7 @@ export function copyText(rows: readonly (readonly unknown[])[]): string {
 /**
  * The fast path for writing many rows (a chunk's records, a chunk's journals and lines), one
  * per dialect. PostgreSQL: `COPY table (columns) FROM STDIN` with the rows in the text format,
- * streamed on the transaction's connection (`CopyData` in `database.ts`); measured 1.3 to 1.7
+ * streamed on the transaction's connection (`CopyData`, `postgres/copy-data.ts`); measured 1.3 to 1.7
  * times as fast as one `INSERT … SELECT * FROM unnest(…)` with an array per column, and faster
  * than multi-row VALUES (docs/adr/0014-storage-fast-paths.md). SQLite: a prepared single-row
  * INSERT run per row; better-sqlite3 is synchronous and Kysely holds the store's only connection

@@ -9,8 +9,8 @@ import {
   type ReplaceOutcome,
 } from '../modules/configuration/store.js';
 import { countRows } from './count.js';
-import type { Store } from './database.js';
 import type { Database } from './schema.js';
+import type { Store } from './store.js';
 
 /** The single row that holds the configuration document. */
 const CONFIGURATION_ROW_ID = 1;
@@ -56,6 +56,15 @@ async function countProcessingData(db: Kysely<Database>): Promise<ProcessingData
  * with the wipe of the processing data and the audit entry; on PostgreSQL the row is locked
  * first, so concurrent uploads from several instances apply one after the other and every
  * revision number is used once.
+ *
+ * Lock order (PostgreSQL), which the chunk claims of processing rely on too
+ * (`accounting/claim-postgres.ts`): an upload locks the configuration row, then the chunks
+ * table, then the sessions table; a claim locks its chunk row, then its session's row, and
+ * never the configuration row (it only reads the revision, after its claim). Chunks before
+ * sessions on both sides, so neither deadlocks; and the chunks table lock waits for every
+ * claimed chunk, so a claim's revision cannot change before it commits. Changing the order
+ * here means changing it there. On SQLite every write transaction holds the one write lock
+ * from its start, so there is no order to keep (`accounting/claim-sqlite.ts`).
  */
 export function createConfigurationStore(store: Store): ConfigurationStore {
   const { db, dialect } = store;

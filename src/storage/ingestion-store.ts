@@ -10,9 +10,9 @@ import type {
 } from '../modules/ingestion/store.js';
 import { createBulkInsert } from './bulk-insert.js';
 import { countRows } from './count.js';
-import type { Store } from './database.js';
 import type { ChunksTable, Database, IngestionsTable } from './schema.js';
 import { sessionStateIs, sessionWasOpenAt } from './session-state.js';
+import type { Store } from './store.js';
 
 /** The columns of a stored record, in the order of its bulk-insert rows (the ingestion limit writes them too). */
 export const RECORD_COLUMNS: readonly string[] = [

@@ -20,7 +20,7 @@ export interface Database {
   processing_errors: ProcessingErrorsTable;
   journals: JournalsTable;
   journal_lines: JournalLinesTable;
-  admin_sessions: AdminSessionsTable;
+  admin_sign_ins: AdminSignInsTable;
   admin_one_time_views: AdminOneTimeViewsTable;
   auth_failures: AuthFailuresTable;
   request_counts: RequestCountsTable;
@@ -47,9 +47,10 @@ export interface CredentialsTable {
   last_used_at: Generated<string | null>;
 }
 
-/** Sign-in sessions of the administration interface (migration 0004). */
-export interface AdminSessionsTable {
-  session_hash: string;
+/** Sign-ins of the administration interface (migration 0004, renamed by 0011). */
+export interface AdminSignInsTable {
+  /** The SHA-256 of the sign-in's cookie value, never the value. */
+  sign_in_hash: string;
   user_email: string;
   created_at: string;
   last_seen_at: string;
@@ -59,12 +60,12 @@ export interface AdminSessionsTable {
   ends_at: string;
 }
 
-/** What a sign-in session is shown once, sealed under its cookie value (migration 0010). */
+/** What a sign-in is shown once, sealed under its cookie value (migration 0010, renamed by 0011). */
 export interface AdminOneTimeViewsTable {
-  /** Orders a session's views, oldest first. */
+  /** Orders a sign-in's views, oldest first. */
   id: Generated<number>;
-  session_hash: string;
-  /** What the view is of, within the session (a new credential's client id). */
+  sign_in_hash: string;
+  /** What the view is of, within the sign-in (a new credential's client id). */
   view_key: string;
   /** The value, sealed under a key derived from the session's cookie value. */
   sealed: string;

@@ -1,10 +1,10 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { SignInRow, SignInStore } from '../modules/auth/store.js';
-import type { AdminSessionsTable, Database } from './schema.js';
+import type { AdminSignInsTable, Database } from './schema.js';
 
-function toSession(row: Selectable<AdminSessionsTable>): SignInRow {
+function toSignIn(row: Selectable<AdminSignInsTable>): SignInRow {
   return {
-    sessionHash: row.session_hash,
+    sessionHash: row.sign_in_hash,
     userEmail: row.user_email,
     createdAt: row.created_at,
     lastSeenAt: row.last_seen_at,
@@ -14,37 +14,37 @@ function toSession(row: Selectable<AdminSessionsTable>): SignInRow {
 }
 
 /**
- * Sign-in sessions of the administration interface and their one-time views over Kysely; the
+ * Sign-ins of the administration interface and their one-time views over Kysely; the
  * same statements on both dialects (`DELETE … RETURNING` included).
  */
 export function createSignInStore(db: Kysely<Database>): SignInStore {
   return {
-    async insert(session) {
+    async insert(signIn) {
       await db
-        .insertInto('admin_sessions')
+        .insertInto('admin_sign_ins')
         .values({
-          session_hash: session.sessionHash,
-          user_email: session.userEmail,
-          created_at: session.createdAt,
-          last_seen_at: session.lastSeenAt,
-          expires_at: session.expiresAt,
-          ends_at: session.endsAt,
+          sign_in_hash: signIn.sessionHash,
+          user_email: signIn.userEmail,
+          created_at: signIn.createdAt,
+          last_seen_at: signIn.lastSeenAt,
+          expires_at: signIn.expiresAt,
+          ends_at: signIn.endsAt,
         })
         .execute();
     },
 
-    async find(sessionHash, now) {
+    async find(signInHash, now) {
       const row = await db
-        .selectFrom('admin_sessions as s')
+        .selectFrom('admin_sign_ins as s')
         .innerJoin('users as u', 'u.email', 's.user_email')
         .selectAll('s')
         .select(['u.display_name', 'u.roles', 'u.disabled', 'u.created_at as user_created_at'])
-        .where('s.session_hash', '=', sessionHash)
+        .where('s.sign_in_hash', '=', signInHash)
         .where('s.expires_at', '>', now)
         .executeTakeFirst();
       if (row === undefined) return undefined;
       return {
-        session: toSession(row),
+        session: toSignIn(row),
         user: {
           email: row.user_email,
           displayName: row.display_name,
@@ -56,21 +56,21 @@ export function createSignInStore(db: Kysely<Database>): SignInStore {
       };
     },
 
-    async touch(sessionHash, lastSeenAt, expiresAt) {
+    async touch(signInHash, lastSeenAt, expiresAt) {
       await db
-        .updateTable('admin_sessions')
+        .updateTable('admin_sign_ins')
         .set({ last_seen_at: lastSeenAt, expires_at: expiresAt })
-        .where('session_hash', '=', sessionHash)
+        .where('sign_in_hash', '=', signInHash)
         .execute();
     },
 
-    async delete(sessionHash) {
-      await db.deleteFrom('admin_sessions').where('session_hash', '=', sessionHash).execute();
+    async delete(signInHash) {
+      await db.deleteFrom('admin_sign_ins').where('sign_in_hash', '=', signInHash).execute();
     },
 
     async purgeExpired(before) {
       const result = await db
-        .deleteFrom('admin_sessions')
+        .deleteFrom('admin_sign_ins')
         .where('expires_at', '<', before)
         .executeTakeFirst();
       return Number(result.numDeletedRows);
@@ -80,36 +80,36 @@ export function createSignInStore(db: Kysely<Database>): SignInStore {
       await db.transaction().execute(async (trx) => {
         await trx
           .deleteFrom('admin_one_time_views')
-          .where('session_hash', '=', view.sessionHash)
+          .where('sign_in_hash', '=', view.sessionHash)
           .where('view_key', '=', view.key)
           .execute();
-        // Inserted from the session's row, so a session signed out meanwhile gets nothing
+        // Inserted from the sign-in's row, so a sign-in signed out meanwhile gets nothing
         // rather than a foreign-key error.
         await trx
           .insertInto('admin_one_time_views')
-          .columns(['session_hash', 'view_key', 'sealed', 'expires_at'])
+          .columns(['sign_in_hash', 'view_key', 'sealed', 'expires_at'])
           .expression(
             trx
-              .selectFrom('admin_sessions')
+              .selectFrom('admin_sign_ins')
               .select([
-                'session_hash',
+                'sign_in_hash',
                 sql<string>`${view.key}`.as('view_key'),
                 sql<string>`${view.sealed}`.as('sealed'),
                 sql<string>`${view.expiresAt}`.as('expires_at'),
               ])
-              .where('session_hash', '=', view.sessionHash),
+              .where('sign_in_hash', '=', view.sessionHash),
           )
           .execute();
         await trx
           .deleteFrom('admin_one_time_views')
-          .where('session_hash', '=', view.sessionHash)
+          .where('sign_in_hash', '=', view.sessionHash)
           .where(
             'id',
             'not in',
             trx
               .selectFrom('admin_one_time_views')
               .select('id')
-              .where('session_hash', '=', view.sessionHash)
+              .where('sign_in_hash', '=', view.sessionHash)
               .orderBy('id', 'desc')
               .limit(perSessionMax),
           )
@@ -117,16 +117,16 @@ export function createSignInStore(db: Kysely<Database>): SignInStore {
       });
     },
 
-    async takeOneTimeView(sessionHash, key) {
+    async takeOneTimeView(signInHash, key) {
       const row = await db
         .deleteFrom('admin_one_time_views')
-        .where('session_hash', '=', sessionHash)
+        .where('sign_in_hash', '=', signInHash)
         .where('view_key', '=', key)
         .returning(['sealed', 'expires_at'])
         .executeTakeFirst();
       return row === undefined
         ? undefined
-        : { sessionHash, key, sealed: row.sealed, expiresAt: row.expires_at };
+        : { sessionHash: signInHash, key, sealed: row.sealed, expiresAt: row.expires_at };
     },
 
     async purgeOneTimeViews(before) {

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { SessionState } from '../modules/ingestion/store.js';
 import type { StatisticsStore } from '../modules/statistics/store.js';
-import type { Store } from './database.js';
 import { sessionStateIs } from './session-state.js';
+import type { Store } from './store.js';
 
 const n = (value: unknown): number => Number(value ?? 0);
 

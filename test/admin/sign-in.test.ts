@@ -18,8 +18,8 @@ import {
   WEB_SESSION_IDLE_MS,
 } from '../../src/modules/auth/sign-ins.js';
 import { createAuthStore } from '../../src/storage/auth-store.js';
-import { openStore, type Store } from '../../src/storage/database.js';
 import { createSignInStore } from '../../src/storage/sign-in-store.js';
+import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { barrier } from '../helpers/barrier.js';
 import { createTestStore, TEST_DIALECT } from '../helpers/store.js';
@@ -552,7 +552,7 @@ describe('one-time views shared by the instances of one database', () => {
     const rows = await store.db
       .selectFrom('admin_one_time_views')
       .select('view_key')
-      .where('session_hash', '=', sha256Hex(session.cookie))
+      .where('sign_in_hash', '=', sha256Hex(session.cookie))
       .orderBy('id')
       .execute();
     return rows.map((row) => row.view_key);
@@ -632,7 +632,7 @@ describe('one-time views shared by the instances of one database', () => {
     const row = await store.db
       .selectFrom('admin_one_time_views')
       .selectAll()
-      .where('session_hash', '=', sha256Hex(admin.cookie))
+      .where('sign_in_hash', '=', sha256Hex(admin.cookie))
       .executeTakeFirstOrThrow();
     expect(JSON.stringify(row)).not.toContain(value);
     expect(JSON.stringify(row)).not.toContain(admin.cookie);

@@ -6,7 +6,7 @@ import { runCli } from '../../src/cli/run.js';
 import { createServices } from '../../src/composition/services.js';
 import { parseEnv } from '../../src/env.js';
 import { systemClock } from '../../src/lib/clock.js';
-import { openStore } from '../../src/storage/database.js';
+import { openStore } from '../../src/storage/store.js';
 import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
 import { captureIo } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/storage/database.js';
+import { openStore } from '../../src/storage/store.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 import { businessEvent, loanRecords } from '../helpers/records.js';
 import {

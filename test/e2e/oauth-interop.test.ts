@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/storage/database.js';
+import { openStore } from '../../src/storage/store.js';
 import { type ServerProcess, startServer } from '../helpers/server.js';
 import { createTestDatabaseUrl, dropTestDatabase, TEST_DIALECT } from '../helpers/store.js';
 

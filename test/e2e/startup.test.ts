@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createServices } from '../../src/composition/services.js';
 import { parseEnv } from '../../src/env.js';
 import { systemClock } from '../../src/lib/clock.js';
-import { openStore } from '../../src/storage/database.js';
+import { openStore } from '../../src/storage/store.js';
 import { E2E_CLIENT_ID, E2E_CLIENT_SECRET, startServer } from '../helpers/server.js';
 import {
   createTestDatabaseUrl,

@@ -6,7 +6,7 @@ import {
 } from '../../src/composition/services.js';
 import { type AppDeps, buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import type { Store } from '../../src/storage/database.js';
+import type { Store } from '../../src/storage/store.js';
 import { createTestStore } from './store.js';
 
 export interface TestApp {

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { openStore } from '../../src/storage/database.js';
+import { openStore } from '../../src/storage/store.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const START_TIMEOUT_MS = 30_000;

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { migrateToLatest, openStore, type Store } from '../../src/storage/database.js';
 import { createIngestionStore } from '../../src/storage/ingestion-store.js';
+import { migrateToLatest } from '../../src/storage/migrations/index.js';
+import { openStore, type Store } from '../../src/storage/store.js';
 
 /**
  * The database the suite runs on: `TEST_DATABASE_URL` (a `postgres://` server URL, or

@@ -11,7 +11,7 @@ import {
   AUTH_FAILURES_UNSLOWED_MAX,
 } from '../../src/modules/auth/failure-limiter.js';
 import { CLIENT_FIELD_LENGTH_MAX } from '../../src/modules/auth/token-service.js';
-import { openStore, type Store } from '../../src/storage/database.js';
+import { openStore, type Store } from '../../src/storage/store.js';
 import { form } from '../helpers/app.js';
 import { createTestStore } from '../helpers/store.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AppError } from '../../src/lib/errors.js';
-import { StoreUnavailableError } from '../../src/storage/database.js';
+import { StoreUnavailableError } from '../../src/storage/errors.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { openLoanSession, uploadRealisticConfiguration } from '../helpers/fixtures.js';
 import { loanRecords } from '../helpers/records.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processChunk } from '../../src/modules/accounting/processor.js';
-import { createAccountingStore } from '../../src/storage/accounting-store.js';
-import { openStore, type Store } from '../../src/storage/database.js';
+import { createAccountingStore } from '../../src/storage/accounting/accounting-store.js';
+import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
 import { TEST_DIALECT } from '../helpers/store.js';

@@ -5,8 +5,8 @@ import {
   PROCESSING_RETRIES_IN_A_ROW_MAX,
 } from '../../src/modules/accounting/processor.js';
 import type { AccountingStore, ChunkOutcome, ClaimedChunk } from '../../src/modules/accounting/store.js';
-import { createAccountingStore } from '../../src/storage/accounting-store.js';
-import { StoreUnavailableError } from '../../src/storage/database.js';
+import { createAccountingStore } from '../../src/storage/accounting/accounting-store.js';
+import { StoreUnavailableError } from '../../src/storage/errors.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { ingestClosedSession, uploadRealisticConfiguration } from '../helpers/fixtures.js';
 import { businessEvent } from '../helpers/records.js';

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices, type Services } from '../../src/composition/services.js';
 import { buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { openStore, type Store } from '../../src/storage/database.js';
 import { createRequestCountStore } from '../../src/storage/request-count-store.js';
+import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestApp, form, type TestApp } from '../helpers/app.js';
 import { createTestStore, TEST_DIALECT } from '../helpers/store.js';
 

@@ -8,7 +8,7 @@ import { openSealed, seal } from '../../src/modules/auth/sealed-answer.js';
 import type { AuthStore } from '../../src/modules/auth/store.js';
 import { REFRESH_REUSE_GRACE_SECONDS_DEFAULT, TokenService } from '../../src/modules/auth/token-service.js';
 import { createAuthStore } from '../../src/storage/auth-store.js';
-import { openStore, type Store } from '../../src/storage/database.js';
+import { openStore, type Store } from '../../src/storage/store.js';
 import { form } from '../helpers/app.js';
 import { barrier } from '../helpers/barrier.js';
 import { createTestStore, TEST_DIALECT } from '../helpers/store.js';

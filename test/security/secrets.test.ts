@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSealed } from '../../src/modules/auth/sealed-answer.js';
-import { openStore } from '../../src/storage/database.js';
+import { openStore } from '../../src/storage/store.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 import { loanRecords } from '../helpers/records.js';
 import { type ServerProcess, startServer } from '../helpers/server.js';
@@ -342,7 +342,7 @@ describe('secrets stay out of the logs and out of the store', () => {
           'users',
           'credentials',
           'oauth_tokens',
-          'admin_sessions',
+          'admin_sign_ins',
           'admin_one_time_views',
           'records',
         ]),

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyText, createBulkInsert } from '../../src/storage/bulk-insert.js';
-import type { Store } from '../../src/storage/database.js';
+import type { Store } from '../../src/storage/store.js';
 import { createTestStore, insertOpenSession } from '../helpers/store.js';
 
 /** Text that the COPY format would read as syntax if it were written as it is. */

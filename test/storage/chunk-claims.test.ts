@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ClaimedChunk } from '../../src/modules/accounting/store.js';
-import { createAccountingStore } from '../../src/storage/accounting-store.js';
-import type { Store } from '../../src/storage/database.js';
+import { createAccountingStore } from '../../src/storage/accounting/accounting-store.js';
 import { createIngestionStore } from '../../src/storage/ingestion-store.js';
+import type { Store } from '../../src/storage/store.js';
 import { createTestStore, insertOpenSession, TEST_DIALECT } from '../helpers/store.js';
 
 const AT = '2026-11-25T12:00:00.000Z';

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { type Kysely, Migrator } from 'kysely';
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices } from '../../src/composition/services.js';
 import { buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { migrateToLatest, openStore, type Store } from '../../src/storage/database.js';
-import * as initial from '../../src/storage/migrations/0001-initial.js';
+import { migrateTo, migrateToLatest } from '../../src/storage/migrations/index.js';
+import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
 
 const ingestionId = `in_${'a'.repeat(32)}`;
@@ -58,17 +58,7 @@ describe('migration 0003: stored chunk answers become outcomes', () => {
   beforeAll(async () => {
     url = await createTestDatabaseUrl();
     store = openStore(url);
-    const dialect = store.dialect;
-    const first = new Migrator({
-      db: store.db,
-      provider: {
-        getMigrations: async () => ({
-          '0001-initial': { up: (db: Kysely<unknown>) => initial.up(db, dialect) },
-        }),
-      },
-    });
-    const { error } = await first.migrateToLatest();
-    if (error) throw error;
+    await migrateTo(store, '0001-initial');
     const db = store.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
     await db
       .insertInto('ingestions')

@@ -1,12 +1,7 @@
-import { type Kysely, Migrator } from 'kysely';
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Dialect, migrateToLatest, openStore, type Store } from '../../src/storage/database.js';
-import * as initial from '../../src/storage/migrations/0001-initial.js';
-import * as auditDeleted from '../../src/storage/migrations/0002-audit-deleted.js';
-import * as chunkOutcome from '../../src/storage/migrations/0003-chunk-outcome.js';
-import * as adminSessions from '../../src/storage/migrations/0004-admin-sessions.js';
-import * as authFailures from '../../src/storage/migrations/0005-auth-failures.js';
-import * as refreshAnswersAndRequestCounts from '../../src/storage/migrations/0006-refresh-answers-and-request-counts.js';
+import { migrateTo, migrateToLatest } from '../../src/storage/migrations/index.js';
+import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
 
 const ingestionId = `in_${'b'.repeat(32)}`;
@@ -43,25 +38,7 @@ describe('migration 0007: an origin journal id is booked once per accounting con
   beforeAll(async () => {
     url = await createTestDatabaseUrl();
     store = openStore(url);
-    const dialect: Dialect = store.dialect;
-    const withDialect = (m: { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> }) => ({
-      up: (db: Kysely<unknown>) => m.up(db, dialect),
-    });
-    const before = new Migrator({
-      db: store.db,
-      provider: {
-        getMigrations: async () => ({
-          '0001-initial': withDialect(initial),
-          '0002-audit-deleted': withDialect(auditDeleted),
-          '0003-chunk-outcome': withDialect(chunkOutcome),
-          '0004-admin-sessions': withDialect(adminSessions),
-          '0005-auth-failures': withDialect(authFailures),
-          '0006-refresh-answers-and-request-counts': withDialect(refreshAnswersAndRequestCounts),
-        }),
-      },
-    });
-    const { error } = await before.migrateToLatest();
-    if (error) throw error;
+    await migrateTo(store, '0006-refresh-answers-and-request-counts');
     const db = store.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
     await db
       .insertInto('ingestions')

@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import {
-  ensureDatabase,
-  migrateToLatest,
-  openStore,
-  StoreUnavailableError,
-} from '../../src/storage/database.js';
+import { StoreUnavailableError } from '../../src/storage/errors.js';
+import { migrateToLatest } from '../../src/storage/migrations/index.js';
+import { ensureDatabase } from '../../src/storage/postgres/ensure-database.js';
+import { openStore } from '../../src/storage/store.js';
 import { TEST_DATABASE_URL, TEST_DIALECT } from '../helpers/store.js';
 
 /** Runs one statement on the test server's own database. */

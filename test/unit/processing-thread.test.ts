@@ -6,7 +6,7 @@ import {
   ProcessingThread,
   type ProcessingThreadLog,
 } from '../../src/processing/thread.js';
-import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from '../../src/storage/sqlite-write-turn.js';
+import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from '../../src/storage/sqlite/write-turn.js';
 import { eventually } from '../helpers/server.js';
 
 const DYING_THREAD = new URL('../fixtures/dying-processing-thread.mjs', import.meta.url);

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createServices } from '../../src/composition/services.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import type { Store } from '../../src/storage/database.js';
+import type { Store } from '../../src/storage/store.js';
 import { createTestStore } from '../helpers/store.js';
 
 const built = vi.hoisted(() => ({ processors: 0 }));

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../src/storage/errors.js';
-import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from '../../src/storage/sqlite-write-turn.js';
+import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from '../../src/storage/sqlite/write-turn.js';
 
 const TIMEOUT_MS = 2_000;
 

@@ -10,7 +10,7 @@ import type { Services } from '../../composition/services.js';
 import { AppError, PROBLEMS } from '../../lib/errors.js';
 import type { Permission } from '../../modules/auth/permissions.js';
 import { csrfTokenMatches, type WebPrincipal } from '../../modules/auth/sign-ins.js';
-import { StoreUnavailableError } from '../../storage/database.js';
+import { StoreUnavailableError } from '../../storage/errors.js';
 import { PROBLEM_STATUS } from '../problems.js';
 import { type Html, html } from './html.js';
 import { notice, page, publicPage } from './layout.js';

@@ -4,7 +4,8 @@ import { sql } from 'kysely';
 import type { Registry } from 'prom-client';
 import { AppError } from '../../lib/errors.js';
 import type { ProcessingStatus } from '../../processing/messages.js';
-import { type Store, StoreUnavailableError } from '../../storage/database.js';
+import { StoreUnavailableError } from '../../storage/errors.js';
+import type { Store } from '../../storage/store.js';
 import { Health, Readiness } from './answer-schemas.js';
 import { Problem } from './schemas.js';
 

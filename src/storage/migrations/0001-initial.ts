@@ -1,5 +1,5 @@
 import { type ColumnDefinitionBuilder, type Kysely, sql } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../store.js';
 
 type Db = Kysely<unknown>;
 

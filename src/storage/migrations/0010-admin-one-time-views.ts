@@ -1,5 +1,5 @@
 import type { ColumnDefinitionBuilder, Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../store.js';
 
 /**
  * What a page of the administration interface shows once, after the redirect that follows the

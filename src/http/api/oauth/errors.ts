@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../lib/errors.js';
 import { ClientAuthError, OAuthError, type OAuthErrorCode } from '../../../modules/auth/oauth-error.js';
-import { StoreUnavailableError } from '../../../storage/database.js';
+import { StoreUnavailableError } from '../../../storage/errors.js';
 import {
   frameworkProblem,
   STORE_RETRY_AFTER_SECONDS,

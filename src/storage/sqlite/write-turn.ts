@@ -1,5 +1,5 @@
 import { threadId } from 'node:worker_threads';
-import { StoreUnavailableError } from './errors.js';
+import { StoreUnavailableError } from '../errors.js';
 
 /** Slots of the shared state: who holds the turn (0: nobody), and how many priority writers wait. */
 const HOLDER = 0;

@@ -1,0 +1,209 @@
+/**
+ * The accounting port over Kysely. The unit of work is one chunk: its unprocessed records are
+ * claimed, processed by the pure engine, and their results written with the processed marks in
+ * one transaction, by the claim protocol of the store's dialect (`claim-sqlite.ts`,
+ * `claim-postgres.ts`, which say the lock order they rely on) and the one write path
+ * (`write-path.ts`). The reads of journals, balances and processing errors are here too.
+ */
+import { type Selectable, sql } from 'kysely';
+import type {
+  AccountingStore,
+  ChunkProcessing,
+  ChunkRef,
+  StoredJournal,
+} from '../../modules/accounting/store.js';
+import { createBulkInsert } from '../bulk-insert.js';
+import { countRows } from '../count.js';
+import { isRetryableStoreError } from '../errors.js';
+import type { JournalsTable } from '../schema.js';
+import type { Store } from '../store.js';
+import type { ClaimHold } from './claim.js';
+import { postgresClaims } from './claim-postgres.js';
+import { sqliteClaims } from './claim-sqlite.js';
+import { canonicalNodeJson } from './rows.js';
+import { writeFailure } from './write-path.js';
+
+/** What a chunk's processing did when it threw: nothing was written, the caller decides. */
+function failed(chunk: ChunkRef, error: unknown): ChunkProcessing {
+  return { kind: 'failed', chunk, error, transient: isRetryableStoreError(error) };
+}
+
+function toJournal(row: Selectable<JournalsTable>, lines: StoredJournal['lines']): StoredJournal {
+  return {
+    journalId: row.journal_id,
+    status: Number(row.posted) === 1 ? 'posted' : 'unposted',
+    coreDate: row.core_date,
+    originalCoreDate: row.original_core_date,
+    journalType: row.journal_type,
+    accountingConfig: row.accounting_config,
+    ingestionId: row.ingestion_id,
+    reverses: row.reverses,
+    reversedBy: row.reversed_by,
+    originJournalId: row.origin_journal_id,
+    node: JSON.parse(row.node) as Record<string, string>,
+    lines,
+  };
+}
+
+/** The accounting port over `store` (see the header). */
+export function createAccountingStore(store: Store): AccountingStore {
+  const { db, dialect } = store;
+  const bulkInsert = createBulkInsert(store);
+  const claims = dialect === 'postgres' ? postgresClaims(db, bulkInsert) : sqliteClaims(db, bulkInsert);
+
+  async function journalsWithLines(rows: Selectable<JournalsTable>[]): Promise<StoredJournal[]> {
+    if (rows.length === 0) return [];
+    const lines = await db
+      .selectFrom('journal_lines')
+      .select(['journal_id', 'line_id', 'line_no', 'account', 'amount', 'currency', 'extras'])
+      .where(
+        'journal_id',
+        'in',
+        rows.map((r) => r.journal_id),
+      )
+      .orderBy('journal_id')
+      .orderBy('line_no')
+      .execute();
+    const byJournal = new Map<string, StoredJournal['lines']>();
+    for (const line of lines) {
+      const list = byJournal.get(line.journal_id) ?? [];
+      list.push({
+        lineId: line.line_id,
+        lineNo: line.line_no,
+        account: line.account,
+        amount: String(line.amount),
+        currency: line.currency,
+        extras: JSON.parse(line.extras) as Record<string, unknown>,
+      });
+      byJournal.set(line.journal_id, list);
+    }
+    return rows.map((row) => toJournal(row, byJournal.get(row.journal_id) ?? []));
+  }
+
+  return {
+    async processNextChunk(revision, at, work) {
+      const hold: ClaimHold = { chunk: undefined };
+      try {
+        return await claims.processNext(revision, at, work, hold);
+      } catch (error) {
+        // Before a chunk was taken the fault is the store's, not a chunk's: the caller's round fails.
+        if (hold.chunk === undefined) throw error;
+        return failed(hold.chunk, error);
+      }
+    },
+
+    async failChunk(chunk, at, failure) {
+      return db.transaction().execute(async (trx) => {
+        const records = await claims.recordsToFail(trx, chunk);
+        const first = records[0]?.record_id;
+        const last = records.at(-1)?.record_id;
+        if (first === undefined || last === undefined) return 0;
+        return writeFailure(trx, chunk, { first, last }, at, failure);
+      });
+    },
+
+    async postDue(node, businessDate) {
+      const result = await db
+        .updateTable('journals')
+        .set({ posted: 1 })
+        .where('posted', '=', 0)
+        .where('node', '=', canonicalNodeJson(node))
+        .where('core_date', '<=', businessDate)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    async unpostedNodes() {
+      const rows = await db
+        .selectFrom('journals')
+        .select('node')
+        .distinct()
+        .where('posted', '=', 0)
+        .execute();
+      return rows.map((r) => JSON.parse(r.node) as Record<string, string>);
+    },
+
+    async listJournals(filter, page, limit) {
+      let query = db.selectFrom('journals');
+      if (filter.status !== undefined) query = query.where('posted', '=', filter.status === 'posted' ? 1 : 0);
+      if (filter.ingestionId !== undefined) query = query.where('ingestion_id', '=', filter.ingestionId);
+      if (filter.accountingConfig !== undefined)
+        query = query.where('accounting_config', '=', filter.accountingConfig);
+      if (filter.from !== undefined) query = query.where('core_date', '>=', filter.from);
+      if (filter.to !== undefined) query = query.where('core_date', '<', filter.to);
+      const rows = await query
+        .selectAll()
+        .orderBy('core_date')
+        .orderBy('created_at')
+        .orderBy('journal_id')
+        .limit(limit)
+        .offset(page * limit)
+        .execute();
+      const total = await countRows(query);
+      return { rows: await journalsWithLines(rows), total };
+    },
+
+    async findJournal(journalId) {
+      const row = await db
+        .selectFrom('journals')
+        .selectAll()
+        .where('journal_id', '=', journalId)
+        .executeTakeFirst();
+      return row === undefined ? undefined : (await journalsWithLines([row]))[0];
+    },
+
+    async balances(filter) {
+      const total =
+        dialect === 'postgres' ? sql<string>`sum(l.amount)::text` : sql<string>`decimal_sum(l.amount)`;
+      let query = db
+        .selectFrom('journal_lines as l')
+        .innerJoin('journals as j', 'j.journal_id', 'l.journal_id')
+        .where('j.posted', '=', 1);
+      if (filter.accountingConfig !== undefined)
+        query = query.where('j.accounting_config', '=', filter.accountingConfig);
+      if (filter.asOf !== undefined) query = query.where('j.core_date', '<=', filter.asOf);
+      if (filter.account !== undefined) query = query.where('l.account', '=', filter.account);
+      if (filter.currency !== undefined) query = query.where('l.currency', '=', filter.currency);
+      const rows = await query
+        .select(['j.accounting_config', 'j.node', 'l.account', 'l.currency', total.as('balance')])
+        .groupBy(['j.accounting_config', 'j.node', 'l.account', 'l.currency'])
+        .orderBy('j.accounting_config')
+        .orderBy('j.node')
+        .orderBy('l.account')
+        .orderBy('l.currency')
+        .execute();
+      return rows.map((r) => ({
+        accountingConfig: r.accounting_config,
+        node: JSON.parse(r.node) as Record<string, string>,
+        account: r.account,
+        currency: r.currency,
+        balance: String(r.balance),
+      }));
+    },
+
+    async listProcessingErrors(filter, page, limit) {
+      let query = db.selectFrom('processing_errors');
+      if (filter.ingestionId !== undefined) query = query.where('ingestion_id', '=', filter.ingestionId);
+      if (filter.code !== undefined) query = query.where('code', '=', filter.code);
+      const rows = await query
+        .selectAll()
+        .orderBy('id')
+        .limit(limit)
+        .offset(page * limit)
+        .execute();
+      const total = await countRows(query);
+      return {
+        rows: rows.map((r) => ({
+          ingestionId: r.ingestion_id,
+          namespace: r.namespace,
+          entity: r.entity,
+          code: r.code,
+          message: r.message,
+          record: JSON.parse(r.record) as Record<string, unknown>,
+          at: r.created_at,
+        })),
+        total,
+      };
+    },
+  };
+}

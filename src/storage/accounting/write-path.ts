@@ -1,0 +1,111 @@
+/**
+ * The one write path of processing, shared by both claim protocols: mark a claim's records
+ * processed and count them in their session (`markProcessedAndCount`), then write what
+ * processing them produced (`writeOutcome`), or record one failure for all of them
+ * (`writeFailure`). Every function runs inside the caller's transaction, which holds the chunk
+ * (`claim-sqlite.ts`, `claim-postgres.ts`).
+ */
+import { sql, type Transaction } from 'kysely';
+import type { ChunkRef, ClaimedChunk } from '../../modules/accounting/store.js';
+import type { BulkInsert } from '../bulk-insert.js';
+import type { Database } from '../schema.js';
+import { ERROR_COLUMNS, JOURNAL_COLUMNS, LINE_COLUMNS, type OutcomeRows } from './rows.js';
+
+/** The record ids, first and last, of the waiting records a claim holds. */
+interface RecordRange {
+  first: number;
+  last: number;
+}
+
+/**
+ * Marks the waiting records of `chunk` within `range` processed and adds them to their
+ * session's processed rows, and `failedOf(marked)` of them to its failed rows. Returns how many
+ * were marked: fewer than the claim held when someone else processed them meanwhile (SQLite
+ * works on a chunk outside the transaction) or an upload wiped them.
+ */
+async function markProcessedAndCount(
+  trx: Transaction<Database>,
+  chunk: ChunkRef,
+  range: RecordRange,
+  failedOf: (marked: number) => number,
+): Promise<number> {
+  const result = await trx
+    .updateTable('records')
+    .set({ processing: 0 })
+    .where('ingestion_id', '=', chunk.ingestionId)
+    .where('chunk_seq', '=', chunk.chunkSeq)
+    .where('processing', '=', 1)
+    // The claim holds the chunk's first waiting records by id, maybe not all of them (SQLite).
+    .where('record_id', '>=', range.first)
+    .where('record_id', '<=', range.last)
+    .executeTakeFirst();
+  const marked = Number(result.numUpdatedRows);
+  if (marked === 0) return 0;
+  await trx
+    .updateTable('ingestions')
+    .set((eb) => ({
+      processed_rows: eb('processed_rows', '+', marked),
+      processing_failed_rows: eb('processing_failed_rows', '+', failedOf(marked)),
+    }))
+    .where('ingestion_id', '=', chunk.ingestionId)
+    .execute();
+  return marked;
+}
+
+/**
+ * Marks the chunk's claimed records processed, counts them, and writes the rows of what
+ * processing them produced. Returns false when the records were no longer all waiting: the
+ * caller then rolls back, and nothing of this call stays.
+ */
+export async function writeOutcome(
+  trx: Transaction<Database>,
+  bulkInsert: BulkInsert,
+  chunk: ClaimedChunk,
+  rows: OutcomeRows,
+): Promise<boolean> {
+  const range = { first: chunk.records[0]?.recordId ?? 0, last: chunk.records.at(-1)?.recordId ?? 0 };
+  const marked = await markProcessedAndCount(trx, chunk, range, () => rows.failedRecords);
+  if (marked !== chunk.records.length) return false;
+  await bulkInsert(trx, 'journals', JOURNAL_COLUMNS, rows.journals);
+  await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, rows.lines);
+  await bulkInsert(trx, 'processing_errors', ERROR_COLUMNS, rows.errors);
+  return true;
+}
+
+/**
+ * Records `failure` as the processing error of each waiting record of `chunk` within `range`,
+ * then marks them processed and counts them all failed. Returns how many. The records are
+ * copied as stored: their JSON text never holds what a store refuses.
+ */
+export async function writeFailure(
+  trx: Transaction<Database>,
+  chunk: ChunkRef,
+  range: RecordRange,
+  at: string,
+  failure: { code: string; message: string },
+): Promise<number> {
+  const claimed = trx
+    .selectFrom('records')
+    .where('ingestion_id', '=', chunk.ingestionId)
+    .where('chunk_seq', '=', chunk.chunkSeq)
+    .where('processing', '=', 1)
+    .where('record_id', '>=', range.first)
+    .where('record_id', '<=', range.last);
+  await trx
+    .insertInto('processing_errors')
+    .columns(ERROR_COLUMNS)
+    .expression(
+      claimed.select([
+        'ingestion_id',
+        'record_id',
+        'namespace',
+        'entity',
+        sql<string>`cast(${failure.code} as text)`.as('code'),
+        sql<string>`cast(${failure.message} as text)`.as('message'),
+        'data',
+        sql<string>`cast(${at} as text)`.as('created_at'),
+      ]),
+    )
+    .execute();
+  return markProcessedAndCount(trx, chunk, range, (marked) => marked);
+}

@@ -1,0 +1,65 @@
+/**
+ * The migration registry: every migration in the order it runs, and the two ways to run them.
+ * A new migration is one file here and one line in MIGRATIONS.
+ */
+import { type Kysely, type Migration, Migrator } from 'kysely';
+import type { Dialect, Store } from '../store.js';
+import * as initial from './0001-initial.js';
+import * as auditDeleted from './0002-audit-deleted.js';
+import * as chunkOutcome from './0003-chunk-outcome.js';
+import * as adminSessions from './0004-admin-sessions.js';
+import * as authFailures from './0005-auth-failures.js';
+import * as refreshAnswersAndRequestCounts from './0006-refresh-answers-and-request-counts.js';
+import * as originJournalOnce from './0007-origin-journal-once.js';
+import * as csrfDerived from './0008-csrf-derived.js';
+import * as rejectedChunksUncounted from './0009-rejected-chunks-uncounted.js';
+import * as adminOneTimeViews from './0010-admin-one-time-views.js';
+import * as adminSignIns from './0011-admin-sign-ins.js';
+
+/** A migration file: its `up` may write per dialect. */
+interface DialectMigration {
+  up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
+}
+
+/** Every migration by its name, in the order it runs (Kysely orders them by name too). */
+const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
+  ['0001-initial', initial],
+  ['0002-audit-deleted', auditDeleted],
+  ['0003-chunk-outcome', chunkOutcome],
+  ['0004-admin-sessions', adminSessions],
+  ['0005-auth-failures', authFailures],
+  ['0006-refresh-answers-and-request-counts', refreshAnswersAndRequestCounts],
+  ['0007-origin-journal-once', originJournalOnce],
+  ['0008-csrf-derived', csrfDerived],
+  ['0009-rejected-chunks-uncounted', rejectedChunksUncounted],
+  ['0010-admin-one-time-views', adminOneTimeViews],
+  ['0011-admin-sign-ins', adminSignIns],
+];
+
+function migratorOf(store: Store): Migrator {
+  const migrations: Record<string, Migration> = {};
+  for (const [name, migration] of MIGRATIONS)
+    migrations[name] = { up: (db) => migration.up(db, store.dialect) };
+  return new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
+}
+
+/**
+ * Runs every migration not yet applied, in order. Kysely's migrator takes a lock first, so
+ * several instances starting at once on one PostgreSQL migrate exactly once. Throws the error
+ * of the migration that failed; the migrations before it stay applied.
+ */
+export async function migrateToLatest(store: Store): Promise<void> {
+  const { error } = await migratorOf(store).migrateToLatest();
+  if (error) throw error;
+}
+
+/**
+ * Runs the migrations not yet applied up to and including `name`, in order: the state a
+ * migration test starts from is `migrateTo` the migration before the one it checks. Throws for
+ * a name that is not registered, and the error of a migration that failed.
+ */
+export async function migrateTo(store: Store, name: string): Promise<void> {
+  if (!MIGRATIONS.some(([known]) => known === name)) throw new Error(`no migration named ${name}`);
+  const { error } = await migratorOf(store).migrateTo(name);
+  if (error) throw error;
+}

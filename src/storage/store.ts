@@ -1,0 +1,65 @@
+/**
+ * The one face of storage for the rest of the service (composition, main, the CLI, `/readyz`):
+ * open a store by its `DATABASE_URL`, and the `Store` every adapter is built on. What each
+ * dialect needs lives in `sqlite/` and `postgres/`; migrating is `migrations/index.ts`, creating
+ * a missing PostgreSQL database `postgres/ensure-database.ts`.
+ */
+import type SqliteDatabase from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import { openPostgres, type PostgresOptions } from './postgres/pool.js';
+import type { Database } from './schema.js';
+import { openSqlite, type SqliteOptions } from './sqlite/open.js';
+
+export {
+  DATABASE_CONNECT_TIMEOUT_MS_DEFAULT,
+  DATABASE_STATEMENT_TIMEOUT_MS_DEFAULT,
+} from './postgres/pool.js';
+
+/** The SQL dialects the store speaks; the migrations and a few adapters write per dialect. */
+export type Dialect = 'sqlite' | 'postgres';
+
+/**
+ * An open store: the Kysely instance every adapter uses, which dialect it speaks, and, for
+ * SQLite, the underlying connection for the few bulk statements that are much faster as a
+ * prepared statement loop (records of a chunk). Kysely serialises SQLite work on that one
+ * connection, so raw statements issued inside a Kysely transaction belong to it.
+ */
+export interface Store {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  sqlite: SqliteDatabase.Database | undefined;
+  /**
+   * SQLite: the shared memory of the turn to write, for the other threads of this process that
+   * open the same file (`StoreOptions.sqliteWriteTurn`).
+   */
+  sqliteWriteTurn: SharedArrayBuffer | undefined;
+  close(): Promise<void>;
+}
+
+/** How a store is opened; `sqliteWriteTurn` is for SQLite, the others for PostgreSQL. */
+export interface StoreOptions extends PostgresOptions, SqliteOptions {}
+
+/**
+ * Opens the store named by a `DATABASE_URL`: `sqlite:PATH`, `sqlite::memory:` or
+ * `postgres://...`. SQLite files are created with their folder, in WAL mode
+ * with full synchronous commits, so that an answered write survives a crash of the process or
+ * the machine. Does not migrate; call `migrateToLatest`. Opening a PostgreSQL store does not
+ * connect yet; call `ensureDatabase` first to create a missing database and to turn an
+ * unreachable server into a one-line error. On PostgreSQL, a lost connection or one that does
+ * not answer within the timeouts of `options` fails the query with `StoreUnavailableError`,
+ * never the process; the next query opens a new connection.
+ */
+export function openStore(databaseUrl: string, options: StoreOptions = {}): Store {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const { db, sqlite, sqliteWriteTurn } = openSqlite(databaseUrl.slice('sqlite:'.length), options);
+    return { db, dialect: 'sqlite', sqlite, sqliteWriteTurn, close: () => db.destroy() };
+  }
+  const db = openPostgres(databaseUrl, options);
+  return {
+    db,
+    dialect: 'postgres',
+    sqlite: undefined,
+    sqliteWriteTurn: undefined,
+    close: () => db.destroy(),
+  };
+}
