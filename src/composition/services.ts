@@ -27,6 +27,7 @@ import { createIngestionStore } from '../storage/ingestion-store.js';
 import { createRequestCountStore } from '../storage/request-count-store.js';
 import { createSignInStore } from '../storage/sign-in-store.js';
 import { createStatisticsStore } from '../storage/statistics-store.js';
+import { CONFIGURATION_CHECKS } from './configuration-checks.js';
 import { type PreparedConfiguration, prepareConfiguration } from './prepared-configuration.js';
 
 /** Processing rounds side by side per instance on PostgreSQL. */
@@ -163,7 +164,7 @@ export function createServices(
     access: new AccessDirectory(authStore, clock),
     signIns: new SignIns(authStore, createSignInStore(store.db), clock, settings.authFailureWait),
     snapshots,
-    configuration: new ConfigurationService(configurationStore, snapshots, clock),
+    configuration: new ConfigurationService(configurationStore, snapshots, clock, CONFIGURATION_CHECKS),
     catalog,
     ingestion: new IngestionService(createIngestionStore(store), catalog, clock, {
       chunkWorker,

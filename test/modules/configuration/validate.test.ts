@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CONFIGURATION_SECTIONS } from '../../../src/modules/configuration/document.js';
+import { validateConfiguration } from '../../../src/composition/configuration-checks.js';
 import {
   CONFIGURATION_ERRORS_MAX_COUNT,
   type ConfigurationError,
-  validateConfigurationDocument,
-} from '../../../src/modules/configuration/validate.js';
+} from '../../../src/modules/configuration/configuration-errors.js';
+import { CONFIGURATION_SECTIONS } from '../../../src/modules/configuration/document.js';
 
 const FIXTURE_URL = new URL('../../../docs/examples/configuration.json', import.meta.url);
 
@@ -64,7 +64,7 @@ function remove(root: unknown, path: string): void {
 
 /** Validates and returns the errors, failing the test if the document passed. */
 function errorsOf(doc: unknown): ConfigurationError[] {
-  const result = validateConfigurationDocument(doc);
+  const result = validateConfiguration(doc);
   if (result.ok) throw new Error('expected the document to be rejected');
   return result.errors;
 }
@@ -82,9 +82,9 @@ function expectOnly(errors: ConfigurationError[], path: string, message: string 
   expect(errors[0]?.message).toMatch(message);
 }
 
-describe('validateConfigurationDocument: accepted documents', () => {
+describe('validateConfiguration: accepted documents', () => {
   it('accepts the realistic fixture and returns it with every section', () => {
-    const result = validateConfigurationDocument(fixture());
+    const result = validateConfiguration(fixture());
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(Object.keys(result.document.configuration)).toEqual([...CONFIGURATION_SECTIONS]);
@@ -92,7 +92,7 @@ describe('validateConfigurationDocument: accepted documents', () => {
   });
 
   it('treats omitted sections as empty', () => {
-    const result = validateConfigurationDocument({ version: 'v20230211', configuration: {} });
+    const result = validateConfiguration({ version: 'v20230211', configuration: {} });
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.document.configuration.postingComponents).toEqual([]);
@@ -107,18 +107,18 @@ describe('validateConfigurationDocument: accepted documents', () => {
     remove(doc, '/configuration/accountingConfigurations/0/description');
     remove(doc, '/configuration/nodes/0/nodeConfigs/0/graceDays');
     remove(doc, '/configuration/postingComponents/0/postingPatterns/0/amountSignage');
-    expect(validateConfigurationDocument(doc).ok).toBe(true);
+    expect(validateConfiguration(doc).ok).toBe(true);
   });
 
   it('accepts a leap day and UTC', () => {
     const doc = fixture();
     set(doc, '/configuration/businessCalendars/0/effectiveFrom', '2024-02-29');
     set(doc, '/configuration/nodes/1/timeZone', 'UTC');
-    expect(validateConfigurationDocument(doc).ok).toBe(true);
+    expect(validateConfiguration(doc).ok).toBe(true);
   });
 });
 
-describe('validateConfigurationDocument: version', () => {
+describe('validateConfiguration: version', () => {
   it('reports a missing version with the supported versions', () => {
     expectOnly(
       errorsAfter((d) => remove(d, '/version')),
@@ -144,7 +144,7 @@ describe('validateConfigurationDocument: version', () => {
   });
 });
 
-describe('validateConfigurationDocument: structure', () => {
+describe('validateConfiguration: structure', () => {
   it('rejects a body that is not an object', () => {
     expectOnly(errorsOf([]), '', 'must be an object');
   });
@@ -239,7 +239,7 @@ describe('validateConfigurationDocument: structure', () => {
   });
 });
 
-describe('validateConfigurationDocument: enumerated fields', () => {
+describe('validateConfiguration: enumerated fields', () => {
   const step = `${FLOW}/nodes`;
   it.each([
     ['/configuration/journalTypes/0/behavior', 'PERMANENT, REVERSING'],
@@ -293,7 +293,7 @@ describe('validateConfigurationDocument: enumerated fields', () => {
   });
 });
 
-describe('validateConfigurationDocument: unique names', () => {
+describe('validateConfiguration: unique names', () => {
   it.each([
     ['accountLookups', 'postingCode', 1],
     ['accountingConfigurations', 'name', 1],
@@ -363,7 +363,7 @@ describe('validateConfigurationDocument: unique names', () => {
   });
 });
 
-describe('validateConfigurationDocument: cross-references', () => {
+describe('validateConfiguration: cross-references', () => {
   it.each([
     ['/configuration/accountingConfigurations/0/businessCalendarName', 'businessCalendars'],
     ['/configuration/accountingConfigurations/1/dimensionSetName', 'dimensionSets'],
@@ -454,7 +454,7 @@ describe('validateConfigurationDocument: cross-references', () => {
     set(doc, `${FLOW}/nodes/${ENGINE}/step/mapping`, [
       { source: { group: 'INPUT', path: ['amount'] }, target: { path: ['amount'] } },
     ]);
-    expect(validateConfigurationDocument(doc)).toMatchObject({ ok: true });
+    expect(validateConfiguration(doc)).toMatchObject({ ok: true });
   });
 
   it('refuses a published flow on a built-in ledger entity: the engine reads those directly', () => {
@@ -540,7 +540,7 @@ describe('validateConfigurationDocument: cross-references', () => {
     const draft = fixture();
     cut(draft);
     set(draft, '/configuration/flows/0/versionStatus', 'Draft');
-    expect(validateConfigurationDocument(draft)).toMatchObject({ ok: true });
+    expect(validateConfiguration(draft)).toMatchObject({ ok: true });
   });
 
   describe('finding 5: flow scripts that could never run are refused at upload', () => {
@@ -615,7 +615,7 @@ describe('validateConfigurationDocument: cross-references', () => {
   });
 });
 
-describe('validateConfigurationDocument: rules within a section', () => {
+describe('validateConfiguration: rules within a section', () => {
   it('requires reversingDate exactly for REVERSING journal types', () => {
     expectOnly(
       errorsAfter((d) => remove(d, '/configuration/journalTypes/1/reversingDate')),
@@ -704,7 +704,7 @@ describe('validateConfigurationDocument: rules within a section', () => {
   });
 });
 
-describe('validateConfigurationDocument: many faults at once', () => {
+describe('validateConfiguration: many faults at once', () => {
   it('reports every fault of a document together, structure first', () => {
     const errors = errorsAfter((d) => {
       remove(d, '/version');
@@ -861,7 +861,7 @@ describe('validateConfigurationDocument: many faults at once', () => {
   });
 });
 
-describe('validateConfigurationDocument: entity attribute types', () => {
+describe('validateConfiguration: entity attribute types', () => {
   const attribute = (j: number) => `/configuration/entities/0/attributes/${j}/type`;
 
   it('accepts the canonical form, the shorthand and both forms of a list element type, mixed', () => {
@@ -871,16 +871,16 @@ describe('validateConfigurationDocument: entity attribute types', () => {
     set(doc, attribute(4), { typeName: 'PrimitiveType', primitive: 'AMOUNT' });
     set(doc, attribute(9), { typeName: 'integer' });
     set(doc, attribute(11), { typeName: 'ListType', elementType: 'DATE' });
-    const result = validateConfigurationDocument(doc);
+    const result = validateConfiguration(doc);
     expect(result.ok).toBe(true);
     if (result.ok) expect(result.document).toEqual(doc);
     set(doc, attribute(11), {
       typeName: 'ListType',
       elementType: { typeName: 'PrimitiveType', primitive: 'UUID' },
     });
-    expect(validateConfigurationDocument(doc).ok).toBe(true);
+    expect(validateConfiguration(doc).ok).toBe(true);
     set(doc, attribute(11), { typeName: 'ListType' });
-    expect(validateConfigurationDocument(doc).ok).toBe(true);
+    expect(validateConfiguration(doc).ok).toBe(true);
   });
 
   it('names the path and the allowed values of a wrong primitive', () => {
@@ -928,7 +928,7 @@ describe('validateConfigurationDocument: entity attribute types', () => {
   });
 });
 
-describe('validateConfigurationDocument: robustness', () => {
+describe('validateConfiguration: robustness', () => {
   /** Every JSON Pointer into a value, the value's own ('') excluded. */
   function paths(value: unknown, prefix = ''): string[] {
     if (typeof value !== 'object' || value === null) return [];
@@ -948,7 +948,7 @@ describe('validateConfigurationDocument: robustness', () => {
       for (const value of [null, 7, 'x', [], {}, [{}], { typeName: 'PrimitiveType' }]) {
         const doc = fixture();
         set(doc, path, value);
-        expect(() => validateConfigurationDocument(doc), `${path} = ${JSON.stringify(value)}`).not.toThrow();
+        expect(() => validateConfiguration(doc), `${path} = ${JSON.stringify(value)}`).not.toThrow();
       }
     }
   }, 60_000);
