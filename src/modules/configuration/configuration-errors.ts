@@ -53,6 +53,7 @@ export function atOrBelowAny(path: string, paths: ReadonlySet<string>): boolean 
   return false;
 }
 
+/** Whether `value` is a JSON object (not null, not an array). */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
