@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
+import { validateConfiguration } from '../src/composition/configuration-checks.js';
 import type { ProcessingContext } from '../src/modules/accounting/journal-draft.js';
 import { prepareAccounting } from '../src/modules/accounting/prepare.js';
 import { processChunk } from '../src/modules/accounting/processor.js';
 import type { ClaimedChunk } from '../src/modules/accounting/store.js';
 import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../src/modules/configuration/model.js';
-import { validateConfigurationDocument } from '../src/modules/configuration/validate.js';
 import { benchConfiguration, businessEventChunks } from './data.js';
 
 /**
@@ -32,7 +32,7 @@ const events = Number(process.argv[2] ?? EVENTS_DEFAULT);
 if (!Number.isSafeInteger(events) || events < 0 || events % EVENTS_PER_CHUNK !== 0) {
   throw new Error(`usage: bench/engine-alone.ts [EVENTS, a multiple of ${EVENTS_PER_CHUNK}]`);
 }
-const validation = validateConfigurationDocument(benchConfiguration());
+const validation = validateConfiguration(benchConfiguration());
 if (!validation.ok) throw new Error(`bench configuration refused: ${JSON.stringify(validation.errors)}`);
 const prepared = { revision: 1, accounting: prepareAccounting(validation.document.configuration) };
 const chunks: ClaimedChunk[] = businessEventChunks(events, events / EVENTS_PER_CHUNK).map((body, index) => ({

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { validateConfigurationDocument } from '../src/modules/configuration/validate.js';
+import { validateConfiguration } from '../src/composition/configuration-checks.js';
 import type { EntityDefinition } from '../src/modules/entities/entity.js';
 import { entitiesOf } from '../src/modules/entities/from-configuration.js';
 import { compileRecordValidator, type RecordValidator } from '../src/modules/entities/record-validator.js';
@@ -71,7 +71,7 @@ const mib = (bytes: number) => `${formatNumber(bytes / MIB_BYTES, 1)} MiB`;
 
 /** The trade entity exactly as the service derives it from the uploaded configuration. */
 function tradeEntityDefinition(): EntityDefinition {
-  const validation = validateConfigurationDocument(benchConfiguration());
+  const validation = validateConfiguration(benchConfiguration());
   if (!validation.ok) throw new Error(`bench configuration refused: ${JSON.stringify(validation.errors)}`);
   const entity = entitiesOf(validation.document.configuration).find(
     (e) => e.namespace === TRADE_NAMESPACE && e.name === TRADE_ENTITY,

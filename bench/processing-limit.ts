@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
+import { validateConfiguration } from '../src/composition/configuration-checks.js';
 import { newTimeOrderedUuid } from '../src/lib/ids.js';
 import type { ProcessingContext } from '../src/modules/accounting/journal-draft.js';
 import { type PreparedAccountingRevision, prepareAccounting } from '../src/modules/accounting/prepare.js';
 import { processChunk } from '../src/modules/accounting/processor.js';
 import type { ChunkOutcome, ClaimedChunk } from '../src/modules/accounting/store.js';
 import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../src/modules/configuration/model.js';
-import { validateConfigurationDocument } from '../src/modules/configuration/validate.js';
 import { entityKey, prepareEntities } from '../src/modules/entities/prepared-entity.js';
 import type { RecordValidator } from '../src/modules/entities/record-validator.js';
 import { validateChunkBody } from '../src/modules/ingestion/validated-chunk.js';
@@ -76,7 +76,7 @@ interface Fixture {
 }
 
 function fixture(): Fixture {
-  const validation = validateConfigurationDocument(benchConfiguration());
+  const validation = validateConfiguration(benchConfiguration());
   if (!validation.ok) throw new Error(`bench configuration refused: ${JSON.stringify(validation.errors)}`);
   const { configuration } = validation.document;
   const entity = prepareEntities(configuration).get(entityKey(LEDGER_NAMESPACE, BUSINESS_EVENT_ENTITY_NAME));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { validateConfiguration } from '../../src/composition/configuration-checks.js';
 import { CONFIGURATION_BODY_BYTES_MAX } from '../../src/modules/configuration/inputs.js';
-import { validateConfigurationDocument } from '../../src/modules/configuration/validate.js';
 import { createTestApp } from '../helpers/app.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 
@@ -31,7 +31,7 @@ describe('point 7: configuration uploads keep the event loop short', () => {
       flows.push(copy);
     }
     const started = performance.now();
-    const result = validateConfigurationDocument(document);
+    const result = validateConfiguration(document);
     const elapsedMs = performance.now() - started;
     expect(result.ok).toBe(true);
     // Measured on a shared two-core machine: 5.2 s before, 2.1 s after (most of it reading the

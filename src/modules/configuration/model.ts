@@ -1,9 +1,9 @@
 /**
  * TypeBox schemas and static types of the Configuration Data document (docs/reference.md,
  * Configuration Data). The OpenAPI document is generated from these schemas, so every field
- * carries a description; `validate.ts` compiles them with Ajv for the upload. Over 500 lines
- * because it is one document's schema, mostly field descriptions, read top to bottom as the
- * document is.
+ * carries a description; `validate-structure.ts` compiles them with Ajv for the upload. Over 500
+ * lines because it is one document's schema, mostly field descriptions, read top to bottom as
+ * the document is.
  *
  * Required versus optional: a field is required when the service cannot interpret the element
  * without it (names, codes, cross-references, enumerations that drive accounting). Free text

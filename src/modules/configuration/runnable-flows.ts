@@ -1,3 +1,9 @@
+/**
+ * Which flows of a configuration run (docs/reference.md, Flows). Two modules read it: `entities`
+ * (the records of an entity a running flow reads wait for processing) and `flows` (the run
+ * plans). It lives here, beneath both, because `flows` imports `entities`: in `flows` it would
+ * make `entities` import `flows`, an import cycle between modules (docs/architecture.md).
+ */
 import type { Configuration, Flow, InputStep } from './model.js';
 
 /** The feature flag that turns flows on; absent counts as on (docs/reference.md, Flows). */

@@ -2,6 +2,7 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { canonicalConfiguration, emptyConfiguration, sectionCounts } from './document.js';
 import { CONFIGURATION_FORMAT_VERSION, type ConfigurationDocument } from './model.js';
+import type { ConfigurationCheck } from './semantic-check.js';
 import type { ConfigurationSnapshots } from './snapshot.js';
 import type { AuditEntry, ConfigurationStore, ProcessingDataCounts } from './store.js';
 import { validateConfigurationDocument } from './validate.js';
@@ -42,17 +43,26 @@ function configurationChanged(revision: number): AppError {
  * Configuration Data as a whole: download, all-or-nothing upload and deletion (each with a dry
  * run that only counts what would be wiped), each recorded in the audit log. Uploads are validated completely and prepared
  * (entity validators, accounting tables) before anything is written, so a configuration that
- * cannot be used is refused with a 400 and the stored one stays as it was.
+ * cannot be used is refused with a 400 and the stored one stays as it was. The semantic checks
+ * are every module's, composed by the caller (`CONFIGURATION_CHECKS`,
+ * `src/composition/configuration-checks.ts`), as the preparation is.
  */
 export class ConfigurationService<T> {
   readonly #store: ConfigurationStore;
   readonly #snapshots: ConfigurationSnapshots<T>;
   readonly #clock: Clock;
+  readonly #checks: readonly ConfigurationCheck[];
 
-  constructor(store: ConfigurationStore, snapshots: ConfigurationSnapshots<T>, clock: Clock) {
+  constructor(
+    store: ConfigurationStore,
+    snapshots: ConfigurationSnapshots<T>,
+    clock: Clock,
+    checks: readonly ConfigurationCheck[],
+  ) {
     this.#store = store;
     this.#snapshots = snapshots;
     this.#clock = clock;
+    this.#checks = checks;
   }
 
   /** The whole document of the current revision, keys in canonical order, and that revision. */
@@ -90,7 +100,7 @@ export class ConfigurationService<T> {
    * `configuration-changed` (412) when the revision condition fails.
    */
   async upload(body: unknown, actor: string, options: UploadOptions = {}): Promise<UploadResult> {
-    const result = validateConfigurationDocument(body);
+    const result = validateConfigurationDocument(body, this.#checks);
     if (!result.ok) {
       const first = result.errors[0];
       throw new AppError(

@@ -5,11 +5,12 @@
  * mappings and the Script steps upstream of each. Only flows that run are planned: published
  * ones while the `flow` feature flag is on.
  */
-import type { Configuration, Flow, FlowGraph, PrimitiveTypeName } from '../configuration/model.js';
+import type { Configuration, Flow, PrimitiveTypeName } from '../configuration/model.js';
 import { runnableFlows } from '../configuration/runnable-flows.js';
 import type { FieldType } from '../entities/entity.js';
 import { entityKey } from '../entities/prepared-entity.js';
 import { compileRecordValidator, type RecordValidator } from '../entities/record-validator.js';
+import { ancestors, orderFrom, successors } from './graph.js';
 
 /** A Script step: its source and what it may publish. */
 export interface ScriptPlan {
@@ -78,7 +79,8 @@ export function prepareFlows(configuration: Configuration): Map<string, FlowPlan
 }
 
 function planFlow(flow: Flow, index: number, inputNodeId: string): FlowPlan {
-  const order = graphOrder(flow.graph, inputNodeId);
+  const next = successors(flow.graph);
+  const order = orderFrom(next, inputNodeId);
   const scripts: ScriptPlan[] = [];
   const scriptIndexByNode = new Map<string, number>();
   const engines: EnginePlan[] = [];
@@ -106,7 +108,7 @@ function planFlow(flow: Flow, index: number, inputNodeId: string): FlowPlan {
         }),
       });
     } else if (step?.type === 'AccountingEngine') {
-      const upstream = ancestorsOf(flow.graph, id);
+      const upstream = ancestors(next, id);
       engines.push({
         stepName: step.name,
         mapping: step.mapping.map((m) => ({
@@ -121,43 +123,4 @@ function planFlow(flow: Flow, index: number, inputNodeId: string): FlowPlan {
     }
   }
   return { name: flow.name, scripts, engines };
-}
-
-/** The nodes reachable from `start` in topological order (each after every node before it). */
-function graphOrder(graph: FlowGraph, start: string): string[] {
-  // Depth-first post-order, reversed: a node comes before everything that follows it. Iterative,
-  // so a long chain of steps cannot overflow the stack.
-  const order: string[] = [];
-  const seen = new Set<string>([start]);
-  const stack: { id: string; next: number }[] = [{ id: start, next: 0 }];
-  while (stack.length > 0) {
-    const top = stack[stack.length - 1] as { id: string; next: number };
-    const following = (graph.edges[top.id] ?? []).filter((n) => Object.hasOwn(graph.nodes, n));
-    const child = following[top.next];
-    top.next += 1;
-    if (child === undefined) {
-      order.push(top.id);
-      stack.pop();
-    } else if (!seen.has(child)) {
-      seen.add(child);
-      stack.push({ id: child, next: 0 });
-    }
-  }
-  return order.reverse();
-}
-
-/** Ids of the nodes from which `id` can be reached. */
-function ancestorsOf(graph: FlowGraph, id: string): Set<string> {
-  const previous = new Map<string, string[]>();
-  for (const [from, tos] of Object.entries(graph.edges)) {
-    for (const to of tos) previous.set(to, [...(previous.get(to) ?? []), from]);
-  }
-  const seen = new Set<string>();
-  const queue = [...(previous.get(id) ?? [])];
-  for (let next = queue.pop(); next !== undefined; next = queue.pop()) {
-    if (seen.has(next)) continue;
-    seen.add(next);
-    queue.push(...(previous.get(next) ?? []));
-  }
-  return seen;
 }

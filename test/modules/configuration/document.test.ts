@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { validateConfiguration } from '../../../src/composition/configuration-checks.js';
 import {
   CONFIGURATION_SECTIONS,
   canonicalConfiguration,
@@ -7,12 +8,11 @@ import {
   sectionCounts,
 } from '../../../src/modules/configuration/document.js';
 import { type Configuration, ConfigurationSchema } from '../../../src/modules/configuration/model.js';
-import { validateConfigurationDocument } from '../../../src/modules/configuration/validate.js';
 
 const FIXTURE_URL = new URL('../../../docs/examples/configuration.json', import.meta.url);
 
 function fixtureConfiguration(): Configuration {
-  const result = validateConfigurationDocument(JSON.parse(readFileSync(FIXTURE_URL, 'utf8')));
+  const result = validateConfiguration(JSON.parse(readFileSync(FIXTURE_URL, 'utf8')));
   if (!result.ok) throw new Error(JSON.stringify(result.errors));
   return result.document.configuration;
 }
@@ -40,7 +40,7 @@ describe('emptyConfiguration', () => {
     const empty = emptyConfiguration();
     expect(Object.keys(empty)).toEqual([...CONFIGURATION_SECTIONS]);
     expect(Object.values(sectionCounts(empty)).every((n) => n === 0)).toBe(true);
-    expect(validateConfigurationDocument({ version: 'v20230211', configuration: empty }).ok).toBe(true);
+    expect(validateConfiguration({ version: 'v20230211', configuration: empty }).ok).toBe(true);
   });
 
   it('returns a fresh object on every call', () => {
@@ -108,7 +108,7 @@ describe('canonicalConfiguration', () => {
     const original = fixtureConfiguration();
     const canonical = canonicalConfiguration(original);
     expect(canonical).toEqual(original);
-    const again = validateConfigurationDocument({
+    const again = validateConfiguration({
       version: 'v20230211',
       configuration: JSON.parse(JSON.stringify(canonical)),
     });

@@ -1,6 +1,6 @@
 import ivm from 'isolated-vm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FLOW_SCRIPT_GLOBALS } from '../../../src/modules/configuration/flow-scripts.js';
+import { FLOW_SCRIPT_GLOBALS } from '../../../src/modules/flows/flow-scripts.js';
 import { ScriptSandbox } from '../../../src/modules/flows/sandbox.js';
 
 const LIMITS = { timeoutMs: 50, memoryMb: 32 };
