@@ -26,7 +26,7 @@ import type { BulkInsert } from '../bulk-insert.js';
 import { storedRevision } from '../configuration-store.js';
 import type { Database } from '../schema.js';
 import {
-  type ChunkWork,
+  type ClaimedChunkHandler,
   type ClaimHold,
   type ClaimProtocol,
   claimedChunk,
@@ -107,7 +107,7 @@ async function claim(trx: Kysely<Database>, hold: ClaimHold): Promise<ClaimedChu
 /** The PostgreSQL claim protocol over `db` (see the header). */
 export function postgresClaims(db: Kysely<Database>, bulkInsert: BulkInsert): ClaimProtocol {
   return {
-    processNext(revision: number, at: string, work: ChunkWork, hold: ClaimHold) {
+    processNext(revision: number, at: string, work: ClaimedChunkHandler, hold: ClaimHold) {
       return db.transaction().execute(async (trx) => {
         const chunk = await claim(trx, hold);
         if (chunk === undefined) return IDLE;

@@ -19,7 +19,7 @@ import type { BulkInsert } from '../bulk-insert.js';
 import { storedRevision } from '../configuration-store.js';
 import type { Database } from '../schema.js';
 import {
-  type ChunkWork,
+  type ClaimedChunkHandler,
   type ClaimHold,
   type ClaimProtocol,
   claimedChunk,
@@ -75,7 +75,7 @@ export function sqliteClaims(db: Kysely<Database>, bulkInsert: BulkInsert): Clai
   }
 
   return {
-    async processNext(revision: number, at: string, work: ChunkWork, hold: ClaimHold) {
+    async processNext(revision: number, at: string, work: ClaimedChunkHandler, hold: ClaimHold) {
       const chunk = await claim(hold);
       if (chunk === undefined) return IDLE;
       if ((await storedRevision(db)) !== revision) return STALE;

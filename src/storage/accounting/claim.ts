@@ -16,7 +16,7 @@ import type { Database } from '../schema.js';
 import type { Dialect } from '../store.js';
 
 /** The work a claim hands its chunk to (the processor's engine run). */
-export type ChunkWork = Parameters<AccountingStore['processNextChunk']>[2];
+export type ClaimedChunkHandler = Parameters<AccountingStore['processNextChunk']>[2];
 
 /** Where a claim is: the chunk it holds, once it has taken one, so a failure can be put on it. */
 export interface ClaimHold {
@@ -39,7 +39,12 @@ export interface WaitingRecord {
  * records one claim takes; none when another transaction holds the chunk).
  */
 export interface ClaimProtocol {
-  processNext(revision: number, at: string, work: ChunkWork, hold: ClaimHold): Promise<ChunkProcessing>;
+  processNext(
+    revision: number,
+    at: string,
+    work: ClaimedChunkHandler,
+    hold: ClaimHold,
+  ): Promise<ChunkProcessing>;
   recordsToFail(trx: Transaction<Database>, chunk: ChunkRef): Promise<WaitingRecord[]>;
 }
 
