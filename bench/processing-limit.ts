@@ -23,7 +23,7 @@ import { createDatabase, type Dialect } from './service.js';
  * when nothing but the work itself runs. Per chunk, one transaction reads the chunk's stored
  * records, parses them (`JSON.parse`), runs the project's engine on them (`processChunk`, the
  * function the processor hands to the store) and inserts their journals and lines with the
- * project's bulk insert and row shapes (`storage/bulk-insert.ts`, `storage/accounting-store.ts`:
+ * project's bulk insert and row shapes (`storage/bulk-insert.ts`, `storage/accounting/rows.ts`:
  * a prepared single-row INSERT per row on SQLite, `COPY … FROM STDIN` per table on PostgreSQL).
  * The engine's share of that time says whether the engine or storage sets the pace.
  */
