@@ -4,8 +4,9 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
 
 /**
- * Request checks the route schemas make: dates and date-times of queries, the Idempotency-Key
- * header and the form of a session timeout. Each failure names the part and member at fault.
+ * Request checks the route schemas make: dates and date-times of queries, the length of filters
+ * compared with stored ids and names, the Idempotency-Key header and the form of a session
+ * timeout. Each failure names the part and member at fault.
  */
 describe('request checks of the route schemas', () => {
   let t: TestApp;
@@ -85,6 +86,29 @@ describe('request checks of the route schemas', () => {
       expect((await get('/api/v1/journals?from=2024-02-29&to=2024-03-01')).statusCode).toBe(200);
       expect((await get('/api/v1/balances?asOf=2024-02-29')).statusCode).toBe(200);
     });
+  });
+
+  describe('filters compared with stored ids, session names and error codes', () => {
+    const records = '/api/v1/namespaces/loans/entities/loanTransaction/records';
+    it.each([
+      ['/api/v1/journals', 'ingestionId'],
+      ['/api/v1/processing-errors', 'ingestionId'],
+      ['/api/v1/processing-errors', 'code'],
+      ['/api/v1/ingestions', 'namespace'],
+      ['/api/v1/ingestions', 'entity'],
+      [records, 'ingestionId'],
+    ])(
+      '%s refuses ?%s longer than a path parameter, naming it, and takes one as long',
+      async (route, name) => {
+        const problem = await refusal(`${route}?${name}=${'x'.repeat(201)}`);
+        expect(problem.errors).toEqual([
+          { path: `/querystring/${name}`, message: 'must NOT have more than 200 characters' },
+        ]);
+        const response = await get(`${route}?${name}=${'x'.repeat(200)}`);
+        expect(response.statusCode, response.body).toBe(200);
+        expect(response.json().data).toEqual([]);
+      },
+    );
   });
 
   describe('ingestion', () => {

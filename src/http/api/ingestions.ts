@@ -23,7 +23,7 @@ import { principalOf } from '../authenticate.js';
 import { problemContextOf } from '../problem.js';
 import { PROBLEM_STATUS, problemBody } from '../problems.js';
 import { ChunkAccepted, Session, SessionError } from './answer-schemas.js';
-import { Page, PageQuery, PathParam, Problem, pageOf } from './schemas.js';
+import { Page, PageQuery, PathParam, Problem, pageOf, StoredNameFilter } from './schemas.js';
 
 const IdParams = Type.Object({ ingestionId: IngestionId });
 
@@ -103,8 +103,8 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         querystring: Type.Object({
           ...PageQuery,
           state: Type.Optional(SessionStateFilter),
-          namespace: Type.Optional(Type.String()),
-          entity: Type.Optional(Type.String()),
+          namespace: Type.Optional(StoredNameFilter),
+          entity: Type.Optional(StoredNameFilter),
         }),
         response: { 200: Page(Session) },
       },
@@ -256,7 +256,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         tags: ['ingestion'],
         summary: 'Stored records of an entity, each with its ingestionId',
         params: Type.Object({ ns: PathParam, entity: PathParam }),
-        querystring: Type.Object({ ...PageQuery, ingestionId: Type.Optional(Type.String()) }),
+        querystring: Type.Object({ ...PageQuery, ingestionId: Type.Optional(StoredNameFilter) }),
         response: {
           200: Page(
             Type.Object({

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { JournalId, JournalStatusFilter } from '../../modules/accounting/inputs.js';
 import type { JournalQueries } from '../../modules/accounting/journal-queries.js';
 import { Balances, Journal, ProcessingError } from './answer-schemas.js';
-import { DateQuery, Page, PageQuery, Problem, pageOf } from './schemas.js';
+import { DateQuery, Page, PageQuery, Problem, pageOf, StoredNameFilter } from './schemas.js';
 
 /** Journals, balances and processing errors: the read side of the accounting engine. */
 export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries }> = async (
@@ -23,7 +23,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
         querystring: Type.Object({
           ...PageQuery,
           status: Type.Optional(JournalStatusFilter),
-          ingestionId: Type.Optional(Type.String()),
+          ingestionId: Type.Optional(StoredNameFilter),
           accountingConfig: Type.Optional(Type.String()),
           from: Type.Optional(DateQuery('Core date from (inclusive), a date YYYY-MM-DD.')),
           to: Type.Optional(DateQuery('Core date to (exclusive), a date YYYY-MM-DD.')),
@@ -86,8 +86,8 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
         summary: 'Records that produced no journal, with the rule they broke',
         querystring: Type.Object({
           ...PageQuery,
-          ingestionId: Type.Optional(Type.String()),
-          code: Type.Optional(Type.String()),
+          ingestionId: Type.Optional(StoredNameFilter),
+          code: Type.Optional(StoredNameFilter),
         }),
         response: {
           200: Page(ProcessingError),

@@ -18,6 +18,14 @@ export const PATH_PARAM_LENGTH_MAX = 200;
 /** A path parameter the route itself bounds no further than the router does. */
 export const PathParam = Type.String({ maxLength: PATH_PARAM_LENGTH_MAX });
 
+/**
+ * A query filter compared with session ids, session namespaces and entities, or processing
+ * error codes: every stored one is no longer than a path parameter (ids and names are bounded
+ * when they are made, codes are a closed list), so a longer value could match nothing and is
+ * refused with a 400 naming it instead of an empty page (docs/decisions.md, HTTP in general).
+ */
+export const StoredNameFilter = Type.String({ maxLength: PATH_PARAM_LENGTH_MAX });
+
 /** The `page` and `limit` query parameters of every paginated list. */
 export const PageQuery = {
   page: Type.Integer({
