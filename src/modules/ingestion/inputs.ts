@@ -43,9 +43,14 @@ export const IdempotencyKey = Type.String({
   maxLength: IDEMPOTENCY_KEY_LENGTH_MAX,
   description: 'Repeating a key with the same body replays the first answer.',
 });
-/** The sequence number of one chunk of a session, from 1. */
+/**
+ * The sequence number of one chunk of a session, from 1, up to the largest integer JavaScript
+ * holds exactly (a 64-bit column holds more; above this a number would be rounded, and above
+ * 2^63 PostgreSQL refuses it).
+ */
 export const ChunkSeq = Type.Integer({
   minimum: 1,
+  maximum: Number.MAX_SAFE_INTEGER,
   description: "One chunk's failed records, the chunk rejected or stored (its answer's `chunkSeq`).",
 });
 
