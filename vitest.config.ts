@@ -1,17 +1,51 @@
-import { defineConfig } from 'vitest/config';
+import {
+  configDefaults,
+  defineConfig,
+  type TestProjectInlineConfiguration,
+  type ViteUserConfig,
+} from 'vitest/config';
+import { integrationDialects } from './test/setup/dialects.js';
 
-export default defineConfig({
-  test: {
-    include: ['test/**/*.test.ts'],
-    setupFiles: ['test/setup/hash-cost.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
-    // Flow scripts run in isolated-vm isolates, which need Node's startup snapshot off
-    // (docs/adr/0012-flow-script-isolation.md).
-    // Three files at a time, even on two cores: most of a file's time is spent waiting on a
-    // spawned service, a store or a browser (about 4.5 minutes on SQLite instead of 7.5).
-    poolOptions: { forks: { execArgv: ['--no-node-snapshot'], maxForks: 3, minForks: 1 } },
-    reporters: ['default'],
-  },
+/**
+ * Unit tests: pure code (modules, accounting scenarios, helpers of the process), no store, no
+ * built service; they run once, in seconds (`npm run test:unit`). Everything else under test/ is
+ * an integration test and runs once per store.
+ */
+const UNIT = ['test/unit/**/*.test.ts', 'test/modules/**/*.test.ts', 'test/scenarios/**/*.test.ts'];
+
+/** The integration tests on one store: the helpers read it from TEST_DATABASE_URL. */
+function integration(name: string, databaseUrl: string): TestProjectInlineConfiguration {
+  return {
+    extends: true,
+    test: {
+      name,
+      include: ['test/**/*.test.ts'],
+      exclude: [...configDefaults.exclude, ...UNIT],
+      env: { TEST_DATABASE_URL: databaseUrl },
+    },
+  };
+}
+
+export default defineConfig(async (): Promise<ViteUserConfig> => {
+  const { sqliteUrl, postgresUrl } = await integrationDialects();
+  return {
+    test: {
+      setupFiles: ['test/setup/hash-cost.ts'],
+      testTimeout: 60_000,
+      hookTimeout: 60_000,
+      pool: 'forks',
+      // Flow scripts run in isolated-vm isolates, which need Node's startup snapshot off
+      // (docs/adr/0012-flow-script-isolation.md).
+      // Three files at a time, even on two cores: most of a file's time is spent waiting on a
+      // spawned service, a store or a browser.
+      poolOptions: { forks: { execArgv: ['--no-node-snapshot'], maxForks: 3, minForks: 1 } },
+      reporters: ['default'],
+      // Both stores in one run, so the two overlap on the cores; unit tests run once.
+      projects: [
+        { extends: true, test: { name: 'unit', include: UNIT } },
+        integration('integration-sqlite', sqliteUrl),
+        ...(postgresUrl === undefined ? [] : [integration('integration-postgres', postgresUrl)]),
+      ],
+    },
+  };
 });
