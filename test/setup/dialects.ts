@@ -38,16 +38,26 @@ async function unanswered(url: string): Promise<string | undefined> {
   }
 }
 
+/** Where the decision is kept: Vitest loads vitest.config.ts once per project of the run. */
+const DECIDED = Symbol.for('ledgerflow.test.integrationDialects');
+
 /**
  * Decides, once per `vitest` run, which stores the integration tests run on, and says so on the
- * console. `TEST_DATABASE_URL` set to a PostgreSQL URL must answer (CI sets it, so it never falls
+ * console (`decide` does the work, this keeps its answer for the later loads of the config).
+ */
+export function integrationDialects(): Promise<IntegrationDialects> {
+  const kept = globalThis as { [DECIDED]?: Promise<IntegrationDialects> };
+  kept[DECIDED] ??= decide(process.env.TEST_DATABASE_URL);
+  return kept[DECIDED];
+}
+
+/**
+ * Which stores the integration tests run on. `TEST_DATABASE_URL` set to a PostgreSQL URL must answer (CI sets it, so it never falls
  * back to SQLite alone in silence); set to a SQLite URL it asks for SQLite only; unset, the
  * default server is tried for a second and SQLite alone is used, with a notice, when it does not
  * answer. Each test file makes its own database on the server (test/helpers/store.ts).
  */
-export async function integrationDialects(
-  requested: string | undefined = process.env.TEST_DATABASE_URL,
-): Promise<IntegrationDialects> {
+async function decide(requested: string | undefined): Promise<IntegrationDialects> {
   if (requested?.startsWith('sqlite')) {
     console.log(`tests: integration tests on SQLite only (${requested}), as TEST_DATABASE_URL asks`);
     return { sqliteUrl: requested, postgresUrl: undefined };
