@@ -6,7 +6,8 @@ import { openStore, type Store } from '../../src/storage/store.js';
 
 /**
  * The database the suite runs on: `TEST_DATABASE_URL` (a `postgres://` server URL, or
- * `sqlite:...`), SQLite in memory by default. `.ci/run` runs the whole suite once per dialect.
+ * `sqlite:...`), SQLite in memory by default. vitest.config.ts sets it per project, so one run
+ * covers both dialects (`integration-sqlite`, `integration-postgres`).
  */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'sqlite::memory:';
 export const TEST_DIALECT = TEST_DATABASE_URL.startsWith('postgres') ? 'postgres' : 'sqlite';

@@ -12,10 +12,13 @@ function sourceFiles(): string[] {
     .map((path) => path.split('\\').join('/'));
 }
 
-/** The files under src that `file` imports or re-exports through a relative specifier. */
+/**
+ * The files under src that `file` imports or re-exports through a relative specifier, type-only
+ * imports included: a cycle of types still ties two files together.
+ */
 function importsOf(file: string): string[] {
   const text = readFileSync(join(SRC, file), 'utf8');
-  const specifiers = [...text.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s+'(\.[^']+)'/gms)];
+  const specifiers = [...text.matchAll(/^(?:import|export)\b[^;]*?(?:\bfrom\s+|^import\s+)'(\.[^']+)'/gms)];
   return specifiers.map((match) =>
     relative(SRC, resolve(SRC, dirname(file), (match[1] ?? '').replace(/\.js$/, '.ts')))
       .split('\\')
@@ -29,7 +32,11 @@ function moduleOf(file: string): string | undefined {
   return top === 'modules' && name !== undefined && rest.length > 0 ? `modules/${name}` : undefined;
 }
 
-/** The cycles of a directed graph, each as the path that closes it. */
+/**
+ * The cycles of a directed graph, each as the path that closes it: one per edge back to a node
+ * still on the depth-first path, so every knot is named at least once (not every one of the
+ * many cycles a knot may hold).
+ */
 function cyclesOf(graph: ReadonlyMap<string, ReadonlySet<string>>): string[] {
   const cycles: string[] = [];
   const done = new Set<string>();
@@ -66,6 +73,11 @@ describe('layering of src', () => {
     expect(cyclesOf(graph)).toEqual([]);
   });
 
+  it('has no import cycle between files', () => {
+    const graph = new Map(files.map((file) => [file, new Set(importsOf(file))]));
+    expect(cyclesOf(graph)).toEqual([]);
+  });
+
   /** The imports of the files under `folder` whose target `allowed` refuses, as `file -> target`. */
   const refused = (folder: string, allowed: (target: string) => boolean): string[] =>
     files
@@ -87,5 +99,19 @@ describe('layering of src', () => {
         (target) => !target.startsWith('modules/') || /^modules\/[^/]+\/store\.ts$/.test(target),
       ),
     ).toEqual([]);
+  });
+
+  it('lets HTTP import of storage only the store handle and its errors (storage/store.ts, storage/errors.ts)', () => {
+    expect(
+      refused(
+        'http/',
+        (target) =>
+          !target.startsWith('storage/') || ['storage/store.ts', 'storage/errors.ts'].includes(target),
+      ),
+    ).toEqual([]);
+  });
+
+  it('keeps the administration interface off the REST routes (http/admin never imports http/api)', () => {
+    expect(refused('http/admin/', (target) => !target.startsWith('http/api/'))).toEqual([]);
   });
 });
