@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { instantOf } from '../../src/http/api/schemas.js';
+import { instantOf } from '../../src/lib/instant.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
 

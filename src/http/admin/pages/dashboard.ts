@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
-import { instantOf } from '../../api/schemas.js';
+import { instantOf } from '../../../lib/instant.js';
 import { html, jsonScript } from '../html.js';
 import { emptyState, page } from '../layout.js';
 import { contextOf, queryText, sendPage } from '../request.js';
