@@ -30,13 +30,15 @@ describe('point 7: configuration uploads keep the event loop short', () => {
       }
       flows.push(copy);
     }
-    const started = performance.now();
+    // CPU time of this process, not wall time: other work on the machine does not count.
+    const started = process.cpuUsage();
     const result = validateConfiguration(document);
-    const elapsedMs = performance.now() - started;
+    const used = process.cpuUsage(started);
+    const cpuMs = (used.user + used.system) / 1000;
     expect(result.ok).toBe(true);
     // Measured on a shared two-core machine: 5.2 s before, 2.1 s after (most of it reading the
     // document as far as it is sound and the structural schema, both linear).
-    expect(elapsedMs).toBeLessThan(4000);
+    expect(cpuMs).toBeLessThan(4000);
   });
 
   it(`refuses a body over ${CONFIGURATION_BODY_BYTES_MAX} bytes with 413`, async () => {
