@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { StatisticsService, TimeRange } from '../../modules/statistics/service.js';
 import { instantOf } from '../../lib/instant.js';
+import type { StatisticsService, TimeRange } from '../../modules/statistics/service.js';
 import { InstantQuery, Problem } from './schemas.js';
 
 const Range = Type.Object({
