@@ -68,6 +68,9 @@ port.on('message', (message: ProcessingThreadRequest) => {
     .close()
     .then(() => store.close())
     .then(() => report({ kind: 'stopped' }))
-    .catch((error: unknown) => report({ kind: 'stop-failed', error: reportedErrorOf(error) }));
+    .catch((error: unknown) => report({ kind: 'stop-failed', error: reportedErrorOf(error) }))
+    // Nothing holds the thread any more: it ends by itself once its last tasks (the isolates'
+    // disposal among them) are done, rather than being torn down in the middle of them.
+    .finally(() => port.close());
 });
 report({ kind: 'started' });

@@ -171,16 +171,18 @@ export class ProcessingThread {
     if (this.#inProcessRunning) await this.#inProcess.stop();
     const worker = this.#worker;
     if (worker === undefined) return;
-    await new Promise<void>((resolve, reject) => {
+    // Waits for the thread to end by itself after `stopped`: terminating it while native
+    // addons (isolated-vm) still tear down their part of the thread can abort the process.
+    let failure: Error | undefined;
+    await new Promise<void>((resolve) => {
       worker.on('message', (message: ProcessingThreadReport) => {
-        if (message.kind === 'stopped') resolve();
-        else if (message.kind === 'stop-failed')
-          reject(new Error(`processing thread: ${message.error.message}`));
+        if (message.kind === 'stop-failed')
+          failure = new Error(`processing thread: ${message.error.message}`);
       });
       worker.on('exit', () => resolve());
       worker.postMessage({ kind: 'stop' } satisfies ProcessingThreadRequest);
     });
-    await worker.terminate();
+    if (failure !== undefined) throw failure;
   }
 
   #died(exitCode: number, error: ReportedError | undefined): void {
