@@ -16,7 +16,7 @@
  * writers wait for each other but never deadlock. On SQLite one writer runs at a time.
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { add, type Decimal, decimal, toDecimalString } from '../../lib/decimal.js';
+import { add, type Decimal, decimal, decimalTextFromValue, toDecimalString } from '../../lib/decimal.js';
 import type { BalanceFilter, BalanceRow, JournalDraft } from '../../modules/accounting/store.js';
 import type { Database } from '../schema.js';
 import type { Dialect } from '../store.js';
@@ -54,19 +54,64 @@ function compareKeys(a: readonly string[], b: readonly string[]): number {
   return 0;
 }
 
+/** `units` / 10^`scale` in plain notation with `scale` digits, as `toDecimalString` prints it. */
+function unitsText(units: number, scale: number): string {
+  const digits = String(Math.abs(units)).padStart(scale + 1, '0');
+  const text = scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+  return units < 0 ? `-${text}` : text;
+}
+
+/**
+ * An exact running sum of decimal texts with the larger scale of its terms. It adds integer
+ * units while every term and sum is a safe integer (the common amounts of a chunk: a few
+ * microseconds a line less than `decimal.js`), and `lib/decimal.ts` from the first that is not.
+ */
+class ExactSum {
+  #units = 0;
+  #scale = 0;
+  #decimal: Decimal | undefined;
+
+  add(text: string): void {
+    if (this.#decimal === undefined) {
+      const term = decimalTextFromValue(text);
+      if (term !== undefined && !Number.isNaN(term.units)) {
+        const scale = Math.max(this.#scale, term.scale);
+        const a = this.#units * 10 ** (scale - this.#scale);
+        const b = term.units * 10 ** (scale - term.scale);
+        // A product or sum beyond 2^53 is never a safe integer, however it was rounded.
+        if (Number.isSafeInteger(a) && Number.isSafeInteger(b) && Number.isSafeInteger(a + b)) {
+          this.#units = a + b;
+          this.#scale = scale;
+          return;
+        }
+      }
+      this.#decimal = decimal(unitsText(this.#units, this.#scale));
+    }
+    this.#decimal = add(this.#decimal, decimal(text));
+  }
+
+  text(): string {
+    return this.#decimal === undefined ? unitsText(this.#units, this.#scale) : toDecimalString(this.#decimal);
+  }
+}
+
 /** `moves` summed to one per key of `keyOf`, exactly, sorted by that key. */
 function summed(moves: Iterable<BalanceMove>, keyOf: (m: BalanceMove) => readonly string[]): BalanceMove[] {
-  const byKey = new Map<string, { move: BalanceMove; key: readonly string[]; total: Decimal }>();
+  const byKey = new Map<string, { move: BalanceMove; key: readonly string[]; total: ExactSum }>();
   for (const move of moves) {
     const key = keyOf(move);
-    const id = JSON.stringify(key);
-    const found = byKey.get(id);
-    if (found === undefined) byKey.set(id, { move, key, total: decimal(move.amount) });
-    else found.total = add(found.total, decimal(move.amount));
+    // Stored text never holds NUL (PostgreSQL refuses it; `lib/storable-text.ts`).
+    const id = key.join('\u0000');
+    let found = byKey.get(id);
+    if (found === undefined) {
+      found = { move, key, total: new ExactSum() };
+      byKey.set(id, found);
+    }
+    found.total.add(move.amount);
   }
   return [...byKey.values()]
     .sort((a, b) => compareKeys(a.key, b.key))
-    .map(({ move, total }) => ({ ...move, amount: toDecimalString(total) }));
+    .map(({ move, total }) => ({ ...move, amount: total.text() }));
 }
 
 /** The moves of the posted journals among `journals` (an unposted journal moves nothing yet). */
