@@ -233,7 +233,9 @@ export async function postDueJournals(
 ): Promise<number> {
   return db.transaction().execute(async (trx) => {
     if (dialect === 'postgres') {
-      const { rows } = await sql<MoveRow & { journals: string }>`
+      // One row per move, each with the count of journals posted; a lone row of nulls but the
+      // count when none was.
+      const { rows } = await sql<{ [K in keyof MoveRow]: MoveRow[K] | null } & { journals: string }>`
         with posted as (
           update journals set posted = 1
           where posted = 0 and node = ${node} and core_date <= ${businessDate}
@@ -248,7 +250,8 @@ export async function postDueJournals(
         select (select count(*) from posted)::text as journals, moves.*
         from (select 1) as one left join moves on true
       `.execute(trx);
-      await keepBalances(trx, dialect, rows.filter((r) => r.account !== null).map(moveOfRow));
+      const moves = rows.filter((r): r is MoveRow & { journals: string } => r.account !== null);
+      await keepBalances(trx, dialect, moves.map(moveOfRow));
       return Number(rows[0]?.journals ?? 0);
     }
     const due = await trx
