@@ -135,7 +135,10 @@ export interface AccountingStore {
    * none waits any more, or (PostgreSQL) another transaction holds the chunk.
    */
   failChunk(chunk: ChunkRef, at: string, failure: { code: string; message: string }): Promise<number>;
-  /** Marks unposted journals of a node posted when their core date is on or before `businessDate`. */
+  /**
+   * Marks unposted journals of a node posted when their core date is on or before `businessDate`,
+   * and adds their lines to the balances in the same transaction. Returns how many it posted.
+   */
   postDue(node: Readonly<Record<string, string>>, businessDate: string): Promise<number>;
   /** The nodes (field values) that have unposted journals. */
   unpostedNodes(): Promise<Record<string, string>[]>;
@@ -145,6 +148,11 @@ export interface AccountingStore {
     limit: number,
   ): Promise<{ rows: StoredJournal[]; total: number }>;
   findJournal(journalId: string): Promise<StoredJournal | undefined>;
+  /**
+   * The sums of the posted lines matching `filter`, ordered by accounting configuration, node,
+   * account and currency. Kept as lines post, so a read costs the balances (and their days with
+   * `asOf`), never the journals stored (docs/adr/0016-balances-kept-as-journals-post.md).
+   */
   balances(filter: BalanceFilter): Promise<BalanceRow[]>;
   listProcessingErrors(
     filter: { ingestionId?: string; code?: string },

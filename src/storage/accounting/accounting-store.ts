@@ -3,9 +3,10 @@
  * claimed, processed by the pure engine, and their results written with the processed marks in
  * one transaction, by the claim protocol of the store's dialect (`claim-sqlite.ts`,
  * `claim-postgres.ts`, which say the lock order they rely on) and the one write path
- * (`write-path.ts`). The reads of journals, balances and processing errors are here too.
+ * (`write-path.ts`), which keeps the balances too (`balances.ts`, as does posting). The reads
+ * of journals, balances (from the kept tables) and processing errors are here too.
  */
-import { type Selectable, sql } from 'kysely';
+import type { Selectable } from 'kysely';
 import type {
   AccountingStore,
   ChunkProcessing,
@@ -17,6 +18,7 @@ import { countRows } from '../count.js';
 import { isRetryableStoreError } from '../errors.js';
 import type { JournalsTable } from '../schema.js';
 import type { Store } from '../store.js';
+import { postDueJournals, readBalances } from './balances.js';
 import type { ClaimHold } from './claim.js';
 import { postgresClaims } from './claim-postgres.js';
 import { sqliteClaims } from './claim-sqlite.js';
@@ -102,15 +104,8 @@ export function createAccountingStore(store: Store): AccountingStore {
       });
     },
 
-    async postDue(node, businessDate) {
-      const result = await db
-        .updateTable('journals')
-        .set({ posted: 1 })
-        .where('posted', '=', 0)
-        .where('node', '=', canonicalNodeJson(node))
-        .where('core_date', '<=', businessDate)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
+    postDue(node, businessDate) {
+      return postDueJournals(db, dialect, canonicalNodeJson(node), businessDate);
     },
 
     async unpostedNodes() {
@@ -152,33 +147,8 @@ export function createAccountingStore(store: Store): AccountingStore {
       return row === undefined ? undefined : (await journalsWithLines([row]))[0];
     },
 
-    async balances(filter) {
-      const total =
-        dialect === 'postgres' ? sql<string>`sum(l.amount)::text` : sql<string>`decimal_sum(l.amount)`;
-      let query = db
-        .selectFrom('journal_lines as l')
-        .innerJoin('journals as j', 'j.journal_id', 'l.journal_id')
-        .where('j.posted', '=', 1);
-      if (filter.accountingConfig !== undefined)
-        query = query.where('j.accounting_config', '=', filter.accountingConfig);
-      if (filter.asOf !== undefined) query = query.where('j.core_date', '<=', filter.asOf);
-      if (filter.account !== undefined) query = query.where('l.account', '=', filter.account);
-      if (filter.currency !== undefined) query = query.where('l.currency', '=', filter.currency);
-      const rows = await query
-        .select(['j.accounting_config', 'j.node', 'l.account', 'l.currency', total.as('balance')])
-        .groupBy(['j.accounting_config', 'j.node', 'l.account', 'l.currency'])
-        .orderBy('j.accounting_config')
-        .orderBy('j.node')
-        .orderBy('l.account')
-        .orderBy('l.currency')
-        .execute();
-      return rows.map((r) => ({
-        accountingConfig: r.accounting_config,
-        node: JSON.parse(r.node) as Record<string, string>,
-        account: r.account,
-        currency: r.currency,
-        balance: String(r.balance),
-      }));
+    balances(filter) {
+      return readBalances(db, dialect, filter);
     },
 
     async listProcessingErrors(filter, page, limit) {
