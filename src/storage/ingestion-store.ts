@@ -5,11 +5,13 @@ import type {
   FailedRecord,
   FieldErrorView,
   IngestionStore,
+  SessionFilter,
   SessionRow,
   StoredChunkOutcome,
 } from '../modules/ingestion/store.js';
 import { createBulkInsert } from './bulk-insert.js';
 import { countRows } from './count.js';
+import { keyedPageOf } from './keyed-page.js';
 import type { ChunksTable, Database, IngestionsTable } from './schema.js';
 import { sessionStateIs, sessionWasOpenAt } from './session-state.js';
 import type { Store } from './store.js';
@@ -109,6 +111,22 @@ export function createIngestionStore(store: Store): IngestionStore {
   const { db } = store;
   const bulkInsert = createBulkInsert(store);
 
+  /** The sessions `filter` selects as of `nowMs` (the WHERE of their page and of their count). */
+  function sessionsMatching(filter: SessionFilter, nowMs: number) {
+    let query = db.selectFrom('ingestions');
+    if (filter.namespace !== undefined) query = query.where('namespace', '=', filter.namespace);
+    if (filter.entity !== undefined) query = query.where('entity', '=', filter.entity);
+    const { state } = filter;
+    if (state !== undefined) query = query.where((eb) => sessionStateIs(eb, state, nowMs));
+    return query;
+  }
+
+  /** An entity's records, of one session when `ingestionId` is given (index `records_entity`). */
+  function recordsMatching(namespace: string, entity: string, ingestionId: string | undefined) {
+    const query = db.selectFrom('records').where('namespace', '=', namespace).where('entity', '=', entity);
+    return ingestionId === undefined ? query : query.where('ingestion_id', '=', ingestionId);
+  }
+
   async function insertRecords(
     trx: Transaction<Database>,
     write: ChunkWrite,
@@ -182,21 +200,30 @@ export function createIngestionStore(store: Store): IngestionStore {
       return row === undefined ? undefined : toSession(row);
     },
 
-    async listSessions(filter, nowMs, page, limit) {
-      let query = db.selectFrom('ingestions');
-      if (filter.namespace !== undefined) query = query.where('namespace', '=', filter.namespace);
-      if (filter.entity !== undefined) query = query.where('entity', '=', filter.entity);
-      const { state } = filter;
-      if (state !== undefined) query = query.where((eb) => sessionStateIs(eb, state, nowMs));
+    async listSessions(filter, nowMs, start, limit) {
+      let query = sessionsMatching(filter, nowMs);
+      if ('after' in start) {
+        const { openedOn, ingestionId } = start.after;
+        query = query.where((eb) =>
+          eb(eb.refTuple('opened_on', 'ingestion_id'), '<', eb.tuple(openedOn, ingestionId)),
+        );
+      }
       const rows = await query
         .selectAll()
         .orderBy('opened_on', 'desc')
         .orderBy('ingestion_id', 'desc')
-        .limit(limit)
-        .offset(page * limit)
+        .limit(limit + 1)
+        .offset('page' in start ? start.page * limit : 0)
         .execute();
-      const total = await countRows(query);
-      return { rows: rows.map(toSession), total };
+      const page = keyedPageOf(rows, limit, (row) => ({
+        openedOn: row.opened_on,
+        ingestionId: row.ingestion_id,
+      }));
+      return { rows: page.rows.map(toSession), next: page.next };
+    },
+
+    countSessions(filter, nowMs) {
+      return countRows(sessionsMatching(filter, nowMs));
     },
 
     async touchSession(ingestionId, arrivedAtMs, nowMs, at) {
@@ -327,26 +354,30 @@ export function createIngestionStore(store: Store): IngestionStore {
       }
     },
 
-    async listRecords(namespace, entity, ingestionId, page, limit) {
-      let query = db.selectFrom('records').where('namespace', '=', namespace).where('entity', '=', entity);
-      if (ingestionId !== undefined) query = query.where('ingestion_id', '=', ingestionId);
+    async listRecords(namespace, entity, ingestionId, start, limit) {
+      let query = recordsMatching(namespace, entity, ingestionId);
+      if ('after' in start) query = query.where('record_id', '>', start.after);
       const rows = await query
         .select(['record_id', 'ingestion_id', 'chunk_seq', 'record_index', 'data'])
         .orderBy('record_id')
-        .limit(limit)
-        .offset(page * limit)
+        .limit(limit + 1)
+        .offset('page' in start ? start.page * limit : 0)
         .execute();
-      const total = await countRows(query);
+      const page = keyedPageOf(rows, limit, (row) => Number(row.record_id));
       return {
-        rows: rows.map((r) => ({
+        rows: page.rows.map((r) => ({
           recordId: Number(r.record_id),
           ingestionId: r.ingestion_id,
           chunkSeq: Number(r.chunk_seq),
           index: r.record_index,
           data: r.data,
         })),
-        total,
+        next: page.next,
       };
+    },
+
+    countRecords(namespace, entity, ingestionId) {
+      return countRows(recordsMatching(namespace, entity, ingestionId));
     },
 
     async listErrors(ingestionId, chunkSeq, page, limit) {

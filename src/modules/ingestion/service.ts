@@ -3,15 +3,18 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { newIngestionId } from '../../lib/ids.js';
 import { parseIsoDurationMs } from '../../lib/iso-duration.js';
+import type { KeyedPage } from '../../lib/keyed-page.js';
 import type { EntityCatalog } from '../entities/catalog.js';
 import { CHUNK_ERRORS_SHOWN_MAX } from './chunk-body.js';
 import { type ChunkWorker, inlineChunkWorker } from './chunk-pool.js';
-import { type SessionRow, type SessionState, type SessionView, sessionView, stateAt } from './session.js';
+import { type SessionRow, type SessionView, sessionView, stateAt } from './session.js';
 import type {
   ChunkOutcome,
   ChunkSummary,
   IngestionStore,
   SessionErrorRow,
+  SessionFilter,
+  SessionKey,
   StoredChunkOutcome,
   StoredRecord,
 } from './store.js';
@@ -111,15 +114,35 @@ export class IngestionService {
     return sessionView(await this.#existing(ingestionId), this.#clock.now().getTime());
   }
 
-  /** Sessions, newest first, filtered by derived state, namespace and entity. */
+  /**
+   * A page of sessions, newest first, filtered by derived state, namespace and entity, by page
+   * number, with the number of sessions matching.
+   */
   async listSessions(
-    filter: { state?: SessionState; namespace?: string; entity?: string },
+    filter: SessionFilter,
     page: number,
     limit: number,
-  ): Promise<{ rows: SessionView[]; total: number }> {
+  ): Promise<KeyedPage<SessionView, SessionKey> & { total: number }> {
     const nowMs = this.#clock.now().getTime();
-    const { rows, total } = await this.#store.listSessions(filter, nowMs, page, limit);
-    return { rows: rows.map((row) => sessionView(row, nowMs)), total };
+    const [found, total] = await Promise.all([
+      this.#store.listSessions(filter, nowMs, { page }, limit),
+      this.#store.countSessions(filter, nowMs),
+    ]);
+    return { rows: found.rows.map((row) => sessionView(row, nowMs)), next: found.next, total };
+  }
+
+  /**
+   * A page of sessions, newest first, after the session whose key is `after`, counting nothing
+   * (docs/decisions.md, Cursor paging).
+   */
+  async listSessionsAfter(
+    filter: SessionFilter,
+    after: SessionKey,
+    limit: number,
+  ): Promise<KeyedPage<SessionView, SessionKey>> {
+    const nowMs = this.#clock.now().getTime();
+    const found = await this.#store.listSessions(filter, nowMs, { after }, limit);
+    return { rows: found.rows.map((row) => sessionView(row, nowMs)), next: found.next };
   }
 
   /**
@@ -223,16 +246,38 @@ export class IngestionService {
     return { outcome: result.outcome, replayed: false };
   }
 
-  /** Stored records of an entity, optionally of one session, in arrival order. */
+  /**
+   * A page of the stored records of an entity, optionally of one session, in arrival order, by
+   * page number, with the number of records matching. Errors: `entity-not-found`.
+   */
   async listRecords(
     namespace: string,
     entity: string,
     ingestionId: string | undefined,
     page: number,
     limit: number,
-  ): Promise<{ rows: StoredRecord[]; total: number }> {
+  ): Promise<KeyedPage<StoredRecord, number> & { total: number }> {
     await this.#catalog.entity(namespace, entity);
-    return this.#store.listRecords(namespace, entity, ingestionId, page, limit);
+    const [found, total] = await Promise.all([
+      this.#store.listRecords(namespace, entity, ingestionId, { page }, limit),
+      this.#store.countRecords(namespace, entity, ingestionId),
+    ]);
+    return { ...found, total };
+  }
+
+  /**
+   * A page of the stored records of an entity, optionally of one session, after the record
+   * whose id is `after`, counting nothing. Errors: `entity-not-found`.
+   */
+  async listRecordsAfter(
+    namespace: string,
+    entity: string,
+    ingestionId: string | undefined,
+    after: number,
+    limit: number,
+  ): Promise<KeyedPage<StoredRecord, number>> {
+    await this.#catalog.entity(namespace, entity);
+    return this.#store.listRecords(namespace, entity, ingestionId, { after }, limit);
   }
 
   /**

@@ -15,6 +15,7 @@ import * as csrfDerived from './0008-csrf-derived.js';
 import * as rejectedChunksUncounted from './0009-rejected-chunks-uncounted.js';
 import * as adminOneTimeViews from './0010-admin-one-time-views.js';
 import * as adminSignIns from './0011-admin-sign-ins.js';
+import * as pageOrderIndexes from './0013-page-order-indexes.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -34,6 +35,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0009-rejected-chunks-uncounted', rejectedChunksUncounted],
   ['0010-admin-one-time-views', adminOneTimeViews],
   ['0011-admin-sign-ins', adminSignIns],
+  ['0013-page-order-indexes', pageOrderIndexes],
 ];
 
 function migratorOf(store: Store): Migrator {
