@@ -31,7 +31,8 @@ export function nextCursor<K>(
   return key === undefined ? null : cursorOf(list, parts(key));
 }
 
-function notACursor(): AppError {
+/** The error of an `after` that is not a cursor of the list. */
+export function notACursor(): AppError {
   return new AppError('validation-failed', 'after is not a cursor of this list', {
     errors: [{ path: '/querystring/after', message: 'must be the next cursor of an answer of this list' }],
   });

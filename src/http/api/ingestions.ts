@@ -20,22 +20,25 @@ import {
   SessionTimeout,
 } from '../../modules/ingestion/inputs.js';
 import type { ChunkResult, IngestionService } from '../../modules/ingestion/service.js';
-import type { SessionKey, StoredRecord } from '../../modules/ingestion/store.js';
+import type {
+  SessionErrorKey,
+  SessionErrorRow,
+  SessionKey,
+  StoredRecord,
+} from '../../modules/ingestion/store.js';
 import { principalOf } from '../authenticate.js';
 import { problemContextOf } from '../problem.js';
 import { PROBLEM_STATUS, problemBody } from '../problems.js';
 import { ChunkAccepted, Session, SessionError } from './answer-schemas.js';
-import { keyOfCursor, nextCursor } from './cursor.js';
+import { keyOfCursor, nextCursor, notACursor } from './cursor.js';
 import {
   AfterQuery,
   CURSOR_PAGING_DESCRIPTION,
   CursorPage,
   cursorPageOf,
-  Page,
   PageQuery,
   PathParam,
   Problem,
-  pageOf,
   StoredNameFilter,
 } from './schemas.js';
 
@@ -249,27 +252,38 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         operationId: 'listIngestionErrors',
         tags: ['ingestion'],
         summary: 'Failed records of a session: validation failures, then processing errors',
-        description: `Validation failures: the first ${CHUNK_ERRORS_KEPT_MAX.toLocaleString('en-US')} failed records of each chunk (its answer lists the first ${CHUNK_ERRORS_SHOWN_MAX}); the session's \`failedRows\` counts every one. Without \`chunkSeq\`, those of the stored chunks, so each failed record is listed once even when a rejected chunk was sent again with \`partial=true\`; with \`chunkSeq\`, those of that chunk, stored or rejected, then the processing errors of its records.`,
+        description: `Validation failures: the first ${CHUNK_ERRORS_KEPT_MAX.toLocaleString('en-US')} failed records of each chunk (its answer lists the first ${CHUNK_ERRORS_SHOWN_MAX}); the session's \`failedRows\` counts every one. Without \`chunkSeq\`, those of the stored chunks, so each failed record is listed once even when a rejected chunk was sent again with \`partial=true\`; with \`chunkSeq\`, those of that chunk, stored or rejected, then the processing errors of its records. ${CURSOR_PAGING_DESCRIPTION}`,
         params: IdParams,
         querystring: Type.Object({
           ...PageQuery,
           chunkSeq: Type.Optional(ChunkSeq),
+          ...AfterQuery,
         }),
         response: {
-          200: Page(SessionError),
+          200: CursorPage(SessionError),
+          400: Problem,
           404: Problem,
         },
       },
     },
     async (request) => {
-      const { page, limit, chunkSeq } = request.query;
-      const { rows, total } = await ingestion.listErrors(request.params.ingestionId, page, limit, chunkSeq);
-      return pageOf(
-        rows.map((row) => ({ ...row, record: JSON.parse(row.record) as unknown })),
-        page,
-        limit,
-        total,
-      );
+      const { page, limit, chunkSeq, after } = request.query;
+      const { ingestionId } = request.params;
+      const view = (found: KeyedPage<SessionErrorRow, SessionErrorKey>) => ({
+        data: found.rows.map((row) => ({ ...row, record: JSON.parse(row.record) as unknown })),
+        next: nextCursor('ingestion-errors', found.next, (key) => [key.kind, key.id]),
+      });
+      if (after !== undefined) {
+        const [kind, id] = keyOfCursor('ingestion-errors', after, ['text', 'integer']);
+        if (kind !== 'validation' && kind !== 'processing') throw notACursor();
+        const { data, next } = view(
+          await ingestion.listErrorsAfter(ingestionId, { kind, id }, limit, chunkSeq),
+        );
+        return cursorPageOf(data, limit, next);
+      }
+      const found = await ingestion.listErrors(ingestionId, page, limit, chunkSeq);
+      const { data, next } = view(found);
+      return cursorPageOf(data, limit, next, { page, total: found.total });
     },
   );
 

@@ -12,6 +12,7 @@ import type {
   ChunkOutcome,
   ChunkSummary,
   IngestionStore,
+  SessionErrorKey,
   SessionErrorRow,
   SessionFilter,
   SessionKey,
@@ -281,19 +282,37 @@ export class IngestionService {
   }
 
   /**
-   * Failed records of a session: validation failures, then processing errors. Without
-   * `chunkSeq`, those of the chunks that were stored, each failed record once however often a
-   * rejected chunk was sent before; with it, those of that one chunk, stored or rejected.
-   * Errors: `session-not-found`.
+   * A page of the failed records of a session by page number, with their number: validation
+   * failures, then processing errors. Without `chunkSeq`, those of the chunks that were stored,
+   * each failed record once however often a rejected chunk was sent before; with it, those of
+   * that one chunk, stored or rejected. Errors: `session-not-found`.
    */
   async listErrors(
     ingestionId: string,
     page: number,
     limit: number,
     chunkSeq?: number,
-  ): Promise<{ rows: SessionErrorRow[]; total: number }> {
+  ): Promise<KeyedPage<SessionErrorRow, SessionErrorKey> & { total: number }> {
     await this.#existing(ingestionId);
-    return this.#store.listErrors(ingestionId, chunkSeq, page, limit);
+    const [found, total] = await Promise.all([
+      this.#store.listErrors(ingestionId, chunkSeq, { page }, limit),
+      this.#store.countErrors(ingestionId, chunkSeq),
+    ]);
+    return { ...found, total };
+  }
+
+  /**
+   * The page of the same list after the failed record whose key is `after`, counting nothing.
+   * Errors: `session-not-found`.
+   */
+  async listErrorsAfter(
+    ingestionId: string,
+    after: SessionErrorKey,
+    limit: number,
+    chunkSeq?: number,
+  ): Promise<KeyedPage<SessionErrorRow, SessionErrorKey>> {
+    await this.#existing(ingestionId);
+    return this.#store.listErrors(ingestionId, chunkSeq, { after }, limit);
   }
 
   /** A session's chunks in arrival order (by sequence number). Errors: `session-not-found`. */

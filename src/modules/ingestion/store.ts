@@ -137,6 +137,15 @@ export interface SessionErrorRow {
 }
 
 /**
+ * The sort key of a session's error list: validation failures come before processing errors,
+ * each part in the order written (by the id of its table).
+ */
+export interface SessionErrorKey {
+  kind: SessionErrorRow['kind'];
+  id: number;
+}
+
+/**
  * The storage port of the ingestion module. Counters are changed in place by single
  * statements, so parallel chunks on any number of instances are counted exactly once, and
  * `commitChunk` is the one write path of a chunk: idempotency check, sequence number, records,
@@ -215,9 +224,11 @@ export interface IngestionStore {
   listErrors(
     ingestionId: string,
     chunkSeq: number | undefined,
-    page: number,
+    start: PageStart<SessionErrorKey>,
     limit: number,
-  ): Promise<{ rows: SessionErrorRow[]; total: number }>;
+  ): Promise<KeyedPage<SessionErrorRow, SessionErrorKey>>;
+  /** The number of failed records `listErrors` walks. */
+  countErrors(ingestionId: string, chunkSeq: number | undefined): Promise<number>;
   /** A session's chunks in the order they were numbered (`chunkSeq`), a page at a time. */
   listChunks(
     ingestionId: string,
