@@ -231,13 +231,12 @@ export function createIngestionStore(store: Store): IngestionStore {
         query = query.where((eb) =>
           eb(eb.refTuple('opened_on', 'ingestion_id'), '<', eb.tuple(openedOn, ingestionId)),
         );
-      }
+      } else query = query.offset(start.page * limit);
       const rows = await query
         .selectAll()
         .orderBy('opened_on', 'desc')
         .orderBy('ingestion_id', 'desc')
         .limit(limit + 1)
-        .offset('page' in start ? start.page * limit : 0)
         .execute();
       const page = keyedPageOf(rows, limit, (row) => ({
         openedOn: row.opened_on,
@@ -380,12 +379,12 @@ export function createIngestionStore(store: Store): IngestionStore {
 
     async listRecords(namespace, entity, ingestionId, start, limit) {
       let query = recordsMatching(namespace, entity, ingestionId);
-      if ('after' in start) query = query.where('record_id', '>', start.after);
+      query =
+        'after' in start ? query.where('record_id', '>', start.after) : query.offset(start.page * limit);
       const rows = await query
         .select(['record_id', 'ingestion_id', 'chunk_seq', 'record_index', 'data'])
         .orderBy('record_id')
         .limit(limit + 1)
-        .offset('page' in start ? start.page * limit : 0)
         .execute();
       const page = keyedPageOf(rows, limit, (row) => Number(row.record_id));
       return {

@@ -157,14 +157,13 @@ export function createAccountingStore(store: Store): AccountingStore {
             eb.tuple(coreDate, createdAt, journalId),
           ),
         );
-      }
+      } else query = query.offset(start.page * limit);
       const rows = await query
         .selectAll()
         .orderBy('core_date')
         .orderBy('created_at')
         .orderBy('journal_id')
         .limit(limit + 1)
-        .offset('page' in start ? start.page * limit : 0)
         .execute();
       const page = keyedPageOf(rows, limit, (row) => ({
         coreDate: row.core_date,
@@ -218,12 +217,11 @@ export function createAccountingStore(store: Store): AccountingStore {
 
     async listProcessingErrors(filter, start, limit) {
       let query = processingErrorsMatching(filter);
-      if ('after' in start) query = query.where('id', '>', start.after);
+      query = 'after' in start ? query.where('id', '>', start.after) : query.offset(start.page * limit);
       const rows = await query
         .selectAll()
         .orderBy('id')
         .limit(limit + 1)
-        .offset('page' in start ? start.page * limit : 0)
         .execute();
       const page = keyedPageOf(rows, limit, (row) => Number(row.id));
       return {
