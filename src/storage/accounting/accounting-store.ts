@@ -11,11 +11,14 @@ import type {
   AccountingStore,
   ChunkProcessing,
   ChunkRef,
+  JournalFilter,
+  ProcessingErrorFilter,
   StoredJournal,
 } from '../../modules/accounting/store.js';
 import { createBulkInsert } from '../bulk-insert.js';
 import { countRows } from '../count.js';
 import { isRetryableStoreError } from '../errors.js';
+import { keyedPageOf } from '../keyed-page.js';
 import type { JournalsTable } from '../schema.js';
 import type { Store } from '../store.js';
 import { postDueJournals, readBalances } from './balances.js';
@@ -52,6 +55,26 @@ export function createAccountingStore(store: Store): AccountingStore {
   const { db, dialect } = store;
   const bulkInsert = createBulkInsert(store);
   const claims = dialect === 'postgres' ? postgresClaims(db, bulkInsert) : sqliteClaims(db, bulkInsert);
+
+  /** The journals `filter` selects (the WHERE of their page and of their count). */
+  function journalsMatching(filter: JournalFilter) {
+    let query = db.selectFrom('journals');
+    if (filter.status !== undefined) query = query.where('posted', '=', filter.status === 'posted' ? 1 : 0);
+    if (filter.ingestionId !== undefined) query = query.where('ingestion_id', '=', filter.ingestionId);
+    if (filter.accountingConfig !== undefined)
+      query = query.where('accounting_config', '=', filter.accountingConfig);
+    if (filter.from !== undefined) query = query.where('core_date', '>=', filter.from);
+    if (filter.to !== undefined) query = query.where('core_date', '<', filter.to);
+    return query;
+  }
+
+  /** The processing errors `filter` selects. */
+  function processingErrorsMatching(filter: ProcessingErrorFilter) {
+    let query = db.selectFrom('processing_errors');
+    if (filter.ingestionId !== undefined) query = query.where('ingestion_id', '=', filter.ingestionId);
+    if (filter.code !== undefined) query = query.where('code', '=', filter.code);
+    return query;
+  }
 
   async function journalsWithLines(rows: Selectable<JournalsTable>[]): Promise<StoredJournal[]> {
     if (rows.length === 0) return [];
@@ -118,24 +141,35 @@ export function createAccountingStore(store: Store): AccountingStore {
       return rows.map((r) => JSON.parse(r.node) as Record<string, string>);
     },
 
-    async listJournals(filter, page, limit) {
-      let query = db.selectFrom('journals');
-      if (filter.status !== undefined) query = query.where('posted', '=', filter.status === 'posted' ? 1 : 0);
-      if (filter.ingestionId !== undefined) query = query.where('ingestion_id', '=', filter.ingestionId);
-      if (filter.accountingConfig !== undefined)
-        query = query.where('accounting_config', '=', filter.accountingConfig);
-      if (filter.from !== undefined) query = query.where('core_date', '>=', filter.from);
-      if (filter.to !== undefined) query = query.where('core_date', '<', filter.to);
+    async listJournals(filter, start, limit) {
+      let query = journalsMatching(filter);
+      if ('after' in start) {
+        const { coreDate, createdAt, journalId } = start.after;
+        query = query.where((eb) =>
+          eb(
+            eb.refTuple('core_date', 'created_at', 'journal_id'),
+            '>',
+            eb.tuple(coreDate, createdAt, journalId),
+          ),
+        );
+      } else query = query.offset(start.page * limit);
       const rows = await query
         .selectAll()
         .orderBy('core_date')
         .orderBy('created_at')
         .orderBy('journal_id')
-        .limit(limit)
-        .offset(page * limit)
+        .limit(limit + 1)
         .execute();
-      const total = await countRows(query);
-      return { rows: await journalsWithLines(rows), total };
+      const page = keyedPageOf(rows, limit, (row) => ({
+        coreDate: row.core_date,
+        createdAt: row.created_at,
+        journalId: row.journal_id,
+      }));
+      return { rows: await journalsWithLines(page.rows), next: page.next };
+    },
+
+    countJournals(filter) {
+      return countRows(journalsMatching(filter));
     },
 
     async findJournal(journalId) {
@@ -151,19 +185,17 @@ export function createAccountingStore(store: Store): AccountingStore {
       return readBalances(db, dialect, filter);
     },
 
-    async listProcessingErrors(filter, page, limit) {
-      let query = db.selectFrom('processing_errors');
-      if (filter.ingestionId !== undefined) query = query.where('ingestion_id', '=', filter.ingestionId);
-      if (filter.code !== undefined) query = query.where('code', '=', filter.code);
+    async listProcessingErrors(filter, start, limit) {
+      let query = processingErrorsMatching(filter);
+      query = 'after' in start ? query.where('id', '>', start.after) : query.offset(start.page * limit);
       const rows = await query
         .selectAll()
         .orderBy('id')
-        .limit(limit)
-        .offset(page * limit)
+        .limit(limit + 1)
         .execute();
-      const total = await countRows(query);
+      const page = keyedPageOf(rows, limit, (row) => Number(row.id));
       return {
-        rows: rows.map((r) => ({
+        rows: page.rows.map((r) => ({
           ingestionId: r.ingestion_id,
           namespace: r.namespace,
           entity: r.entity,
@@ -172,8 +204,12 @@ export function createAccountingStore(store: Store): AccountingStore {
           record: JSON.parse(r.record) as Record<string, unknown>,
           at: r.created_at,
         })),
-        total,
+        next: page.next,
       };
+    },
+
+    countProcessingErrors(filter) {
+      return countRows(processingErrorsMatching(filter));
     },
   };
 }

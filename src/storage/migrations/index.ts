@@ -16,6 +16,7 @@ import * as rejectedChunksUncounted from './0009-rejected-chunks-uncounted.js';
 import * as adminOneTimeViews from './0010-admin-one-time-views.js';
 import * as adminSignIns from './0011-admin-sign-ins.js';
 import * as balances from './0012-balances.js';
+import * as pageOrderIndexes from './0013-page-order-indexes.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -36,6 +37,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0010-admin-one-time-views', adminOneTimeViews],
   ['0011-admin-sign-ins', adminSignIns],
   ['0012-balances', balances],
+  ['0013-page-order-indexes', pageOrderIndexes],
 ];
 
 function migratorOf(store: Store): Migrator {
