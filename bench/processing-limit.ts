@@ -9,7 +9,14 @@ import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../src/modules/con
 import { entityKey, prepareEntities } from '../src/modules/entities/prepared-entity.js';
 import type { RecordValidator } from '../src/modules/entities/record-validator.js';
 import { validateChunkBody } from '../src/modules/ingestion/validated-chunk.js';
-import { JOURNAL_COLUMNS, journalRow, LINE_COLUMNS, lineRows } from '../src/storage/accounting/rows.js';
+import { balanceMovesOf, keepBalances } from '../src/storage/accounting/balances.js';
+import {
+  canonicalNodeJson,
+  JOURNAL_COLUMNS,
+  journalRow,
+  LINE_COLUMNS,
+  lineRows,
+} from '../src/storage/accounting/rows.js';
 import { createBulkInsert } from '../src/storage/bulk-insert.js';
 import { createIngestionStore } from '../src/storage/ingestion-store.js';
 import { migrateToLatest } from '../src/storage/migrations/index.js';
@@ -22,8 +29,9 @@ import { createDatabase, type Dialect } from './service.js';
  * The processing limit: what one core of the benchmark process does with stored business events
  * when nothing but the work itself runs. Per chunk, one transaction reads the chunk's stored
  * records, parses them (`JSON.parse`), runs the project's engine on them (`processChunk`, the
- * function the processor hands to the store) and inserts their journals and lines with the
- * project's bulk insert and row shapes (`storage/bulk-insert.ts`, `storage/accounting/rows.ts`:
+ * function the processor hands to the store), inserts their journals and lines with the
+ * project's bulk insert and row shapes and adds the posted lines to the kept balances
+ * (`storage/accounting/balances.ts`), as the processing write path does (`storage/bulk-insert.ts`, `storage/accounting/rows.ts`:
  * a prepared single-row INSERT per row on SQLite, `COPY … FROM STDIN` per table on PostgreSQL).
  * The engine's share of that time says whether the engine or storage sets the pace.
  */
@@ -186,6 +194,7 @@ async function processSession(
         outcome.journals.map(({ recordId, draft }) => journalRow(recordId, draft, at)),
       );
       await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, lineRows(outcome.journals));
+      await keepBalances(trx, store.dialect, balanceMovesOf(outcome.journals, canonicalNodeJson));
       run.insertMs += performance.now() - engineEndMs;
       run.events += chunk.records.length;
       run.journals += outcome.journals.length;

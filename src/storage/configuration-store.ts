@@ -141,8 +141,11 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
           await sql`lock table ingestions in exclusive mode`.execute(trx);
         }
         const deleted = await countProcessingData(trx);
-        // Deleting the sessions cascades to their chunks, records, errors and journals.
+        // Deleting the sessions cascades to their chunks, records, errors and journals; the
+        // balances kept from those journals go with them (`accounting/balances.ts`).
         await trx.deleteFrom('ingestions').execute();
+        await trx.deleteFrom('balance_moves').execute();
+        await trx.deleteFrom('balances').execute();
         await trx
           .updateTable('configuration')
           .set({

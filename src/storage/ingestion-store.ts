@@ -5,11 +5,13 @@ import type {
   FailedRecord,
   FieldErrorView,
   IngestionStore,
+  SessionFilter,
   SessionRow,
   StoredChunkOutcome,
 } from '../modules/ingestion/store.js';
 import { createBulkInsert } from './bulk-insert.js';
 import { countRows } from './count.js';
+import { keyedPageOf } from './keyed-page.js';
 import type { ChunksTable, Database, IngestionsTable } from './schema.js';
 import { sessionStateIs, sessionWasOpenAt } from './session-state.js';
 import type { Store } from './store.js';
@@ -109,6 +111,46 @@ export function createIngestionStore(store: Store): IngestionStore {
   const { db } = store;
   const bulkInsert = createBulkInsert(store);
 
+  /** The sessions `filter` selects as of `nowMs` (the WHERE of their page and of their count). */
+  function sessionsMatching(filter: SessionFilter, nowMs: number) {
+    let query = db.selectFrom('ingestions');
+    if (filter.namespace !== undefined) query = query.where('namespace', '=', filter.namespace);
+    if (filter.entity !== undefined) query = query.where('entity', '=', filter.entity);
+    const { state } = filter;
+    if (state !== undefined) query = query.where((eb) => sessionStateIs(eb, state, nowMs));
+    return query;
+  }
+
+  /**
+   * A session's failed records, in two parts: validation failures and processing errors. One
+   * chunk's failures whatever became of it, or those of the stored chunks only: a rejected
+   * chunk's records are listed once they are sent again and stored.
+   */
+  function sessionErrorsMatching(ingestionId: string, chunkSeq: number | undefined) {
+    const validations = db
+      .selectFrom('record_errors as e')
+      .innerJoin('chunks as c', (join) =>
+        join.onRef('c.ingestion_id', '=', 'e.ingestion_id').onRef('c.chunk_seq', '=', 'e.chunk_seq'),
+      )
+      .where('e.ingestion_id', '=', ingestionId);
+    const processing = db
+      .selectFrom('processing_errors as e')
+      .innerJoin('records as r', 'r.record_id', 'e.record_id')
+      .where('e.ingestion_id', '=', ingestionId);
+    return chunkSeq === undefined
+      ? { validationQuery: validations.where('c.rejected', '=', 0), processingQuery: processing }
+      : {
+          validationQuery: validations.where('e.chunk_seq', '=', chunkSeq),
+          processingQuery: processing.where('r.chunk_seq', '=', chunkSeq),
+        };
+  }
+
+  /** An entity's records, of one session when `ingestionId` is given (index `records_entity`). */
+  function recordsMatching(namespace: string, entity: string, ingestionId: string | undefined) {
+    const query = db.selectFrom('records').where('namespace', '=', namespace).where('entity', '=', entity);
+    return ingestionId === undefined ? query : query.where('ingestion_id', '=', ingestionId);
+  }
+
   async function insertRecords(
     trx: Transaction<Database>,
     write: ChunkWrite,
@@ -182,21 +224,29 @@ export function createIngestionStore(store: Store): IngestionStore {
       return row === undefined ? undefined : toSession(row);
     },
 
-    async listSessions(filter, nowMs, page, limit) {
-      let query = db.selectFrom('ingestions');
-      if (filter.namespace !== undefined) query = query.where('namespace', '=', filter.namespace);
-      if (filter.entity !== undefined) query = query.where('entity', '=', filter.entity);
-      const { state } = filter;
-      if (state !== undefined) query = query.where((eb) => sessionStateIs(eb, state, nowMs));
+    async listSessions(filter, nowMs, start, limit) {
+      let query = sessionsMatching(filter, nowMs);
+      if ('after' in start) {
+        const { openedOn, ingestionId } = start.after;
+        query = query.where((eb) =>
+          eb(eb.refTuple('opened_on', 'ingestion_id'), '<', eb.tuple(openedOn, ingestionId)),
+        );
+      } else query = query.offset(start.page * limit);
       const rows = await query
         .selectAll()
         .orderBy('opened_on', 'desc')
         .orderBy('ingestion_id', 'desc')
-        .limit(limit)
-        .offset(page * limit)
+        .limit(limit + 1)
         .execute();
-      const total = await countRows(query);
-      return { rows: rows.map(toSession), total };
+      const page = keyedPageOf(rows, limit, (row) => ({
+        openedOn: row.opened_on,
+        ingestionId: row.ingestion_id,
+      }));
+      return { rows: page.rows.map(toSession), next: page.next };
+    },
+
+    countSessions(filter, nowMs) {
+      return countRows(sessionsMatching(filter, nowMs));
     },
 
     async touchSession(ingestionId, arrivedAtMs, nowMs, at) {
@@ -327,90 +377,98 @@ export function createIngestionStore(store: Store): IngestionStore {
       }
     },
 
-    async listRecords(namespace, entity, ingestionId, page, limit) {
-      let query = db.selectFrom('records').where('namespace', '=', namespace).where('entity', '=', entity);
-      if (ingestionId !== undefined) query = query.where('ingestion_id', '=', ingestionId);
+    async listRecords(namespace, entity, ingestionId, start, limit) {
+      let query = recordsMatching(namespace, entity, ingestionId);
+      query =
+        'after' in start ? query.where('record_id', '>', start.after) : query.offset(start.page * limit);
       const rows = await query
         .select(['record_id', 'ingestion_id', 'chunk_seq', 'record_index', 'data'])
         .orderBy('record_id')
-        .limit(limit)
-        .offset(page * limit)
+        .limit(limit + 1)
         .execute();
-      const total = await countRows(query);
+      const page = keyedPageOf(rows, limit, (row) => Number(row.record_id));
       return {
-        rows: rows.map((r) => ({
+        rows: page.rows.map((r) => ({
           recordId: Number(r.record_id),
           ingestionId: r.ingestion_id,
           chunkSeq: Number(r.chunk_seq),
           index: r.record_index,
           data: r.data,
         })),
-        total,
+        next: page.next,
       };
     },
 
-    async listErrors(ingestionId, chunkSeq, page, limit) {
-      // One chunk's failures whatever became of it, or those of the stored chunks only: a
-      // rejected chunk's records are listed once they are sent again and stored.
-      let validationQuery = db
-        .selectFrom('record_errors as e')
-        .innerJoin('chunks as c', (join) =>
-          join.onRef('c.ingestion_id', '=', 'e.ingestion_id').onRef('c.chunk_seq', '=', 'e.chunk_seq'),
-        )
-        .where('e.ingestion_id', '=', ingestionId);
-      validationQuery =
-        chunkSeq === undefined
-          ? validationQuery.where('c.rejected', '=', 0)
-          : validationQuery.where('e.chunk_seq', '=', chunkSeq);
-      let processingQuery = db
-        .selectFrom('processing_errors as e')
-        .innerJoin('records as r', 'r.record_id', 'e.record_id')
-        .where('e.ingestion_id', '=', ingestionId);
-      if (chunkSeq !== undefined) processingQuery = processingQuery.where('r.chunk_seq', '=', chunkSeq);
-      const validationTotal = await countRows(validationQuery);
-      // Without a chunk, the count needs no record: every processing error names its session.
-      const processingTotal =
-        chunkSeq === undefined
-          ? await countRows(db.selectFrom('processing_errors').where('ingestion_id', '=', ingestionId))
-          : await countRows(processingQuery);
-      const offset = page * limit;
-      const validation = await validationQuery
-        .select(['e.chunk_seq', 'e.record_index', 'e.record', 'e.errors', 'e.created_at'])
-        .orderBy('e.id')
-        .limit(limit)
-        .offset(offset)
-        .execute();
-      const rest = limit - validation.length;
-      const processing =
-        rest > 0
-          ? await processingQuery
-              .select(['e.code', 'e.message', 'e.record', 'e.created_at', 'r.chunk_seq', 'r.record_index'])
-              .orderBy('e.id')
-              .limit(rest)
-              .offset(Math.max(0, offset - validationTotal))
-              .execute()
-          : [];
-      return {
-        rows: [
-          ...validation.map((r) => ({
+    countRecords(namespace, entity, ingestionId) {
+      return countRows(recordsMatching(namespace, entity, ingestionId));
+    },
+
+    async listErrors(ingestionId, chunkSeq, start, limit) {
+      const { validationQuery, processingQuery } = sessionErrorsMatching(ingestionId, chunkSeq);
+      const validationPage = validationQuery
+        .select(['e.id', 'e.chunk_seq', 'e.record_index', 'e.record', 'e.errors', 'e.created_at'])
+        .orderBy('e.id');
+      let processingPage = processingQuery
+        .select(['e.id', 'e.code', 'e.message', 'e.record', 'e.created_at', 'r.chunk_seq', 'r.record_index'])
+        .orderBy('e.id');
+      // One row more than the page, across both parts, says whether a next page exists.
+      const wanted = limit + 1;
+      let validation: Awaited<ReturnType<typeof validationPage.execute>> = [];
+      if ('page' in start) {
+        const offset = start.page * limit;
+        validation = await validationPage.limit(wanted).offset(offset).execute();
+        // Fewer validation failures than asked for: they end on this page, and the processing
+        // errors start at the offset past all of them (counted only when none is on the page).
+        if (validation.length < wanted) {
+          const validationTotal =
+            validation.length > 0 ? offset + validation.length : await countRows(validationQuery);
+          processingPage = processingPage.offset(Math.max(0, offset - validationTotal));
+        }
+      } else if (start.after.kind === 'validation') {
+        validation = await validationPage.where('e.id', '>', start.after.id).limit(wanted).execute();
+      } else {
+        processingPage = processingPage.where('e.id', '>', start.after.id);
+      }
+      const rest = wanted - validation.length;
+      const processing = rest > 0 ? await processingPage.limit(rest).execute() : [];
+      const rows = [
+        ...validation.map((r) => ({
+          key: { kind: 'validation' as const, id: Number(r.id) },
+          row: {
             kind: 'validation' as const,
             chunkSeq: Number(r.chunk_seq),
             index: r.record_index,
             record: r.record,
             errors: JSON.parse(r.errors) as FieldErrorView[],
             at: r.created_at,
-          })),
-          ...processing.map((r) => ({
+          },
+        })),
+        ...processing.map((r) => ({
+          key: { kind: 'processing' as const, id: Number(r.id) },
+          row: {
             kind: 'processing' as const,
             chunkSeq: Number(r.chunk_seq),
             index: r.record_index,
             record: r.record,
             errors: [{ field: '', code: r.code, message: r.message }],
             at: r.created_at,
-          })),
-        ],
-        total: validationTotal + processingTotal,
-      };
+          },
+        })),
+      ];
+      const page = keyedPageOf(rows, limit, (r) => r.key);
+      return { rows: page.rows.map((r) => r.row), next: page.next };
+    },
+
+    async countErrors(ingestionId, chunkSeq) {
+      const { validationQuery, processingQuery } = sessionErrorsMatching(ingestionId, chunkSeq);
+      // Without a chunk, the count needs no record: every processing error names its session.
+      const [validationTotal, processingTotal] = await Promise.all([
+        countRows(validationQuery),
+        chunkSeq === undefined
+          ? countRows(db.selectFrom('processing_errors').where('ingestion_id', '=', ingestionId))
+          : countRows(processingQuery),
+      ]);
+      return validationTotal + processingTotal;
     },
 
     async listChunks(ingestionId, page, limit) {

@@ -20,6 +20,8 @@ export interface Database {
   processing_errors: ProcessingErrorsTable;
   journals: JournalsTable;
   journal_lines: JournalLinesTable;
+  balance_moves: BalanceMovesTable;
+  balances: BalancesTable;
   admin_sign_ins: AdminSignInsTable;
   admin_one_time_views: AdminOneTimeViewsTable;
   auth_failures: AuthFailuresTable;
@@ -248,4 +250,28 @@ export interface JournalLinesTable {
   currency: string;
   /** JSON of the line record's fields that no column holds (modules/accounting/line-record.ts). */
   extras: string;
+}
+
+/**
+ * The net move of one balance on one core date: the posted lines of that accounting
+ * configuration, node, account, currency and core date summed (migration 0012, kept as journals
+ * post by `accounting/balances.ts`). The balances as of a date sum these.
+ */
+export interface BalanceMovesTable {
+  accounting_config: string;
+  /** As `journals.node`: the node's field values as JSON with sorted keys. */
+  node: string;
+  account: string;
+  currency: string;
+  core_date: string;
+  amount: string;
+}
+
+/** A balance now: every posted line of its accounting configuration, node, account and currency summed. */
+export interface BalancesTable {
+  accounting_config: string;
+  node: string;
+  account: string;
+  currency: string;
+  amount: string;
 }

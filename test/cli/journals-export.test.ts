@@ -67,18 +67,16 @@ describe('ledgerflow journals export', () => {
         });
       if (url.pathname === '/api/v1/configuration/bulk') return send(200, realisticConfiguration());
       if (url.pathname === '/api/v1/journals') {
+        // A cursor service: the cursor is the position of the next journal (opaque to the CLI).
         queries.push(url.searchParams);
-        const page = Number(url.searchParams.get('page'));
+        const after = url.searchParams.get('after');
+        const from = after === null ? 0 : Number(Buffer.from(after, 'base64url').toString());
         const limit = Number(url.searchParams.get('limit'));
-        if (broken && page === 1) return send(500, { title: 'Internal error', status: 500, detail: 'boom' });
+        if (broken && after !== null)
+          return send(500, { title: 'Internal error', status: 500, detail: 'boom' });
         const all = Array.from({ length: total }, (_, n) => journal(n));
-        return send(200, {
-          data: all.slice(page * limit, (page + 1) * limit),
-          page,
-          limit,
-          totalSize: total,
-          totalPages: Math.ceil(total / limit),
-        });
+        const next = from + limit < total ? Buffer.from(String(from + limit)).toString('base64url') : null;
+        return send(200, { data: all.slice(from, from + limit), limit, next });
       }
       return send(404, { title: 'Not found', status: 404 });
     });
@@ -104,9 +102,10 @@ describe('ledgerflow journals export', () => {
     expect(status, io.stderr()).toBe(EXIT_OK);
     expect(io.lines.out).toHaveLength(total);
     expect(JSON.parse(io.lines.out[total - 1] ?? '')).toEqual(journal(total - 1));
-    expect(queries.map((query) => [query.get('page'), query.get('limit')])).toEqual([
-      ['0', String(JOURNALS_PAGE_LIMIT)],
-      ['1', String(JOURNALS_PAGE_LIMIT)],
+    // Walked by `next`: the first page from the start, the second after the cursor of the first.
+    expect(queries.map((query) => [query.get('after'), query.get('page'), query.get('limit')])).toEqual([
+      [null, null, String(JOURNALS_PAGE_LIMIT)],
+      [Buffer.from(String(JOURNALS_PAGE_LIMIT)).toString('base64url'), null, String(JOURNALS_PAGE_LIMIT)],
     ]);
     expect(io.stderr()).toBe(`exported ${total} journals (${2 * total} lines) as jsonl`);
   });

@@ -17,9 +17,9 @@ import {
   CHUNK_NAME_LENGTH_MAX,
   CHUNK_RECORDS_MAX,
 } from '../../modules/ingestion/chunk-body.js';
-import { Page, Problem } from './schemas.js';
+import { CursorPage, Page, Problem } from './schemas.js';
 
-export { Page, Problem };
+export { CursorPage, Page, Problem };
 
 /** An ingestion id as `newIngestionId` (`lib/ids.ts`) makes it: 35 characters. */
 const IngestionId = Type.String({

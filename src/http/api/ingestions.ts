@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/ty
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../lib/errors.js';
+import type { KeyedPage } from '../../lib/keyed-page.js';
 import {
   CHUNK_BODY_BYTES_MAX,
   CHUNK_ERRORS_KEPT_MAX,
@@ -19,11 +20,32 @@ import {
   SessionTimeout,
 } from '../../modules/ingestion/inputs.js';
 import type { ChunkResult, IngestionService } from '../../modules/ingestion/service.js';
+import type {
+  SessionErrorKey,
+  SessionErrorRow,
+  SessionKey,
+  StoredRecord,
+} from '../../modules/ingestion/store.js';
 import { principalOf } from '../authenticate.js';
 import { problemContextOf } from '../problem.js';
 import { PROBLEM_STATUS, problemBody } from '../problems.js';
 import { ChunkAccepted, Session, SessionError } from './answer-schemas.js';
-import { Page, PageQuery, PathParam, Problem, pageOf, StoredNameFilter } from './schemas.js';
+import { keyOfCursor, nextCursor, notACursor } from './cursor.js';
+import {
+  AfterQuery,
+  CURSOR_PAGING_DESCRIPTION,
+  CursorPage,
+  cursorPageOf,
+  PageQuery,
+  PathParam,
+  Problem,
+  StoredNameFilter,
+} from './schemas.js';
+
+/** The `next` cursor of a sessions page. */
+function sessionCursor(key: SessionKey | undefined): string | null {
+  return nextCursor('ingestions', key, (k) => [k.openedOn, k.ingestionId]);
+}
 
 const IdParams = Type.Object({ ingestionId: IngestionId });
 
@@ -100,19 +122,26 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         operationId: 'listIngestionSessions',
         tags: ['ingestion'],
         summary: 'List sessions, newest first',
+        description: CURSOR_PAGING_DESCRIPTION,
         querystring: Type.Object({
           ...PageQuery,
           state: Type.Optional(SessionStateFilter),
           namespace: Type.Optional(StoredNameFilter),
           entity: Type.Optional(StoredNameFilter),
+          ...AfterQuery,
         }),
-        response: { 200: Page(Session) },
+        response: { 200: CursorPage(Session), 400: Problem },
       },
     },
     async (request) => {
-      const { page, limit, ...filter } = request.query;
-      const { rows, total } = await ingestion.listSessions(filter, page, limit);
-      return pageOf(rows, page, limit, total);
+      const { page, limit, after, ...filter } = request.query;
+      if (after !== undefined) {
+        const [openedOn, ingestionId] = keyOfCursor('ingestions', after, ['text', 'text']);
+        const found = await ingestion.listSessionsAfter(filter, { openedOn, ingestionId }, limit);
+        return cursorPageOf(found.rows, limit, sessionCursor(found.next));
+      }
+      const found = await ingestion.listSessions(filter, page, limit);
+      return cursorPageOf(found.rows, limit, sessionCursor(found.next), { page, total: found.total });
     },
   );
 
@@ -223,27 +252,38 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         operationId: 'listIngestionErrors',
         tags: ['ingestion'],
         summary: 'Failed records of a session: validation failures, then processing errors',
-        description: `Validation failures: the first ${CHUNK_ERRORS_KEPT_MAX.toLocaleString('en-US')} failed records of each chunk (its answer lists the first ${CHUNK_ERRORS_SHOWN_MAX}); the session's \`failedRows\` counts every one. Without \`chunkSeq\`, those of the stored chunks, so each failed record is listed once even when a rejected chunk was sent again with \`partial=true\`; with \`chunkSeq\`, those of that chunk, stored or rejected, then the processing errors of its records.`,
+        description: `Validation failures: the first ${CHUNK_ERRORS_KEPT_MAX.toLocaleString('en-US')} failed records of each chunk (its answer lists the first ${CHUNK_ERRORS_SHOWN_MAX}); the session's \`failedRows\` counts every one. Without \`chunkSeq\`, those of the stored chunks, so each failed record is listed once even when a rejected chunk was sent again with \`partial=true\`; with \`chunkSeq\`, those of that chunk, stored or rejected, then the processing errors of its records. ${CURSOR_PAGING_DESCRIPTION}`,
         params: IdParams,
         querystring: Type.Object({
           ...PageQuery,
           chunkSeq: Type.Optional(ChunkSeq),
+          ...AfterQuery,
         }),
         response: {
-          200: Page(SessionError),
+          200: CursorPage(SessionError),
+          400: Problem,
           404: Problem,
         },
       },
     },
     async (request) => {
-      const { page, limit, chunkSeq } = request.query;
-      const { rows, total } = await ingestion.listErrors(request.params.ingestionId, page, limit, chunkSeq);
-      return pageOf(
-        rows.map((row) => ({ ...row, record: JSON.parse(row.record) as unknown })),
-        page,
-        limit,
-        total,
-      );
+      const { page, limit, chunkSeq, after } = request.query;
+      const { ingestionId } = request.params;
+      const view = (found: KeyedPage<SessionErrorRow, SessionErrorKey>) => ({
+        data: found.rows.map((row) => ({ ...row, record: JSON.parse(row.record) as unknown })),
+        next: nextCursor('ingestion-errors', found.next, (key) => [key.kind, key.id]),
+      });
+      if (after !== undefined) {
+        const [kind, id] = keyOfCursor('ingestion-errors', after, ['text', 'integer']);
+        if (kind !== 'validation' && kind !== 'processing') throw notACursor();
+        const { data, next } = view(
+          await ingestion.listErrorsAfter(ingestionId, { kind, id }, limit, chunkSeq),
+        );
+        return cursorPageOf(data, limit, next);
+      }
+      const found = await ingestion.listErrors(ingestionId, page, limit, chunkSeq);
+      const { data, next } = view(found);
+      return cursorPageOf(data, limit, next, { page, total: found.total });
     },
   );
 
@@ -256,9 +296,14 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         tags: ['ingestion'],
         summary: 'Stored records of an entity, each with its ingestionId',
         params: Type.Object({ ns: PathParam, entity: PathParam }),
-        querystring: Type.Object({ ...PageQuery, ingestionId: Type.Optional(StoredNameFilter) }),
+        description: CURSOR_PAGING_DESCRIPTION,
+        querystring: Type.Object({
+          ...PageQuery,
+          ingestionId: Type.Optional(StoredNameFilter),
+          ...AfterQuery,
+        }),
         response: {
-          200: Page(
+          200: CursorPage(
             Type.Object({
               ingestionId: Type.String(),
               chunkSeq: Type.Integer(),
@@ -266,30 +311,33 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
               record: Type.Record(Type.String(), Type.Unknown()),
             }),
           ),
+          400: Problem,
           404: Problem,
         },
       },
     },
     async (request) => {
-      const { page, limit, ingestionId } = request.query;
-      const { rows, total } = await ingestion.listRecords(
-        request.params.ns,
-        request.params.entity,
-        ingestionId,
-        page,
-        limit,
-      );
-      return pageOf(
-        rows.map((row) => ({
+      const { page, limit, after, ingestionId } = request.query;
+      const { ns, entity } = request.params;
+      const view = (found: KeyedPage<StoredRecord, number>) => ({
+        data: found.rows.map((row) => ({
           ingestionId: row.ingestionId,
           chunkSeq: row.chunkSeq,
           index: row.index,
           record: JSON.parse(row.data) as Record<string, unknown>,
         })),
-        page,
-        limit,
-        total,
-      );
+        next: nextCursor('records', found.next, (id) => [id]),
+      });
+      if (after !== undefined) {
+        const [recordId] = keyOfCursor('records', after, ['integer']);
+        const { data, next } = view(
+          await ingestion.listRecordsAfter(ns, entity, ingestionId, recordId, limit),
+        );
+        return cursorPageOf(data, limit, next);
+      }
+      const found = await ingestion.listRecords(ns, entity, ingestionId, page, limit);
+      const { data, next } = view(found);
+      return cursorPageOf(data, limit, next, { page, total: found.total });
     },
   );
 };

@@ -2,8 +2,29 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { JournalId, JournalStatusFilter } from '../../modules/accounting/inputs.js';
 import type { JournalQueries } from '../../modules/accounting/journal-queries.js';
+import type { JournalKey } from '../../modules/accounting/store.js';
 import { Balances, Journal, ProcessingError } from './answer-schemas.js';
-import { DateQuery, Page, PageQuery, Problem, pageOf, StoredNameFilter } from './schemas.js';
+import { keyOfCursor, nextCursor } from './cursor.js';
+import {
+  AfterQuery,
+  CURSOR_PAGING_DESCRIPTION,
+  CursorPage,
+  cursorPageOf,
+  DateQuery,
+  PageQuery,
+  Problem,
+  StoredNameFilter,
+} from './schemas.js';
+
+/** The `next` cursor of a journals page. */
+function journalCursor(key: JournalKey | undefined): string | null {
+  return nextCursor('journals', key, (k) => [k.coreDate, k.createdAt, k.journalId]);
+}
+
+/** The `next` cursor of a processing errors page. */
+function processingErrorCursor(id: number | undefined): string | null {
+  return nextCursor('processing-errors', id, (k) => [k]);
+}
 
 /** Journals, balances and processing errors: the read side of the accounting engine. */
 export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries }> = async (
@@ -20,6 +41,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
         operationId: 'listJournals',
         tags: ['journals'],
         summary: 'Journals by core date',
+        description: CURSOR_PAGING_DESCRIPTION,
         querystring: Type.Object({
           ...PageQuery,
           status: Type.Optional(JournalStatusFilter),
@@ -27,14 +49,20 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
           accountingConfig: Type.Optional(Type.String()),
           from: Type.Optional(DateQuery('Core date from (inclusive), a date YYYY-MM-DD.')),
           to: Type.Optional(DateQuery('Core date to (exclusive), a date YYYY-MM-DD.')),
+          ...AfterQuery,
         }),
-        response: { 200: Page(Journal), 400: Problem },
+        response: { 200: CursorPage(Journal), 400: Problem },
       },
     },
     async (request) => {
-      const { page, limit, ...filter } = request.query;
-      const { rows, total } = await journals.list(filter, page, limit);
-      return pageOf(rows, page, limit, total);
+      const { page, limit, after, ...filter } = request.query;
+      if (after !== undefined) {
+        const [coreDate, createdAt, journalId] = keyOfCursor('journals', after, ['text', 'text', 'text']);
+        const found = await journals.listAfter(filter, { coreDate, createdAt, journalId }, limit);
+        return cursorPageOf(found.rows, limit, journalCursor(found.next));
+      }
+      const found = await journals.list(filter, page, limit);
+      return cursorPageOf(found.rows, limit, journalCursor(found.next), { page, total: found.total });
     },
   );
 
@@ -84,20 +112,28 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
         operationId: 'listProcessingErrors',
         tags: ['journals'],
         summary: 'Records that produced no journal, with the rule they broke',
+        description: CURSOR_PAGING_DESCRIPTION,
         querystring: Type.Object({
           ...PageQuery,
           ingestionId: Type.Optional(StoredNameFilter),
           code: Type.Optional(StoredNameFilter),
+          ...AfterQuery,
         }),
         response: {
-          200: Page(ProcessingError),
+          200: CursorPage(ProcessingError),
+          400: Problem,
         },
       },
     },
     async (request) => {
-      const { page, limit, ...filter } = request.query;
-      const { rows, total } = await journals.processingErrors(filter, page, limit);
-      return pageOf(rows, page, limit, total);
+      const { page, limit, after, ...filter } = request.query;
+      if (after !== undefined) {
+        const [id] = keyOfCursor('processing-errors', after, ['integer']);
+        const found = await journals.processingErrorsAfter(filter, id, limit);
+        return cursorPageOf(found.rows, limit, processingErrorCursor(found.next));
+      }
+      const found = await journals.processingErrors(filter, page, limit);
+      return cursorPageOf(found.rows, limit, processingErrorCursor(found.next), { page, total: found.total });
     },
   );
 };

@@ -43,6 +43,34 @@ export const PageQuery = {
 };
 
 /**
+ * The longest `after` cursor: a cursor holds a list name and a sort key of at most three texts
+ * no longer than a path parameter, in base64url (`http/api/cursor.ts`), so a longer one was not
+ * made by the service.
+ */
+export const CURSOR_LENGTH_MAX = 1024;
+
+/** The bounds of a cursor: opaque to clients, base64url (`http/api/cursor.ts`). */
+const CURSOR = { minLength: 1, maxLength: CURSOR_LENGTH_MAX, pattern: '^[A-Za-z0-9_-]+$' };
+
+/**
+ * The query parameter of a list that pages by cursor as well as by page number
+ * (docs/decisions.md, Cursor paging), beside `PageQuery`; listed after the filters.
+ */
+export const AfterQuery = {
+  after: Type.Optional(
+    Type.String({
+      ...CURSOR,
+      description:
+        'The `next` cursor of the previous answer: the page after it, read from an index at the same cost however deep, without `totalSize`, `totalPages` and `page`; `page` is then not used. An invalid cursor, or one of another list, is a 400 naming `after`.',
+    }),
+  ),
+};
+
+/** What the description of a list that pages by cursor says about its totals. */
+export const CURSOR_PAGING_DESCRIPTION =
+  'Pages by `page` (with `totalSize` and `totalPages`, counted over every matching item) or by `after` (the `next` cursor of the previous answer, no count, the same cost for every page). Every answer carries `next`, null on the last page.';
+
+/**
  * A calendar day `YYYY-MM-DD` in a query. The `date` format of ajv-formats refuses days that do
  * not exist (`2026-02-30`): this is the one place a date of a request is checked.
  */
@@ -73,9 +101,46 @@ export function Page<T extends TSchema>(item: T) {
   });
 }
 
+/**
+ * The envelope of a list that pages by cursor as well: `{ data, limit, next }`, with `page`,
+ * `totalSize` and `totalPages` only when it was asked for by page number.
+ */
+export function CursorPage<T extends TSchema>(item: T) {
+  return Type.Object({
+    data: Type.Array(item, { maxItems: PAGE_LIMIT_MAX }),
+    page: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: PAGE_MAX, description: 'Given with page paging only.' }),
+    ),
+    limit: Type.Integer({ minimum: 1, maximum: PAGE_LIMIT_MAX }),
+    totalSize: Type.Optional(Type.Integer({ minimum: 0, description: 'Given with page paging only.' })),
+    totalPages: Type.Optional(Type.Integer({ minimum: 0, description: 'Given with page paging only.' })),
+    next: Type.Union(
+      [Type.String({ ...CURSOR, description: 'The `after` of the next page.' }), Type.Null()],
+      {
+        description: 'The cursor of the next page (`after`), null on the last page.',
+      },
+    ),
+  });
+}
+
 /** Builds the paginated envelope from one page of rows and the total count. */
 export function pageOf<T>(data: T[], page: number, limit: number, totalSize: number) {
   return { data, page, limit, totalSize, totalPages: Math.ceil(totalSize / limit) };
+}
+
+/**
+ * The envelope of one page of a list that pages by cursor: with `total` (page paging) as
+ * `pageOf` gives it plus `next`, without it (cursor paging) only `data`, `limit` and `next`.
+ */
+export function cursorPageOf<T>(
+  data: T[],
+  limit: number,
+  next: string | null,
+  counted?: { page: number; total: number },
+) {
+  return counted === undefined
+    ? { data, limit, next }
+    : { ...pageOf(data, counted.page, limit, counted.total), next };
 }
 
 /** A problem details body (RFC 9457) as documented in the OpenAPI document. */

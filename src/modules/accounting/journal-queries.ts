@@ -1,4 +1,5 @@
 import { AppError } from '../../lib/errors.js';
+import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import { lineRecord } from './line-record.js';
 import type { PreparedAccountingRevision, PreparedJournalDefinition } from './prepare.js';
@@ -7,6 +8,8 @@ import type {
   BalanceFilter,
   BalanceRow,
   JournalFilter,
+  JournalKey,
+  ProcessingErrorFilter,
   ProcessingErrorRow,
   StoredJournal,
 } from './store.js';
@@ -49,15 +52,42 @@ export class JournalQueries {
     return (await this.#snapshots.current()).prepared.accounting.journalDefinition;
   }
 
-  /** Journals by core date; `from` and `to` are calendar days (checked by the route). */
+  /**
+   * A page of journals by core date, by page number, with the number of journals matching
+   * `filter`; `from` and `to` are calendar days (checked by the route).
+   */
   async list(
     filter: JournalFilter,
     page: number,
     limit: number,
-  ): Promise<{ rows: JournalView[]; total: number }> {
-    const { rows, total } = await this.#store.listJournals(filter, page, limit);
+  ): Promise<KeyedPage<JournalView, JournalKey> & { total: number }> {
+    const [found, total] = await Promise.all([
+      this.#page(filter, { page }, limit),
+      this.#store.countJournals(filter),
+    ]);
+    return { ...found, total };
+  }
+
+  /**
+   * A page of journals by core date after the journal whose key is `after`, counting nothing:
+   * every page costs the same however deep (docs/decisions.md, Cursor paging).
+   */
+  listAfter(
+    filter: JournalFilter,
+    after: JournalKey,
+    limit: number,
+  ): Promise<KeyedPage<JournalView, JournalKey>> {
+    return this.#page(filter, { after }, limit);
+  }
+
+  async #page(
+    filter: JournalFilter,
+    start: PageStart<JournalKey>,
+    limit: number,
+  ): Promise<KeyedPage<JournalView, JournalKey>> {
+    const { rows, next } = await this.#store.listJournals(filter, start, limit);
     const definition = await this.#definition();
-    return { rows: rows.map((journal) => view(journal, definition)), total };
+    return { rows: rows.map((journal) => view(journal, definition)), next };
   }
 
   /** One journal. Errors: `not-found`. */
@@ -77,11 +107,25 @@ export class JournalQueries {
     return this.#store.balances(filter);
   }
 
-  processingErrors(
-    filter: { ingestionId?: string; code?: string },
+  /** A page of processing errors in the order written, by page number, with their number. */
+  async processingErrors(
+    filter: ProcessingErrorFilter,
     page: number,
     limit: number,
-  ): Promise<{ rows: ProcessingErrorRow[]; total: number }> {
-    return this.#store.listProcessingErrors(filter, page, limit);
+  ): Promise<KeyedPage<ProcessingErrorRow, number> & { total: number }> {
+    const [found, total] = await Promise.all([
+      this.#store.listProcessingErrors(filter, { page }, limit),
+      this.#store.countProcessingErrors(filter),
+    ]);
+    return { ...found, total };
+  }
+
+  /** A page of processing errors after the one whose id is `after`, counting nothing. */
+  processingErrorsAfter(
+    filter: ProcessingErrorFilter,
+    after: number,
+    limit: number,
+  ): Promise<KeyedPage<ProcessingErrorRow, number>> {
+    return this.#store.listProcessingErrors(filter, { after }, limit);
   }
 }

@@ -1,3 +1,4 @@
+import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
 import type { JournalDraft } from './journal-draft.js';
 import type { StoredJournalValues, StoredLineValues } from './line-record.js';
 
@@ -97,6 +98,22 @@ export interface BalanceFilter {
   currency?: string;
 }
 
+/**
+ * The sort key of the journals list: core date, then the instant written, then the id, which
+ * is unique and so makes the order total (a cursor names exactly one position).
+ */
+export interface JournalKey {
+  coreDate: string;
+  createdAt: string;
+  journalId: string;
+}
+
+/** The filters of the processing errors list. */
+export interface ProcessingErrorFilter {
+  ingestionId?: string;
+  code?: string;
+}
+
 export interface ProcessingErrorRow {
   ingestionId: string;
   namespace: string;
@@ -135,20 +152,37 @@ export interface AccountingStore {
    * none waits any more, or (PostgreSQL) another transaction holds the chunk.
    */
   failChunk(chunk: ChunkRef, at: string, failure: { code: string; message: string }): Promise<number>;
-  /** Marks unposted journals of a node posted when their core date is on or before `businessDate`. */
+  /**
+   * Marks unposted journals of a node posted when their core date is on or before `businessDate`,
+   * and adds their lines to the balances in the same transaction. Returns how many it posted.
+   */
   postDue(node: Readonly<Record<string, string>>, businessDate: string): Promise<number>;
   /** The nodes (field values) that have unposted journals. */
   unpostedNodes(): Promise<Record<string, string>[]>;
+  /**
+   * A page of journals matching `filter` in the order of {@link JournalKey}, from a page number
+   * or after a key, and the key of its last journal when more follow. Counts nothing.
+   */
   listJournals(
     filter: JournalFilter,
-    page: number,
+    start: PageStart<JournalKey>,
     limit: number,
-  ): Promise<{ rows: StoredJournal[]; total: number }>;
+  ): Promise<KeyedPage<StoredJournal, JournalKey>>;
+  /** The number of journals matching `filter`: the `totalSize` of page paging. */
+  countJournals(filter: JournalFilter): Promise<number>;
   findJournal(journalId: string): Promise<StoredJournal | undefined>;
+  /**
+   * The sums of the posted lines matching `filter`, ordered by accounting configuration, node,
+   * account and currency. Kept as lines post, so a read costs the balances (and their days with
+   * `asOf`), never the journals stored (docs/adr/0016-balances-kept-as-journals-post.md).
+   */
   balances(filter: BalanceFilter): Promise<BalanceRow[]>;
+  /** A page of processing errors matching `filter`, in the order written (by their id). */
   listProcessingErrors(
-    filter: { ingestionId?: string; code?: string },
-    page: number,
+    filter: ProcessingErrorFilter,
+    start: PageStart<number>,
     limit: number,
-  ): Promise<{ rows: ProcessingErrorRow[]; total: number }>;
+  ): Promise<KeyedPage<ProcessingErrorRow, number>>;
+  /** The number of processing errors matching `filter`. */
+  countProcessingErrors(filter: ProcessingErrorFilter): Promise<number>;
 }

@@ -3,15 +3,19 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { newIngestionId } from '../../lib/ids.js';
 import { parseIsoDurationMs } from '../../lib/iso-duration.js';
+import type { KeyedPage } from '../../lib/keyed-page.js';
 import type { EntityCatalog } from '../entities/catalog.js';
 import { CHUNK_ERRORS_SHOWN_MAX } from './chunk-body.js';
 import { type ChunkWorker, inlineChunkWorker } from './chunk-pool.js';
-import { type SessionRow, type SessionState, type SessionView, sessionView, stateAt } from './session.js';
+import { type SessionRow, type SessionView, sessionView, stateAt } from './session.js';
 import type {
   ChunkOutcome,
   ChunkSummary,
   IngestionStore,
+  SessionErrorKey,
   SessionErrorRow,
+  SessionFilter,
+  SessionKey,
   StoredChunkOutcome,
   StoredRecord,
 } from './store.js';
@@ -111,15 +115,35 @@ export class IngestionService {
     return sessionView(await this.#existing(ingestionId), this.#clock.now().getTime());
   }
 
-  /** Sessions, newest first, filtered by derived state, namespace and entity. */
+  /**
+   * A page of sessions, newest first, filtered by derived state, namespace and entity, by page
+   * number, with the number of sessions matching.
+   */
   async listSessions(
-    filter: { state?: SessionState; namespace?: string; entity?: string },
+    filter: SessionFilter,
     page: number,
     limit: number,
-  ): Promise<{ rows: SessionView[]; total: number }> {
+  ): Promise<KeyedPage<SessionView, SessionKey> & { total: number }> {
     const nowMs = this.#clock.now().getTime();
-    const { rows, total } = await this.#store.listSessions(filter, nowMs, page, limit);
-    return { rows: rows.map((row) => sessionView(row, nowMs)), total };
+    const [found, total] = await Promise.all([
+      this.#store.listSessions(filter, nowMs, { page }, limit),
+      this.#store.countSessions(filter, nowMs),
+    ]);
+    return { rows: found.rows.map((row) => sessionView(row, nowMs)), next: found.next, total };
+  }
+
+  /**
+   * A page of sessions, newest first, after the session whose key is `after`, counting nothing
+   * (docs/decisions.md, Cursor paging).
+   */
+  async listSessionsAfter(
+    filter: SessionFilter,
+    after: SessionKey,
+    limit: number,
+  ): Promise<KeyedPage<SessionView, SessionKey>> {
+    const nowMs = this.#clock.now().getTime();
+    const found = await this.#store.listSessions(filter, nowMs, { after }, limit);
+    return { rows: found.rows.map((row) => sessionView(row, nowMs)), next: found.next };
   }
 
   /**
@@ -223,32 +247,72 @@ export class IngestionService {
     return { outcome: result.outcome, replayed: false };
   }
 
-  /** Stored records of an entity, optionally of one session, in arrival order. */
+  /**
+   * A page of the stored records of an entity, optionally of one session, in arrival order, by
+   * page number, with the number of records matching. Errors: `entity-not-found`.
+   */
   async listRecords(
     namespace: string,
     entity: string,
     ingestionId: string | undefined,
     page: number,
     limit: number,
-  ): Promise<{ rows: StoredRecord[]; total: number }> {
+  ): Promise<KeyedPage<StoredRecord, number> & { total: number }> {
     await this.#catalog.entity(namespace, entity);
-    return this.#store.listRecords(namespace, entity, ingestionId, page, limit);
+    const [found, total] = await Promise.all([
+      this.#store.listRecords(namespace, entity, ingestionId, { page }, limit),
+      this.#store.countRecords(namespace, entity, ingestionId),
+    ]);
+    return { ...found, total };
   }
 
   /**
-   * Failed records of a session: validation failures, then processing errors. Without
-   * `chunkSeq`, those of the chunks that were stored, each failed record once however often a
-   * rejected chunk was sent before; with it, those of that one chunk, stored or rejected.
-   * Errors: `session-not-found`.
+   * A page of the stored records of an entity, optionally of one session, after the record
+   * whose id is `after`, counting nothing. Errors: `entity-not-found`.
+   */
+  async listRecordsAfter(
+    namespace: string,
+    entity: string,
+    ingestionId: string | undefined,
+    after: number,
+    limit: number,
+  ): Promise<KeyedPage<StoredRecord, number>> {
+    await this.#catalog.entity(namespace, entity);
+    return this.#store.listRecords(namespace, entity, ingestionId, { after }, limit);
+  }
+
+  /**
+   * A page of the failed records of a session by page number, with their number: validation
+   * failures, then processing errors. Without `chunkSeq`, those of the chunks that were stored,
+   * each failed record once however often a rejected chunk was sent before; with it, those of
+   * that one chunk, stored or rejected. Errors: `session-not-found`.
    */
   async listErrors(
     ingestionId: string,
     page: number,
     limit: number,
     chunkSeq?: number,
-  ): Promise<{ rows: SessionErrorRow[]; total: number }> {
+  ): Promise<KeyedPage<SessionErrorRow, SessionErrorKey> & { total: number }> {
     await this.#existing(ingestionId);
-    return this.#store.listErrors(ingestionId, chunkSeq, page, limit);
+    const [found, total] = await Promise.all([
+      this.#store.listErrors(ingestionId, chunkSeq, { page }, limit),
+      this.#store.countErrors(ingestionId, chunkSeq),
+    ]);
+    return { ...found, total };
+  }
+
+  /**
+   * The page of the same list after the failed record whose key is `after`, counting nothing.
+   * Errors: `session-not-found`.
+   */
+  async listErrorsAfter(
+    ingestionId: string,
+    after: SessionErrorKey,
+    limit: number,
+    chunkSeq?: number,
+  ): Promise<KeyedPage<SessionErrorRow, SessionErrorKey>> {
+    await this.#existing(ingestionId);
+    return this.#store.listErrors(ingestionId, chunkSeq, { after }, limit);
   }
 
   /** A session's chunks in arrival order (by sequence number). Errors: `session-not-found`. */

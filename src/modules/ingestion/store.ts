@@ -1,3 +1,4 @@
+import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
 import type { SessionRow, SessionState } from './session.js';
 
 /** The session row and its derived state, which the storage adapter reads and writes. */
@@ -95,6 +96,15 @@ export interface SessionFilter {
   entity?: string;
 }
 
+/**
+ * The sort key of the sessions list, newest first: the instant opened, then the id, which is
+ * unique and so makes the order total (a cursor names exactly one position).
+ */
+export interface SessionKey {
+  openedOn: string;
+  ingestionId: string;
+}
+
 export interface StoredRecord {
   recordId: number;
   ingestionId: string;
@@ -127,6 +137,15 @@ export interface SessionErrorRow {
 }
 
 /**
+ * The sort key of a session's error list: validation failures come before processing errors,
+ * each part in the order written (by the id of its table).
+ */
+export interface SessionErrorKey {
+  kind: SessionErrorRow['kind'];
+  id: number;
+}
+
+/**
  * The storage port of the ingestion module. Counters are changed in place by single
  * statements, so parallel chunks on any number of instances are counted exactly once, and
  * `commitChunk` is the one write path of a chunk: idempotency check, sequence number, records,
@@ -135,12 +154,19 @@ export interface SessionErrorRow {
 export interface IngestionStore {
   insertSession(row: SessionRow): Promise<void>;
   findSession(ingestionId: string): Promise<SessionRow | undefined>;
+  /**
+   * A page of sessions matching `filter` (state as of `nowMs`), newest first in the order of
+   * {@link SessionKey}, from a page number or after a key, and the key of its last session when
+   * more follow. Counts nothing.
+   */
   listSessions(
     filter: SessionFilter,
     nowMs: number,
-    page: number,
+    start: PageStart<SessionKey>,
     limit: number,
-  ): Promise<{ rows: SessionRow[]; total: number }>;
+  ): Promise<KeyedPage<SessionRow, SessionKey>>;
+  /** The number of sessions matching `filter` as of `nowMs`: the `totalSize` of page paging. */
+  countSessions(filter: SessionFilter, nowMs: number): Promise<number>;
   /**
    * Admits a chunk request that arrived at `arrivedAtMs` and is handled at `nowMs`, in one
    * statement: when the session was open at the arrival, counts the call and, if the session is
@@ -175,13 +201,20 @@ export interface IngestionStore {
     | { kind: 'replay'; earlier: StoredChunkOutcome }
     | { kind: 'gone' }
   >;
+  /**
+   * A page of an entity's stored records (of one session when `ingestionId` is given) in arrival
+   * order, from a page number or after a `recordId`, and the id of its last record when more
+   * follow. Counts nothing.
+   */
   listRecords(
     namespace: string,
     entity: string,
     ingestionId: string | undefined,
-    page: number,
+    start: PageStart<number>,
     limit: number,
-  ): Promise<{ rows: StoredRecord[]; total: number }>;
+  ): Promise<KeyedPage<StoredRecord, number>>;
+  /** The number of records `listRecords` walks. */
+  countRecords(namespace: string, entity: string, ingestionId: string | undefined): Promise<number>;
   /**
    * Failed records of a session: validation failures, then processing errors, each in the
    * order written. Without `chunkSeq`, the validation failures of the chunks that were stored
@@ -191,9 +224,11 @@ export interface IngestionStore {
   listErrors(
     ingestionId: string,
     chunkSeq: number | undefined,
-    page: number,
+    start: PageStart<SessionErrorKey>,
     limit: number,
-  ): Promise<{ rows: SessionErrorRow[]; total: number }>;
+  ): Promise<KeyedPage<SessionErrorRow, SessionErrorKey>>;
+  /** The number of failed records `listErrors` walks. */
+  countErrors(ingestionId: string, chunkSeq: number | undefined): Promise<number>;
   /** A session's chunks in the order they were numbered (`chunkSeq`), a page at a time. */
   listChunks(
     ingestionId: string,

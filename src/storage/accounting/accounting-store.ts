@@ -3,20 +3,25 @@
  * claimed, processed by the pure engine, and their results written with the processed marks in
  * one transaction, by the claim protocol of the store's dialect (`claim-sqlite.ts`,
  * `claim-postgres.ts`, which say the lock order they rely on) and the one write path
- * (`write-path.ts`). The reads of journals, balances and processing errors are here too.
+ * (`write-path.ts`), which keeps the balances too (`balances.ts`, as does posting). The reads
+ * of journals, balances (from the kept tables) and processing errors are here too.
  */
-import { type Selectable, sql } from 'kysely';
+import type { Selectable } from 'kysely';
 import type {
   AccountingStore,
   ChunkProcessing,
   ChunkRef,
+  JournalFilter,
+  ProcessingErrorFilter,
   StoredJournal,
 } from '../../modules/accounting/store.js';
 import { createBulkInsert } from '../bulk-insert.js';
 import { countRows } from '../count.js';
 import { isRetryableStoreError } from '../errors.js';
+import { keyedPageOf } from '../keyed-page.js';
 import type { JournalsTable } from '../schema.js';
 import type { Store } from '../store.js';
+import { postDueJournals, readBalances } from './balances.js';
 import type { ClaimHold } from './claim.js';
 import { postgresClaims } from './claim-postgres.js';
 import { sqliteClaims } from './claim-sqlite.js';
@@ -50,6 +55,26 @@ export function createAccountingStore(store: Store): AccountingStore {
   const { db, dialect } = store;
   const bulkInsert = createBulkInsert(store);
   const claims = dialect === 'postgres' ? postgresClaims(db, bulkInsert) : sqliteClaims(db, bulkInsert);
+
+  /** The journals `filter` selects (the WHERE of their page and of their count). */
+  function journalsMatching(filter: JournalFilter) {
+    let query = db.selectFrom('journals');
+    if (filter.status !== undefined) query = query.where('posted', '=', filter.status === 'posted' ? 1 : 0);
+    if (filter.ingestionId !== undefined) query = query.where('ingestion_id', '=', filter.ingestionId);
+    if (filter.accountingConfig !== undefined)
+      query = query.where('accounting_config', '=', filter.accountingConfig);
+    if (filter.from !== undefined) query = query.where('core_date', '>=', filter.from);
+    if (filter.to !== undefined) query = query.where('core_date', '<', filter.to);
+    return query;
+  }
+
+  /** The processing errors `filter` selects. */
+  function processingErrorsMatching(filter: ProcessingErrorFilter) {
+    let query = db.selectFrom('processing_errors');
+    if (filter.ingestionId !== undefined) query = query.where('ingestion_id', '=', filter.ingestionId);
+    if (filter.code !== undefined) query = query.where('code', '=', filter.code);
+    return query;
+  }
 
   async function journalsWithLines(rows: Selectable<JournalsTable>[]): Promise<StoredJournal[]> {
     if (rows.length === 0) return [];
@@ -102,15 +127,8 @@ export function createAccountingStore(store: Store): AccountingStore {
       });
     },
 
-    async postDue(node, businessDate) {
-      const result = await db
-        .updateTable('journals')
-        .set({ posted: 1 })
-        .where('posted', '=', 0)
-        .where('node', '=', canonicalNodeJson(node))
-        .where('core_date', '<=', businessDate)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
+    postDue(node, businessDate) {
+      return postDueJournals(db, dialect, canonicalNodeJson(node), businessDate);
     },
 
     async unpostedNodes() {
@@ -123,24 +141,35 @@ export function createAccountingStore(store: Store): AccountingStore {
       return rows.map((r) => JSON.parse(r.node) as Record<string, string>);
     },
 
-    async listJournals(filter, page, limit) {
-      let query = db.selectFrom('journals');
-      if (filter.status !== undefined) query = query.where('posted', '=', filter.status === 'posted' ? 1 : 0);
-      if (filter.ingestionId !== undefined) query = query.where('ingestion_id', '=', filter.ingestionId);
-      if (filter.accountingConfig !== undefined)
-        query = query.where('accounting_config', '=', filter.accountingConfig);
-      if (filter.from !== undefined) query = query.where('core_date', '>=', filter.from);
-      if (filter.to !== undefined) query = query.where('core_date', '<', filter.to);
+    async listJournals(filter, start, limit) {
+      let query = journalsMatching(filter);
+      if ('after' in start) {
+        const { coreDate, createdAt, journalId } = start.after;
+        query = query.where((eb) =>
+          eb(
+            eb.refTuple('core_date', 'created_at', 'journal_id'),
+            '>',
+            eb.tuple(coreDate, createdAt, journalId),
+          ),
+        );
+      } else query = query.offset(start.page * limit);
       const rows = await query
         .selectAll()
         .orderBy('core_date')
         .orderBy('created_at')
         .orderBy('journal_id')
-        .limit(limit)
-        .offset(page * limit)
+        .limit(limit + 1)
         .execute();
-      const total = await countRows(query);
-      return { rows: await journalsWithLines(rows), total };
+      const page = keyedPageOf(rows, limit, (row) => ({
+        coreDate: row.core_date,
+        createdAt: row.created_at,
+        journalId: row.journal_id,
+      }));
+      return { rows: await journalsWithLines(page.rows), next: page.next };
+    },
+
+    countJournals(filter) {
+      return countRows(journalsMatching(filter));
     },
 
     async findJournal(journalId) {
@@ -152,48 +181,21 @@ export function createAccountingStore(store: Store): AccountingStore {
       return row === undefined ? undefined : (await journalsWithLines([row]))[0];
     },
 
-    async balances(filter) {
-      const total =
-        dialect === 'postgres' ? sql<string>`sum(l.amount)::text` : sql<string>`decimal_sum(l.amount)`;
-      let query = db
-        .selectFrom('journal_lines as l')
-        .innerJoin('journals as j', 'j.journal_id', 'l.journal_id')
-        .where('j.posted', '=', 1);
-      if (filter.accountingConfig !== undefined)
-        query = query.where('j.accounting_config', '=', filter.accountingConfig);
-      if (filter.asOf !== undefined) query = query.where('j.core_date', '<=', filter.asOf);
-      if (filter.account !== undefined) query = query.where('l.account', '=', filter.account);
-      if (filter.currency !== undefined) query = query.where('l.currency', '=', filter.currency);
-      const rows = await query
-        .select(['j.accounting_config', 'j.node', 'l.account', 'l.currency', total.as('balance')])
-        .groupBy(['j.accounting_config', 'j.node', 'l.account', 'l.currency'])
-        .orderBy('j.accounting_config')
-        .orderBy('j.node')
-        .orderBy('l.account')
-        .orderBy('l.currency')
-        .execute();
-      return rows.map((r) => ({
-        accountingConfig: r.accounting_config,
-        node: JSON.parse(r.node) as Record<string, string>,
-        account: r.account,
-        currency: r.currency,
-        balance: String(r.balance),
-      }));
+    balances(filter) {
+      return readBalances(db, dialect, filter);
     },
 
-    async listProcessingErrors(filter, page, limit) {
-      let query = db.selectFrom('processing_errors');
-      if (filter.ingestionId !== undefined) query = query.where('ingestion_id', '=', filter.ingestionId);
-      if (filter.code !== undefined) query = query.where('code', '=', filter.code);
+    async listProcessingErrors(filter, start, limit) {
+      let query = processingErrorsMatching(filter);
+      query = 'after' in start ? query.where('id', '>', start.after) : query.offset(start.page * limit);
       const rows = await query
         .selectAll()
         .orderBy('id')
-        .limit(limit)
-        .offset(page * limit)
+        .limit(limit + 1)
         .execute();
-      const total = await countRows(query);
+      const page = keyedPageOf(rows, limit, (row) => Number(row.id));
       return {
-        rows: rows.map((r) => ({
+        rows: page.rows.map((r) => ({
           ingestionId: r.ingestion_id,
           namespace: r.namespace,
           entity: r.entity,
@@ -202,8 +204,12 @@ export function createAccountingStore(store: Store): AccountingStore {
           record: JSON.parse(r.record) as Record<string, unknown>,
           at: r.created_at,
         })),
-        total,
+        next: page.next,
       };
+    },
+
+    countProcessingErrors(filter) {
+      return countRows(processingErrorsMatching(filter));
     },
   };
 }

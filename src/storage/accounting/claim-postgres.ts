@@ -8,10 +8,12 @@
  * `replace`) rely on together:
  * 1. A claim locks its chunk row, then (journal lines) the direct-journal advisory lock and its
  *    session's row, and its writes take the session row last (the journals refer to it, and
- *    the session's counters go up). It never locks the configuration row: it only reads the
- *    revision, after the claim.
+ *    the session's counters go up), and the rows of the kept balances it adds to last
+ *    (`balances.ts`: `balance_moves` then `balances`, each sorted by key, as posting does too).
+ *    It never locks the configuration row: it only reads the revision, after the claim.
  * 2. An upload locks the configuration row, then the chunks table, then the sessions table
- *    (`LOCK TABLE … IN EXCLUSIVE MODE`, in that order). The chunks table lock waits for every
+ *    (`LOCK TABLE … IN EXCLUSIVE MODE`, in that order), and deletes the kept balances only
+ *    after the journals. The chunks table lock waits for every
  *    claimed chunk row and holds off new claims until the upload commits.
  * So the two take chunks before sessions, and a claim holds no lock an upload takes first: no
  * deadlock. And the revision a claim reads after its claim cannot change before it commits:
@@ -115,7 +117,8 @@ export function postgresClaims(db: Kysely<Database>, bulkInsert: BulkInsert): Cl
         // if the caller prepared another revision, it must not process this chunk with it.
         if ((await storedRevision(trx)) !== revision) return STALE;
         const rows = outcomeRows(chunk, await work(chunk), at);
-        if (!(await writeOutcome(trx, bulkInsert, chunk, rows))) throw new Error('a locked chunk changed');
+        if (!(await writeOutcome(trx, bulkInsert, 'postgres', chunk, rows)))
+          throw new Error('a locked chunk changed');
         return { kind: 'processed', chunk: refOf(chunk), records: chunk.records.length };
       });
     },

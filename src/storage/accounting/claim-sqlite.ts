@@ -83,7 +83,7 @@ export function sqliteClaims(db: Kysely<Database>, bulkInsert: BulkInsert): Clai
       try {
         return await db.transaction().execute(async (trx): Promise<ChunkProcessing> => {
           if ((await storedRevision(trx)) !== revision) return STALE;
-          if (!(await writeOutcome(trx, bulkInsert, chunk, rows))) throw new ChunkTaken();
+          if (!(await writeOutcome(trx, bulkInsert, 'sqlite', chunk, rows))) throw new ChunkTaken();
           return { kind: 'processed', chunk: refOf(chunk), records: chunk.records.length };
         });
       } catch (error) {

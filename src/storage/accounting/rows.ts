@@ -1,9 +1,11 @@
 /**
  * The rows processing writes, in the column order of the bulk inserts: journals, their lines,
- * processing errors. The processing benchmark writes with them too (bench/processing-limit.ts).
+ * processing errors; and the balance moves of the posted lines (`balances.ts`). The processing
+ * benchmark writes with them too (bench/processing-limit.ts).
  */
 import type { ChunkOutcome, ClaimedChunk, JournalDraft } from '../../modules/accounting/store.js';
 import type { ProcessingErrorsTable } from '../schema.js';
+import { type BalanceMove, balanceMovesOf } from './balances.js';
 
 /** A node's field values as JSON with sorted keys: equal nodes, equal text (for grouping). */
 export function canonicalNodeJson(node: Readonly<Record<string, string>>): string {
@@ -107,6 +109,8 @@ export interface OutcomeRows {
   journals: unknown[][];
   lines: unknown[][];
   errors: unknown[][];
+  /** The posted lines summed per balance and core date, sorted: what the kept balances gain. */
+  balanceMoves: BalanceMove[];
   /** Records with a processing error (each counted once, however many errors it has). */
   failedRecords: number;
 }
@@ -115,6 +119,7 @@ export function outcomeRows(chunk: ClaimedChunk, outcome: ChunkOutcome, at: stri
   return {
     journals: outcome.journals.map(({ recordId, draft }) => journalRow(recordId, draft, at)),
     lines: lineRows(outcome.journals),
+    balanceMoves: balanceMovesOf(outcome.journals, nodeJsonOf),
     errors: outcome.errors.map((e) => [
       chunk.ingestionId,
       e.recordId,

@@ -2,13 +2,16 @@
  * The one write path of processing, shared by both claim protocols: mark a claim's records
  * processed and count them in their session (`markProcessedAndCount`), then write what
  * processing them produced (`writeOutcome`), or record one failure for all of them
- * (`writeFailure`). Every function runs inside the caller's transaction, which holds the chunk
+ * (`writeFailure`). The posted lines of an outcome go into the kept balances in the same
+ * transaction (`balances.ts`). Every function runs inside the caller's transaction, which holds the chunk
  * (`claim-sqlite.ts`, `claim-postgres.ts`).
  */
 import { sql, type Transaction } from 'kysely';
 import type { ChunkRef, ClaimedChunk } from '../../modules/accounting/store.js';
 import type { BulkInsert } from '../bulk-insert.js';
 import type { Database } from '../schema.js';
+import type { Dialect } from '../store.js';
+import { keepBalances } from './balances.js';
 import { ERROR_COLUMNS, JOURNAL_COLUMNS, LINE_COLUMNS, type OutcomeRows } from './rows.js';
 
 /** The record ids, first and last, of the waiting records a claim holds. */
@@ -54,12 +57,13 @@ async function markProcessedAndCount(
 
 /**
  * Marks the chunk's claimed records processed, counts them, and writes the rows of what
- * processing them produced. Returns false when the records were no longer all waiting: the
+ * processing them produced, the kept balances included (`balances.ts`). Returns false when the records were no longer all waiting: the
  * caller then rolls back, and nothing of this call stays.
  */
 export async function writeOutcome(
   trx: Transaction<Database>,
   bulkInsert: BulkInsert,
+  dialect: Dialect,
   chunk: ClaimedChunk,
   rows: OutcomeRows,
 ): Promise<boolean> {
@@ -69,6 +73,7 @@ export async function writeOutcome(
   await bulkInsert(trx, 'journals', JOURNAL_COLUMNS, rows.journals);
   await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, rows.lines);
   await bulkInsert(trx, 'processing_errors', ERROR_COLUMNS, rows.errors);
+  await keepBalances(trx, dialect, rows.balanceMoves);
   return true;
 }
 

@@ -15,6 +15,8 @@ import * as csrfDerived from './0008-csrf-derived.js';
 import * as rejectedChunksUncounted from './0009-rejected-chunks-uncounted.js';
 import * as adminOneTimeViews from './0010-admin-one-time-views.js';
 import * as adminSignIns from './0011-admin-sign-ins.js';
+import * as balances from './0012-balances.js';
+import * as pageOrderIndexes from './0013-page-order-indexes.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -34,6 +36,8 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0009-rejected-chunks-uncounted', rejectedChunksUncounted],
   ['0010-admin-one-time-views', adminOneTimeViews],
   ['0011-admin-sign-ins', adminSignIns],
+  ['0012-balances', balances],
+  ['0013-page-order-indexes', pageOrderIndexes],
 ];
 
 function migratorOf(store: Store): Migrator {

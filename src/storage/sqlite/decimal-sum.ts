@@ -13,3 +13,13 @@ export function registerDecimalSum(sqlite: SqliteDatabase.Database): void {
     result: (total: Decimal) => toDecimalString(total),
   });
 }
+
+/**
+ * `decimal_add(text, text)`: the exact sum of two decimal strings, for the upserts that keep the
+ * balances on SQLite (`accounting/balances.ts`); PostgreSQL adds `NUMERIC` instead.
+ */
+export function registerDecimalAdd(sqlite: SqliteDatabase.Database): void {
+  sqlite.function('decimal_add', { deterministic: true }, (a: unknown, b: unknown) =>
+    toDecimalString(add(decimal(String(a)), decimal(String(b)))),
+  );
+}

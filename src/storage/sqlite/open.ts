@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
-import { registerDecimalSum } from './decimal-sum.js';
+import { registerDecimalAdd, registerDecimalSum } from './decimal-sum.js';
 import { ImmediateSqliteDialect } from './immediate-dialect.js';
 import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from './write-turn.js';
 
@@ -27,7 +27,7 @@ export interface SqliteOptions {
 
 /**
  * Opens the SQLite file at `path` (`:memory:` for none), creating its folder: WAL mode with full
- * synchronous commits, foreign keys on, `decimal_sum` registered, and every write after the
+ * synchronous commits, foreign keys on, `decimal_sum` and `decimal_add` registered, and every write after the
  * process's turn to write (`immediate-dialect.ts`).
  */
 export function openSqlite(
@@ -41,6 +41,7 @@ export function openSqlite(
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${SQLITE_WAIT_MS}`);
   registerDecimalSum(sqlite);
+  registerDecimalAdd(sqlite);
   const { buffer, priority } = options.sqliteWriteTurn ?? {
     buffer: createSqliteWriteTurnBuffer(),
     priority: true,
