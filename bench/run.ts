@@ -5,6 +5,7 @@ import { runIngestionUnderProcessing } from './ingestion-under-processing.js';
 import { benchCommand, currentMachine, describeMachine } from './machine.js';
 import { runProcessing, runProcessingLimit } from './processing.js';
 import { runProcessingSpeed } from './processing-speed.js';
+import { READS_JOURNALS_DEFAULT, runReads } from './reads.js';
 import { BENCHMARKS_DOC_PATH, type RunContext, type Section, updateBenchmarksDoc } from './report.js';
 import type { Dialect } from './service.js';
 import { runSoak, SOAK_MINUTES_DEFAULT } from './soak.js';
@@ -12,7 +13,7 @@ import { runToken } from './token.js';
 import { runValidator } from './validator.js';
 
 /**
- * `npm run bench [-- part...] [--dialect sqlite|postgres|both] [--soak-minutes N]`: builds the
+ * `npm run bench [-- part...] [--dialect sqlite|postgres|both] [--soak-minutes N] [--reads-journals N]`: builds the
  * service, runs the named parts (all but the soak by default) against `node --no-node-snapshot dist/main.js`,
  * prints every figure with its machine and command, and updates docs/benchmarks.md with the
  * sections measured.
@@ -21,6 +22,8 @@ import { runValidator } from './validator.js';
 /** What a run was asked for beyond its parts and dialects. */
 interface Options {
   soakMinutes: number;
+  /** The store sizes the reads part measures, in journals. */
+  readsJournals: number[];
 }
 
 const PARTS = {
@@ -33,6 +36,7 @@ const PARTS = {
   'processing-speed': runProcessingSpeed,
   flows: runFlows,
   admin: runAdmin,
+  reads: (context, dialects, options) => runReads(context, dialects, options.readsJournals),
   soak: (context, dialects, options) => runSoak(context, dialects, options.soakMinutes),
 } satisfies Record<
   string,
@@ -46,6 +50,8 @@ const DEFAULT_PARTS: readonly Part[] = (Object.keys(PARTS) as Part[]).filter((pa
  * stored counts after the load and the wait for processing, lives an hour.
  */
 const SOAK_MINUTES_MAX = 30;
+/** Largest store `--reads-journals` accepts: the issue's curve goes to ten million journals. */
+const READS_JOURNALS_MAX = 10_000_000;
 
 const DIALECTS: Record<string, readonly Dialect[]> = {
   sqlite: ['sqlite'],
@@ -53,7 +59,7 @@ const DIALECTS: Record<string, readonly Dialect[]> = {
   both: ['sqlite', 'postgres'],
 };
 
-const USAGE = `usage: npm run bench -- [${Object.keys(PARTS).join('|')}]... [--dialect sqlite|postgres|both] [--soak-minutes N]`;
+const USAGE = `usage: npm run bench -- [${Object.keys(PARTS).join('|')}]... [--dialect sqlite|postgres|both] [--soak-minutes N] [--reads-journals N]`;
 
 function isPart(name: string): name is Part {
   return Object.hasOwn(PARTS, name);
@@ -76,7 +82,7 @@ function parseArgs(args: readonly string[]): {
 } {
   const parts: Part[] = [];
   let dialects = DIALECTS.both;
-  const options: Options = { soakMinutes: SOAK_MINUTES_DEFAULT };
+  const options: Options = { soakMinutes: SOAK_MINUTES_DEFAULT, readsJournals: [...READS_JOURNALS_DEFAULT] };
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i] ?? '';
     if (arg === '--soak-minutes' || arg.startsWith('--soak-minutes=')) {
@@ -87,6 +93,16 @@ function parseArgs(args: readonly string[]): {
         throw new Error(`--soak-minutes takes a whole number from 1 to ${SOAK_MINUTES_MAX}\n${USAGE}`);
       }
       options.soakMinutes = minutes;
+    } else if (arg === '--reads-journals' || arg.startsWith('--reads-journals=')) {
+      const { value, last } = optionValue(args, i, '--reads-journals');
+      i = last;
+      const journals = Number(value);
+      if (!Number.isInteger(journals) || journals < 1 || journals > READS_JOURNALS_MAX) {
+        throw new Error(`--reads-journals takes a whole number from 1 to ${READS_JOURNALS_MAX}\n${USAGE}`);
+      }
+      if (!options.readsJournals.includes(journals)) {
+        options.readsJournals = [...options.readsJournals, journals].sort((a, b) => a - b);
+      }
     } else if (arg === '--dialect' || arg.startsWith('--dialect=')) {
       const { value, last } = optionValue(args, i, '--dialect');
       i = last;

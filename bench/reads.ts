@@ -1,0 +1,375 @@
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { registerDecimalSum } from '../src/storage/sqlite/decimal-sum.js';
+import { TRADE_ENTITY, TRADE_NAMESPACE } from './data.js';
+import {
+  DIALECT_TITLE,
+  formatNumber,
+  type RunContext,
+  type Section,
+  sectionHead,
+  stampNow,
+  table,
+} from './report.js';
+import {
+  type BenchService,
+  type Dialect,
+  expectStatus,
+  percentile,
+  uploadBenchConfiguration,
+  withService,
+} from './service.js';
+
+/**
+ * The `reads` part (issue 22, "reads that stay fast as the books grow"): the p50 and p95 of the
+ * API's read endpoints and the administration's dashboard and balances pages on stores of
+ * 0.1 M and 1 M journals (and more with `--reads-journals`), so the curve shows whether a read
+ * costs the journals stored or only the accounts and the page asked for. The store is written
+ * straight into the service's database with set-based SQL, as `bench/admin.ts` does: a million
+ * journals through the API would take hours and measure the write path, not the reads.
+ */
+
+/** The store sizes every run measures; `--reads-journals N` adds another. */
+export const READS_JOURNALS_DEFAULT: readonly number[] = [100_000, 1_000_000];
+/** Journals per ingestion session, so the sessions list grows with the books too. */
+const JOURNALS_PER_SESSION = 100;
+/** Core dates spread over a year that ends this many days after the run: those are future-dated. */
+const DAYS = 365;
+const FUTURE_DAYS = 30;
+/** Every this many journals one is unposted. */
+const UNPOSTED_EVERY = 10;
+const ACCOUNTING_CONFIGS = 3;
+const NODES = 5;
+const CURRENCIES = ['EUR', 'USD', 'GBP'] as const;
+/** Debit accounts the first line of a journal goes to; the second line always goes to `2000`. */
+const DEBIT_ACCOUNTS = 7;
+/** Calls per endpoint: the first ones warm caches and plans and are not counted. */
+const WARMUP_REQUESTS = 3;
+const TIMED_REQUESTS = 30;
+/** Where the deep cursor of a list starts: after this share of its rows. */
+const DEEP_SHARE = 0.9;
+const PAGE_LIMIT = 50;
+/** The issue's targets, as p95. */
+const API_READ_MS_TARGET = 20;
+const ADMIN_PAGE_MS_TARGET = 100;
+const ADMIN_EMAIL = 'bench-admin@example.test';
+const SESSION_COOKIE = 'lf_admin_session';
+const DAY_MS = 86_400_000;
+
+/** Runs statements on the service's database, beside the running service. */
+interface Filler {
+  run(statement: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A connection of `dialect`; on SQLite with `decimal_sum`, which the balances' backfill needs. */
+async function fillerOf(dialect: Dialect, databaseUrl: string): Promise<Filler> {
+  if (dialect === 'sqlite') {
+    const sqlite = new Database(databaseUrl.slice('sqlite:'.length));
+    sqlite.pragma('busy_timeout = 30000');
+    registerDecimalSum(sqlite);
+    return {
+      run: async (statement) => {
+        sqlite.exec(statement);
+      },
+      close: async () => {
+        sqlite.close();
+      },
+    };
+  }
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  return {
+    run: async (statement) => {
+      await client.query(statement);
+    },
+    close: () => client.end(),
+  };
+}
+
+/** A FROM item of the numbers 0 to count - 1, as column `i`, on either dialect. */
+function series(dialect: Dialect, count: number): string {
+  return dialect === 'postgres'
+    ? `generate_series(0, ${count - 1}) as n(i)`
+    : `(with recursive s(i) as (select 0 union all select i + 1 from s where i < ${count - 1}) select i from s) as n`;
+}
+
+/** The day `offset` (an SQL expression) days after `first` (YYYY-MM-DD), as YYYY-MM-DD text. */
+function dayAfter(dialect: Dialect, first: string, offset: string): string {
+  return dialect === 'postgres'
+    ? `to_char(date '${first}' + cast(${offset} as integer), 'YYYY-MM-DD')`
+    : `date('${first}', '+' || cast(${offset} as text) || ' days')`;
+}
+
+/** The text `value` (an SQL integer expression) left-padded with zeros to `width` digits. */
+function padded(dialect: Dialect, value: string, width: number): string {
+  return dialect === 'postgres'
+    ? `lpad(cast(${value} as text), ${width}, '0')`
+    : `substr('${'0'.repeat(width)}' || cast(${value} as text), -${width})`;
+}
+
+/** The first core date of the store and the mid-year day balances are read as of. */
+interface Calendar {
+  first: string;
+  midYear: string;
+}
+
+function calendarNow(): Calendar {
+  const firstMs = Date.now() - (DAYS - FUTURE_DAYS) * DAY_MS;
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  return { first: day(firstMs), midYear: day(firstMs + Math.floor(DAYS / 2) * DAY_MS) };
+}
+
+/**
+ * Writes `journals` journals of two balanced lines into the store, in closed sessions of
+ * `JOURNALS_PER_SESSION` each, over `DAYS` core dates (the last `FUTURE_DAYS` after today), a
+ * tenth unposted; then fills the kept balances from the posted lines with the two
+ * `insert … select` of the 0012 migration's backfill, and sets the sessions' counters as the
+ * service keeps them (the statistics read those counters and the journals themselves).
+ */
+async function fill(filler: Filler, dialect: Dialect, journals: number, calendar: Calendar): Promise<void> {
+  const sessions = Math.ceil(journals / JOURNALS_PER_SESSION);
+  const openedOn = `${dayAfter(dialect, calendar.first, `i % ${DAYS}`)} || 'T08:00:00.000Z'`;
+  const closedOn = `${dayAfter(dialect, calendar.first, `i % ${DAYS}`)} || 'T09:00:00.000Z'`;
+  await filler.run(`insert into ingestions (ingestion_id, ingestion_name, namespace, entity, state, timeout,
+      timeout_ms, opened_by, opened_on, closed_by, closed_on, close_reason, last_activity_on, expires_at_ms,
+      chunk_seq_next, chunks, api_calls, total_rows, success_rows, failed_rows, processed_rows,
+      processing_failed_rows)
+    select 'S' || ${padded(dialect, 'i', 8)}, null, '${TRADE_NAMESPACE}', '${TRADE_ENTITY}', 'closed', 'PT1H', 3600000,
+      '${ADMIN_EMAIL}', ${openedOn}, '${ADMIN_EMAIL}', ${closedOn}, 'client', ${closedOn}, 0,
+      1, 1, 2, ${JOURNALS_PER_SESSION}, ${JOURNALS_PER_SESSION}, 0, ${JOURNALS_PER_SESSION}, 0
+    from ${series(dialect, sessions)}`);
+  const coreDate = dayAfter(dialect, calendar.first, `i % ${DAYS}`);
+  await filler.run(`insert into journals (journal_id, ingestion_id, record_id, core_date, original_core_date,
+      journal_type, accounting_config, node, posted, reverses, reversed_by, origin_journal_id, line_count,
+      created_at)
+    select 'J' || ${padded(dialect, 'i', 10)}, 'S' || ${padded(dialect, `i / ${JOURNALS_PER_SESSION}`, 8)},
+      i + 1, ${coreDate}, null, 'STANDARD', 'ACC' || cast(i % ${ACCOUNTING_CONFIGS} as text),
+      '{"legalEntity":"LE' || cast(i % ${NODES} as text) || '"}',
+      case when i % ${UNPOSTED_EVERY} = 0 then 0 else 1 end, null, null, null, 2,
+      ${coreDate} || 'T12:00:00.000Z'
+    from ${series(dialect, journals)}`);
+  const amount = `case when i % 2 = 0 then '' else '-' end || cast(i / 2 % 100000 as text) || '.25'`;
+  const currency = `case i / 2 % ${CURRENCIES.length} ${CURRENCIES.map((c, n) => `when ${n} then '${c}'`).join(' ')} end`;
+  await filler.run(`insert into journal_lines (line_id, journal_id, line_no, account, amount, currency, extras)
+    select 'L' || ${padded(dialect, 'i', 11)}, 'J' || ${padded(dialect, 'i / 2', 10)}, i % 2 + 1,
+      case when i % 2 = 0 then '1000' || cast(i / 2 % ${DEBIT_ACCOUNTS} as text) else '2000' end,
+      ${dialect === 'postgres' ? `cast(${amount} as numeric)` : amount}, ${currency}, '{}'
+    from ${series(dialect, journals * 2)}`);
+  const total = dialect === 'postgres' ? 'sum' : 'decimal_sum';
+  await filler.run(`insert into balance_moves (accounting_config, node, account, currency, core_date, amount)
+    select j.accounting_config, j.node, l.account, l.currency, j.core_date, ${total}(l.amount)
+    from journal_lines as l join journals as j on j.journal_id = l.journal_id
+    where j.posted = 1
+    group by j.accounting_config, j.node, l.account, l.currency, j.core_date`);
+  await filler.run(`insert into balances (accounting_config, node, account, currency, amount)
+    select accounting_config, node, account, currency, ${total}(amount)
+    from balance_moves
+    group by accounting_config, node, account, currency`);
+  // PostgreSQL's autovacuum analyses tables this size on its own; done here so the plans are
+  // those of a store that has been running. The service never runs ANALYZE on SQLite.
+  if (dialect === 'postgres') await filler.run('analyze');
+}
+
+/** Signs in to the interface with e-mail and password, as bench/admin.ts does; returns the cookie. */
+async function signIn(service: BenchService, password: string): Promise<string> {
+  const response = await fetch(`${service.url}/admin/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ email: ADMIN_EMAIL, password }),
+    redirect: 'manual',
+  });
+  const cookie = response.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0] ?? '')
+    .find((c) => c.startsWith(`${SESSION_COOKIE}=`));
+  if (response.status !== 303 || cookie === undefined) {
+    throw new Error(`sign-in: expected 303 with a session cookie, got ${response.status}`);
+  }
+  return cookie;
+}
+
+/** What is read and how: an API call with the bearer token, or a page with the admin cookie. */
+interface Read {
+  what: string;
+  path: string;
+  kind: 'api' | 'admin';
+}
+
+/** The `next` cursor after `share` of a list's rows, from the page-number answer just before it. */
+async function deepCursor(service: BenchService, list: string, rows: number, share: number): Promise<string> {
+  const page = Math.max(0, Math.floor((rows * share) / PAGE_LIMIT) - 1);
+  const answer = await service.request('GET', `${list}?limit=${PAGE_LIMIT}&page=${page}`);
+  expectStatus(answer, 200, `GET ${list} page ${page}`);
+  const next = (answer.body as { next: string | null }).next;
+  if (next === null) throw new Error(`GET ${list} page ${page}: no next page`);
+  return next;
+}
+
+/** Calls `read` `WARMUP_REQUESTS + TIMED_REQUESTS` times one after the other; the timed latencies. */
+async function timeRead(service: BenchService, cookie: string, read: Read): Promise<number[]> {
+  const headers: Record<string, string> =
+    read.kind === 'api' ? { authorization: `Bearer ${service.accessToken}` } : { cookie };
+  const latenciesMs: number[] = [];
+  for (let n = 0; n < WARMUP_REQUESTS + TIMED_REQUESTS; n += 1) {
+    const startMs = performance.now();
+    const response = await fetch(`${service.url}${read.path}`, { headers, redirect: 'manual' });
+    await response.text();
+    const elapsedMs = performance.now() - startMs;
+    if (response.status !== 200) throw new Error(`GET ${read.path}: expected 200, got ${response.status}`);
+    if (n >= WARMUP_REQUESTS) latenciesMs.push(elapsedMs);
+  }
+  return latenciesMs;
+}
+
+/** The p95 target of a read, in milliseconds. */
+function targetOf(read: Read): number {
+  return read.kind === 'admin' ? ADMIN_PAGE_MS_TARGET : API_READ_MS_TARGET;
+}
+
+interface SizeRun {
+  journals: number;
+  fillMs: number;
+  timings: { read: Read; latenciesMs: number[] }[];
+}
+
+async function measureSize(
+  service: BenchService,
+  dialect: Dialect,
+  journals: number,
+  password: string,
+): Promise<SizeRun> {
+  await uploadBenchConfiguration(service);
+  const calendar = calendarNow();
+  const filler = await fillerOf(dialect, service.databaseUrl);
+  const fillStartMs = performance.now();
+  try {
+    await fill(filler, dialect, journals, calendar);
+  } finally {
+    await filler.close();
+  }
+  const fillMs = performance.now() - fillStartMs;
+  console.log(
+    `reads ${dialect} ${formatNumber(journals)}: store generated in ${formatNumber(fillMs / 1000, 1)} s`,
+  );
+  const cookie = await signIn(service, password);
+  const sessions = Math.ceil(journals / JOURNALS_PER_SESSION);
+  const journalsDeep = await deepCursor(service, '/api/v1/journals', journals, DEEP_SHARE);
+  const sessionsDeep = await deepCursor(service, '/api/v1/ingestions', sessions, DEEP_SHARE);
+  const statistics = '/api/v1/statistics/operational-dashboard';
+  const reads: Read[] = [
+    { what: 'balances now', path: '/api/v1/balances', kind: 'api' },
+    { what: 'balances as of mid-year', path: `/api/v1/balances?asOf=${calendar.midYear}`, kind: 'api' },
+    { what: 'journals, first page', path: `/api/v1/journals?limit=${PAGE_LIMIT}`, kind: 'api' },
+    {
+      what: `journals, cursor after ${DEEP_SHARE * 100} %`,
+      path: `/api/v1/journals?limit=${PAGE_LIMIT}&after=${journalsDeep}`,
+      kind: 'api',
+    },
+    { what: 'sessions, first page', path: `/api/v1/ingestions?limit=${PAGE_LIMIT}`, kind: 'api' },
+    {
+      what: `sessions, cursor after ${DEEP_SHARE * 100} %`,
+      path: `/api/v1/ingestions?limit=${PAGE_LIMIT}&after=${sessionsDeep}`,
+      kind: 'api',
+    },
+    { what: 'statistics: ingestion metrics', path: `${statistics}/ingestion-metrics`, kind: 'api' },
+    { what: 'statistics: journal metrics', path: `${statistics}/journal-metrics`, kind: 'api' },
+    { what: 'statistics: journal metrics by day', path: `${statistics}/journal-metrics-by-day`, kind: 'api' },
+    { what: 'statistics: processing', path: '/api/v1/statistics/processing', kind: 'api' },
+    { what: 'admin dashboard', path: '/admin/dashboard', kind: 'admin' },
+    { what: 'admin balances', path: '/admin/balances', kind: 'admin' },
+  ];
+  const timings: SizeRun['timings'] = [];
+  for (const read of reads) {
+    const latenciesMs = await timeRead(service, cookie, read);
+    console.log(
+      `reads ${dialect} ${formatNumber(journals)}: ${read.what}: p50 ${formatNumber(percentile(latenciesMs, 0.5), 1)} ms, p95 ${formatNumber(percentile(latenciesMs, 0.95), 1)} ms`,
+    );
+    timings.push({ read, latenciesMs });
+  }
+  return { journals, fillMs, timings };
+}
+
+/** `100,000` as `0.1 M`: the column headings of the curve. */
+function millions(journals: number): string {
+  return `${formatNumber(journals / 1_000_000, journals < 1_000_000 ? 1 : 0)} M`;
+}
+
+function resultTable(runs: readonly SizeRun[]): string[] {
+  const first = runs[0];
+  if (first === undefined) return [];
+  const headers = [
+    'read',
+    'path',
+    ...runs.flatMap((run) => [`p50 ${millions(run.journals)}`, `p95 ${millions(run.journals)}`]),
+    'target (p95)',
+    'met',
+  ];
+  const rows = first.timings.map(({ read }, index) => {
+    const target = targetOf(read);
+    const p95s = runs.map((run) => percentile(run.timings[index]?.latenciesMs ?? [], 0.95));
+    return [
+      read.what,
+      `\`${read.path.replace(/after=[\w-]+/, 'after={cursor}').replace(/asOf=[\d-]+/, 'asOf={mid-year}')}\``,
+      ...runs.flatMap((run, n) => [
+        `${formatNumber(percentile(run.timings[index]?.latenciesMs ?? [], 0.5), 1)} ms`,
+        `${formatNumber(p95s[n] ?? 0, 1)} ms`,
+      ]),
+      `≤ ${target} ms`,
+      p95s.every((p95) => p95 <= target) ? 'met' : '**not met**',
+    ];
+  });
+  return table(headers, rows);
+}
+
+/**
+ * Times the read endpoints on each store size and dialect: a fresh service and database per
+ * size, so every size is read as a store of that size that has just been written.
+ */
+export async function runReads(
+  context: RunContext,
+  dialects: readonly Dialect[],
+  sizes: readonly number[],
+): Promise<Section[]> {
+  const sections: Section[] = [];
+  for (const dialect of dialects) {
+    const stamp = stampNow();
+    const runs: SizeRun[] = [];
+    let storage = '';
+    for (const journals of sizes) {
+      const password = randomBytes(18).toString('base64url');
+      runs.push(
+        await withService(
+          dialect,
+          (service) => {
+            storage = service.storage;
+            return measureSize(service, dialect, journals, password);
+          },
+          { ADMIN_EMAIL, ADMIN_PASSWORD: password },
+        ),
+      );
+    }
+    const generation = runs
+      .map((run) => `${millions(run.journals)} in ${formatNumber(run.fillMs / 1000, 1)} s`)
+      .join(', ');
+    const markdown = [
+      ...sectionHead({
+        title: `Reads as the books grow, ${DIALECT_TITLE[dialect]}`,
+        machine: context.machine,
+        storage,
+        command: context.command,
+        stamp,
+      }),
+      ...resultTable(runs),
+      '',
+      `Store. For each size a fresh database, migrated by the service, with the benchmark configuration uploaded through the API; then, straight into the database with \`insert … select\` over a number series (${dialect === 'postgres' ? '`generate_series`' : 'a recursive CTE'}): one closed session per ${formatNumber(JOURNALS_PER_SESSION)} journals with its counters set, the journals of two balanced lines (${ACCOUNTING_CONFIGS} accounting configurations, ${NODES} nodes, ${DEBIT_ACCOUNTS + 1} accounts, ${CURRENCIES.length} currencies, one unposted in ${UNPOSTED_EVERY}, core dates over ${DAYS} days of which the last ${FUTURE_DAYS} are after the run), and the kept balances (\`balance_moves\`, \`balances\`) filled from the posted lines with one \`insert … select\` each, as the 0012 migration's backfill does${dialect === 'postgres' ? '; then `analyze` (as autovacuum would)' : ''}. Generation, not measured: ${generation}.`,
+      '',
+      `Method. Each read is called ${WARMUP_REQUESTS + TIMED_REQUESTS} times one after the other (API reads with the bearer token, admin pages signed in with e-mail and password); the first ${WARMUP_REQUESTS} are not counted, p50 and p95 are over the other ${TIMED_REQUESTS}, from sending the request to the last byte. Lists ask for ${PAGE_LIMIT} rows; the deep cursor is the \`next\` of the page-number page that ends after ${DEEP_SHARE * 100} % of the rows. Targets (issue 22): balances and statistics p95 ≤ ${API_READ_MS_TARGET} ms, journals and sessions listings p95 ≤ ${API_READ_MS_TARGET} ms at any cursor position, admin dashboard and balances pages p95 ≤ ${ADMIN_PAGE_MS_TARGET} ms; "met" means at every size measured.`,
+    ].join('\n');
+    console.log(`\n${markdown}\n`);
+    sections.push({ id: `reads-${dialect}`, markdown });
+  }
+  return sections;
+}
