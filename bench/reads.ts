@@ -110,6 +110,11 @@ function padded(dialect: Dialect, value: string, width: number): string {
     : `substr('${'0'.repeat(width)}' || cast(${value} as text), -${width})`;
 }
 
+/** The id of journal (or line) number `value` (an SQL expression): a UUID, as the service makes them. */
+function journalId(dialect: Dialect, value: string): string {
+  return `'00000000-0000-4000-8000-' || ${padded(dialect, value, 12)}`;
+}
+
 /** The first core date of the store and the mid-year day balances are read as of. */
 interface Calendar {
   first: string;
@@ -137,15 +142,15 @@ async function fill(filler: Filler, dialect: Dialect, journals: number, calendar
       timeout_ms, opened_by, opened_on, closed_by, closed_on, close_reason, last_activity_on, expires_at_ms,
       chunk_seq_next, chunks, api_calls, total_rows, success_rows, failed_rows, processed_rows,
       processing_failed_rows)
-    select 'S' || ${padded(dialect, 'i', 8)}, null, '${TRADE_NAMESPACE}', '${TRADE_ENTITY}', 'closed', 'PT1H', 3600000,
-      '${ADMIN_EMAIL}', ${openedOn}, '${ADMIN_EMAIL}', ${closedOn}, 'client', ${closedOn}, 0,
+    select 'in_' || ${padded(dialect, 'i', 32)}, null, '${TRADE_NAMESPACE}', '${TRADE_ENTITY}', 'closed', 'PT1H', 3600000,
+      '${ADMIN_EMAIL}', ${openedOn}, '${ADMIN_EMAIL}', ${closedOn}, 'manual', ${closedOn}, 0,
       1, 1, 2, ${JOURNALS_PER_SESSION}, ${JOURNALS_PER_SESSION}, 0, ${JOURNALS_PER_SESSION}, 0
     from ${series(dialect, sessions)}`);
   const coreDate = dayAfter(dialect, calendar.first, `i % ${DAYS}`);
   await filler.run(`insert into journals (journal_id, ingestion_id, record_id, core_date, original_core_date,
       journal_type, accounting_config, node, posted, reverses, reversed_by, origin_journal_id, line_count,
       created_at)
-    select 'J' || ${padded(dialect, 'i', 10)}, 'S' || ${padded(dialect, `i / ${JOURNALS_PER_SESSION}`, 8)},
+    select ${journalId(dialect, 'i')}, 'in_' || ${padded(dialect, `i / ${JOURNALS_PER_SESSION}`, 32)},
       i + 1, ${coreDate}, null, 'STANDARD', 'ACC' || cast(i % ${ACCOUNTING_CONFIGS} as text),
       '{"legalEntity":"LE' || cast(i % ${NODES} as text) || '"}',
       case when i % ${UNPOSTED_EVERY} = 0 then 0 else 1 end, null, null, null, 2,
@@ -154,7 +159,7 @@ async function fill(filler: Filler, dialect: Dialect, journals: number, calendar
   const amount = `case when i % 2 = 0 then '' else '-' end || cast(i / 2 % 100000 as text) || '.25'`;
   const currency = `case i / 2 % ${CURRENCIES.length} ${CURRENCIES.map((c, n) => `when ${n} then '${c}'`).join(' ')} end`;
   await filler.run(`insert into journal_lines (line_id, journal_id, line_no, account, amount, currency, extras)
-    select 'L' || ${padded(dialect, 'i', 11)}, 'J' || ${padded(dialect, 'i / 2', 10)}, i % 2 + 1,
+    select ${journalId(dialect, 'i')}, ${journalId(dialect, 'i / 2')}, i % 2 + 1,
       case when i % 2 = 0 then '1000' || cast(i / 2 % ${DEBIT_ACCOUNTS} as text) else '2000' end,
       ${dialect === 'postgres' ? `cast(${amount} as numeric)` : amount}, ${currency}, '{}'
     from ${series(dialect, journals * 2)}`);
