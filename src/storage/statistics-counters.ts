@@ -8,7 +8,8 @@
  * last in its transaction, after the kept balances: on PostgreSQL several processing rounds and
  * instances add to the same counter rows at once, and taking them last, in key order, keeps the
  * lock order of `accounting/claim-postgres.ts`'s header (counters after everything else) free of
- * cycles.
+ * cycles. Among themselves they are taken in one order: journal days, processing error days,
+ * entities.
  */
 import { sql, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
