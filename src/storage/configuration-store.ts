@@ -10,6 +10,7 @@ import {
 } from '../modules/configuration/store.js';
 import { countRows } from './count.js';
 import type { Database } from './schema.js';
+import { clearStatisticsCounters } from './statistics-counters.js';
 import type { Store } from './store.js';
 
 /** The single row that holds the configuration document. */
@@ -142,10 +143,12 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
         }
         const deleted = await countProcessingData(trx);
         // Deleting the sessions cascades to their chunks, records, errors and journals; the
-        // balances kept from those journals go with them (`accounting/balances.ts`).
+        // balances kept from those journals go with them (`accounting/balances.ts`), and so do
+        // the statistics counters (`statistics-counters.ts`).
         await trx.deleteFrom('ingestions').execute();
         await trx.deleteFrom('balance_moves').execute();
         await trx.deleteFrom('balances').execute();
+        await clearStatisticsCounters(trx);
         await trx
           .updateTable('configuration')
           .set({

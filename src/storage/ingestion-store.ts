@@ -14,6 +14,7 @@ import { countRows } from './count.js';
 import { keyedPageOf } from './keyed-page.js';
 import type { ChunksTable, Database, IngestionsTable } from './schema.js';
 import { sessionStateIs, sessionWasOpenAt } from './session-state.js';
+import { countEntityRecords } from './statistics-counters.js';
 import type { Store } from './store.js';
 
 /** The columns of a stored record, in the order of its bulk-insert rows (the ingestion limit writes them too). */
@@ -351,6 +352,14 @@ export function createIngestionStore(store: Store): IngestionStore {
             .where('ingestion_id', '=', write.ingestionId)
             .returning('chunks')
             .executeTakeFirst();
+          // The statistics counters last (`statistics-counters.ts`).
+          await countEntityRecords(trx, {
+            namespace: write.namespace,
+            entity: write.entity,
+            waiting: write.awaitsProcessing ? acceptedRows : 0,
+            done: write.awaitsProcessing ? 0 : acceptedRows,
+            errors: 0,
+          });
           return session !== undefined;
         });
         if (!stored) return { kind: 'gone' };

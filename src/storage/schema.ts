@@ -22,6 +22,9 @@ export interface Database {
   journal_lines: JournalLinesTable;
   balance_moves: BalanceMovesTable;
   balances: BalancesTable;
+  journal_day_counts: JournalDayCountsTable;
+  processing_error_days: ProcessingErrorDaysTable;
+  entity_record_counts: EntityRecordCountsTable;
   admin_sign_ins: AdminSignInsTable;
   admin_one_time_views: AdminOneTimeViewsTable;
   auth_failures: AuthFailuresTable;
@@ -274,4 +277,27 @@ export interface BalancesTable {
   account: string;
   currency: string;
   amount: string;
+}
+
+/** Journals and their lines per core date and posted flag (migration 0014, `statistics-counters.ts`). */
+export interface JournalDayCountsTable {
+  core_date: string;
+  posted: number;
+  journals: number;
+  lines: number;
+}
+
+/** Processing errors per UTC day (`YYYY-MM-DD`) of their `created_at` (migration 0014). */
+export interface ProcessingErrorDaysTable {
+  day: string;
+  errors: number;
+}
+
+/** Records waiting and done, and processing errors, per namespace and entity (migration 0014). */
+export interface EntityRecordCountsTable {
+  namespace: string;
+  entity: string;
+  waiting: number;
+  done: number;
+  errors: number;
 }

@@ -120,10 +120,12 @@ export function createAccountingStore(store: Store): AccountingStore {
     async failChunk(chunk, at, failure) {
       return db.transaction().execute(async (trx) => {
         const records = await claims.recordsToFail(trx, chunk);
-        const first = records[0]?.record_id;
-        const last = records.at(-1)?.record_id;
+        const first = records[0];
+        const last = records.at(-1);
         if (first === undefined || last === undefined) return 0;
-        return writeFailure(trx, chunk, { first, last }, at, failure);
+        // A chunk's records are all of one namespace and entity.
+        const entityChunk = { ...chunk, namespace: first.namespace, entity: first.entity };
+        return writeFailure(trx, entityChunk, { first: first.record_id, last: last.record_id }, at, failure);
       });
     },
 

@@ -19,6 +19,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { add, type Decimal, decimal, decimalTextFromValue, toDecimalString } from '../../lib/decimal.js';
 import type { BalanceFilter, BalanceRow, JournalDraft } from '../../modules/accounting/store.js';
 import type { Database } from '../schema.js';
+import { countJournals } from '../statistics-counters.js';
 import type { Dialect } from '../store.js';
 
 /** The net move of one balance on one core date, as one transaction adds it. */
@@ -217,6 +218,24 @@ function moveOfRow(row: MoveRow): BalanceMove {
   };
 }
 
+/** The journals posted on one core date, and their lines. */
+interface PostedDay {
+  core_date: string;
+  journals: number | string;
+  lines: number | string;
+}
+
+/** Moves the posted journals of each day from the unposted counter to the posted one (last: `statistics-counters.ts`). */
+function countPosted(trx: Transaction<Database>, days: readonly PostedDay[]): Promise<void> {
+  return countJournals(
+    trx,
+    days.flatMap((d) => [
+      { coreDate: d.core_date, posted: 0, journals: -Number(d.journals), lines: -Number(d.lines) },
+      { coreDate: d.core_date, posted: 1, journals: Number(d.journals), lines: Number(d.lines) },
+    ]),
+  );
+}
+
 /**
  * Posts the unposted journals of `node` (canonical JSON) with core date on or before
  * `businessDate`, and adds their lines to the kept balances, in one transaction. Returns how
@@ -224,6 +243,7 @@ function moveOfRow(row: MoveRow): BalanceMove {
  * this update posted (its `RETURNING`), so an instance posting the same journals at once adds
  * nothing twice: its update waits for the row locks, then finds them posted. On SQLite the
  * transaction holds the one write lock from its start, so the lines read are those it posts.
+ * The statistics counters of the posted journals move last (`statistics-counters.ts`).
  */
 export async function postDueJournals(
   db: Kysely<Database>,
@@ -235,11 +255,13 @@ export async function postDueJournals(
     if (dialect === 'postgres') {
       // One row per move, each with the count of journals posted; a lone row of nulls but the
       // count when none was.
-      const { rows } = await sql<{ [K in keyof MoveRow]: MoveRow[K] | null } & { journals: string }>`
+      const { rows } = await sql<
+        { [K in keyof MoveRow]: MoveRow[K] | null } & { journals: string; days: string }
+      >`
         with posted as (
           update journals set posted = 1
           where posted = 0 and node = ${node} and core_date <= ${businessDate}
-          returning journal_id, accounting_config, node, core_date
+          returning journal_id, accounting_config, node, core_date, line_count
         ),
         moves as (
           select p.accounting_config, p.node, l.account, l.currency, p.core_date,
@@ -247,11 +269,17 @@ export async function postDueJournals(
           from posted as p join journal_lines as l on l.journal_id = p.journal_id
           group by p.accounting_config, p.node, l.account, l.currency, p.core_date
         )
-        select (select count(*) from posted)::text as journals, moves.*
+        select (select count(*) from posted)::text as journals,
+          (select coalesce(json_agg(d), '[]') from (
+            select core_date, count(*) as journals, sum(line_count) as lines
+            from posted group by core_date
+          ) as d)::text as days,
+          moves.*
         from (select 1) as one left join moves on true
       `.execute(trx);
-      const moves = rows.filter((r): r is MoveRow & { journals: string } => r.account !== null);
+      const moves = rows.filter((r): r is MoveRow & { journals: string; days: string } => r.account !== null);
       await keepBalances(trx, dialect, moves.map(moveOfRow));
+      await countPosted(trx, JSON.parse(rows[0]?.days ?? '[]') as PostedDay[]);
       return Number(rows[0]?.journals ?? 0);
     }
     const due = await trx
@@ -270,6 +298,18 @@ export async function postDueJournals(
       ])
       .groupBy(['j.accounting_config', 'j.node', 'l.account', 'l.currency', 'j.core_date'])
       .execute();
+    const perDay = await trx
+      .selectFrom('journals')
+      .where('posted', '=', 0)
+      .where('node', '=', node)
+      .where('core_date', '<=', businessDate)
+      .select((eb) => [
+        'core_date',
+        eb.fn.countAll<number>().as('journals'),
+        eb.fn.sum<number>('line_count').as('lines'),
+      ])
+      .groupBy('core_date')
+      .execute();
     const result = await trx
       .updateTable('journals')
       .set({ posted: 1 })
@@ -278,6 +318,7 @@ export async function postDueJournals(
       .where('core_date', '<=', businessDate)
       .executeTakeFirst();
     await keepBalances(trx, dialect, due.map(moveOfRow));
+    await countPosted(trx, perDay);
     return Number(result.numUpdatedRows);
   });
 }

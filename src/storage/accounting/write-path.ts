@@ -3,16 +3,23 @@
  * processed and count them in their session (`markProcessedAndCount`), then write what
  * processing them produced (`writeOutcome`), or record one failure for all of them
  * (`writeFailure`). The posted lines of an outcome go into the kept balances in the same
- * transaction (`balances.ts`). Every function runs inside the caller's transaction, which holds the chunk
+ * transaction (`balances.ts`), and what was written into the statistics counters last
+ * (`statistics-counters.ts`). Every function runs inside the caller's transaction, which holds the chunk
  * (`claim-sqlite.ts`, `claim-postgres.ts`).
  */
 import { sql, type Transaction } from 'kysely';
 import type { ChunkRef, ClaimedChunk } from '../../modules/accounting/store.js';
 import type { BulkInsert } from '../bulk-insert.js';
 import type { Database } from '../schema.js';
+import { countEntityRecords, countJournals, countProcessingErrors } from '../statistics-counters.js';
 import type { Dialect } from '../store.js';
 import { keepBalances } from './balances.js';
 import { ERROR_COLUMNS, JOURNAL_COLUMNS, LINE_COLUMNS, type OutcomeRows } from './rows.js';
+
+const JOURNAL_CORE_DATE = JOURNAL_COLUMNS.indexOf('core_date');
+const JOURNAL_POSTED = JOURNAL_COLUMNS.indexOf('posted');
+const JOURNAL_LINE_COUNT = JOURNAL_COLUMNS.indexOf('line_count');
+const ERROR_CREATED_AT = ERROR_COLUMNS.indexOf('created_at');
 
 /** The record ids, first and last, of the waiting records a claim holds. */
 interface RecordRange {
@@ -74,6 +81,26 @@ export async function writeOutcome(
   await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, rows.lines);
   await bulkInsert(trx, 'processing_errors', ERROR_COLUMNS, rows.errors);
   await keepBalances(trx, dialect, rows.balanceMoves);
+  await countJournals(
+    trx,
+    rows.journals.map((j) => ({
+      coreDate: String(j[JOURNAL_CORE_DATE]),
+      posted: Number(j[JOURNAL_POSTED]),
+      journals: 1,
+      lines: Number(j[JOURNAL_LINE_COUNT]),
+    })),
+  );
+  await countProcessingErrors(
+    trx,
+    rows.errors.map((e) => String(e[ERROR_CREATED_AT])),
+  );
+  await countEntityRecords(trx, {
+    namespace: chunk.namespace,
+    entity: chunk.entity,
+    waiting: -marked,
+    done: marked,
+    errors: rows.errors.length,
+  });
   return true;
 }
 
@@ -84,7 +111,7 @@ export async function writeOutcome(
  */
 export async function writeFailure(
   trx: Transaction<Database>,
-  chunk: ChunkRef,
+  chunk: ChunkRef & { namespace: string; entity: string },
   range: RecordRange,
   at: string,
   failure: { code: string; message: string },
@@ -96,7 +123,7 @@ export async function writeFailure(
     .where('processing', '=', 1)
     .where('record_id', '>=', range.first)
     .where('record_id', '<=', range.last);
-  await trx
+  const inserted = await trx
     .insertInto('processing_errors')
     .columns(ERROR_COLUMNS)
     .expression(
@@ -111,6 +138,16 @@ export async function writeFailure(
         sql<string>`cast(${at} as text)`.as('created_at'),
       ]),
     )
-    .execute();
-  return markProcessedAndCount(trx, chunk, range, (marked) => marked);
+    .executeTakeFirst();
+  const errors = Number(inserted.numInsertedOrUpdatedRows ?? 0);
+  const marked = await markProcessedAndCount(trx, chunk, range, (n) => n);
+  await countProcessingErrors(trx, new Array<string>(errors).fill(at));
+  await countEntityRecords(trx, {
+    namespace: chunk.namespace,
+    entity: chunk.entity,
+    waiting: -marked,
+    done: marked,
+    errors,
+  });
+  return marked;
 }

@@ -17,6 +17,7 @@ import * as adminOneTimeViews from './0010-admin-one-time-views.js';
 import * as adminSignIns from './0011-admin-sign-ins.js';
 import * as balances from './0012-balances.js';
 import * as pageOrderIndexes from './0013-page-order-indexes.js';
+import * as statisticsCounters from './0014-statistics-counters.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -38,6 +39,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0011-admin-sign-ins', adminSignIns],
   ['0012-balances', balances],
   ['0013-page-order-indexes', pageOrderIndexes],
+  ['0014-statistics-counters', statisticsCounters],
 ];
 
 function migratorOf(store: Store): Migrator {
