@@ -12,7 +12,7 @@ import {
 } from '../modules/configuration/validate.js';
 import { FLOW_CHECKS } from '../modules/flows/upload-checks.js';
 
-/** The semantic checks of an upload, every module's; `ConfigurationService` is given these. */
+/** The semantic checks of an upload, every module's; {@link validateConfiguration} runs them. */
 export const CONFIGURATION_CHECKS: readonly ConfigurationCheck[] = [
   ...CONFIGURATION_OWN_CHECKS,
   ...FLOW_CHECKS,
@@ -21,8 +21,8 @@ export const CONFIGURATION_CHECKS: readonly ConfigurationCheck[] = [
 /**
  * The whole upload check of a body, structure and every module's semantic checks, as the
  * configuration service runs it: {@link validateConfigurationDocument} with
- * {@link CONFIGURATION_CHECKS}. For the callers that check a document without the service
- * (tests, benchmarks).
+ * {@link CONFIGURATION_CHECKS}. The composition root gives it to `ConfigurationService`; tests and
+ * benchmarks call it directly.
  */
 export function validateConfiguration(body: unknown): ConfigurationValidation {
   return validateConfigurationDocument(body, CONFIGURATION_CHECKS);

@@ -25,7 +25,7 @@ import { createRequestCountStore } from '../storage/request-count-store.js';
 import { createSignInStore } from '../storage/sign-in-store.js';
 import { createStatisticsStore } from '../storage/statistics-store.js';
 import type { Store } from '../storage/store.js';
-import { CONFIGURATION_CHECKS } from './configuration-checks.js';
+import { validateConfiguration } from './configuration-checks.js';
 import { type PreparedConfiguration, prepareConfiguration } from './prepared-configuration.js';
 import { createProcessing, type Processing, type ProcessingSettings } from './processing.js';
 
@@ -138,7 +138,9 @@ export function createServices(
     access: new AccessDirectory(authStore, clock),
     signIns: new SignIns(authStore, createSignInStore(store.db), clock, settings.authFailureWait),
     snapshots,
-    configuration: new ConfigurationService(configurationStore, snapshots, clock, CONFIGURATION_CHECKS),
+    configuration: new ConfigurationService(configurationStore, snapshots, clock, async (body) =>
+      validateConfiguration(body),
+    ),
     catalog,
     ingestion: new IngestionService(createIngestionStore(store), catalog, clock, {
       chunkWorker,

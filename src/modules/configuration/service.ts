@@ -2,10 +2,16 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { canonicalConfiguration, emptyConfiguration, sectionCounts } from './document.js';
 import { CONFIGURATION_FORMAT_VERSION, type ConfigurationDocument } from './model.js';
-import type { ConfigurationCheck } from './semantic-check.js';
 import type { ConfigurationSnapshots } from './snapshot.js';
 import type { AuditEntry, ConfigurationStore, ProcessingDataCounts } from './store.js';
-import { validateConfigurationDocument } from './validate.js';
+import type { ConfigurationValidation } from './validate.js';
+
+/**
+ * Checks an upload body completely (structure and every module's semantic checks). A function
+ * given by the composition root, so that it decides where the CPU work of a large document
+ * runs (issue 22: off the event loop) and this module stays free of thread plumbing.
+ */
+export type ConfigurationValidator = (body: unknown) => Promise<ConfigurationValidation>;
 
 /**
  * The answer to a successful upload, or to its dry run, with the revision stored after it (the
@@ -43,26 +49,26 @@ function configurationChanged(revision: number): AppError {
  * Configuration Data as a whole: download, all-or-nothing upload and deletion (each with a dry
  * run that only counts what would be wiped), each recorded in the audit log. Uploads are validated completely and prepared
  * (entity validators, accounting tables) before anything is written, so a configuration that
- * cannot be used is refused with a 400 and the stored one stays as it was. The semantic checks
- * are every module's, composed by the caller (`CONFIGURATION_CHECKS`,
- * `src/composition/configuration-checks.ts`), as the preparation is.
+ * cannot be used is refused with a 400 and the stored one stays as it was. The validation (with
+ * every module's semantic checks, `src/composition/configuration-checks.ts`) is given by the
+ * caller, as the preparation is.
  */
 export class ConfigurationService<T> {
   readonly #store: ConfigurationStore;
   readonly #snapshots: ConfigurationSnapshots<T>;
   readonly #clock: Clock;
-  readonly #checks: readonly ConfigurationCheck[];
+  readonly #validate: ConfigurationValidator;
 
   constructor(
     store: ConfigurationStore,
     snapshots: ConfigurationSnapshots<T>,
     clock: Clock,
-    checks: readonly ConfigurationCheck[],
+    validate: ConfigurationValidator,
   ) {
     this.#store = store;
     this.#snapshots = snapshots;
     this.#clock = clock;
-    this.#checks = checks;
+    this.#validate = validate;
   }
 
   /** The whole document of the current revision, keys in canonical order, and that revision. */
@@ -100,7 +106,7 @@ export class ConfigurationService<T> {
    * `configuration-changed` (412) when the revision condition fails.
    */
   async upload(body: unknown, actor: string, options: UploadOptions = {}): Promise<UploadResult> {
-    const result = validateConfigurationDocument(body, this.#checks);
+    const result = await this.#validate(body);
     if (!result.ok) {
       const first = result.errors[0];
       throw new AppError(
