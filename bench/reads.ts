@@ -23,7 +23,7 @@ import {
 } from './service.js';
 
 /**
- * The `reads` part (issue 22, "reads that stay fast as the books grow"): the p50 and p95 of the
+ * The `reads` part ("reads that stay fast as the books grow"): the p50 and p95 of the
  * API's read endpoints and the administration's dashboard and balances pages on stores of
  * 0.1 M and 1 M journals (and more with `--reads-journals`), so the curve shows whether a read
  * costs the journals stored or only the accounts and the page asked for. The store is written
@@ -377,7 +377,7 @@ export async function runReads(
       '',
       `Store. For each size a fresh database, migrated by the service, with the benchmark configuration uploaded through the API; then, straight into the database with \`insert … select\` over a number series (${dialect === 'postgres' ? '`generate_series`' : 'a recursive CTE'}): one closed session per ${formatNumber(JOURNALS_PER_SESSION)} journals with its counters set, the journals of two balanced lines (${ACCOUNTING_CONFIGS} accounting configurations, ${NODES} nodes, ${DEBIT_ACCOUNTS + 1} accounts, ${CURRENCIES.length} currencies, one unposted in ${UNPOSTED_EVERY}, core dates over ${DAYS} days of which the last ${FUTURE_DAYS} are after the run), and the kept balances (\`balance_moves\`, \`balances\`) filled from the posted lines with one \`insert … select\` each, as the 0012 migration's backfill does, and the journal counters of the statistics as the 0014 migration's does${dialect === 'postgres' ? '; then `analyze` (as autovacuum would)' : ''}. Generation, not measured: ${generation}.`,
       '',
-      `Method. Each read is called ${WARMUP_REQUESTS + TIMED_REQUESTS} times one after the other (API reads with the bearer token, admin pages signed in with e-mail and password); the first ${WARMUP_REQUESTS} are not counted, p50 and p95 are over the other ${TIMED_REQUESTS}, from sending the request to the last byte. Lists ask for ${PAGE_LIMIT} rows; the deep cursor is the \`next\` of the page-number page that ends after ${DEEP_SHARE * 100} % of the rows. Targets (issue 22): balances and statistics p95 ≤ ${API_READ_MS_TARGET} ms, journals and sessions listings p95 ≤ ${API_READ_MS_TARGET} ms at any cursor position, admin dashboard and balances pages p95 ≤ ${ADMIN_PAGE_MS_TARGET} ms; "met" means at every size measured.`,
+      `Method. Each read is called ${WARMUP_REQUESTS + TIMED_REQUESTS} times one after the other (API reads with the bearer token, admin pages signed in with e-mail and password); the first ${WARMUP_REQUESTS} are not counted, p50 and p95 are over the other ${TIMED_REQUESTS}, from sending the request to the last byte. Lists ask for ${PAGE_LIMIT} rows; the deep cursor is the \`next\` of the page-number page that ends after ${DEEP_SHARE * 100} % of the rows. Targets: balances and statistics p95 ≤ ${API_READ_MS_TARGET} ms, journals and sessions listings p95 ≤ ${API_READ_MS_TARGET} ms at any cursor position, admin dashboard and balances pages p95 ≤ ${ADMIN_PAGE_MS_TARGET} ms; "met" means at every size measured.`,
     ].join('\n');
     console.log(`\n${markdown}\n`);
     sections.push({ id: `reads-${dialect}`, markdown });

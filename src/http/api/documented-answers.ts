@@ -3,7 +3,7 @@
  * application's hooks and handlers give on any route (401 and 403 from the bearer hook, 429 and
  * the rate-limit headers from the limit, 413 and 415 from the body parsers, 400 from the NUL
  * guard and the router, 503 when the store cannot be reached, 500), the security requirement
- * and the permission, written once here rather than on every route (issue 21).
+ * and the permission, written once here rather than on every route.
  *
  * It is the swagger `transform`, so it changes the document only: the answers are built and
  * serialised exactly as without it. An `onRoute` hook adding response schemas would instead put

@@ -9,7 +9,7 @@ import type { ConfigurationValidation } from './validate.js';
 /**
  * Checks an upload body completely (structure and every module's semantic checks). A function
  * given by the composition root, so that it decides where the CPU work of a large document
- * runs (issue 22: off the event loop) and this module stays free of thread plumbing.
+ * runs (a worker thread can take it off the event loop) and this module stays free of thread plumbing.
  */
 export type ConfigurationValidator = (body: unknown) => Promise<ConfigurationValidation>;
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Cursor paging (issue 22, docs/decisions.md "Cursor paging") reads a page as `WHERE (sort key) >
+ * Cursor paging (docs/decisions.md, "Cursor paging") reads a page as `WHERE (sort key) >
  * (cursor key) ORDER BY sort key LIMIT n+1`; it costs the same on every page only when an index
  * holds the whole sort key. The journals list sorts by `(core_date, created_at, journal_id)` and
  * the sessions list by `(opened_on, ingestion_id)` (newest first, the index read backwards). The

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Statistics from counters kept with the writes (issue 22), so that the statistics endpoints
+ * Statistics from counters kept with the writes, so that the statistics endpoints
  * cost the days and entities asked about, never the rows stored:
  * - `journal_day_counts`: journals and their lines per core date and posted flag;
  * - `processing_error_days`: processing errors per UTC day of `created_at` (the index
