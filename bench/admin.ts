@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { TRADE_ENTITY, TRADE_NAMESPACE } from './data.js';
+import { ADMIN_EMAIL, type Filler, fillerOf, SESSION_COOKIE, series, signIn } from './direct-fill.js';
 import {
   DIALECT_TITLE,
   formatNumber,
@@ -38,45 +37,7 @@ const WARMUP_REQUESTS = 3;
 const TIMED_REQUESTS = 20;
 /** What the issue means by "well under a second": a page slower than this is looked into. */
 const PAGE_MS_TARGET = 300;
-const ADMIN_EMAIL = 'bench-admin@example.test';
-const SESSION_COOKIE = 'lf_admin_session';
 const AT = '2026-01-15T10:00:00.000Z';
-
-/** Runs statements on the service's database, beside the running service. */
-interface Filler {
-  run(statement: string): Promise<void>;
-  close(): Promise<void>;
-}
-
-async function fillerOf(dialect: Dialect, databaseUrl: string): Promise<Filler> {
-  if (dialect === 'sqlite') {
-    const sqlite = new Database(databaseUrl.slice('sqlite:'.length));
-    sqlite.pragma('busy_timeout = 30000');
-    return {
-      run: async (statement) => {
-        sqlite.exec(statement);
-      },
-      close: async () => {
-        sqlite.close();
-      },
-    };
-  }
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  return {
-    run: async (statement) => {
-      await client.query(statement);
-    },
-    close: () => client.end(),
-  };
-}
-
-/** A FROM item of the numbers 0 to count - 1, as column `i`, on either dialect. */
-function series(dialect: Dialect, count: number): string {
-  return dialect === 'postgres'
-    ? `generate_series(0, ${count - 1}) as n(i)`
-    : `(with recursive s(i) as (select 0 union all select i + 1 from s where i < ${count - 1}) select i from s) as n`;
-}
 
 const quote = (text: string): string => `'${text.replaceAll("'", "''")}'`;
 
@@ -145,26 +106,6 @@ async function fill(filler: Filler, dialect: Dialect, sessionIds: readonly strin
   // PostgreSQL's autovacuum analyses tables this size on its own; done here so the plans are
   // those of a store that has been running. The service never runs ANALYZE on SQLite.
   if (dialect === 'postgres') await filler.run('analyze');
-}
-
-/** Signs in to the interface with e-mail and password; returns the session cookie. */
-async function signIn(service: BenchService, password: string): Promise<string> {
-  const response = await fetch(`${service.url}/admin/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ email: ADMIN_EMAIL, password }),
-    redirect: 'manual',
-  });
-  const cookie = response.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0] ?? '')
-    .find((c) => c.startsWith(`${SESSION_COOKIE}=`));
-  if (response.status !== 303 || cookie === undefined) {
-    throw new Error(
-      `sign-in: expected 303 with a session cookie, got ${response.status}: ${await response.text()}`,
-    );
-  }
-  return cookie;
 }
 
 interface PageTiming {
