@@ -279,17 +279,19 @@ export interface BalancesTable {
   amount: string;
 }
 
-/** Journals and their lines per core date and posted flag (migration 0014, `statistics-counters.ts`). */
+/** Journals and their lines per core date, posted flag and accounting configuration (migrations 0014, 0015, `statistics-counters.ts`). */
 export interface JournalDayCountsTable {
   core_date: string;
   posted: number;
+  accounting_config: string;
   journals: number;
   lines: number;
 }
 
-/** Processing errors per UTC day (`YYYY-MM-DD`) of their `created_at` (migration 0014). */
+/** Processing errors per UTC day (`YYYY-MM-DD`) of their `created_at` and code (migrations 0014, 0015). */
 export interface ProcessingErrorDaysTable {
   day: string;
+  code: string;
   errors: number;
 }
 

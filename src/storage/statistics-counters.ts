@@ -1,8 +1,10 @@
 /**
- * The statistics counters (migration 0014), kept in the same transaction as the writes that
- * change what they count, so that they always equal a full count of the rows: journals per core
- * date and posted flag (processing's write path, posting), processing errors per day and records
- * per entity (chunk writes, processing). The configuration wipe deletes them with the rows.
+ * The statistics counters (migrations 0014 and 0015), kept in the same transaction as the writes
+ * that change what they count, so that they always equal a full count of the rows: journals per
+ * core date, posted flag and accounting configuration (processing's write path, posting),
+ * processing errors per day and code, and records per entity (chunk writes, processing). The
+ * statistics read them, and so do the totals of the journals and processing errors lists. The
+ * configuration wipe deletes them with the rows.
  *
  * Every function adds rows aggregated per call and sorted by key with one upsert, and is called
  * last in its transaction, after the kept balances: on PostgreSQL several processing rounds and
@@ -14,22 +16,28 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
-/** Journals and their lines to add to one core date and posted flag (negative to take away). */
+/** Journals and their lines to add to one core date, posted flag and accounting configuration (negative to take away). */
 export interface JournalCount {
   coreDate: string;
   posted: number;
+  accountingConfig: string;
   journals: number;
   lines: number;
 }
 
-/** Adds `counts` to `journal_day_counts`, summed per core date and posted flag. */
+/** Orders text keys as the database does (`<` on JavaScript strings: by UTF-16 code unit). */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Adds `counts` to `journal_day_counts`, summed per core date, posted flag and accounting configuration. */
 export async function countJournals(
   trx: Transaction<Database>,
   counts: readonly JournalCount[],
 ): Promise<void> {
   const byKey = new Map<string, JournalCount>();
   for (const c of counts) {
-    const key = `${c.coreDate}/${c.posted}`;
+    const key = `${c.coreDate}/${c.posted}/${c.accountingConfig}`;
     const found = byKey.get(key);
     if (found === undefined) byKey.set(key, { ...c });
     else {
@@ -39,15 +47,26 @@ export async function countJournals(
   }
   const rows = [...byKey.values()]
     .filter((c) => c.journals !== 0 || c.lines !== 0)
-    .sort((a, b) => (a.coreDate < b.coreDate ? -1 : a.coreDate > b.coreDate ? 1 : a.posted - b.posted));
+    .sort(
+      (a, b) =>
+        compareText(a.coreDate, b.coreDate) ||
+        a.posted - b.posted ||
+        compareText(a.accountingConfig, b.accountingConfig),
+    );
   if (rows.length === 0) return;
   await trx
     .insertInto('journal_day_counts')
     .values(
-      rows.map((c) => ({ core_date: c.coreDate, posted: c.posted, journals: c.journals, lines: c.lines })),
+      rows.map((c) => ({
+        core_date: c.coreDate,
+        posted: c.posted,
+        accounting_config: c.accountingConfig,
+        journals: c.journals,
+        lines: c.lines,
+      })),
     )
     .onConflict((oc) =>
-      oc.columns(['core_date', 'posted']).doUpdateSet({
+      oc.columns(['core_date', 'posted', 'accounting_config']).doUpdateSet({
         journals: sql`journal_day_counts.journals + excluded.journals`,
         lines: sql`journal_day_counts.lines + excluded.lines`,
       }),
@@ -55,23 +74,37 @@ export async function countJournals(
     .execute();
 }
 
-/** Adds processing errors recorded at the instants `createdAt` to their days' counters. */
+/** Processing errors recorded at one instant with one code. */
+export interface ProcessingErrorCount {
+  createdAt: string;
+  code: string;
+  errors: number;
+}
+
+/** Adds processing errors to the counters of their day (of `createdAt`) and code. */
 export async function countProcessingErrors(
   trx: Transaction<Database>,
-  createdAt: readonly string[],
+  counts: readonly ProcessingErrorCount[],
 ): Promise<void> {
-  const byDay = new Map<string, number>();
-  for (const at of createdAt) {
-    const day = at.slice(0, 10);
-    byDay.set(day, (byDay.get(day) ?? 0) + 1);
+  const byKey = new Map<string, { day: string; code: string; errors: number }>();
+  for (const c of counts) {
+    const day = c.createdAt.slice(0, 10);
+    const key = `${day}/${c.code}`;
+    const found = byKey.get(key);
+    if (found === undefined) byKey.set(key, { day, code: c.code, errors: c.errors });
+    else found.errors += c.errors;
   }
-  if (byDay.size === 0) return;
-  const rows = [...byDay].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const rows = [...byKey.values()]
+    .filter((c) => c.errors !== 0)
+    .sort((a, b) => compareText(a.day, b.day) || compareText(a.code, b.code));
+  if (rows.length === 0) return;
   await trx
     .insertInto('processing_error_days')
-    .values(rows.map(([day, errors]) => ({ day, errors })))
+    .values(rows)
     .onConflict((oc) =>
-      oc.columns(['day']).doUpdateSet({ errors: sql`processing_error_days.errors + excluded.errors` }),
+      oc
+        .columns(['day', 'code'])
+        .doUpdateSet({ errors: sql`processing_error_days.errors + excluded.errors` }),
     )
     .execute();
 }

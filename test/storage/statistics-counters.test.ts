@@ -2,7 +2,9 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StatisticsService, type TimeRange } from '../../src/modules/statistics/service.js';
 import { createAccountingStore } from '../../src/storage/accounting/accounting-store.js';
+import { countRows } from '../../src/storage/count.js';
 import { up as statisticsCountersUp } from '../../src/storage/migrations/0014-statistics-counters.js';
+import { up as countersByFilterUp } from '../../src/storage/migrations/0015-counters-by-filter.js';
 import { createStatisticsStore, splitByDays } from '../../src/storage/statistics-store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
@@ -53,6 +55,42 @@ async function expectCountersEqualFullCounts(t: TestApp): Promise<void> {
     expect(await counted.journalMetricsByDay(range), label).toEqual(await full.journalMetricsByDay(range));
   }
   expect(await counted.processingMetrics()).toEqual((await full.processingMetrics()).sort(byEntity));
+  await expectListTotalsEqualFullCounts(t);
+}
+
+/** The filters of the journals list whose totals come from the counters (all but a session's). */
+const JOURNAL_FILTERS = [
+  {},
+  { status: 'posted' },
+  { status: 'unposted' },
+  { accountingConfig: 'IFRS' },
+  { accountingConfig: 'LOCAL_GAAP', status: 'posted' },
+  { accountingConfig: 'nothing-like-it' },
+  { from: '2026-11-20' },
+  { to: '2026-11-21' },
+  { from: '2026-11-20', to: '2026-11-24', status: 'unposted' },
+  { from: '2026-11-21', to: '2026-11-21' },
+] as const;
+
+/** The totals of the journals and processing errors lists equal a count of the rows they list. */
+async function expectListTotalsEqualFullCounts(t: TestApp): Promise<void> {
+  const accounting = createAccountingStore(t.store);
+  const configs = await t.store.db.selectFrom('journals').select('accounting_config').distinct().execute();
+  const filters = [...JOURNAL_FILTERS, ...configs.map((c) => ({ accountingConfig: c.accounting_config }))];
+  for (const filter of filters) {
+    let rows = t.store.db.selectFrom('journals');
+    if ('status' in filter) rows = rows.where('posted', '=', filter.status === 'posted' ? 1 : 0);
+    if ('accountingConfig' in filter) rows = rows.where('accounting_config', '=', filter.accountingConfig);
+    if ('from' in filter) rows = rows.where('core_date', '>=', filter.from);
+    if ('to' in filter) rows = rows.where('core_date', '<', filter.to);
+    expect(await accounting.countJournals(filter), JSON.stringify(filter)).toBe(await countRows(rows));
+  }
+  const codes = await t.store.db.selectFrom('processing_errors').select('code').distinct().execute();
+  for (const code of [undefined, 'no-such-code', ...codes.map((c) => c.code)]) {
+    let rows = t.store.db.selectFrom('processing_errors');
+    if (code !== undefined) rows = rows.where('code', '=', code);
+    expect(await accounting.countProcessingErrors({ code }), String(code)).toBe(await countRows(rows));
+  }
 }
 
 /** A random workload through the API and the processor, the clock moving on between steps. */
@@ -217,6 +255,7 @@ describe('statistics counters', () => {
     for (const table of ['journal_day_counts', 'processing_error_days', 'entity_record_counts'])
       await t.store.db.schema.dropTable(table).execute();
     await statisticsCountersUp(t.store.db as unknown as Kysely<unknown>);
+    await countersByFilterUp(t.store.db as unknown as Kysely<unknown>);
     await expectCountersEqualFullCounts(t);
   });
 });

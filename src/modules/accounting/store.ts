@@ -168,7 +168,11 @@ export interface AccountingStore {
     start: PageStart<JournalKey>,
     limit: number,
   ): Promise<KeyedPage<StoredJournal, JournalKey>>;
-  /** The number of journals matching `filter`: the `totalSize` of page paging. */
+  /**
+   * The number of journals matching `filter`: the `totalSize` of page paging. From the journal
+   * counters, or with `ingestionId` from the session's journals on their index; never a count of
+   * every journal.
+   */
   countJournals(filter: JournalFilter): Promise<number>;
   findJournal(journalId: string): Promise<StoredJournal | undefined>;
   /**

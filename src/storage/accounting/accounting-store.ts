@@ -170,8 +170,21 @@ export function createAccountingStore(store: Store): AccountingStore {
       return { rows: await journalsWithLines(page.rows), next: page.next };
     },
 
-    countJournals(filter) {
-      return countRows(journalsMatching(filter));
+    async countJournals(filter) {
+      // A session's journals are counted on their index (`journals_ingestion`): as many as it made.
+      if (filter.ingestionId !== undefined) return countRows(journalsMatching(filter));
+      // Otherwise every filter is a dimension of the journal counters (`statistics-counters.ts`).
+      let counters = db.selectFrom('journal_day_counts');
+      if (filter.status !== undefined)
+        counters = counters.where('posted', '=', filter.status === 'posted' ? 1 : 0);
+      if (filter.accountingConfig !== undefined)
+        counters = counters.where('accounting_config', '=', filter.accountingConfig);
+      if (filter.from !== undefined) counters = counters.where('core_date', '>=', filter.from);
+      if (filter.to !== undefined) counters = counters.where('core_date', '<', filter.to);
+      const row = await counters
+        .select((eb) => eb.fn.sum<number | string | null>('journals').as('total'))
+        .executeTakeFirstOrThrow();
+      return Number(row.total ?? 0);
     },
 
     async findJournal(journalId) {
@@ -210,8 +223,16 @@ export function createAccountingStore(store: Store): AccountingStore {
       };
     },
 
-    countProcessingErrors(filter) {
-      return countRows(processingErrorsMatching(filter));
+    async countProcessingErrors(filter) {
+      // A session's errors are counted on their index (`processing_errors_ingestion`).
+      if (filter.ingestionId !== undefined) return countRows(processingErrorsMatching(filter));
+      // Otherwise from the counters per day and code (`statistics-counters.ts`).
+      let counters = db.selectFrom('processing_error_days');
+      if (filter.code !== undefined) counters = counters.where('code', '=', filter.code);
+      const row = await counters
+        .select((eb) => eb.fn.sum<number | string | null>('errors').as('total'))
+        .executeTakeFirstOrThrow();
+      return Number(row.total ?? 0);
     },
   };
 }

@@ -218,9 +218,10 @@ function moveOfRow(row: MoveRow): BalanceMove {
   };
 }
 
-/** The journals posted on one core date, and their lines. */
+/** The journals of one accounting configuration posted on one core date, and their lines. */
 interface PostedDay {
   core_date: string;
+  accounting_config: string;
   journals: number | string;
   lines: number | string;
 }
@@ -230,8 +231,20 @@ function countPosted(trx: Transaction<Database>, days: readonly PostedDay[]): Pr
   return countJournals(
     trx,
     days.flatMap((d) => [
-      { coreDate: d.core_date, posted: 0, journals: -Number(d.journals), lines: -Number(d.lines) },
-      { coreDate: d.core_date, posted: 1, journals: Number(d.journals), lines: Number(d.lines) },
+      {
+        coreDate: d.core_date,
+        posted: 0,
+        accountingConfig: d.accounting_config,
+        journals: -Number(d.journals),
+        lines: -Number(d.lines),
+      },
+      {
+        coreDate: d.core_date,
+        posted: 1,
+        accountingConfig: d.accounting_config,
+        journals: Number(d.journals),
+        lines: Number(d.lines),
+      },
     ]),
   );
 }
@@ -271,8 +284,8 @@ export async function postDueJournals(
         )
         select (select count(*) from posted)::text as journals,
           (select coalesce(json_agg(d), '[]') from (
-            select core_date, count(*) as journals, sum(line_count) as lines
-            from posted group by core_date
+            select core_date, accounting_config, count(*) as journals, sum(line_count) as lines
+            from posted group by core_date, accounting_config
           ) as d)::text as days,
           moves.*
         from (select 1) as one left join moves on true
@@ -305,10 +318,11 @@ export async function postDueJournals(
       .where('core_date', '<=', businessDate)
       .select((eb) => [
         'core_date',
+        'accounting_config',
         eb.fn.countAll<number>().as('journals'),
         eb.fn.sum<number>('line_count').as('lines'),
       ])
-      .groupBy('core_date')
+      .groupBy(['core_date', 'accounting_config'])
       .execute();
     const result = await trx
       .updateTable('journals')

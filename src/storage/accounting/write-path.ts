@@ -18,8 +18,10 @@ import { ERROR_COLUMNS, JOURNAL_COLUMNS, LINE_COLUMNS, type OutcomeRows } from '
 
 const JOURNAL_CORE_DATE = JOURNAL_COLUMNS.indexOf('core_date');
 const JOURNAL_POSTED = JOURNAL_COLUMNS.indexOf('posted');
+const JOURNAL_ACCOUNTING_CONFIG = JOURNAL_COLUMNS.indexOf('accounting_config');
 const JOURNAL_LINE_COUNT = JOURNAL_COLUMNS.indexOf('line_count');
 const ERROR_CREATED_AT = ERROR_COLUMNS.indexOf('created_at');
+const ERROR_CODE = ERROR_COLUMNS.indexOf('code');
 
 /** The record ids, first and last, of the waiting records a claim holds. */
 interface RecordRange {
@@ -86,13 +88,18 @@ export async function writeOutcome(
     rows.journals.map((j) => ({
       coreDate: String(j[JOURNAL_CORE_DATE]),
       posted: Number(j[JOURNAL_POSTED]),
+      accountingConfig: String(j[JOURNAL_ACCOUNTING_CONFIG]),
       journals: 1,
       lines: Number(j[JOURNAL_LINE_COUNT]),
     })),
   );
   await countProcessingErrors(
     trx,
-    rows.errors.map((e) => String(e[ERROR_CREATED_AT])),
+    rows.errors.map((e) => ({
+      createdAt: String(e[ERROR_CREATED_AT]),
+      code: String(e[ERROR_CODE]),
+      errors: 1,
+    })),
   );
   await countEntityRecords(trx, {
     namespace: chunk.namespace,
@@ -141,7 +148,7 @@ export async function writeFailure(
     .executeTakeFirst();
   const errors = Number(inserted.numInsertedOrUpdatedRows ?? 0);
   const marked = await markProcessedAndCount(trx, chunk, range, (n) => n);
-  await countProcessingErrors(trx, new Array<string>(errors).fill(at));
+  await countProcessingErrors(trx, [{ createdAt: at, code: failure.code, errors }]);
   await countEntityRecords(trx, {
     namespace: chunk.namespace,
     entity: chunk.entity,
