@@ -18,6 +18,7 @@ import * as adminSignIns from './0011-admin-sign-ins.js';
 import * as balances from './0012-balances.js';
 import * as pageOrderIndexes from './0013-page-order-indexes.js';
 import * as statisticsCounters from './0014-statistics-counters.js';
+import * as sessionCounters from './0016-session-counters.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -40,6 +41,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0012-balances', balances],
   ['0013-page-order-indexes', pageOrderIndexes],
   ['0014-statistics-counters', statisticsCounters],
+  ['0016-session-counters', sessionCounters],
 ];
 
 function migratorOf(store: Store): Migrator {
