@@ -113,7 +113,10 @@ export function createIngestionStore(store: Store): IngestionStore {
   const { db } = store;
   const bulkInsert = createBulkInsert(store);
 
-  /** The sessions `filter` selects as of `nowMs` (the WHERE of their page and of their count not yet counted). */
+  /**
+   * The sessions `filter` selects as of `nowMs`: the WHERE of their page, and of the part of
+   * their total that is not yet in the session counters.
+   */
   function sessionsMatching(filter: SessionFilter, nowMs: number) {
     let query = db.selectFrom('ingestions');
     if (filter.namespace !== undefined) query = query.where('namespace', '=', filter.namespace);
@@ -250,8 +253,8 @@ export function createIngestionStore(store: Store): IngestionStore {
           .where((eb) => sessionWasOpenAt(eb, arrivedAtMs))
           .returningAll();
       if (store.dialect === 'postgres') {
-        // One statement, as on the chunk path before the counters: the call of a late request
-        // goes to its day's counter in the same statement, through a data-modifying WITH.
+        // One statement, so the touch of every chunk stays one round trip: the call of a late
+        // request goes to its counted session's day counter through a data-modifying WITH.
         const row = await db
           .with('touched', (qc) => touch(qc))
           .with('late', (qc) =>

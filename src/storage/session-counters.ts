@@ -25,11 +25,18 @@
  * The counters are taken after every other lock of their transaction (the session row, then the
  * entity record counters), day before entity, as `statistics-counters.ts` orders its own.
  */
-import { type Kysely, type Selectable, type SelectQueryBuilder, sql, type Transaction } from 'kysely';
+import {
+  type ExpressionBuilder,
+  type Kysely,
+  type Selectable,
+  type SelectQueryBuilder,
+  sql,
+  type Transaction,
+} from 'kysely';
 import type { SessionFilter } from '../modules/ingestion/store.js';
 import type { Database, IngestionsTable } from './schema.js';
 
-/** The sessions that a sweep counts in one pass at most; the next pass takes the rest. */
+/** The ended sessions a sweep reads at once; it reads again until none is left. */
 export const SESSION_SWEEP_BATCH_MAX = 500;
 
 /** The numbers of one session row that the counters sum. */
@@ -146,37 +153,42 @@ export async function countLateSessionWork(
 
 /**
  * Counts the sessions that have ended (closed, or expired at `nowMs`) and are not counted yet,
- * each in a transaction of its own, at most `SESSION_SWEEP_BATCH_MAX`; returns how many it
- * counted. Any number of sweeps may run at once, on any number of instances: the conditional
- * update lets exactly one count each session, and one session per transaction keeps the row
- * locks of two sweeps from crossing.
+ * each in a transaction of its own, a batch of `SESSION_SWEEP_BATCH_MAX` at a time until none is
+ * left (after an upgrade, or a long stop, many may wait); returns how many it counted. Any number
+ * of sweeps may run at once, on any number of instances: the conditional update lets exactly one
+ * count each session, and one session per transaction keeps the row locks of two sweeps from
+ * crossing.
  */
 export async function sweepEndedSessions(db: Kysely<Database>, nowMs: number): Promise<number> {
-  const ended = await db
-    .selectFrom('ingestions')
-    .where('counted', '=', sql.lit(0))
-    .where((eb) => eb.or([eb('state', '=', 'closed'), eb('expires_at_ms', '<=', nowMs)]))
-    .select('ingestion_id')
-    .limit(SESSION_SWEEP_BATCH_MAX)
-    .execute();
+  const ended = (eb: ExpressionBuilder<Database, 'ingestions'>) =>
+    eb.or([eb('state', '=', 'closed'), eb('expires_at_ms', '<=', nowMs)]);
   let counted = 0;
-  for (const { ingestion_id: id } of ended) {
-    const done = await db.transaction().execute(async (trx) => {
-      const row = await trx
-        .updateTable('ingestions')
-        .set({ counted: 1 })
-        .where('ingestion_id', '=', id)
-        .where('counted', '=', 0)
-        .where((eb) => eb.or([eb('state', '=', 'closed'), eb('expires_at_ms', '<=', nowMs)]))
-        .returning(COUNTED_COLUMNS)
-        .executeTakeFirst();
-      if (row === undefined) return false;
-      await countSession(trx, row);
-      return true;
-    });
-    if (done) counted += 1;
+  for (;;) {
+    const batch = await db
+      .selectFrom('ingestions')
+      .where('counted', '=', sql.lit(0))
+      .where(ended)
+      .select('ingestion_id')
+      .limit(SESSION_SWEEP_BATCH_MAX)
+      .execute();
+    for (const { ingestion_id: id } of batch) {
+      const done = await db.transaction().execute(async (trx) => {
+        const row = await trx
+          .updateTable('ingestions')
+          .set({ counted: 1 })
+          .where('ingestion_id', '=', id)
+          .where('counted', '=', 0)
+          .where(ended)
+          .returning(COUNTED_COLUMNS)
+          .executeTakeFirst();
+        if (row === undefined) return false;
+        await countSession(trx, row);
+        return true;
+      });
+      if (done) counted += 1;
+    }
+    if (batch.length < SESSION_SWEEP_BATCH_MAX) return counted;
   }
-  return counted;
 }
 
 /**
