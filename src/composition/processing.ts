@@ -6,28 +6,40 @@ import { FlowRunner } from '../modules/flows/runner.js';
 import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
 import { createAccountingStore } from '../storage/accounting/accounting-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
+import { sweepEndedSessions } from '../storage/session-counters.js';
 import type { Store } from '../storage/store.js';
 import { type PreparedConfiguration, prepareConfiguration } from './prepared-configuration.js';
 
 /** Processing rounds side by side per instance on PostgreSQL. */
 const PROCESSING_ROUNDS_POSTGRES = 4;
 
+/**
+ * How often the sessions that expired without being closed are counted into the session
+ * counters (`storage/session-counters.ts`); until then the statistics read them one by one.
+ */
+const SESSION_SWEEP_INTERVAL_MS = 60_000;
+
 /** The settings of `Env` that the background processor uses. */
 export type ProcessingSettings = Pick<Env, 'businessDate'> &
   Partial<Pick<Env, 'flowScriptTimeoutMs' | 'flowScriptMemoryMb'>> & {
     /** How often unposted journals are checked against business dates (tests shorten it). */
     postingIntervalMs?: number;
+    /** How often ended sessions are swept into the session counters (tests shorten it). */
+    sessionSweepIntervalMs?: number;
   };
 
 /** The background processor and what it holds besides the store. */
 export interface Processing {
   processor: AccountingProcessor<PreparedConfiguration>;
-  /** Stops the processor, then releases the script isolates of its flows. */
+  /** Starts the processor and the session sweep. */
+  start(): void;
+  /** Stops the session sweep and the processor, then releases the script isolates of its flows. */
   close(): Promise<void>;
 }
 
 /**
- * Wires the background processor (its flows, its posting timer) to a store, wherever it runs:
+ * Wires the background processor (its flows, its posting timer) and the session sweep to a
+ * store, wherever it runs:
  * on the processing thread (`processing/entry.ts`, docs/adr/0013-processing-thread.md), on the
  * event loop of `main.ts` when there is no thread or it fell back, or in the services of a test
  * or the CLI (`createServices` with `processing: 'here'`). Does not start it.
@@ -54,9 +66,26 @@ export function createProcessing(
     concurrency: store.dialect === 'postgres' ? PROCESSING_ROUNDS_POSTGRES : 1,
     ...(settings.postingIntervalMs === undefined ? {} : { postingIntervalMs: settings.postingIntervalMs }),
   });
+  let sweepTimer: NodeJS.Timeout | undefined;
+  // One sweep at a time on this instance; the sweeps of other instances may overlap it.
+  let sweeping: Promise<void> | undefined;
+  const sweep = () => {
+    sweeping ??= sweepEndedSessions(store.db, clock.now().getTime())
+      .then(() => undefined, onBackgroundError)
+      .finally(() => {
+        sweeping = undefined;
+      });
+  };
   return {
     processor,
+    start: () => {
+      processor.start();
+      sweepTimer ??= setInterval(sweep, settings.sessionSweepIntervalMs ?? SESSION_SWEEP_INTERVAL_MS).unref();
+    },
     close: async () => {
+      clearInterval(sweepTimer);
+      sweepTimer = undefined;
+      await sweeping;
       await processor.stop();
       flows.close();
     },
@@ -89,7 +118,7 @@ export function processingOnDemand(
   return {
     start: () => {
       processing ??= createProcessing(store, snapshots, clock, settings, onBackgroundError);
-      processing.processor.start();
+      processing.start();
     },
     wake: () => processing?.processor.wake(),
     stop: async () => processing?.close(),

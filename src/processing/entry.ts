@@ -54,7 +54,7 @@ const store = openStore(data.databaseUrl, {
 const processing = createProcessing(store, createSnapshots(store), systemClock, data.settings, (error) =>
   report({ kind: 'error', error: reportedErrorOf(error) }),
 );
-processing.processor.start();
+processing.start();
 
 let stopping = false;
 port.on('message', (message: ProcessingThreadRequest) => {

@@ -1,4 +1,4 @@
-import { type Selectable, sql, type Transaction } from 'kysely';
+import { type QueryCreator, type Selectable, sql, type Transaction } from 'kysely';
 import type {
   ChunkOutcome,
   ChunkWrite,
@@ -12,6 +12,7 @@ import { createBulkInsert } from './bulk-insert.js';
 import { countRows } from './count.js';
 import { keyedPageOf } from './keyed-page.js';
 import type { ChunksTable, Database, IngestionsTable } from './schema.js';
+import { countLateSessionWork, countSession, countSessionsMatching, NO_WORK } from './session-counters.js';
 import { createSessionErrorReads } from './session-errors.js';
 import { sessionStateIs, sessionWasOpenAt } from './session-state.js';
 import { countEntityRecords } from './statistics-counters.js';
@@ -112,7 +113,10 @@ export function createIngestionStore(store: Store): IngestionStore {
   const { db } = store;
   const bulkInsert = createBulkInsert(store);
 
-  /** The sessions `filter` selects as of `nowMs` (the WHERE of their page and of their count). */
+  /**
+   * The sessions `filter` selects as of `nowMs`: the WHERE of their page, and of the part of
+   * their total that is not yet in the session counters.
+   */
   function sessionsMatching(filter: SessionFilter, nowMs: number) {
     let query = db.selectFrom('ingestions');
     if (filter.namespace !== undefined) query = query.where('namespace', '=', filter.namespace);
@@ -223,49 +227,84 @@ export function createIngestionStore(store: Store): IngestionStore {
     },
 
     countSessions(filter, nowMs) {
-      return countRows(sessionsMatching(filter, nowMs));
+      return countSessionsMatching(db, filter, sessionsMatching(filter, nowMs));
     },
 
     async touchSession(ingestionId, arrivedAtMs, nowMs, at) {
-      const row = await db
-        .updateTable('ingestions')
-        .set((eb) => {
-          // Both dialects evaluate every SET expression on the row as it was before the update.
-          const openNow = sessionStateIs(eb, 'pending', nowMs);
-          return {
-            last_activity_on: eb.case().when(openNow).then(at).else(eb.ref('last_activity_on')).end(),
-            expires_at_ms: eb
-              .case()
-              .when(openNow)
-              .then(eb(sql.lit(nowMs), '+', eb.ref('timeout_ms')))
-              .else(eb.ref('expires_at_ms'))
-              .end(),
-            api_calls: eb('api_calls', '+', 1),
-          };
-        })
-        .where('ingestion_id', '=', ingestionId)
-        .where((eb) => sessionWasOpenAt(eb, arrivedAtMs))
-        .returningAll()
-        .executeTakeFirst();
-      return row === undefined ? undefined : toSession(row);
+      const touch = (qc: QueryCreator<Database>) =>
+        qc
+          .updateTable('ingestions')
+          .set((eb) => {
+            // Both dialects evaluate every SET expression on the row as it was before the update.
+            // A counted session stays as counted (`session-counters.ts`): never reopened.
+            const openNow = eb.and([sessionStateIs(eb, 'pending', nowMs), eb('counted', '=', 0)]);
+            return {
+              last_activity_on: eb.case().when(openNow).then(at).else(eb.ref('last_activity_on')).end(),
+              expires_at_ms: eb
+                .case()
+                .when(openNow)
+                .then(eb(sql.lit(nowMs), '+', eb.ref('timeout_ms')))
+                .else(eb.ref('expires_at_ms'))
+                .end(),
+              api_calls: eb('api_calls', '+', 1),
+            };
+          })
+          .where('ingestion_id', '=', ingestionId)
+          .where((eb) => sessionWasOpenAt(eb, arrivedAtMs))
+          .returningAll();
+      if (store.dialect === 'postgres') {
+        // One statement, so the touch of every chunk stays one round trip: the call of a late
+        // request goes to its counted session's day counter through a data-modifying WITH.
+        const row = await db
+          .with('touched', (qc) => touch(qc))
+          .with('late', (qc) =>
+            qc
+              .updateTable('session_day_counts')
+              .set((eb) => ({ api_calls: eb('api_calls', '+', 1) }))
+              .where('day', 'in', (eb) =>
+                eb
+                  .selectFrom('touched')
+                  .where('counted', '=', 1)
+                  .select(sql<string>`substr(opened_on, 1, 10)`.as('day')),
+              ),
+          )
+          .selectFrom('touched')
+          .selectAll()
+          .executeTakeFirst();
+        return row === undefined ? undefined : toSession(row);
+      }
+      return db.transaction().execute(async (trx) => {
+        const row = await touch(trx).executeTakeFirst();
+        if (row === undefined) return undefined;
+        if (row.counted === 1) await countLateSessionWork(trx, row.opened_on, { ...NO_WORK, apiCalls: 1 });
+        return toSession(row);
+      });
     },
 
     async closeOpenSession(ingestionId, closedBy, nowMs, at) {
-      const row = await db
-        .updateTable('ingestions')
-        .set((eb) => ({
-          state: 'closed',
-          closed_by: closedBy,
-          closed_on: at,
-          close_reason: 'manual',
-          last_activity_on: at,
-          api_calls: eb('api_calls', '+', 1),
-        }))
-        .where('ingestion_id', '=', ingestionId)
-        .where((eb) => sessionStateIs(eb, 'pending', nowMs))
-        .returningAll()
-        .executeTakeFirst();
-      return row === undefined ? undefined : toSession(row);
+      return db.transaction().execute(async (trx) => {
+        const row = await trx
+          .updateTable('ingestions')
+          .set((eb) => ({
+            state: 'closed',
+            closed_by: closedBy,
+            closed_on: at,
+            close_reason: 'manual',
+            last_activity_on: at,
+            api_calls: eb('api_calls', '+', 1),
+            counted: 1,
+          }))
+          .where('ingestion_id', '=', ingestionId)
+          .where((eb) => sessionStateIs(eb, 'pending', nowMs))
+          // Counted by a sweep whose clock saw it expired: it stays expired.
+          .where('counted', '=', 0)
+          .returningAll()
+          .executeTakeFirst();
+        if (row === undefined) return undefined;
+        // The session counters last (`session-counters.ts`): the session is counted now, once.
+        await countSession(trx, row);
+        return toSession(row);
+      });
     },
 
     findChunkOutcome,
@@ -326,7 +365,7 @@ export function createIngestionStore(store: Store): IngestionStore {
               processed_rows: eb('processed_rows', '+', write.awaitsProcessing ? 0 : acceptedRows),
             }))
             .where('ingestion_id', '=', write.ingestionId)
-            .returning('chunks')
+            .returning(['counted', 'opened_on'])
             .executeTakeFirst();
           // The statistics counters last (`statistics-counters.ts`).
           await countEntityRecords(trx, {
@@ -336,6 +375,15 @@ export function createIngestionStore(store: Store): IngestionStore {
             done: write.awaitsProcessing ? 0 : acceptedRows,
             errors: 0,
           });
+          // A chunk that arrived while the session was open, written after it was counted.
+          if (session?.counted === 1)
+            await countLateSessionWork(trx, session.opened_on, {
+              chunks: counted.chunks,
+              apiCalls: 0,
+              totalRows: counted.totalRows,
+              successRows: acceptedRows,
+              failedRows: counted.failedRows,
+            });
           return session !== undefined;
         });
         if (!stored) return { kind: 'gone' };
@@ -384,8 +432,26 @@ export function createIngestionStore(store: Store): IngestionStore {
       };
     },
 
-    countRecords(namespace, entity, ingestionId) {
-      return countRows(recordsMatching(namespace, entity, ingestionId));
+    async countRecords(namespace, entity, ingestionId) {
+      // Every stored record is counted where it is written, and records are never deleted but
+      // with their session: an entity's records are its waiting and done records
+      // (`entity_record_counts`), a session's are its `success_rows`.
+      const row =
+        ingestionId === undefined
+          ? await db
+              .selectFrom('entity_record_counts')
+              .where('namespace', '=', namespace)
+              .where('entity', '=', entity)
+              .select((eb) => eb('waiting', '+', eb.ref('done')).as('total'))
+              .executeTakeFirst()
+          : await db
+              .selectFrom('ingestions')
+              .where('ingestion_id', '=', ingestionId)
+              .where('namespace', '=', namespace)
+              .where('entity', '=', entity)
+              .select('success_rows as total')
+              .executeTakeFirst();
+      return Number(row?.total ?? 0);
     },
 
     ...createSessionErrorReads(db),

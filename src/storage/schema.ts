@@ -25,6 +25,8 @@ export interface Database {
   journal_day_counts: JournalDayCountsTable;
   processing_error_days: ProcessingErrorDaysTable;
   entity_record_counts: EntityRecordCountsTable;
+  session_day_counts: SessionDayCountsTable;
+  session_entity_counts: SessionEntityCountsTable;
   admin_sign_ins: AdminSignInsTable;
   admin_one_time_views: AdminOneTimeViewsTable;
   auth_failures: AuthFailuresTable;
@@ -166,6 +168,11 @@ export interface IngestionsTable {
   failed_rows: number;
   processed_rows: number;
   processing_failed_rows: number;
+  /**
+   * 1 once the session's numbers are in the session counters (migration 0016,
+   * `session-counters.ts`): folded when it is closed, or by the sweep after it expired.
+   */
+  counted: Generated<number>;
 }
 
 export interface ChunksTable {
@@ -302,4 +309,29 @@ export interface EntityRecordCountsTable {
   waiting: number;
   done: number;
   errors: number;
+}
+
+/**
+ * Sessions folded into the counters (closed, or expired and swept) per UTC day of `opened_on`,
+ * with their chunks, API calls and rows (migration 0016, `session-counters.ts`).
+ */
+export interface SessionDayCountsTable {
+  day: string;
+  sessions: number;
+  closed: number;
+  expired: number;
+  chunks: number;
+  api_calls: number;
+  total_rows: number;
+  success_rows: number;
+  failed_rows: number;
+}
+
+/** Sessions folded into the counters per namespace and entity, closed and expired (migration 0016). */
+export interface SessionEntityCountsTable {
+  namespace: string;
+  entity: string;
+  sessions: number;
+  closed: number;
+  expired: number;
 }

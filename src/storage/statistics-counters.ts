@@ -11,10 +11,11 @@
  * instances add to the same counter rows at once, and taking them last, in key order, keeps the
  * lock order of `accounting/claim-postgres.ts`'s header (counters after everything else) free of
  * cycles. Among themselves they are taken in one order: journal days, processing error days,
- * entities.
+ * entities, then the session counters of `session-counters.ts` (days, entities).
  */
 import { sql, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
+import { clearSessionCounters } from './session-counters.js';
 
 /** Journals and their lines to add to one core date, posted flag and accounting configuration (negative to take away). */
 export interface JournalCount {
@@ -142,4 +143,5 @@ export async function clearStatisticsCounters(trx: Transaction<Database>): Promi
   await trx.deleteFrom('journal_day_counts').execute();
   await trx.deleteFrom('processing_error_days').execute();
   await trx.deleteFrom('entity_record_counts').execute();
+  await clearSessionCounters(trx);
 }

@@ -1,15 +1,43 @@
-import { sql } from 'kysely';
+import { type Expression, type SelectQueryBuilder, sql } from 'kysely';
 import type { SessionState } from '../modules/ingestion/store.js';
 import type {
   DayRange,
+  IngestionMetrics,
   InstantRange,
   JournalDayMetrics,
   StatisticsStore,
 } from '../modules/statistics/store.js';
+import type { Database } from './schema.js';
 import { sessionStateIs } from './session-state.js';
 import type { Store } from './store.js';
 
 const n = (value: unknown): number => Number(value ?? 0);
+
+/** The ingestion metrics of a range without sessions: a range that ends where it starts. */
+const NO_SESSIONS: IngestionMetrics = {
+  ingestions: 0,
+  pendingIngestions: 0,
+  closedIngestions: 0,
+  expiredIngestions: 0,
+  chunks: 0,
+  apiCalls: 0,
+  totalRows: 0,
+  successRows: 0,
+  failedRows: 0,
+};
+
+/** One part of the ingestion metrics' union: sums of sessions, or of their counters. */
+interface SessionSums {
+  ingestions: number;
+  pending: number;
+  closed: number;
+  expired: number;
+  chunks: number;
+  api_calls: number;
+  total_rows: number;
+  success_rows: number;
+  failed_rows: number;
+}
 
 /** Midnight UTC of a day `YYYY-MM-DD`, as the instants of a range are written. */
 const midnightOf = (day: string): string => `${day}T00:00:00.000Z`;
@@ -58,9 +86,13 @@ export function splitByDays(range: InstantRange): {
  *   whole days (`processing_error_days`), the errors of a partial first and last day counted on
  *   the index `processing_errors_created_at` (`splitByDays`);
  * - processing metrics: one counter row per entity (`entity_record_counts`);
- * - ingestion metrics: the sessions opened in the range, aggregated (they depend on the clock).
- * The counters are kept with the writes (`statistics-counters.ts`, migration 0014) and equal a
- * full count of the rows (test/storage/statistics-counters.test.ts compares them).
+ * - ingestion metrics: the sessions opened in the instants asked: for the whole days, the session
+ *   counters (`session_day_counts`) and the sessions not counted yet (open, or expired and not
+ *   yet swept: their state depends on the clock), on the index `ingestions_uncounted`; for a
+ *   partial first and last day, the sessions opened in it, on `ingestions_page_order`.
+ * The counters are kept with the writes (`statistics-counters.ts`, migration 0014;
+ * `session-counters.ts`, migration 0016) and equal a full count of the rows
+ * (test/storage/statistics-counters.test.ts and session-counters.test.ts compare them).
  */
 export function createStatisticsStore(store: Store): StatisticsStore {
   const { db } = store;
@@ -103,32 +135,76 @@ export function createStatisticsStore(store: Store): StatisticsStore {
 
   return {
     async ingestionMetrics(range, nowMs) {
-      let query = db.selectFrom('ingestions');
-      if (range.from !== undefined) query = query.where('opened_on', '>=', range.from);
-      if (range.to !== undefined) query = query.where('opened_on', '<', range.to);
-      const row = await query
-        .select((eb) => {
+      const { wholeDays, partial } = splitByDays(range);
+      /** The sums of the session rows `query` selects, their states as of `nowMs`. */
+      const sessionSums = (query: SelectQueryBuilder<Database, 'ingestions', object>) =>
+        query.select((eb) => {
           const countOf = (state: SessionState) =>
-            eb.fn.sum(
-              eb
-                .case()
-                .when(sessionStateIs(eb, state, nowMs))
-                .then(eb.lit(1))
-                .else(eb.lit(0))
-                .end(),
-            );
+            sql<number>`sum(case when ${sessionStateIs(eb, state, nowMs)} then 1 else 0 end)`;
           return [
-            eb.fn.countAll().as('ingestions'),
+            sql<number>`count(*)`.as('ingestions'),
             countOf('pending').as('pending'),
             countOf('closed').as('closed'),
             countOf('expired').as('expired'),
-            eb.fn.sum('chunks').as('chunks'),
-            eb.fn.sum('api_calls').as('api_calls'),
-            eb.fn.sum('total_rows').as('total_rows'),
-            eb.fn.sum('success_rows').as('success_rows'),
-            eb.fn.sum('failed_rows').as('failed_rows'),
+            sql<number>`sum(chunks)`.as('chunks'),
+            sql<number>`sum(api_calls)`.as('api_calls'),
+            sql<number>`sum(total_rows)`.as('total_rows'),
+            sql<number>`sum(success_rows)`.as('success_rows'),
+            sql<number>`sum(failed_rows)`.as('failed_rows'),
           ];
-        })
+        });
+      const openedIn = (from: string | undefined, to: string | undefined) => {
+        let query = db.selectFrom('ingestions');
+        if (from !== undefined) query = query.where('opened_on', '>=', from);
+        if (to !== undefined) query = query.where('opened_on', '<', to);
+        return query;
+      };
+      // The partial first and last day: every session opened in them, on `ingestions_page_order`.
+      const parts = partial.map((part) => sessionSums(openedIn(part.from, part.to)));
+      let countersPart: Expression<SessionSums> | undefined;
+      if (wholeDays !== undefined) {
+        // The whole days: the day counters, and the sessions not counted yet on `ingestions_uncounted`.
+        let counters = db.selectFrom('session_day_counts');
+        if (wholeDays.from !== undefined) counters = counters.where('day', '>=', wholeDays.from);
+        if (wholeDays.to !== undefined) counters = counters.where('day', '<', wholeDays.to);
+        parts.push(
+          sessionSums(
+            openedIn(
+              wholeDays.from === undefined ? undefined : midnightOf(wholeDays.from),
+              wholeDays.to === undefined ? undefined : midnightOf(wholeDays.to),
+            ).where('counted', '=', sql.lit(0)),
+          ),
+        );
+        countersPart = counters.select([
+          sql<number>`sum(sessions)`.as('ingestions'),
+          sql<number>`0`.as('pending'),
+          sql<number>`sum(closed)`.as('closed'),
+          sql<number>`sum(expired)`.as('expired'),
+          sql<number>`sum(chunks)`.as('chunks'),
+          sql<number>`sum(api_calls)`.as('api_calls'),
+          sql<number>`sum(total_rows)`.as('total_rows'),
+          sql<number>`sum(success_rows)`.as('success_rows'),
+          sql<number>`sum(failed_rows)`.as('failed_rows'),
+        ]);
+      }
+      const [first, ...rest] = parts;
+      if (first === undefined) return { ...NO_SESSIONS };
+      let union = rest.reduce((all, part) => all.unionAll(part), first);
+      if (countersPart !== undefined) union = union.unionAll(countersPart);
+      // One statement, so that a session counted meanwhile is seen exactly once.
+      const row = await db
+        .selectFrom(union.as('parts'))
+        .select([
+          sql<string>`sum(ingestions)`.as('ingestions'),
+          sql<string>`sum(pending)`.as('pending'),
+          sql<string>`sum(closed)`.as('closed'),
+          sql<string>`sum(expired)`.as('expired'),
+          sql<string>`sum(chunks)`.as('chunks'),
+          sql<string>`sum(api_calls)`.as('api_calls'),
+          sql<string>`sum(total_rows)`.as('total_rows'),
+          sql<string>`sum(success_rows)`.as('success_rows'),
+          sql<string>`sum(failed_rows)`.as('failed_rows'),
+        ])
         .executeTakeFirstOrThrow();
       return {
         ingestions: n(row.ingestions),

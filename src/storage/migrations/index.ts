@@ -19,6 +19,7 @@ import * as balances from './0012-balances.js';
 import * as pageOrderIndexes from './0013-page-order-indexes.js';
 import * as statisticsCounters from './0014-statistics-counters.js';
 import * as countersByFilter from './0015-counters-by-filter.js';
+import * as sessionCounters from './0016-session-counters.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -42,6 +43,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0013-page-order-indexes', pageOrderIndexes],
   ['0014-statistics-counters', statisticsCounters],
   ['0015-counters-by-filter', countersByFilter],
+  ['0016-session-counters', sessionCounters],
 ];
 
 function migratorOf(store: Store): Migrator {
