@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JournalFilter } from '../../src/modules/accounting/store.js';
 import { StatisticsService, type TimeRange } from '../../src/modules/statistics/service.js';
 import { createAccountingStore } from '../../src/storage/accounting/accounting-store.js';
 import { countRows } from '../../src/storage/count.js';
@@ -59,7 +60,7 @@ async function expectCountersEqualFullCounts(t: TestApp): Promise<void> {
 }
 
 /** The filters of the journals list whose totals come from the counters (all but a session's). */
-const JOURNAL_FILTERS = [
+const JOURNAL_FILTERS: JournalFilter[] = [
   {},
   { status: 'posted' },
   { status: 'unposted' },
@@ -70,19 +71,20 @@ const JOURNAL_FILTERS = [
   { to: '2026-11-21' },
   { from: '2026-11-20', to: '2026-11-24', status: 'unposted' },
   { from: '2026-11-21', to: '2026-11-21' },
-] as const;
+];
 
 /** The totals of the journals and processing errors lists equal a count of the rows they list. */
 async function expectListTotalsEqualFullCounts(t: TestApp): Promise<void> {
   const accounting = createAccountingStore(t.store);
   const configs = await t.store.db.selectFrom('journals').select('accounting_config').distinct().execute();
-  const filters = [...JOURNAL_FILTERS, ...configs.map((c) => ({ accountingConfig: c.accounting_config }))];
+  const filters: JournalFilter[] = [...JOURNAL_FILTERS, ...configs.map((c) => ({ accountingConfig: c.accounting_config }))];
   for (const filter of filters) {
     let rows = t.store.db.selectFrom('journals');
-    if ('status' in filter) rows = rows.where('posted', '=', filter.status === 'posted' ? 1 : 0);
-    if ('accountingConfig' in filter) rows = rows.where('accounting_config', '=', filter.accountingConfig);
-    if ('from' in filter) rows = rows.where('core_date', '>=', filter.from);
-    if ('to' in filter) rows = rows.where('core_date', '<', filter.to);
+    if (filter.status !== undefined) rows = rows.where('posted', '=', filter.status === 'posted' ? 1 : 0);
+    if (filter.accountingConfig !== undefined)
+      rows = rows.where('accounting_config', '=', filter.accountingConfig);
+    if (filter.from !== undefined) rows = rows.where('core_date', '>=', filter.from);
+    if (filter.to !== undefined) rows = rows.where('core_date', '<', filter.to);
     expect(await accounting.countJournals(filter), JSON.stringify(filter)).toBe(await countRows(rows));
   }
   const codes = await t.store.db.selectFrom('processing_errors').select('code').distinct().execute();
