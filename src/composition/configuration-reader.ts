@@ -2,7 +2,6 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { AppError } from '../lib/errors.js';
-import { JSON_BODY_NESTING_DEPTH_MAX } from '../lib/json-body.js';
 import type { Configuration } from '../modules/configuration/model.js';
 import type { CheckedUpload, ConfigurationValidator } from '../modules/configuration/service.js';
 import {
@@ -82,9 +81,8 @@ async function checkedUploadOf(reading: UploadReading): Promise<CheckedUpload> {
 
 /** The job of a body: raw bytes are read as a request; a value already parsed is checked as a document. */
 function jobOf(body: unknown): UploadJob {
-  const nestingDepthMax = JSON_BODY_NESTING_DEPTH_MAX;
-  if (body instanceof Uint8Array) return { raw: body, checks: 'request', nestingDepthMax };
-  return { raw: Buffer.from(JSON.stringify(body) ?? 'null'), checks: 'document', nestingDepthMax };
+  if (body instanceof Uint8Array) return { raw: body, checks: 'request' };
+  return { raw: Buffer.from(JSON.stringify(body) ?? 'null'), checks: 'document' };
 }
 
 /**

@@ -7,7 +7,12 @@
  */
 
 import type { AppError } from '../lib/errors.js';
-import { JSON_BODY_EMPTY_DETAIL, JSON_BODY_MALFORMED_DETAIL, jsonBodyTooDeep } from '../lib/json-body.js';
+import {
+  JSON_BODY_EMPTY_DETAIL,
+  JSON_BODY_MALFORMED_DETAIL,
+  JSON_BODY_NESTING_DEPTH_MAX,
+  jsonBodyTooDeep,
+} from '../lib/json-body.js';
 import { unstorableTextError, unstorableTextOf } from '../lib/unstorable-text.js';
 import type { ConfigurationError } from '../modules/configuration/configuration-errors.js';
 import { nestsDeeperThan } from '../modules/entities/record-validator.js';
@@ -16,14 +21,13 @@ import { checkPreparation } from './prepared-configuration.js';
 
 /**
  * One upload to read. `raw` holds the body as received (`checks: 'request'`: refused as a
- * request is when it is empty, not JSON, nested deeper than `nestingDepthMax` or holding text no
- * store can keep), or the JSON text of a value the caller parsed and checked already
- * (`checks: 'document'`: only the document's own checks).
+ * request is when it is empty, not JSON, nested deeper than `JSON_BODY_NESTING_DEPTH_MAX` or
+ * holding text no store can keep), or the JSON text of a value the caller parsed and checked
+ * already (`checks: 'document'`: only the document's own checks).
  */
 export interface UploadJob {
   raw: Uint8Array;
   checks: 'request' | 'document';
-  nestingDepthMax: number;
 }
 
 /**
@@ -95,7 +99,7 @@ export function readConfigurationUpload(job: UploadJob): UploadReading {
   if (!('body' in parsed)) return parsed;
   const { body } = parsed;
   if (job.checks === 'request') {
-    if (nestsDeeperThan(body, job.nestingDepthMax)) return refused(jsonBodyTooDeep());
+    if (nestsDeeperThan(body, JSON_BODY_NESTING_DEPTH_MAX)) return refused(jsonBodyTooDeep());
     const unstorable = unstorableTextOf(body);
     if (unstorable !== undefined) return refused(unstorableTextError(unstorable));
   }

@@ -148,7 +148,8 @@ export class ConfigurationService<T> {
    * answers with what would be deleted instead, changing nothing. With `ifRevisionIn`, the
    * upload (or the dry run) is made only when the stored revision is one of those. Errors:
    * `configuration-invalid` (400) with every problem as `{ path, message }`;
-   * `configuration-changed` (412) when the revision condition fails.
+   * `configuration-changed` (412) when the revision condition fails; for a raw body the
+   * validator cannot read, `malformed-json` or `validation-failed` (400).
    */
   async upload(body: unknown, actor: string, options: UploadOptions = {}): Promise<UploadResult> {
     const checked = await this.#validate(body);
