@@ -23,3 +23,18 @@ export function prepareConfiguration(stored: StoredConfiguration): PreparedConfi
     flows: prepareFlows(stored.configuration),
   };
 }
+
+/**
+ * Prepares a configuration completely, every entity validator compiled, as an upload must before
+ * it is stored; throws what the preparation throws. Runs where the upload is read (a worker thread
+ * for a large one), so the event loop later prepares the stored revision with the validators
+ * compiled on first use.
+ */
+export function checkPreparation(stored: StoredConfiguration): void {
+  const prepared = prepareConfiguration(stored);
+  for (const entity of prepared.entities.values()) {
+    // Reading the validator compiles it (`prepareEntities`).
+    if (entity.validator.entity !== entity.definition)
+      throw new Error(`no validator for ${entity.definition.name}`);
+  }
+}

@@ -25,7 +25,7 @@ import { createRequestCountStore } from '../storage/request-count-store.js';
 import { createSignInStore } from '../storage/sign-in-store.js';
 import { createStatisticsStore } from '../storage/statistics-store.js';
 import type { Store } from '../storage/store.js';
-import { validateConfiguration } from './configuration-checks.js';
+import { configurationReader } from './configuration-reader.js';
 import { type PreparedConfiguration, prepareConfiguration } from './prepared-configuration.js';
 import { createProcessing, type Processing, type ProcessingSettings } from './processing.js';
 
@@ -123,6 +123,8 @@ export function createServices(
   const catalog = new EntityCatalog(snapshots, clock, settings.businessDate);
   const threads = settings.ingestWorkerThreads ?? 0;
   const chunkWorker = threads > 0 ? threadChunkWorker(threads) : inlineChunkWorker;
+  // Reads large configuration uploads on a worker thread of its own, started on first use.
+  const configurationReading = configurationReader();
   let processing: Processing | undefined;
   const requestLimiter = new RequestLimiter(
     createRequestCountStore(store.db),
@@ -138,8 +140,11 @@ export function createServices(
     access: new AccessDirectory(authStore, clock),
     signIns: new SignIns(authStore, createSignInStore(store.db), clock, settings.authFailureWait),
     snapshots,
-    configuration: new ConfigurationService(configurationStore, snapshots, clock, async (body) =>
-      validateConfiguration(body),
+    configuration: new ConfigurationService(
+      configurationStore,
+      snapshots,
+      clock,
+      configurationReading.validate,
     ),
     catalog,
     ingestion: new IngestionService(createIngestionStore(store), catalog, clock, {
@@ -159,6 +164,7 @@ export function createServices(
       await requestLimiter.close();
       await processing?.close();
       await chunkWorker.close();
+      await configurationReading.close();
     },
   };
   if (place !== 'here') return services;

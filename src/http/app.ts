@@ -7,7 +7,7 @@ import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Services } from '../composition/services.js';
-import { AppError } from '../lib/errors.js';
+import { JSON_BODY_NESTING_DEPTH_MAX, JSON_MEDIA_TYPES, jsonBodyTooDeep } from '../lib/json-body.js';
 import { nestsDeeperThan } from '../modules/entities/record-validator.js';
 import type { ProcessingStatus } from '../processing/messages.js';
 import type { Store } from '../storage/store.js';
@@ -32,14 +32,7 @@ import { type ServerTimeouts, serverTimeoutOptions } from './server-timeouts.js'
 /** Largest JSON body of an ordinary endpoint; the chunk and configuration routes set their own. */
 export const JSON_BODY_BYTES_MAX = 1024 * 1024;
 
-/**
- * Deepest nesting of arrays and objects in a JSON body of an ordinary endpoint. Deeper bodies are
- * refused before any check walks them, since walking them recursively overflows the stack.
- */
-export const JSON_BODY_NESTING_DEPTH_MAX = 64;
-
-/** The media types whose bodies are parsed as JSON. */
-const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json', 'application/problem+json'];
+export { JSON_BODY_NESTING_DEPTH_MAX } from '../lib/json-body.js';
 
 export interface AppDeps {
   store: Store;
@@ -132,8 +125,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     parseJson(request, String(body), (error, parsed: unknown) => {
       if (error === null && nestsDeeperThan(parsed, JSON_BODY_NESTING_DEPTH_MAX)) {
-        const message = `must not nest arrays and objects more than ${JSON_BODY_NESTING_DEPTH_MAX} levels deep`;
-        done(new AppError('validation-failed', `the body ${message}`, { errors: [{ path: '', message }] }));
+        done(jsonBodyTooDeep());
         return;
       }
       done(error, parsed);

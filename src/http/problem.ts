@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ProblemCode } from '../lib/errors.js';
 import { ISO_DURATION_PATTERN } from '../lib/iso-duration.js';
+import { JSON_BODY_EMPTY_DETAIL } from '../lib/json-body.js';
 import { StoreUnavailableError } from '../storage/errors.js';
 import { PROBLEM_STATUS, type ProblemContext, problemBody, problemHeaders } from './problems.js';
 
@@ -175,7 +176,7 @@ export function frameworkProblem(
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return { code: 'malformed-json', detail: 'the body is shorter or longer than its Content-Length' };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { code: 'malformed-json', detail: 'the body is empty; this endpoint expects a JSON document' };
+      return { code: 'malformed-json', detail: JSON_BODY_EMPTY_DETAIL };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { code: 'malformed-json', detail: error.message };
   }

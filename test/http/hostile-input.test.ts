@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unstorableTextOf } from '../../src/http/nul-guard.js';
+import { unstorableTextOf } from '../../src/lib/unstorable-text.js';
 import { createTestApp, form, type TestApp } from '../helpers/app.js';
 import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
 import { loanRecord } from '../helpers/records.js';

@@ -1,6 +1,10 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
 import { AppError } from '../../lib/errors.js';
+import { JSON_MEDIA_TYPES } from '../../lib/json-body.js';
 import {
   CONFIGURATION_BODY_BYTES_MAX,
   IfMatch,
@@ -55,6 +59,25 @@ const IfMatchHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch) });
  */
 const DeleteBody = Type.Object({}, { additionalProperties: false });
 
+/**
+ * Characters of a download written between two turns of the event loop: the document is ordered
+ * and printed a section element at a time, and the loop serves what waits after each batch.
+ */
+const DOWNLOAD_CHARS_PER_TURN = 64 * 1024;
+
+/** The pieces of a document's text in batches of about {@link DOWNLOAD_CHARS_PER_TURN}, a turn of the event loop after each. */
+async function* inTurns(pieces: Iterable<string>): AsyncGenerator<string> {
+  let batch = '';
+  for (const piece of pieces) {
+    batch += piece;
+    if (batch.length < DOWNLOAD_CHARS_PER_TURN) continue;
+    yield batch;
+    batch = '';
+    await nextTurn();
+  }
+  if (batch.length > 0) yield batch;
+}
+
 /** Configuration Data bulk download, upload and delete, and the audit log. */
 export const configurationRoutes: FastifyPluginAsyncTypebox<{
   configuration: ConfigurationService<unknown>;
@@ -77,9 +100,6 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
     '/api/v1/configuration/bulk',
     {
       config: { permission: 'configuration:read' },
-      // The document is already in canonical order; a schema-driven serialiser would only
-      // slow a large document down.
-      serializerCompiler: () => (data) => JSON.stringify(data),
       schema: {
         operationId: 'downloadConfiguration',
         tags: ['configuration'],
@@ -90,45 +110,64 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const { document, revision } = await configuration.download(principalOf(request).ownerEmail);
-      reply.header('etag', etagOf(revision));
-      return document;
+      const { text, revision } = await configuration.downloadText(principalOf(request).ownerEmail);
+      // The text is the documented document, written as a stream: the response schema documents
+      // it, and the typed reply, which expects the object, is widened to send the stream.
+      const untyped: FastifyReply = reply;
+      return untyped
+        .header('etag', etagOf(revision))
+        .type('application/json; charset=utf-8')
+        .send(Readable.from(inTurns(text)));
     },
   );
 
-  app.put(
-    '/api/v1/configuration/bulk',
-    {
-      config: { permission: 'configuration:write' },
-      bodyLimit: CONFIGURATION_BODY_BYTES_MAX,
-      // The schema documents the body; the configuration module validates it, structure and
-      // cross-references together, so that every problem is reported in one answer. The query
-      // string is validated as everywhere else.
-      validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : compileValidator(route)),
-      schema: {
-        operationId: 'uploadConfiguration',
-        tags: ['configuration'],
-        summary: 'Upload a whole configuration (all or nothing; wipes the processing data)',
-        description: `At most ${CONFIGURATION_BODY_BYTES_MAX} bytes. The new configuration replaces the old one, and every ingestion session with its records, journals, journal lines and processing errors is deleted; users, credentials and the audit log stay. The answer's \`deleted\` counts what was wiped. With \`dryRun=true\` the document is checked exactly as for an upload and nothing changes: the answer's \`wouldDelete\` counts what an upload would wipe now. A 400 lists every problem as { path (JSON Pointer), message }; nothing changes on a 400. With \`If-Match\`, the upload (or its dry run) is made only while the stored configuration is the one that \`ETag\` names, else 412 \`configuration-changed\` and nothing changes. The answer's \`ETag\` names the revision stored after it (unchanged by a dry run).`,
-        querystring: DryRunQuery,
-        headers: IfMatchHeaders,
-        body: ConfigurationUploadSchema,
-        response: { 200: UploadResult, 400: Problem, 412: Problem, 413: Problem },
-      },
-    },
-    async (request, reply) => {
-      const { revision, ...answer } = await configuration.upload(
-        request.body,
-        principalOf(request).ownerEmail,
-        {
-          dryRun: request.query.dryRun,
-          ifRevisionIn: revisionsOf(request.headers['if-match']),
+  // The upload reads its body as raw bytes, which the configuration service's validator parses
+  // and checks on a worker thread when the document is large (docs/adr/0017): parsing it here
+  // would hold the event loop for the whole document. The same media types as every JSON route,
+  // and the same answers to a body that cannot be read. The parser lives in this encapsulated
+  // context only.
+  await app.register(async (plugin) => {
+    const uploads = plugin.withTypeProvider<TypeBoxTypeProvider>();
+    uploads.removeAllContentTypeParsers();
+    uploads.addContentTypeParser(
+      JSON_MEDIA_TYPES,
+      { parseAs: 'buffer', bodyLimit: CONFIGURATION_BODY_BYTES_MAX },
+      (_request, body, done) => done(null, body),
+    );
+    uploads.put(
+      '/api/v1/configuration/bulk',
+      {
+        config: { permission: 'configuration:write' },
+        bodyLimit: CONFIGURATION_BODY_BYTES_MAX,
+        // The schema documents the body; the configuration module validates it, structure and
+        // cross-references together, so that every problem is reported in one answer. The query
+        // string is validated as everywhere else.
+        validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : compileValidator(route)),
+        schema: {
+          operationId: 'uploadConfiguration',
+          tags: ['configuration'],
+          summary: 'Upload a whole configuration (all or nothing; wipes the processing data)',
+          description: `At most ${CONFIGURATION_BODY_BYTES_MAX} bytes. The new configuration replaces the old one, and every ingestion session with its records, journals, journal lines and processing errors is deleted; users, credentials and the audit log stay. The answer's \`deleted\` counts what was wiped. With \`dryRun=true\` the document is checked exactly as for an upload and nothing changes: the answer's \`wouldDelete\` counts what an upload would wipe now. A 400 lists every problem as { path (JSON Pointer), message }; nothing changes on a 400. With \`If-Match\`, the upload (or its dry run) is made only while the stored configuration is the one that \`ETag\` names, else 412 \`configuration-changed\` and nothing changes. The answer's \`ETag\` names the revision stored after it (unchanged by a dry run).`,
+          querystring: DryRunQuery,
+          headers: IfMatchHeaders,
+          body: ConfigurationUploadSchema,
+          response: { 200: UploadResult, 400: Problem, 412: Problem, 413: Problem },
         },
-      );
-      reply.header('etag', etagOf(revision));
-      return answer;
-    },
-  );
+      },
+      async (request, reply) => {
+        const { revision, ...answer } = await configuration.upload(
+          request.body,
+          principalOf(request).ownerEmail,
+          {
+            dryRun: request.query.dryRun,
+            ifRevisionIn: revisionsOf(request.headers['if-match']),
+          },
+        );
+        reply.header('etag', etagOf(revision));
+        return answer;
+      },
+    );
+  });
 
   app.delete(
     '/api/v1/configuration/bulk',

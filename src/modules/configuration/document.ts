@@ -116,6 +116,42 @@ export function canonicalConfiguration(c: Configuration): Configuration {
   return canonicalValue(ConfigurationSchema, c) as Configuration;
 }
 
+/**
+ * The JSON text of {@link canonicalConfiguration}, in pieces: joined, they are exactly
+ * `JSON.stringify(canonicalConfiguration(c))`, and each is at most one section element (or one
+ * section that is not an array), so a caller can write a large document out with the event loop
+ * free between pieces instead of ordering and printing it in one go.
+ */
+export function* canonicalConfigurationText(c: Configuration): Generator<string> {
+  const sections = (ConfigurationSchema as SchemaNode).properties ?? {};
+  const known = Object.keys(sections).filter((key) => Object.hasOwn(c, key));
+  const rest = Object.keys(c)
+    .sort()
+    .filter((key) => !Object.hasOwn(sections, key));
+  const record = c as unknown as Record<string, unknown>;
+  let separator = '{';
+  for (const key of [...known, ...rest]) {
+    const value = record[key];
+    // As JSON.stringify does: a member without a value is left out.
+    if (value === undefined) continue;
+    const node = sections[key];
+    yield `${separator}${JSON.stringify(key)}:`;
+    separator = ',';
+    const items = node?.items;
+    if (!Array.isArray(value) || items === undefined) {
+      yield JSON.stringify(node === undefined ? value : canonicalValue(node, value));
+      continue;
+    }
+    let itemSeparator = '[';
+    for (const item of value) {
+      yield `${itemSeparator}${JSON.stringify(canonicalValue(items, item)) ?? 'null'}`;
+      itemSeparator = ',';
+    }
+    yield itemSeparator === '[' ? '[]' : ']';
+  }
+  yield separator === '{' ? '{}' : '}';
+}
+
 /** The parts of a JSON Schema node the canonical walk looks at. */
 interface SchemaNode {
   readonly properties?: Readonly<Record<string, SchemaNode>>;

@@ -1,17 +1,34 @@
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
-import { canonicalConfiguration, emptyConfiguration, sectionCounts } from './document.js';
-import { CONFIGURATION_FORMAT_VERSION, type ConfigurationDocument } from './model.js';
+import type { ConfigurationError } from './configuration-errors.js';
+import {
+  canonicalConfiguration,
+  canonicalConfigurationText,
+  emptyConfiguration,
+  sectionCounts,
+} from './document.js';
+import { CONFIGURATION_FORMAT_VERSION, type Configuration, type ConfigurationDocument } from './model.js';
 import type { ConfigurationSnapshots } from './snapshot.js';
-import type { AuditEntry, ConfigurationStore, ProcessingDataCounts } from './store.js';
-import type { ConfigurationValidation } from './validate.js';
+import type { AuditEntry, ConfigurationStore, ProcessingDataCounts, StoredConfiguration } from './store.js';
 
 /**
- * Checks an upload body completely (structure and every module's semantic checks). A function
- * given by the composition root, so that it decides where the CPU work of a large document
- * runs (a worker thread can take it off the event loop) and this module stays free of thread plumbing.
+ * What checking an upload found: a valid document (every section present), the problems of an
+ * invalid one, or why a document that passed every check could not be prepared.
  */
-export type ConfigurationValidator = (body: unknown) => Promise<ConfigurationValidation>;
+export type CheckedUpload =
+  | { readonly kind: 'valid'; readonly version: string; readonly configuration: Configuration }
+  | { readonly kind: 'invalid'; readonly errors: ConfigurationError[] }
+  | { readonly kind: 'unprepared'; readonly message: string };
+
+/**
+ * Checks an upload body completely: structure, every module's semantic checks and a whole
+ * preparation (entity validators, accounting tables). A function given by the composition root,
+ * so that it decides where the CPU work of a large document runs (a worker thread takes it off the
+ * event loop) and this module stays free of thread plumbing. The body is a parsed value, or the
+ * raw bytes of a request (a `Uint8Array`), which the validator parses and refuses as a request
+ * (`malformed-json`, `validation-failed`) when it cannot be read.
+ */
+export type ConfigurationValidator = (body: unknown) => Promise<CheckedUpload>;
 
 /**
  * The answer to a successful upload, or to its dry run, with the revision stored after it (the
@@ -47,11 +64,12 @@ function configurationChanged(revision: number): AppError {
 
 /**
  * Configuration Data as a whole: download, all-or-nothing upload and deletion (each with a dry
- * run that only counts what would be wiped), each recorded in the audit log. Uploads are validated completely and prepared
- * (entity validators, accounting tables) before anything is written, so a configuration that
- * cannot be used is refused with a 400 and the stored one stays as it was. The validation (with
- * every module's semantic checks, `src/composition/configuration-checks.ts`) is given by the
- * caller, as the preparation is.
+ * run that only counts what would be wiped), each recorded in the audit log. Uploads are
+ * validated completely and prepared (entity validators, accounting tables) before anything is
+ * written, so a configuration that cannot be used is refused with a 400 and the stored one stays
+ * as it was. The check (every module's semantic checks and the preparation,
+ * `src/composition/configuration-reader.ts`) is given by the caller, as the preparation of the
+ * snapshots is.
  */
 export class ConfigurationService<T> {
   readonly #store: ConfigurationStore;
@@ -73,16 +91,43 @@ export class ConfigurationService<T> {
 
   /** The whole document of the current revision, keys in canonical order, and that revision. */
   async download(downloadedBy: string): Promise<{ document: ConfigurationDocument; revision: number }> {
+    const { stored, about } = await this.#downloaded(downloadedBy);
+    return {
+      document: { configuration: canonicalConfiguration(stored.configuration), ...about },
+      revision: stored.revision,
+    };
+  }
+
+  /**
+   * The JSON text of {@link download}'s document, in pieces of at most one section element each
+   * (`canonicalConfigurationText`), and its revision: joined, the pieces are exactly
+   * `JSON.stringify` of that document, and a large one is written out without holding the event
+   * loop for the whole ordering and printing.
+   */
+  async downloadText(downloadedBy: string): Promise<{ text: Iterable<string>; revision: number }> {
+    const { stored, about } = await this.#downloaded(downloadedBy);
+    function* text(): Generator<string> {
+      yield '{"configuration":';
+      yield* canonicalConfigurationText(stored.configuration);
+      yield `,${JSON.stringify(about).slice(1)}`;
+    }
+    return { text: text(), revision: stored.revision };
+  }
+
+  /** The stored configuration of a download, and the members a download adds to it, in their order. */
+  async #downloaded(downloadedBy: string): Promise<{
+    stored: StoredConfiguration;
+    about: Omit<ConfigurationDocument, 'configuration'>;
+  }> {
     const { stored } = await this.#snapshots.current();
     const nowMs = this.#clock.now().getTime();
     return {
-      document: {
-        configuration: canonicalConfiguration(stored.configuration),
+      stored,
+      about: {
         downloadTime: { seconds: Math.floor(nowMs / 1000), nanos: (nowMs % 1000) * 1_000_000 },
         downloadedBy,
         version: stored.version as ConfigurationDocument['version'],
       },
-      revision: stored.revision,
     };
   }
 
@@ -103,31 +148,29 @@ export class ConfigurationService<T> {
    * answers with what would be deleted instead, changing nothing. With `ifRevisionIn`, the
    * upload (or the dry run) is made only when the stored revision is one of those. Errors:
    * `configuration-invalid` (400) with every problem as `{ path, message }`;
-   * `configuration-changed` (412) when the revision condition fails.
+   * `configuration-changed` (412) when the revision condition fails; for a raw body the
+   * validator cannot read, `malformed-json` or `validation-failed` (400).
    */
   async upload(body: unknown, actor: string, options: UploadOptions = {}): Promise<UploadResult> {
-    const result = await this.#validate(body);
-    if (!result.ok) {
-      const first = result.errors[0];
+    const checked = await this.#validate(body);
+    if (checked.kind === 'invalid') {
+      const first = checked.errors[0];
       throw new AppError(
         'configuration-invalid',
-        `the configuration has ${result.errors.length} problem(s)${first === undefined ? '' : `; first: ${first.path} ${first.message}`}`,
-        { errors: result.errors },
+        `the configuration has ${checked.errors.length} problem(s)${first === undefined ? '' : `; first: ${first.path} ${first.message}`}`,
+        { errors: checked.errors },
       );
     }
-    const { configuration, version } = result.document;
-    const stored = { revision: -1, version, configuration, updatedAt: null, updatedBy: actor };
-    try {
-      this.#snapshots.prepare(stored);
-    } catch (error) {
+    if (checked.kind === 'unprepared') {
       throw new AppError(
         'configuration-invalid',
-        `the configuration cannot be prepared: ${(error as Error).message}`,
+        `the configuration cannot be prepared: ${checked.message}`,
         {
-          errors: [{ path: '/configuration', message: (error as Error).message }],
+          errors: [{ path: '/configuration', message: checked.message }],
         },
       );
     }
+    const { configuration, version } = checked;
     const sections = sectionCounts(configuration);
     if (options.dryRun === true) {
       const revision = await this.#checkedRevision(options.ifRevisionIn);

@@ -32,9 +32,4 @@ export class ConfigurationSnapshots<T> {
     // revision, which is all a caller may rely on.
     return snapshot;
   }
-
-  /** Prepares a configuration without storing it (an upload prepares before it commits). */
-  prepare(stored: StoredConfiguration): T {
-    return this.#prepare(stored);
-  }
 }

@@ -30,8 +30,10 @@ export function entityKey(namespace: string, name: string): string {
 }
 
 /**
- * Compiles the validator of every ingestion target of a configuration, keyed by
- * {@link entityKey}. Throws when a validator cannot be compiled (the upload then fails).
+ * The ingestion targets of a configuration, keyed by {@link entityKey}. An entity's validator is
+ * compiled when first read and kept with the revision, so that a new revision is ready without
+ * compiling thousands of validators in one go on the event loop; an upload compiles them all first,
+ * on its worker thread, so a validator that cannot be compiled refuses the upload.
  */
 export function prepareEntities(configuration: Configuration): Map<string, PreparedEntity> {
   const entities = new Map<string, PreparedEntity>();
@@ -40,9 +42,13 @@ export function prepareEntities(configuration: Configuration): Map<string, Prepa
   );
   for (const definition of entitiesOf(configuration)) {
     const key = entityKey(definition.namespace, definition.name);
+    let validator: RecordValidator | undefined;
     entities.set(key, {
       definition,
-      validator: compileRecordValidator(definition),
+      get validator() {
+        validator ??= compileRecordValidator(definition);
+        return validator;
+      },
       awaitsProcessing: definition.kind !== 'user' || flowInputs.has(key),
     });
   }

@@ -4,6 +4,7 @@ import { validateConfiguration } from '../../../src/composition/configuration-ch
 import {
   CONFIGURATION_SECTIONS,
   canonicalConfiguration,
+  canonicalConfigurationText,
   emptyConfiguration,
   sectionCounts,
 } from '../../../src/modules/configuration/document.js';
@@ -114,5 +115,37 @@ describe('canonicalConfiguration', () => {
     });
     expect(again.ok).toBe(true);
     if (again.ok) expect(again.document.configuration).toEqual(original);
+  });
+});
+
+describe('canonicalConfigurationText', () => {
+  const joined = (c: Configuration) => [...canonicalConfigurationText(c)].join('');
+
+  it('is JSON.stringify of the canonical form, in any key order, empty sections included', () => {
+    const original = fixtureConfiguration();
+    expect(joined(original)).toBe(JSON.stringify(canonicalConfiguration(original)));
+    expect(joined(reversedKeys(original) as Configuration)).toBe(
+      JSON.stringify(canonicalConfiguration(original)),
+    );
+    expect(joined(emptyConfiguration())).toBe(JSON.stringify(canonicalConfiguration(emptyConfiguration())));
+  });
+
+  it('keeps members the schema does not know after the known ones, and leaves out members without a value', () => {
+    const odd = { zeta: [1, { b: 2, a: 1 }], ...fixtureConfiguration(), alpha: 'x', nodes: undefined };
+    const configuration = odd as unknown as Configuration;
+    expect(joined(configuration)).toBe(JSON.stringify(canonicalConfiguration(configuration)));
+    expect(joined({} as Configuration)).toBe('{}');
+  });
+
+  it('gives at most one section element a piece', () => {
+    const original = fixtureConfiguration();
+    const pieces = [...canonicalConfigurationText(original)];
+    const longest = Math.max(...pieces.map((piece) => piece.length));
+    const elements = Object.values(original).flatMap((section) =>
+      Array.isArray(section) ? section.map((element) => JSON.stringify(element).length + 2) : [],
+    );
+    expect(longest).toBeLessThanOrEqual(
+      Math.max(...elements, JSON.stringify(original.journalDefinition).length),
+    );
   });
 });
