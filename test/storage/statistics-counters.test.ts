@@ -77,7 +77,10 @@ const JOURNAL_FILTERS: JournalFilter[] = [
 async function expectListTotalsEqualFullCounts(t: TestApp): Promise<void> {
   const accounting = createAccountingStore(t.store);
   const configs = await t.store.db.selectFrom('journals').select('accounting_config').distinct().execute();
-  const filters: JournalFilter[] = [...JOURNAL_FILTERS, ...configs.map((c) => ({ accountingConfig: c.accounting_config }))];
+  const filters: JournalFilter[] = [
+    ...JOURNAL_FILTERS,
+    ...configs.map((c) => ({ accountingConfig: c.accounting_config })),
+  ];
   for (const filter of filters) {
     let rows = t.store.db.selectFrom('journals');
     if (filter.status !== undefined) rows = rows.where('posted', '=', filter.status === 'posted' ? 1 : 0);
