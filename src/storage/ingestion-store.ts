@@ -1,17 +1,16 @@
-import { type QueryCreator, type Selectable, sql, type Transaction } from 'kysely';
+import { type QueryCreator, sql, type Transaction } from 'kysely';
 import type {
   ChunkOutcome,
   ChunkWrite,
-  FailedRecord,
   IngestionStore,
   SessionFilter,
-  SessionRow,
   StoredChunkOutcome,
 } from '../modules/ingestion/store.js';
 import { createBulkInsert } from './bulk-insert.js';
 import { countRows } from './count.js';
+import { chunkRow, toOutcome, toSession } from './ingestion-rows.js';
 import { keyedPageOf } from './keyed-page.js';
-import type { ChunksTable, Database, IngestionsTable } from './schema.js';
+import type { Database } from './schema.js';
 import { countLateSessionWork, countSession, countSessionsMatching, NO_WORK } from './session-counters.js';
 import { createSessionErrorReads } from './session-errors.js';
 import { sessionStateIs, sessionWasOpenAt } from './session-state.js';
@@ -39,57 +38,6 @@ const RECORD_ERROR_COLUMNS: readonly string[] = [
   'created_at',
 ];
 
-function toSession(row: Selectable<IngestionsTable>): SessionRow {
-  return {
-    ingestionId: row.ingestion_id,
-    ingestionName: row.ingestion_name,
-    namespace: row.namespace,
-    entity: row.entity,
-    state: row.state,
-    timeout: row.timeout,
-    timeoutMs: Number(row.timeout_ms),
-    openedBy: row.opened_by,
-    openedOn: row.opened_on,
-    closedBy: row.closed_by,
-    closedOn: row.closed_on,
-    closeReason: row.close_reason,
-    lastActivityOn: row.last_activity_on,
-    expiresAtMs: Number(row.expires_at_ms),
-    chunks: Number(row.chunks),
-    apiCalls: Number(row.api_calls),
-    totalRows: Number(row.total_rows),
-    successRows: Number(row.success_rows),
-    failedRows: Number(row.failed_rows),
-    processedRows: Number(row.processed_rows),
-    processingFailedRows: Number(row.processing_failed_rows),
-  };
-}
-
-/**
- * The `failed_records` column: the listed failed records and how many more failed, as
- * `{"listed": [...], "omitted": n}`; rows written before the list was capped hold the bare array.
- */
-function failedRecordsOf(column: string): { listed: FailedRecord[]; omitted: number } {
-  const stored = JSON.parse(column) as FailedRecord[] | { listed: FailedRecord[]; omitted: number };
-  return Array.isArray(stored) ? { listed: stored, omitted: 0 } : stored;
-}
-
-function toOutcome(row: Selectable<ChunksTable>): ChunkOutcome {
-  const { listed, omitted } = failedRecordsOf(row.failed_records);
-  return {
-    kind: row.rejected === 1 ? 'rejected' : 'stored',
-    ingestionId: row.ingestion_id,
-    chunkSeq: Number(row.chunk_seq),
-    chunkName: row.chunk_name,
-    acceptedRows: Number(row.accepted_rows),
-    failedRows: Number(row.failed_rows),
-    failed: listed,
-    failedOmitted: omitted,
-    reference: row.answer_reference,
-    answeredAt: row.answered_at,
-  };
-}
-
 /** True for a unique-key violation (the idempotency key) on either dialect. */
 function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
@@ -103,11 +51,11 @@ function isForeignKeyViolation(error: unknown): boolean {
 }
 
 /**
- * The ingestion port over Kysely. A chunk takes its sequence number in a statement of its
- * own, then writes chunk, records and errors, and adds to the session's counters last, so the
- * session row is locked only for the end of each chunk's transaction and parallel chunks of
- * one session overlap on PostgreSQL. Records and errors go in through the bulk-insert path
- * (`bulk-insert.ts`).
+ * The ingestion port over Kysely. On PostgreSQL a chunk takes its sequence number in a statement
+ * of its own, then writes chunk, records and errors, and adds to the session's counters last, so
+ * the session row is locked only for the end of each chunk's transaction and parallel chunks of
+ * one session overlap. On SQLite, where writes take turns, one transaction does it all, the
+ * sequence number first. Records and errors go in through the bulk-insert path (`bulk-insert.ts`).
  */
 export function createIngestionStore(store: Store): IngestionStore {
   const { db } = store;
@@ -318,36 +266,51 @@ export function createIngestionStore(store: Store): IngestionStore {
         record: JSON.stringify(f.record) ?? 'null',
         errors: JSON.stringify(f.errors),
       }));
-      const seq = await db
-        .updateTable('ingestions')
-        .set((eb) => ({ chunk_seq_next: eb('chunk_seq_next', '+', 1) }))
-        .where('ingestion_id', '=', write.ingestionId)
-        .returning('chunk_seq_next')
-        .executeTakeFirst();
-      if (seq === undefined) return { kind: 'gone' };
-      const chunkSeq = Number(seq.chunk_seq_next);
       const acceptedRows = write.accepted.length;
       // A rejected chunk counts in no row counter: its records count when sent again and stored.
       const counted = write.rejected
         ? { chunks: 0, totalRows: 0, failedRows: 0 }
         : { chunks: 1, totalRows: write.totalRows, failedRows: write.totalRows - acceptedRows };
-      const chunk = {
-        ingestion_id: write.ingestionId,
-        chunk_seq: chunkSeq,
-        chunk_name: write.chunkName,
-        idempotency_key: write.idempotencyKey,
-        body_sha256: write.bodySha256,
-        accepted_rows: acceptedRows,
-        failed_rows: write.totalRows - acceptedRows,
-        created_at: write.at,
-        rejected: write.rejected ? 1 : 0,
-        failed_records: failedRecords,
-        answer_reference: write.reference,
-        answered_at: write.at,
-      };
+      const countInSession = (qc: QueryCreator<Database>, takeSeq: boolean) =>
+        qc
+          .updateTable('ingestions')
+          .set((eb) => ({
+            chunk_seq_next: eb('chunk_seq_next', '+', takeSeq ? 1 : 0),
+            chunks: eb('chunks', '+', counted.chunks),
+            total_rows: eb('total_rows', '+', counted.totalRows),
+            success_rows: eb('success_rows', '+', acceptedRows),
+            failed_rows: eb('failed_rows', '+', counted.failedRows),
+            processed_rows: eb('processed_rows', '+', write.awaitsProcessing ? 0 : acceptedRows),
+          }))
+          .where('ingestion_id', '=', write.ingestionId)
+          .returning(['chunk_seq_next', 'counted', 'opened_on']);
+      // On PostgreSQL the sequence number is taken before the chunk's transaction, so that
+      // chunks of one session are written side by side without waiting for the session's row
+      // lock. On SQLite writes take turns anyway: it is taken in the transaction, which saves a
+      // commit (a sync of the file) per chunk.
+      let chunkSeq = 0;
+      if (store.dialect === 'postgres') {
+        const seq = await db
+          .updateTable('ingestions')
+          .set((eb) => ({ chunk_seq_next: eb('chunk_seq_next', '+', 1) }))
+          .where('ingestion_id', '=', write.ingestionId)
+          .returning('chunk_seq_next')
+          .executeTakeFirst();
+        if (seq === undefined) return { kind: 'gone' };
+        chunkSeq = Number(seq.chunk_seq_next);
+      }
       try {
         const stored = await db.transaction().execute(async (trx) => {
-          await trx.insertInto('chunks').values(chunk).execute();
+          const session =
+            store.dialect === 'postgres' ? undefined : await countInSession(trx, true).executeTakeFirst();
+          if (store.dialect !== 'postgres') {
+            if (session === undefined) return undefined;
+            chunkSeq = Number(session.chunk_seq_next);
+          }
+          await trx
+            .insertInto('chunks')
+            .values(chunkRow(write, chunkSeq, acceptedRows, failedRecords))
+            .execute();
           await insertRecords(trx, write, chunkSeq);
           await bulkInsert(
             trx,
@@ -355,18 +318,8 @@ export function createIngestionStore(store: Store): IngestionStore {
             RECORD_ERROR_COLUMNS,
             failedTexts.map((f) => [write.ingestionId, chunkSeq, f.index, f.record, f.errors, write.at]),
           );
-          const session = await trx
-            .updateTable('ingestions')
-            .set((eb) => ({
-              chunks: eb('chunks', '+', counted.chunks),
-              total_rows: eb('total_rows', '+', counted.totalRows),
-              success_rows: eb('success_rows', '+', acceptedRows),
-              failed_rows: eb('failed_rows', '+', counted.failedRows),
-              processed_rows: eb('processed_rows', '+', write.awaitsProcessing ? 0 : acceptedRows),
-            }))
-            .where('ingestion_id', '=', write.ingestionId)
-            .returning(['counted', 'opened_on'])
-            .executeTakeFirst();
+          const counts = session ?? (await countInSession(trx, false).executeTakeFirst());
+          if (counts === undefined) return undefined;
           // The statistics counters last (`statistics-counters.ts`).
           await countEntityRecords(trx, {
             namespace: write.namespace,
@@ -376,24 +329,24 @@ export function createIngestionStore(store: Store): IngestionStore {
             errors: 0,
           });
           // A chunk that arrived while the session was open, written after it was counted.
-          if (session?.counted === 1)
-            await countLateSessionWork(trx, session.opened_on, {
+          if (counts.counted === 1)
+            await countLateSessionWork(trx, counts.opened_on, {
               chunks: counted.chunks,
               apiCalls: 0,
               totalRows: counted.totalRows,
               successRows: acceptedRows,
               failedRows: counted.failedRows,
             });
-          return session !== undefined;
+          return counts;
         });
-        if (!stored) return { kind: 'gone' };
+        if (stored === undefined) return { kind: 'gone' };
         const outcome: ChunkOutcome = {
           kind: write.rejected ? 'rejected' : 'stored',
           ingestionId: write.ingestionId,
           chunkSeq,
           chunkName: write.chunkName,
           acceptedRows,
-          failedRows: chunk.failed_rows,
+          failedRows: write.totalRows - acceptedRows,
           failed: write.failed,
           failedOmitted: write.failedOmitted,
           reference: write.reference,

@@ -1,0 +1,74 @@
+import type { Selectable } from 'kysely';
+import type { ChunkOutcome, ChunkWrite, FailedRecord, SessionRow } from '../modules/ingestion/store.js';
+import type { ChunksTable, IngestionsTable } from './schema.js';
+
+/** How the ingestion adapter (`ingestion-store.ts`) reads and writes its rows. */
+
+export function toSession(row: Selectable<IngestionsTable>): SessionRow {
+  return {
+    ingestionId: row.ingestion_id,
+    ingestionName: row.ingestion_name,
+    namespace: row.namespace,
+    entity: row.entity,
+    state: row.state,
+    timeout: row.timeout,
+    timeoutMs: Number(row.timeout_ms),
+    openedBy: row.opened_by,
+    openedOn: row.opened_on,
+    closedBy: row.closed_by,
+    closedOn: row.closed_on,
+    closeReason: row.close_reason,
+    lastActivityOn: row.last_activity_on,
+    expiresAtMs: Number(row.expires_at_ms),
+    chunks: Number(row.chunks),
+    apiCalls: Number(row.api_calls),
+    totalRows: Number(row.total_rows),
+    successRows: Number(row.success_rows),
+    failedRows: Number(row.failed_rows),
+    processedRows: Number(row.processed_rows),
+    processingFailedRows: Number(row.processing_failed_rows),
+  };
+}
+
+/**
+ * The `failed_records` column: the listed failed records and how many more failed, as
+ * `{"listed": [...], "omitted": n}`; rows written before the list was capped hold the bare array.
+ */
+function failedRecordsOf(column: string): { listed: FailedRecord[]; omitted: number } {
+  const stored = JSON.parse(column) as FailedRecord[] | { listed: FailedRecord[]; omitted: number };
+  return Array.isArray(stored) ? { listed: stored, omitted: 0 } : stored;
+}
+
+export function toOutcome(row: Selectable<ChunksTable>): ChunkOutcome {
+  const { listed, omitted } = failedRecordsOf(row.failed_records);
+  return {
+    kind: row.rejected === 1 ? 'rejected' : 'stored',
+    ingestionId: row.ingestion_id,
+    chunkSeq: Number(row.chunk_seq),
+    chunkName: row.chunk_name,
+    acceptedRows: Number(row.accepted_rows),
+    failedRows: Number(row.failed_rows),
+    failed: listed,
+    failedOmitted: omitted,
+    reference: row.answer_reference,
+    answeredAt: row.answered_at,
+  };
+}
+
+/** The `chunks` row of a chunk written with sequence number `chunkSeq`. */
+export function chunkRow(write: ChunkWrite, chunkSeq: number, acceptedRows: number, failedRecords: string) {
+  return {
+    ingestion_id: write.ingestionId,
+    chunk_seq: chunkSeq,
+    chunk_name: write.chunkName,
+    idempotency_key: write.idempotencyKey,
+    body_sha256: write.bodySha256,
+    accepted_rows: acceptedRows,
+    failed_rows: write.totalRows - acceptedRows,
+    created_at: write.at,
+    rejected: write.rejected ? 1 : 0,
+    failed_records: failedRecords,
+    answer_reference: write.reference,
+    answered_at: write.at,
+  };
+}
