@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUTH_FAILURES_PER_ADDRESS_MAX } from '../../src/modules/auth/failure-limiter.js';
 import {
   CLIENT_FIELD_LENGTH_MAX,
+  CREDENTIAL_USE_PRECISION_MS,
   REFRESH_REUSE_GRACE_SECONDS_DEFAULT,
 } from '../../src/modules/auth/token-service.js';
 import { createTestApp, form, type TestApp } from '../helpers/app.js';
@@ -52,6 +53,33 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
       refresh_token: expect.stringMatching(/^lfr_/),
       refresh_expires_in: 600,
     });
+  });
+
+  it("writes a credential's last use at most once a minute, and counts nothing for a secret verified moments ago", async () => {
+    const own = await t.credentialFor(['api-client']);
+    const ownGrant = () =>
+      token({ grant_type: 'client_credentials', client_id: own.clientId, client_secret: own.clientSecret });
+    const lastUsed = async () =>
+      (
+        await t.store.db
+          .selectFrom('credentials')
+          .select('last_used_at')
+          .where('client_id', '=', own.clientId)
+          .executeTakeFirstOrThrow()
+      ).last_used_at;
+    const failureRows = async () =>
+      (await t.store.db.selectFrom('auth_failures').selectAll().execute()).length;
+    expect((await ownGrant()).statusCode).toBe(200);
+    const first = await lastUsed();
+    expect(first).not.toBeNull();
+    const failuresBefore = await failureRows();
+    t.clock.advance(CREDENTIAL_USE_PRECISION_MS - 1);
+    expect((await ownGrant()).statusCode).toBe(200);
+    expect(await lastUsed()).toBe(first);
+    expect(await failureRows()).toBe(failuresBefore);
+    t.clock.advance(1);
+    expect((await ownGrant()).statusCode).toBe(200);
+    expect(await lastUsed()).toBe(t.clock.now().toISOString());
   });
 
   it('issues tokens for client credentials sent with HTTP Basic', async () => {

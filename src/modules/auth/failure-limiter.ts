@@ -69,7 +69,7 @@ export class FailureLimiter {
    */
   async admit(subject: string, address: string | undefined, nowMs: number): Promise<AuthAttempt> {
     const where = address ?? UNKNOWN_ADDRESS;
-    const pairKey = sha256Hex(`${this.#scope}\0${subject.slice(0, SUBJECT_LENGTH_MAX)}\0${where}`);
+    const pairKey = this.#pairKey(subject, where);
     const addressKey = sha256Hex(`${this.#scope}\0\0${where}`);
     const [fromAddress, pairFailures] = await Promise.all([
       this.#store.countAuthFailure(addressKey, nowMs, AUTH_FAILURE_WINDOW_MS),
@@ -82,6 +82,20 @@ export class FailureLimiter {
     const delayMs =
       slowed < 0 ? 0 : Math.min(AUTH_FAILURE_DELAY_BASE_MS * 2 ** slowed, AUTH_FAILURE_DELAY_MAX_MS);
     return { retryAfterSeconds, delayMs, pairKey, addressKey, pairFailures };
+  }
+
+  /**
+   * True when `subject` has no recent failure from `address`: an attempt with a secret known to
+   * be right (verified moments ago, no hashing) then needs neither counting nor holding. A read
+   * only, so such an attempt writes nothing.
+   */
+  async quiet(subject: string, address: string | undefined, nowMs: number): Promise<boolean> {
+    const pairKey = this.#pairKey(subject, address ?? UNKNOWN_ADDRESS);
+    return (await this.#store.readAuthFailures(pairKey, nowMs, AUTH_FAILURE_WINDOW_MS)) === 0;
+  }
+
+  #pairKey(subject: string, where: string): string {
+    return sha256Hex(`${this.#scope}\0${subject.slice(0, SUBJECT_LENGTH_MAX)}\0${where}`);
   }
 
   /** Holds an admitted attempt for its delay (none for a subject without recent failures). */
