@@ -95,6 +95,14 @@ const VERIFIED_CACHE_TTL_MS = 10 * 60 * 1000;
 export class VerifiedSecretCache {
   readonly #key = randomBytes(32);
   readonly #entries = new Map<string, { mac: Buffer; untilMs: number }>();
+  /** Checks in progress, by the MAC of stored hash and secret: the same secret is hashed once at a time. */
+  readonly #inFlight = new Map<string, Promise<boolean>>();
+  readonly #check: typeof verifySecret;
+
+  /** `check` is the slow comparison (scrypt); tests pass one that counts its calls. */
+  constructor(check: typeof verifySecret = verifySecret) {
+    this.#check = check;
+  }
 
   #mac(storedHash: string, secret: string): Buffer {
     return createHmac('sha256', this.#key).update(storedHash).update('\0').update(secret).digest();
@@ -105,6 +113,25 @@ export class VerifiedSecretCache {
     const entry = this.#entries.get(storedHash);
     if (entry === undefined || entry.untilMs < nowMs) return false;
     return timingSafeEqual(entry.mac, this.#mac(storedHash, secret));
+  }
+
+  /**
+   * Checks `secret` against `storedHash`: at once when it was verified recently, else with
+   * scrypt, remembering a match. Concurrent checks of the same secret against the same hash
+   * share one scrypt run, so many clients starting at once with one credential cost one hash,
+   * not one each.
+   */
+  async verify(storedHash: string, secret: string, nowMs: number): Promise<boolean> {
+    if (this.has(storedHash, secret, nowMs)) return true;
+    const key = this.#mac(storedHash, secret).toString('base64');
+    let check = this.#inFlight.get(key);
+    if (check === undefined) {
+      check = this.#check(secret, storedHash).finally(() => this.#inFlight.delete(key));
+      this.#inFlight.set(key, check);
+    }
+    const matched = await check;
+    if (matched) this.add(storedHash, secret, nowMs);
+    return matched;
   }
 
   /** Records a successful verification. */

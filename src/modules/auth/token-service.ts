@@ -171,10 +171,8 @@ export class TokenService {
       await verifySecret(auth.clientSecret, dummyHash());
       throw fail('unknown-client');
     }
-    if (!this.#verified.has(credential.secretHash, auth.clientSecret, nowMs)) {
-      if (!(await verifySecret(auth.clientSecret, credential.secretHash))) throw fail('wrong-secret');
-      this.#verified.add(credential.secretHash, auth.clientSecret, nowMs);
-    }
+    if (!(await this.#verified.verify(credential.secretHash, auth.clientSecret, nowMs)))
+      throw fail('wrong-secret');
     if (credential.revokedAt !== null) throw fail('revoked', 'the credential has been revoked');
     if (Date.parse(credential.expiresAt) <= nowMs) throw fail('expired', 'the credential has expired');
     const owner = await this.#store.findUser(credential.ownerEmail);
