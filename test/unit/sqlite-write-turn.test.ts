@@ -97,6 +97,40 @@ describe('the SQLite write turn of a process', () => {
     waiter.give();
   });
 
+  it('serves the writers of one thread in the order they asked, a late one behind them', async () => {
+    const turn = new SqliteWriteTurn(createSqliteWriteTurnBuffer(), {
+      priority: true,
+      timeoutMs: TIMEOUT_MS,
+    });
+    const order: string[] = [];
+    const write = async (name: string) => {
+      await turn.take();
+      order.push(name);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      turn.give();
+    };
+    await turn.take();
+    const waiting = ['b', 'c', 'd'].map(write);
+    turn.give();
+    // Asks the moment the turn is given back: it goes after those already in line.
+    const late = write('late');
+    await Promise.all([...waiting, late]);
+    expect(order).toEqual(['b', 'c', 'd', 'late']);
+  });
+
+  it("fails a writer whose wait in its thread's line passes the timeout, and serves the next", async () => {
+    const turn = new SqliteWriteTurn(createSqliteWriteTurnBuffer(), { priority: true, timeoutMs: 50 });
+    await turn.take();
+    const first = turn.take();
+    await expect(first).rejects.toBeInstanceOf(StoreUnavailableError);
+    const second = turn.take();
+    turn.give();
+    await second;
+    turn.give();
+    await turn.take();
+    turn.give();
+  });
+
   it('frees the turn of a thread that ended while holding it', async () => {
     const buffer = createSqliteWriteTurnBuffer();
     const { worker } = await holderThread(buffer, false);
