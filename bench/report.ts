@@ -55,12 +55,14 @@ runs the parts named and \`--dialect sqlite|postgres|both\` picks the storage. T
 minutes per dialect, or \`--soak-minutes N\`. A run replaces only the sections it measured, so
 each section names its own machine, date and command.
 
-The service always runs as \`npm start\` runs it: \`node --no-node-snapshot dist/main.js\` as a child process with
+The service always runs as \`npm start\` runs it: \`node --no-node-snapshot --max-semi-space-size=4 dist/main.js\` as a child process with
 \`PORT=0\`, \`LOG_LEVEL=warn\`, \`RATE_LIMIT_MAX=1000000000\` (a part measures one client at full
 speed, which the default per-client limit would stop; raised rather than off, so the limiter's
 cost is in the figures), a fresh database (a temporary SQLite file, or a new PostgreSQL
 database that is dropped afterwards), reached over HTTP on 127.0.0.1 only. The load generator runs
-in the benchmark process on the same machine, so client and service share its cores.
+in the benchmark process on the same machine, so client and service share its cores. To see
+where the service spends its time, \`SERVICE_CPU_PROFILE_DIR=DIR npm run bench -- …\` writes V8 CPU
+profiles of it and of its worker threads into DIR when it stops.
 
 How the targets read here: the ingestion target compares the service on SQLite
 with the single-core limit (JSON.parse, type check, SQLite insert); the PostgreSQL run is

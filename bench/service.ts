@@ -106,7 +106,7 @@ export function expectStatus(answer: Answer, status: number, what: string): void
 
 /**
  * Runs `work` against a fresh service on a fresh database of `dialect`, started as `npm start`
- * runs it (`node --no-node-snapshot dist/main.js`) with `env` added to its environment, and always stops it with
+ * runs it (`node --no-node-snapshot --max-semi-space-size=4 dist/main.js`) with `env` added to its environment, and always stops it with
  * SIGTERM and removes the database.
  */
 export async function withService<T>(

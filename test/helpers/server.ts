@@ -23,7 +23,7 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   // threads) into dir when it stops: how the benchmarks are profiled.
   const profileDir = process.env.SERVICE_CPU_PROFILE_DIR;
   const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
-  const child = spawn(process.execPath, ['--no-node-snapshot', ...profile, MAIN], {
+  const child = spawn(process.execPath, ['--no-node-snapshot', '--max-semi-space-size=4', ...profile, MAIN], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
