@@ -86,6 +86,28 @@ describe('the SQLite write turn of a process', () => {
     expect(order).toEqual(['foreground', 'background']);
   });
 
+  it('makes a writer without priority that kept one with priority waiting leave the turn as long as it held it', async () => {
+    const buffer = createSqliteWriteTurnBuffer();
+    const background = new SqliteWriteTurn(buffer, { priority: false, timeoutMs: TIMEOUT_MS });
+    const foreground = new SqliteWriteTurn(buffer, { priority: true, timeoutMs: TIMEOUT_MS });
+    const HOLD_MS = 60;
+    // Uncontended: taken again at once.
+    await background.take();
+    background.give();
+    let started = performance.now();
+    await background.take();
+    expect(performance.now() - started).toBeLessThan(HOLD_MS / 2);
+    // Held for HOLD_MS while a writer with priority waited: the next take waits about as long.
+    const foregroundTakes = foreground.take().then(() => foreground.give());
+    await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+    background.give();
+    await foregroundTakes;
+    started = performance.now();
+    await background.take();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(HOLD_MS - 5);
+    background.give();
+  });
+
   it('fails as unavailable when another writer keeps the turn past the timeout', async () => {
     const buffer = createSqliteWriteTurnBuffer();
     const holder = new SqliteWriteTurn(buffer, { priority: true, timeoutMs: TIMEOUT_MS });

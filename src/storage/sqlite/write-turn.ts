@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { threadId } from 'node:worker_threads';
 import { StoreUnavailableError } from '../errors.js';
 
@@ -39,7 +40,11 @@ async function waitWhile(state: Int32Array, index: number, value: number, deadli
  * shared memory (`Atomics`): a writer waits without blocking its event loop (`Atomics.waitAsync`)
  * and starts the moment the other one is done. Writers with priority (the event loop, which
  * answers ingestion) go before waiting writers without it (the processing thread), so a backlog
- * never makes a chunk wait for more than the one write in progress.
+ * never makes a chunk wait for more than the one write in progress. A writer without priority
+ * whose write kept one with priority waiting then leaves the turn for as long as it held it, so
+ * under a steady load of chunks the processing thread takes at most about half the turn's time
+ * (with 64 clients on SQLite it had taken about 55 %, and chunks waited for it); it has all of it
+ * when nothing else writes.
  *
  * The writers of one thread line up first, in the order they asked (first come, first served),
  * and only the first of them waits in shared memory: a writer that asks just as the turn is
@@ -60,6 +65,13 @@ export class SqliteWriteTurn {
   #lineTaken = false;
   /** The writers of this thread waiting behind it, in the order they asked. */
   readonly #line: Array<() => void> = [];
+  /** When this thread last took the turn (`performance.now()`). */
+  #takenAtMs = 0;
+  /**
+   * Without priority: how long to leave the turn to others before taking it again, because the
+   * last hold kept writers with priority waiting (as long as that hold lasted).
+   */
+  #yieldUntilMs = 0;
 
   constructor(buffer: SharedArrayBuffer, options: { priority: boolean; timeoutMs: number }) {
     this.#state = new Int32Array(buffer);
@@ -76,7 +88,10 @@ export class SqliteWriteTurn {
     try {
       await this.#takeLine(deadlineMs);
       try {
+        const yieldMs = this.#yieldUntilMs - performance.now();
+        if (yieldMs > 0) await sleep(Math.min(yieldMs, Math.max(0, deadlineMs - Date.now())));
         await this.#takeShared(deadlineMs);
+        this.#takenAtMs = performance.now();
       } catch (error) {
         this.#passLine();
         throw error;
@@ -91,6 +106,10 @@ export class SqliteWriteTurn {
 
   /** Gives the turn back; the first writer of this thread in line, if any, goes next. */
   give(): void {
+    if (!this.#priority && Atomics.load(this.#state, PRIORITY_WAITING) > 0) {
+      const now = performance.now();
+      this.#yieldUntilMs = now + (now - this.#takenAtMs);
+    }
     release(this.#state, this.#self);
     this.#passLine();
   }
