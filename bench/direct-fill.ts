@@ -30,6 +30,9 @@ export async function fillerOf(dialect: Dialect, databaseUrl: string): Promise<F
         sqlite.exec(statement);
       },
       close: async () => {
+        // The fill went to the write-ahead log (gigabytes at ten million journals); copied into
+        // the database here, so that the service's next write does not do it meanwhile.
+        sqlite.pragma('wal_checkpoint(TRUNCATE)');
         sqlite.close();
       },
     };

@@ -59,6 +59,13 @@ const DIALECTS: Record<string, readonly Dialect[]> = {
   both: ['sqlite', 'postgres'],
 };
 
+/** An error with the chain of its causes (a failed fetch says why only in its cause). */
+function describeFailure(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const text = error.stack ?? error.message;
+  return error.cause === undefined ? text : `${text}\ncaused by: ${describeFailure(error.cause)}`;
+}
+
 const USAGE = `usage: npm run bench -- [${Object.keys(PARTS).join('|')}]... [--dialect sqlite|postgres|both] [--soak-minutes N] [--reads-journals N]`;
 
 function isPart(name: string): name is Part {
@@ -135,9 +142,7 @@ async function main(): Promise<void> {
       );
     } catch (error) {
       failed = true;
-      console.error(
-        `${part}: failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-      );
+      console.error(`${part}: failed: ${describeFailure(error)}`);
     }
   }
   if (failed) process.exitCode = 1;

@@ -104,6 +104,9 @@ export function expectStatus(answer: Answer, status: number, what: string): void
   }
 }
 
+/** Lines of the service's output shown when a benchmark part fails. */
+const SERVICE_LINES_ON_FAILURE = 30;
+
 /**
  * Runs `work` against a fresh service on a fresh database of `dialect`, started as `npm start`
  * runs it (`node --no-node-snapshot --max-semi-space-size=4 dist/main.js`) with `env` added to its environment, and always stops it with
@@ -165,6 +168,15 @@ export async function withService<T>(
       },
     };
     return await work(service);
+  } catch (error) {
+    // What the service printed last says why it stopped answering, if it did.
+    const printed = server?.output().trim().split('\n').slice(-SERVICE_LINES_ON_FAILURE).join('\n');
+    throw new Error(
+      `${error instanceof Error ? error.message : String(error)}\nservice output (last lines):\n${printed}`,
+      {
+        cause: error,
+      },
+    );
   } finally {
     if (server !== undefined) await stopServer(server);
     await database.drop();
