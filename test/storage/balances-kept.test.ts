@@ -5,6 +5,7 @@ import { createAccountingStore } from '../../src/storage/accounting/accounting-s
 import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { ingestClosedSession, realisticConfiguration } from '../helpers/fixtures.js';
+import { seededRandom } from '../helpers/random.js';
 import { businessEvent } from '../helpers/records.js';
 import { TEST_DATABASE_URL, TEST_DIALECT } from '../helpers/store.js';
 import { expectBalancesKept } from './balances-oracle.js';
@@ -28,21 +29,9 @@ const FILTERS = [
   { account: '2100', currency: 'EUR' },
 ];
 
-/** A small seeded generator (mulberry32), so a failing workload can be run again. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /** A random workload's records: business events and direct journals, some dated in the future. */
 function workload(seed: number) {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)] as T;
   const amount = () => {
     if (next() < 0.05) return '123456789012345.67';

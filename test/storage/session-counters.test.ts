@@ -12,21 +12,10 @@ import { createStatisticsStore } from '../../src/storage/statistics-store.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
+import { seededRandom } from '../helpers/random.js';
 import { businessEvent, loanRecord } from '../helpers/records.js';
 import { createTestStore, TEST_DIALECT } from '../helpers/store.js';
 import { fullCountStatistics } from './statistics-oracle.js';
-
-/** A small seeded generator (mulberry32), so a failing workload can be run again. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const at = (instant: string) => new Date(instant);
 
@@ -113,7 +102,7 @@ async function expectCountersEqualFullCounts(store: Store, clock: ManualClock): 
  * sessions closed by hand and expired by the clock, sweeps.
  */
 async function runWorkload(t: TestApp, seed: number, steps: number): Promise<void> {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)] as T;
   const { ingestion } = t.services;
   const sessions: { id: string; entity: string; openedAt: Date }[] = [];

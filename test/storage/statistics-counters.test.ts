@@ -9,20 +9,9 @@ import { up as countersByFilterUp } from '../../src/storage/migrations/0015-coun
 import { createStatisticsStore, splitByDays } from '../../src/storage/statistics-store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
+import { seededRandom } from '../helpers/random.js';
 import { businessEvent, loanRecord } from '../helpers/records.js';
 import { fullCountStatistics } from './statistics-oracle.js';
-
-/** A small seeded generator (mulberry32), so a failing workload can be run again. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const at = (instant: string) => new Date(instant);
 
@@ -100,7 +89,7 @@ async function expectListTotalsEqualFullCounts(t: TestApp): Promise<void> {
 
 /** A random workload through the API and the processor, the clock moving on between steps. */
 async function runWorkload(t: TestApp, seed: number, steps: number): Promise<void> {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)] as T;
   const credential = await t.credentialFor(['bulk-operator']);
   // A token per call: the clock moves on by hours, past a token's lifetime.
