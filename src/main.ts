@@ -13,7 +13,7 @@ import { ProcessingThread } from './processing/thread.js';
 import { StoreUnavailableError } from './storage/errors.js';
 import { migrateToLatest } from './storage/migrations/index.js';
 import { ensureDatabase } from './storage/postgres/ensure-database.js';
-import { openStore, type Store } from './storage/store.js';
+import { openStore, type Store, serverAdvice } from './storage/store.js';
 
 /** Log paths that could carry a secret; pino replaces them, whatever a plugin logs. */
 export const LOG_REDACT_PATHS = [
@@ -169,6 +169,7 @@ async function main(): Promise<void> {
     statementTimeoutMs: env.databaseStatementTimeoutMs,
   });
   await migrateToLatest(store);
+  for (const advice of await serverAdvice(store)) logger.warn(advice);
   // New records wake the processing thread when there is one, else the processor on this thread;
   // until processing starts there is nothing to wake (it starts with every waiting record).
   let wakeProcessing = (): void => {};

@@ -8,6 +8,7 @@ import type {
 } from '../modules/ingestion/store.js';
 import { createBulkInsert } from './bulk-insert.js';
 import { countRows } from './count.js';
+import { counterStripe } from './counter-stripes.js';
 import { chunkRow, toOutcome, toSession } from './ingestion-rows.js';
 import { keyedPageOf } from './keyed-page.js';
 import type { Database } from './schema.js';
@@ -209,6 +210,7 @@ export function createIngestionStore(store: Store): IngestionStore {
             qc
               .updateTable('session_day_counts')
               .set((eb) => ({ api_calls: eb('api_calls', '+', 1) }))
+              .where('stripe', '=', counterStripe(ingestionId))
               .where('day', 'in', (eb) =>
                 eb
                   .selectFrom('touched')
@@ -224,7 +226,7 @@ export function createIngestionStore(store: Store): IngestionStore {
       return db.transaction().execute(async (trx) => {
         const row = await touch(trx).executeTakeFirst();
         if (row === undefined) return undefined;
-        if (row.counted === 1) await countLateSessionWork(trx, row.opened_on, { ...NO_WORK, apiCalls: 1 });
+        if (row.counted === 1) await countLateSessionWork(trx, row, { ...NO_WORK, apiCalls: 1 });
         return toSession(row);
       });
     },
@@ -322,6 +324,7 @@ export function createIngestionStore(store: Store): IngestionStore {
           if (counts === undefined) return undefined;
           // The statistics counters last (`statistics-counters.ts`).
           await countEntityRecords(trx, {
+            ingestionId: write.ingestionId,
             namespace: write.namespace,
             entity: write.entity,
             waiting: write.awaitsProcessing ? acceptedRows : 0,
@@ -330,13 +333,17 @@ export function createIngestionStore(store: Store): IngestionStore {
           });
           // A chunk that arrived while the session was open, written after it was counted.
           if (counts.counted === 1)
-            await countLateSessionWork(trx, counts.opened_on, {
-              chunks: counted.chunks,
-              apiCalls: 0,
-              totalRows: counted.totalRows,
-              successRows: acceptedRows,
-              failedRows: counted.failedRows,
-            });
+            await countLateSessionWork(
+              trx,
+              { ingestion_id: write.ingestionId, opened_on: counts.opened_on },
+              {
+                chunks: counted.chunks,
+                apiCalls: 0,
+                totalRows: counted.totalRows,
+                successRows: acceptedRows,
+                failedRows: counted.failedRows,
+              },
+            );
           return counts;
         });
         if (stored === undefined) return { kind: 'gone' };
@@ -395,7 +402,7 @@ export function createIngestionStore(store: Store): IngestionStore {
               .selectFrom('entity_record_counts')
               .where('namespace', '=', namespace)
               .where('entity', '=', entity)
-              .select((eb) => eb('waiting', '+', eb.ref('done')).as('total'))
+              .select(sql<number | string | null>`sum(waiting + done)`.as('total'))
               .executeTakeFirst()
           : await db
               .selectFrom('ingestions')

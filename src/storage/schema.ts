@@ -306,6 +306,8 @@ export interface ProcessingErrorDaysTable {
 export interface EntityRecordCountsTable {
   namespace: string;
   entity: string;
+  /** The stripe of the key (`counter-stripes.ts`): the rows of a key are summed. */
+  stripe: number;
   waiting: number;
   done: number;
   errors: number;
@@ -317,6 +319,8 @@ export interface EntityRecordCountsTable {
  */
 export interface SessionDayCountsTable {
   day: string;
+  /** The stripe of the day (`counter-stripes.ts`): the rows of a day are summed. */
+  stripe: number;
   sessions: number;
   closed: number;
   expired: number;
@@ -331,6 +335,8 @@ export interface SessionDayCountsTable {
 export interface SessionEntityCountsTable {
   namespace: string;
   entity: string;
+  /** The stripe of the key (`counter-stripes.ts`): the rows of a key are summed. */
+  stripe: number;
   sessions: number;
   closed: number;
   expired: number;

@@ -34,6 +34,7 @@ import {
   type Transaction,
 } from 'kysely';
 import type { SessionFilter } from '../modules/ingestion/store.js';
+import { counterStripe } from './counter-stripes.js';
 import type { Database, IngestionsTable } from './schema.js';
 
 /** The ended sessions a sweep reads at once; it reads again until none is left. */
@@ -42,6 +43,7 @@ export const SESSION_SWEEP_BATCH_MAX = 500;
 /** The numbers of one session row that the counters sum. */
 type CountedSession = Pick<
   Selectable<IngestionsTable>,
+  | 'ingestion_id'
   | 'opened_on'
   | 'namespace'
   | 'entity'
@@ -55,6 +57,7 @@ type CountedSession = Pick<
 
 /** The columns `countSession` needs, for the `returning` of the update that marks it counted. */
 export const COUNTED_COLUMNS = [
+  'ingestion_id',
   'opened_on',
   'namespace',
   'entity',
@@ -72,10 +75,12 @@ export const COUNTED_COLUMNS = [
  */
 export async function countSession(trx: Transaction<Database>, row: CountedSession): Promise<void> {
   const closed = row.state === 'closed' ? 1 : 0;
+  const stripe = counterStripe(row.ingestion_id);
   await trx
     .insertInto('session_day_counts')
     .values({
       day: row.opened_on.slice(0, 10),
+      stripe,
       sessions: 1,
       closed,
       expired: 1 - closed,
@@ -86,7 +91,7 @@ export async function countSession(trx: Transaction<Database>, row: CountedSessi
       failed_rows: Number(row.failed_rows),
     })
     .onConflict((oc) =>
-      oc.column('day').doUpdateSet({
+      oc.columns(['day', 'stripe']).doUpdateSet({
         sessions: sql`session_day_counts.sessions + excluded.sessions`,
         closed: sql`session_day_counts.closed + excluded.closed`,
         expired: sql`session_day_counts.expired + excluded.expired`,
@@ -100,9 +105,16 @@ export async function countSession(trx: Transaction<Database>, row: CountedSessi
     .execute();
   await trx
     .insertInto('session_entity_counts')
-    .values({ namespace: row.namespace, entity: row.entity, sessions: 1, closed, expired: 1 - closed })
+    .values({
+      namespace: row.namespace,
+      entity: row.entity,
+      stripe,
+      sessions: 1,
+      closed,
+      expired: 1 - closed,
+    })
     .onConflict((oc) =>
-      oc.columns(['namespace', 'entity']).doUpdateSet({
+      oc.columns(['namespace', 'entity', 'stripe']).doUpdateSet({
         sessions: sql`session_entity_counts.sessions + excluded.sessions`,
         closed: sql`session_entity_counts.closed + excluded.closed`,
         expired: sql`session_entity_counts.expired + excluded.expired`,
@@ -130,12 +142,12 @@ export const NO_WORK: LateSessionWork = {
 };
 
 /**
- * Adds a late request's work to the day counter of a session already counted (`openedOn`), in
- * the transaction that added it to the session row, after that update.
+ * Adds a late request's work to the day counter of a session already counted (its id and
+ * `opened_on`), in the transaction that added it to the session row, after that update.
  */
 export async function countLateSessionWork(
   trx: Transaction<Database>,
-  openedOn: string,
+  session: { ingestion_id: string; opened_on: string },
   work: LateSessionWork,
 ): Promise<void> {
   await trx
@@ -147,7 +159,8 @@ export async function countLateSessionWork(
       success_rows: eb('success_rows', '+', work.successRows),
       failed_rows: eb('failed_rows', '+', work.failedRows),
     }))
-    .where('day', '=', openedOn.slice(0, 10))
+    .where('day', '=', session.opened_on.slice(0, 10))
+    .where('stripe', '=', counterStripe(session.ingestion_id))
     .execute();
 }
 

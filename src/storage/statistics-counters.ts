@@ -14,6 +14,7 @@
  * entities, then the session counters of `session-counters.ts` (days, entities).
  */
 import { sql, type Transaction } from 'kysely';
+import { counterStripe } from './counter-stripes.js';
 import type { Database } from './schema.js';
 import { clearSessionCounters } from './session-counters.js';
 
@@ -110,8 +111,12 @@ export async function countProcessingErrors(
     .execute();
 }
 
-/** Records that started or stopped waiting, records done and processing errors of one entity. */
+/**
+ * Records that started or stopped waiting, records done and processing errors of one entity, in
+ * one session (whose stripe of the entity's counter they go to, `counter-stripes.ts`).
+ */
 export interface EntityRecordCount {
+  ingestionId: string;
   namespace: string;
   entity: string;
   waiting: number;
@@ -119,17 +124,18 @@ export interface EntityRecordCount {
   errors: number;
 }
 
-/** Adds `count` to its entity's row of `entity_record_counts`. */
+/** Adds `count` to its entity's row of `entity_record_counts` in its session's stripe. */
 export async function countEntityRecords(
   trx: Transaction<Database>,
   count: EntityRecordCount,
 ): Promise<void> {
-  if (count.waiting === 0 && count.done === 0 && count.errors === 0) return;
+  const { ingestionId, ...counts } = count;
+  if (counts.waiting === 0 && counts.done === 0 && counts.errors === 0) return;
   await trx
     .insertInto('entity_record_counts')
-    .values({ ...count })
+    .values({ ...counts, stripe: counterStripe(ingestionId) })
     .onConflict((oc) =>
-      oc.columns(['namespace', 'entity']).doUpdateSet({
+      oc.columns(['namespace', 'entity', 'stripe']).doUpdateSet({
         waiting: sql`entity_record_counts.waiting + excluded.waiting`,
         done: sql`entity_record_counts.done + excluded.done`,
         errors: sql`entity_record_counts.errors + excluded.errors`,

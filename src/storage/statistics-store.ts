@@ -273,8 +273,15 @@ export function createStatisticsStore(store: Store): StatisticsStore {
     async processingMetrics() {
       const rows = await db
         .selectFrom('entity_record_counts')
-        .where((eb) => eb(eb('waiting', '+', eb.ref('done')), '>', 0))
-        .select(['namespace', 'entity', 'waiting', 'done', 'errors'])
+        .groupBy(['namespace', 'entity'])
+        .having(sql`sum(waiting + done)`, '>', 0)
+        .select([
+          'namespace',
+          'entity',
+          sql<number | string>`sum(waiting)`.as('waiting'),
+          sql<number | string>`sum(done)`.as('done'),
+          sql<number | string>`sum(errors)`.as('errors'),
+        ])
         .orderBy('namespace')
         .orderBy('entity')
         .execute();

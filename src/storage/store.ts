@@ -5,7 +5,7 @@
  * a missing PostgreSQL database `postgres/ensure-database.ts`.
  */
 import type SqliteDatabase from 'better-sqlite3';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { openPostgres, type PostgresOptions } from './postgres/pool.js';
 import type { Database } from './schema.js';
 import { openSqlite, type SqliteOptions } from './sqlite/open.js';
@@ -62,4 +62,21 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     sqliteWriteTurn: undefined,
     close: () => db.destroy(),
   };
+}
+
+/**
+ * What a PostgreSQL server lacks that the service relies on, as sentences for the start log:
+ * with autovacuum off, no table is ever analysed or vacuumed, so the planner guesses at sizes
+ * and the indexes of the processing queue keep every row ever processed. Empty on SQLite.
+ */
+export async function serverAdvice(store: Store): Promise<string[]> {
+  if (store.dialect !== 'postgres') return [];
+  const { rows } = await sql<{
+    autovacuum: string;
+  }>`select current_setting('autovacuum') as autovacuum`.execute(store.db);
+  return rows[0]?.autovacuum === 'off'
+    ? [
+        'PostgreSQL runs with autovacuum off: tables are never analysed or vacuumed, so reads and processing slow down as data grows; turn it on (the server default) or run VACUUM ANALYZE regularly',
+      ]
+    : [];
 }

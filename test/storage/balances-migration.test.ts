@@ -131,6 +131,11 @@ describe('migration 0012: balances kept, filled from the posted journals stored'
 
   it('adds the journals posted after it', async () => {
     const accounting = createAccountingStore(store);
+    // Each node with journals waiting for their date, once (a loose scan of the index).
+    expect(await accounting.unpostedNodes()).toEqual([
+      { branch: 'AMS', legalEntity: 'LF_NL' },
+      { branch: 'NYC', legalEntity: 'LF_US' },
+    ]);
     expect(await accounting.postDue({ legalEntity: 'LF_NL', branch: 'AMS' }, '2026-11-20')).toBeGreaterThan(
       0,
     );

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProcessing, createSnapshots } from '../../src/composition/processing.js';
 import { ManualClock } from '../../src/lib/clock.js';
@@ -6,6 +6,7 @@ import type { SessionFilter } from '../../src/modules/ingestion/store.js';
 import { StatisticsService, type TimeRange } from '../../src/modules/statistics/service.js';
 import { createIngestionStore } from '../../src/storage/ingestion-store.js';
 import { up as sessionCountersUp } from '../../src/storage/migrations/0016-session-counters.js';
+import { up as counterStripesUp } from '../../src/storage/migrations/0020-counter-stripes.js';
 import { sweepEndedSessions } from '../../src/storage/session-counters.js';
 import { sessionStateIs } from '../../src/storage/session-state.js';
 import { createStatisticsStore } from '../../src/storage/statistics-store.js';
@@ -231,6 +232,13 @@ describe('session counters', () => {
     for (const table of ['session_day_counts', 'session_entity_counts'])
       await t.store.db.schema.dropTable(table).execute();
     await sessionCountersUp(t.store.db as unknown as Kysely<unknown>, t.store.dialect);
+    // Then the striping of the counters (0020), which sums them into their first stripe; the
+    // records per entity are striped already, and their key's name is taken on PostgreSQL.
+    if (t.store.dialect === 'postgres')
+      await sql`alter table entity_record_counts drop constraint entity_record_counts_stripe_key`.execute(
+        t.store.db,
+      );
+    await counterStripesUp(t.store.db as unknown as Kysely<unknown>, t.store.dialect);
     await expectCountersEqualFullCounts(t.store, t.clock);
     await sweepEndedSessions(t.store.db, t.clock.now().getTime());
     await expectCountersEqualFullCounts(t.store, t.clock);

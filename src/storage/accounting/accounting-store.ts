@@ -6,7 +6,7 @@
  * (`write-path.ts`), which keeps the balances too (`balances.ts`, as does posting). The reads
  * of journals, balances (from the kept tables) and processing errors are here too.
  */
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type {
   AccountingStore,
   ChunkProcessing,
@@ -19,7 +19,7 @@ import { createBulkInsert } from '../bulk-insert.js';
 import { countRows } from '../count.js';
 import { isRetryableStoreError } from '../errors.js';
 import { keyedPageOf } from '../keyed-page.js';
-import type { JournalsTable } from '../schema.js';
+import type { JournalLinesTable, JournalsTable } from '../schema.js';
 import type { Store } from '../store.js';
 import { postDueJournals, readBalances } from './balances.js';
 import type { ClaimHold } from './claim.js';
@@ -76,19 +76,35 @@ export function createAccountingStore(store: Store): AccountingStore {
     return query;
   }
 
-  async function journalsWithLines(rows: Selectable<JournalsTable>[]): Promise<StoredJournal[]> {
-    if (rows.length === 0) return [];
-    const lines = await db
+  /**
+   * The lines of the journals of one page, in journal and line order. On PostgreSQL one index
+   * lookup per journal (a lateral join over the ids): a plain `IN` list leaves the plan to the
+   * planner's statistics, and on a table never analysed (autovacuum off, or a bulk load ahead of
+   * it) it scanned every line of every journal, a second per page at 2.5 million lines.
+   */
+  async function linesOf(journalIds: string[]) {
+    if (dialect === 'postgres') {
+      const { rows } = await sql<Selectable<JournalLinesTable>>`
+        select l.journal_id, l.line_id, l.line_no, l.account, l.amount, l.currency, l.extras
+        from unnest(${journalIds}::text[]) as ids(journal_id)
+        cross join lateral (
+          select * from journal_lines where journal_lines.journal_id = ids.journal_id
+        ) l
+        order by l.journal_id, l.line_no`.execute(db);
+      return rows;
+    }
+    return db
       .selectFrom('journal_lines')
       .select(['journal_id', 'line_id', 'line_no', 'account', 'amount', 'currency', 'extras'])
-      .where(
-        'journal_id',
-        'in',
-        rows.map((r) => r.journal_id),
-      )
+      .where('journal_id', 'in', journalIds)
       .orderBy('journal_id')
       .orderBy('line_no')
       .execute();
+  }
+
+  async function journalsWithLines(rows: Selectable<JournalsTable>[]): Promise<StoredJournal[]> {
+    if (rows.length === 0) return [];
+    const lines = await linesOf(rows.map((r) => r.journal_id));
     const byJournal = new Map<string, StoredJournal['lines']>();
     for (const line of lines) {
       const list = byJournal.get(line.journal_id) ?? [];
@@ -134,13 +150,18 @@ export function createAccountingStore(store: Store): AccountingStore {
     },
 
     async unpostedNodes() {
-      const rows = await db
-        .selectFrom('journals')
-        .select('node')
-        .distinct()
-        .where('posted', '=', 0)
-        .execute();
-      return rows.map((r) => JSON.parse(r.node) as Record<string, string>);
+      // A loose scan of the unposted journals' index (node, core date): one lookup per node,
+      // however many journals wait for their date (a DISTINCT read all of them, 1.3 s at 320,000
+      // on PostgreSQL, every posting interval).
+      const { rows } = await sql<{ node: string | null }>`
+        with recursive nodes(node) as (
+          select (select min(node) from journals where posted = 0)
+          union all
+          select (select min(j.node) from journals j where j.posted = 0 and j.node > nodes.node)
+          from nodes where nodes.node is not null
+        )
+        select node from nodes where node is not null`.execute(db);
+      return rows.flatMap((r) => (r.node === null ? [] : [JSON.parse(r.node) as Record<string, string>]));
     },
 
     async listJournals(filter, start, limit) {

@@ -102,6 +102,7 @@ export async function writeOutcome(
     })),
   );
   await countEntityRecords(trx, {
+    ingestionId: chunk.ingestionId,
     namespace: chunk.namespace,
     entity: chunk.entity,
     waiting: -marked,
@@ -150,6 +151,7 @@ export async function writeFailure(
   const marked = await markProcessedAndCount(trx, chunk, range, (n) => n);
   await countProcessingErrors(trx, [{ createdAt: at, code: failure.code, errors }]);
   await countEntityRecords(trx, {
+    ingestionId: chunk.ingestionId,
     namespace: chunk.namespace,
     entity: chunk.entity,
     waiting: -marked,
