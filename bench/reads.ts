@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TRADE_ENTITY, TRADE_NAMESPACE } from './data.js';
 import { ADMIN_EMAIL, type Filler, fillerOf, series, signIn } from './direct-fill.js';
 import {
@@ -53,6 +54,8 @@ const PAGE_LIMIT = 50;
 const API_READ_MS_TARGET = 20;
 const ADMIN_PAGE_MS_TARGET = 100;
 const DAY_MS = 86_400_000;
+/** The pause after a fill before the next request (see `measureSize`). */
+const FILL_SETTLE_MS = 100;
 
 /** The day `offset` (an SQL expression) days after `first` (YYYY-MM-DD), as YYYY-MM-DD text. */
 function dayAfter(dialect: Dialect, first: string, offset: string): string {
@@ -104,14 +107,15 @@ async function fill(filler: Filler, dialect: Dialect, journals: number, calendar
       '${ADMIN_EMAIL}', ${openedOn}, '${ADMIN_EMAIL}', ${closedOn}, 'manual', ${closedOn}, 0,
       1, 1, 2, ${JOURNALS_PER_SESSION}, ${JOURNALS_PER_SESSION}, 0, ${JOURNALS_PER_SESSION}, 0, 1
     from ${series(dialect, sessions)}`);
-  // The closed sessions in the session counters, as the 0016 migration's backfill counts them.
+  // The closed sessions in the session counters, as the 0016 migration's backfill counts them
+  // (into the first stripe, as the 0020 migration moves them).
   await filler.run(`insert into session_day_counts
-      (day, sessions, closed, expired, chunks, api_calls, total_rows, success_rows, failed_rows)
-    select substr(opened_on, 1, 10), count(*), count(*), 0, sum(chunks), sum(api_calls),
+      (day, stripe, sessions, closed, expired, chunks, api_calls, total_rows, success_rows, failed_rows)
+    select substr(opened_on, 1, 10), 0, count(*), count(*), 0, sum(chunks), sum(api_calls),
       sum(total_rows), sum(success_rows), sum(failed_rows)
     from ingestions where counted = 1 group by substr(opened_on, 1, 10)`);
-  await filler.run(`insert into session_entity_counts (namespace, entity, sessions, closed, expired)
-    select namespace, entity, count(*), count(*), 0
+  await filler.run(`insert into session_entity_counts (namespace, entity, stripe, sessions, closed, expired)
+    select namespace, entity, 0, count(*), count(*), 0
     from ingestions where counted = 1 group by namespace, entity`);
   const coreDate = dayAfter(dialect, calendar.first, `i % ${DAYS}`);
   await filler.run(`insert into journals (journal_id, ingestion_id, record_id, core_date, original_core_date,
@@ -214,6 +218,10 @@ async function measureSize(
   console.log(
     `reads ${dialect} ${formatNumber(journals)}: store generated in ${formatNumber(fillMs / 1000, 1)} s`,
   );
+  // A SQLite fill runs on this thread and holds its event loop for minutes, while the service
+  // closes the idle keep-alive connection of the upload; one turn of the loop lets the HTTP
+  // client see that close, so the next request does not write to the dead socket (EPIPE).
+  await sleep(FILL_SETTLE_MS);
   const cookie = await signIn(service, password);
   const sessions = Math.ceil(journals / JOURNALS_PER_SESSION);
   const journalsDeep = await deepCursor(service, '/api/v1/journals', journals, DEEP_SHARE);
