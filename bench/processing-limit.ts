@@ -191,7 +191,7 @@ async function processSession(
         trx,
         'journals',
         JOURNAL_COLUMNS,
-        outcome.journals.map(({ recordId, draft }) => journalRow(recordId, draft, at)),
+        outcome.journals.map(({ recordId, draft }) => journalRow(recordId, draft, at, prepared.revision)),
       );
       await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, lineRows(outcome.journals));
       await keepBalances(trx, store.dialect, balanceMovesOf(outcome.journals, canonicalNodeJson));

@@ -276,6 +276,10 @@ export const Journal = Type.Object({
   reverses: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
   reversedBy: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
   node: Type.Record(Type.String(), Type.String()),
+  revision: Type.Integer({
+    minimum: 0,
+    description: 'The configuration revision the journal was made under.',
+  }),
   lines: Type.Array(
     Type.Record(Type.String(), Type.Unknown(), {
       description:
@@ -307,4 +311,8 @@ export const ProcessingError = Type.Object({
   message: Type.String(),
   record: Type.Record(Type.String(), Type.Unknown()),
   at: Type.String({ format: 'date-time' }),
+  revision: Type.Integer({
+    minimum: 0,
+    description: 'The configuration revision processing worked under when the record failed.',
+  }),
 });

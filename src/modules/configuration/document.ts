@@ -152,6 +152,15 @@ export function* canonicalConfigurationText(c: Configuration): Generator<string>
   yield separator === '{' ? '{}' : '}';
 }
 
+/**
+ * The text a configuration revision keeps of its document, and whose SHA-256 it records: the
+ * canonical configuration (without the members a download adds), so that one configuration always
+ * gives one text and one hash, however its upload was written.
+ */
+export function revisionDocumentText(c: Configuration): string {
+  return [...canonicalConfigurationText(c)].join('');
+}
+
 /** The parts of a JSON Schema node the canonical walk looks at. */
 interface SchemaNode {
   readonly properties?: Readonly<Record<string, SchemaNode>>;
