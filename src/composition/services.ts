@@ -155,7 +155,7 @@ export function createServices(
       configurationReading.validate,
       { risks: storedDataRisksOf, whatIf: options.whatIf },
     ),
-    revisions: new ConfigurationRevisions(configurationStore),
+    revisions: new ConfigurationRevisions(configurationStore, clock),
     catalog,
     ingestion: new IngestionService(createIngestionStore(store), catalog, clock, {
       chunkWorker,

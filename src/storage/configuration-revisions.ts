@@ -5,7 +5,7 @@
  */
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { KeyedPage, PageStart } from '../lib/keyed-page.js';
-import type { Configuration, RevisionDocument, RevisionSummary } from '../modules/configuration/store.js';
+import type { RevisionDocument, RevisionSummary } from '../modules/configuration/store.js';
 import { countRows } from './count.js';
 import { keyedPageOf } from './keyed-page.js';
 import type { ConfigurationRevisionsTable, Database } from './schema.js';
@@ -73,5 +73,5 @@ export async function readRevisionDocument(
     .where('revision', '=', revision)
     .executeTakeFirst();
   if (row === undefined) return undefined;
-  return { ...summaryOf(row), configuration: JSON.parse(row.document) as Configuration };
+  return { ...summaryOf(row), documentText: row.document };
 }

@@ -6,6 +6,7 @@ import {
 } from '../../src/composition/services.js';
 import { type AppDeps, buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
+import type { WhatIf } from '../../src/modules/configuration/service.js';
 import type { Store } from '../../src/storage/store.js';
 import { createTestStore } from './store.js';
 
@@ -33,7 +34,13 @@ let userCounter = 0;
  */
 export async function createTestApp(
   settings: Partial<ServiceSettings> = {},
-  options: { file?: boolean; logger?: AppDeps['logger']; publicUrl?: string; clock?: ManualClock } = {},
+  options: {
+    file?: boolean;
+    logger?: AppDeps['logger'];
+    publicUrl?: string;
+    clock?: ManualClock;
+    whatIf?: WhatIf;
+  } = {},
 ): Promise<TestApp> {
   const { store, dispose } = await createTestStore(options);
   const clock = options.clock ?? new ManualClock(new Date());
@@ -41,7 +48,7 @@ export async function createTestApp(
     store,
     clock,
     { accessTokenTtlSeconds: 300, refreshTokenTtlSeconds: 1800, businessDate: undefined, ...settings },
-    { processing: 'here' },
+    { processing: 'here', ...(options.whatIf === undefined ? {} : { whatIf: options.whatIf }) },
   );
   const app = await buildApp({
     store,

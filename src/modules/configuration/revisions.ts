@@ -1,7 +1,9 @@
+import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import type { KeyedPage } from '../../lib/keyed-page.js';
 import { type ConfigurationDiff, diffConfigurations } from './diff.js';
-import { canonicalConfiguration, emptyConfiguration } from './document.js';
+import { emptyConfiguration } from './document.js';
+import type { Configuration, ConfigurationDocument } from './model.js';
 import type { ConfigurationStore, RevisionDocument, RevisionSummary } from './store.js';
 
 /** Two revisions compared, by their summaries, and the changes from the first to the second. */
@@ -11,16 +13,27 @@ export interface RevisionDiff extends ConfigurationDiff {
   to: RevisionSummary;
 }
 
+function summaryOf(revision: RevisionDocument): RevisionSummary {
+  const { documentText: _text, ...summary } = revision;
+  return summary;
+}
+
+function configurationOf(revision: RevisionDocument): Configuration {
+  return JSON.parse(revision.documentText) as Configuration;
+}
+
 /**
  * The configuration revisions, read side: every upload and deletion made one, kept with its
- * document (`ConfigurationService` writes them with each change). Lists newest first, one
- * revision with its configuration in canonical order, and the changes between two.
+ * document in canonical order (`ConfigurationService` writes them with each change). Lists
+ * newest first, one revision as a download gives a document, and the changes between two.
  */
 export class ConfigurationRevisions {
   readonly #store: ConfigurationStore;
+  readonly #clock: Clock;
 
-  constructor(store: ConfigurationStore) {
+  constructor(store: ConfigurationStore, clock: Clock) {
     this.#store = store;
+    this.#clock = clock;
   }
 
   /** A page of revisions by page number, newest first, with the number kept. */
@@ -37,11 +50,34 @@ export class ConfigurationRevisions {
     return this.#store.listRevisions({ after }, limit);
   }
 
-  /** One revision with its configuration in canonical order. Errors: `not-found` (404). */
-  async get(revision: number): Promise<RevisionDocument> {
+  /** One revision with its document text. Errors: `not-found` (404). */
+  async #read(revision: number): Promise<RevisionDocument> {
     const found = await this.#store.readRevisionDocument(revision);
     if (found === undefined) throw new AppError('not-found', `no configuration revision ${revision} is kept`);
-    return { ...found, configuration: canonicalConfiguration(found.configuration) };
+    return found;
+  }
+
+  /**
+   * Revision `revision` as a download gives a document, in pieces to write out (joined, the JSON
+   * text of a `ConfigurationDocument`, which an upload takes back as it is), with its summary.
+   * Errors: `not-found` (404).
+   */
+  async download(
+    revision: number,
+    downloadedBy: string,
+  ): Promise<{ summary: RevisionSummary; text: Iterable<string> }> {
+    const found = await this.#read(revision);
+    const nowMs = this.#clock.now().getTime();
+    const about: Omit<ConfigurationDocument, 'configuration'> = {
+      downloadTime: { seconds: Math.floor(nowMs / 1000), nanos: (nowMs % 1000) * 1_000_000 },
+      downloadedBy,
+      version: found.version as ConfigurationDocument['version'],
+    };
+    // The kept text is the canonical configuration already: it is written out as it is.
+    return {
+      summary: summaryOf(found),
+      text: ['{"configuration":', found.documentText, `,${JSON.stringify(about).slice(1)}`],
+    };
   }
 
   /**
@@ -52,22 +88,17 @@ export class ConfigurationRevisions {
    * not kept.
    */
   async diff(revision: number, from?: number): Promise<RevisionDiff> {
-    const to = await this.get(revision);
+    const to = await this.#read(revision);
     let base: RevisionDocument | undefined;
-    if (from !== undefined) base = await this.get(from);
+    if (from !== undefined) base = await this.#read(from);
     else {
       const before = (await this.#store.listRevisions({ after: revision }, 1)).rows[0];
-      if (before !== undefined) base = await this.get(before.revision);
+      if (before !== undefined) base = await this.#read(before.revision);
     }
     return {
       from: base === undefined ? null : summaryOf(base),
       to: summaryOf(to),
-      ...diffConfigurations(base?.configuration ?? emptyConfiguration(), to.configuration),
+      ...diffConfigurations(base === undefined ? emptyConfiguration() : configurationOf(base), configurationOf(to)),
     };
   }
-}
-
-function summaryOf(revision: RevisionDocument): RevisionSummary {
-  const { configuration: _configuration, ...summary } = revision;
-  return summary;
 }

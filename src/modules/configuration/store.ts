@@ -67,9 +67,9 @@ export interface RevisionSummary {
   sections: Record<string, number>;
 }
 
-/** A revision with its configuration. */
+/** A revision with the canonical text of its configuration (`revisionDocumentText`). */
 export interface RevisionDocument extends RevisionSummary {
-  configuration: Configuration;
+  documentText: string;
 }
 
 /**
@@ -123,7 +123,7 @@ export interface ConfigurationStore {
   listRevisions(start: PageStart<number>, limit: number): Promise<KeyedPage<RevisionSummary, number>>;
   /** The number of revisions kept. */
   countRevisions(): Promise<number>;
-  /** One revision with its configuration; undefined when there is none with that number. */
+  /** One revision with its document text; undefined when there is none with that number. */
   readRevisionDocument(revision: number): Promise<RevisionDocument | undefined>;
   /** One page of the audit log, newest first (by the order the entries were written). */
   listAudit(page: number, limit: number): Promise<{ rows: AuditEntry[]; total: number }>;
