@@ -13,6 +13,8 @@ import { createTestStore } from './store.js';
 export interface TestApp {
   app: FastifyInstance;
   store: Store;
+  /** The store's `DATABASE_URL`, for a second connection to the same database (another instance). */
+  url: string;
   /** The services, with a processor on this thread that tests drain. */
   services: ServicesProcessingHere;
   clock: ManualClock;
@@ -42,7 +44,7 @@ export async function createTestApp(
     whatIf?: WhatIf;
   } = {},
 ): Promise<TestApp> {
-  const { store, dispose } = await createTestStore(options);
+  const { store, url, dispose } = await createTestStore(options);
   const clock = options.clock ?? new ManualClock(new Date());
   const services = createServices(
     store,
@@ -69,6 +71,7 @@ export async function createTestApp(
   return {
     app,
     store,
+    url,
     services,
     clock,
     credentialFor,
