@@ -52,7 +52,10 @@ export async function listRevisions(
 ): Promise<KeyedPage<RevisionSummary, number>> {
   let query = db.selectFrom('configuration_revisions').select(SUMMARY_COLUMNS);
   query = 'after' in start ? query.where('revision', '<', start.after) : query.offset(start.page * limit);
-  const rows = await query.orderBy('revision', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('revision', 'desc')
+    .limit(limit + 1)
+    .execute();
   const page = keyedPageOf(rows, limit, (row) => Number(row.revision));
   return { rows: page.rows.map(summaryOf), next: page.next };
 }

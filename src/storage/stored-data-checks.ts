@@ -26,7 +26,7 @@ import type { Dialect } from './store.js';
 const RECORDS_PER_CHECK_STEP = 20_000;
 
 /** The value of one attribute of a record's (or a line's) JSON text, SQL NULL when absent or null. */
-function valueOf(dialect: Dialect, column: 'data' | 'extras', attribute: string): Expression<unknown> {
+function jsonValue(dialect: Dialect, column: 'data' | 'extras', attribute: string): Expression<unknown> {
   if (dialect === 'postgres') return sql`(${sql.ref(column)}::jsonb ->> ${attribute})`;
   // A JSON path names a key in double quotes, which have no escape there: a name holding one is
   // read through json_each, slower but exact.
@@ -36,9 +36,10 @@ function valueOf(dialect: Dialect, column: 'data' | 'extras', attribute: string)
 
 /** The condition a record test asks about one record. */
 function recordCondition(dialect: Dialect, test: StoredDataTest): Expression<SqlBool> | undefined {
-  if (test.kind === 'records-with') return sql<SqlBool>`${valueOf(dialect, 'data', test.attribute)} is not null`;
+  if (test.kind === 'records-with')
+    return sql<SqlBool>`${jsonValue(dialect, 'data', test.attribute)} is not null`;
   if (test.kind === 'records-without')
-    return sql<SqlBool>`coalesce(cast(${valueOf(dialect, 'data', test.attribute)} as text), '') = ''`;
+    return sql<SqlBool>`coalesce(cast(${jsonValue(dialect, 'data', test.attribute)} as text), '') = ''`;
   return undefined;
 }
 
@@ -73,7 +74,7 @@ async function journalFound(
   const found = await db
     .selectFrom('journal_lines')
     .select('line_id')
-    .where(sql<SqlBool>`${valueOf(dialect, 'extras', test.field)} is not null`)
+    .where(sql<SqlBool>`${jsonValue(dialect, 'extras', test.field)} is not null`)
     .limit(1)
     .executeTakeFirst();
   return found !== undefined;
@@ -109,7 +110,13 @@ export async function checkStoredData(
     if (test.kind === 'journals' || test.kind === 'lines-with') hit = await journalFound(db, dialect, test);
     else {
       for (let after = 0; after < checkedUpTo && !hit; after += RECORDS_PER_CHECK_STEP) {
-        hit = await recordFound(db, dialect, test, after, Math.min(after + RECORDS_PER_CHECK_STEP, checkedUpTo));
+        hit = await recordFound(
+          db,
+          dialect,
+          test,
+          after,
+          Math.min(after + RECORDS_PER_CHECK_STEP, checkedUpTo),
+        );
         await nextTurn();
       }
     }
@@ -118,7 +125,12 @@ export async function checkStoredData(
   return { blocking, checkedUpTo };
 }
 
-async function found(db: Kysely<Database>, dialect: Dialect, test: StoredDataTest, after: number): Promise<boolean> {
+async function found(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  test: StoredDataTest,
+  after: number,
+): Promise<boolean> {
   if (test.kind === 'journals' || test.kind === 'lines-with') return journalFound(db, dialect, test);
   return recordFound(db, dialect, test, after, undefined);
 }
@@ -135,6 +147,7 @@ export async function blockingInTransaction(
   checkedUpTo: number,
 ): Promise<BlockingChange[]> {
   const blocking: BlockingChange[] = [];
-  for (const risk of risks) if (await found(trx, dialect, risk.test, checkedUpTo)) blocking.push(blockingOf(risk));
+  for (const risk of risks)
+    if (await found(trx, dialect, risk.test, checkedUpTo)) blocking.push(blockingOf(risk));
   return blocking;
 }

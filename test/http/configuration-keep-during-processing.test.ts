@@ -73,8 +73,15 @@ describe('a keep-data upload during processing loses and doubles nothing', () =>
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     const changed = realisticConfiguration();
-    (changed.configuration.entities[0]?.attributes as unknown[]).push({ name: 'note', type: { typeName: 'TEXT' } });
-    const keep = await t.call(operator, { method: 'PUT', url: `${BULK}?keep=processing-data`, payload: changed });
+    (changed.configuration.entities[0]?.attributes ?? []).push({
+      name: 'note',
+      type: { typeName: 'TEXT' },
+    });
+    const keep = await t.call(operator, {
+      method: 'PUT',
+      url: `${BULK}?keep=processing-data`,
+      payload: changed,
+    });
     expect(keep.statusCode, keep.body).toBe(200);
     await Promise.all(draining);
     await t.services.processor.drain();
@@ -103,7 +110,10 @@ describe('a keep-data upload during processing loses and doubles nothing', () =>
     expect(revisions.map((r) => Number(r.revision)).sort()).toEqual([before, before + 1]);
     const session = await t.store.db
       .selectFrom('ingestions')
-      .select((eb) => [eb.fn.sum<number>('processed_rows').as('processed'), eb.fn.sum<number>('total_rows').as('rows')])
+      .select((eb) => [
+        eb.fn.sum<number>('processed_rows').as('processed'),
+        eb.fn.sum<number>('total_rows').as('rows'),
+      ])
       .executeTakeFirstOrThrow();
     expect(Number(session.processed)).toBe(total);
     expect(Number(session.rows)).toBe(total);

@@ -115,11 +115,14 @@ describe('configuration revisions and uploads that keep the processing data', ()
   });
 
   it('pages newest first by page and by cursor, and answers 404 and 400 as documented', async () => {
-    for (let i = 0; i < 3; i += 1) expect((await call('PUT', BULK, realisticConfiguration())).statusCode).toBe(200);
+    for (let i = 0; i < 3; i += 1)
+      expect((await call('PUT', BULK, realisticConfiguration())).statusCode).toBe(200);
     const first = (await t.call(reader, { method: 'GET', url: `${REVISIONS}?limit=2` })).json();
     expect(first.data).toHaveLength(2);
     expect(first.data[0].revision).toBeGreaterThan(first.data[1].revision);
-    const second = (await t.call(reader, { method: 'GET', url: `${REVISIONS}?limit=2&after=${first.next}` })).json();
+    const second = (
+      await t.call(reader, { method: 'GET', url: `${REVISIONS}?limit=2&after=${first.next}` })
+    ).json();
     expect(second.data[0].revision).toBe(first.data[1].revision - 1);
     expect(second).not.toHaveProperty('totalSize');
     const byPage = (await t.call(reader, { method: 'GET', url: `${REVISIONS}?limit=2&page=1` })).json();
@@ -141,8 +144,14 @@ describe('configuration revisions and uploads that keep the processing data', ()
     const changed = realisticConfiguration();
     const attributes = loanAttributes(changed);
     // Reordered: no change. A new optional attribute, a loosened flag, a removed lookup.
-    changed.configuration.entities[0] = { ...changed.configuration.entities[0], attributes: [...attributes].reverse() };
-    loanAttributes(changed).push({ name: 'note/x~y', type: { typeName: 'PrimitiveType', primitive: 'TEXT' } });
+    changed.configuration.entities[0] = {
+      ...changed.configuration.entities[0],
+      attributes: [...attributes].reverse(),
+    };
+    loanAttributes(changed).push({
+      name: 'note/x~y',
+      type: { typeName: 'PrimitiveType', primitive: 'TEXT' },
+    });
     const branch = loanAttributes(changed).find((a) => a.name === 'branch');
     if (branch === undefined) throw new Error('the fixture has a branch attribute');
     branch.mandatory = false;
@@ -186,8 +195,14 @@ describe('configuration revisions and uploads that keep the processing data', ()
     expect(body.changes).toHaveLength(3);
     // The other way round, chosen with `from`: the same changes, kinds swapped.
     const back = (await call('GET', `${REVISIONS}/${from}/diff?from=${to}`)).json();
-    expect(back.changes.map((c: { kind: string }) => c.kind).sort()).toEqual(['changed', 'changed', 'removed']);
-    expect(back.changes.find((c: { kind: string }) => c.kind === 'removed').path).toBe(`/entities/0/attributes/${newIndex}`);
+    expect(back.changes.map((c: { kind: string }) => c.kind).sort()).toEqual([
+      'changed',
+      'changed',
+      'removed',
+    ]);
+    expect(back.changes.find((c: { kind: string }) => c.kind === 'removed').path).toBe(
+      `/entities/0/attributes/${newIndex}`,
+    );
     // A revision diffed with itself: nothing.
     expect((await call('GET', `${REVISIONS}/${to}/diff?from=${to}`)).json().changes).toEqual([]);
   });
@@ -206,7 +221,9 @@ describe('configuration revisions and uploads that keep the processing data', ()
     const balances = (await call('GET', '/api/v1/balances')).json();
     const journals = (await call('GET', '/api/v1/journals?limit=1000')).json();
     const oldRevision = await currentRevision();
-    expect(new Set(journals.data.map((j: { revision: number }) => j.revision))).toEqual(new Set([oldRevision]));
+    expect(new Set(journals.data.map((j: { revision: number }) => j.revision))).toEqual(
+      new Set([oldRevision]),
+    );
     const errors = (await call('GET', '/api/v1/processing-errors')).json();
     expect(errors.data[0].revision).toBe(oldRevision);
 
@@ -214,7 +231,13 @@ describe('configuration revisions and uploads that keep the processing data', ()
     loanAttributes(changed).push({ name: 'note', type: { typeName: 'TEXT' } });
     const put = await call('PUT', `${BULK}?keep=processing-data`, changed);
     expect(put.statusCode, put.body).toBe(200);
-    expect(put.json().deleted).toEqual({ ingestions: 0, records: 0, journals: 0, journalLines: 0, processingErrors: 0 });
+    expect(put.json().deleted).toEqual({
+      ingestions: 0,
+      records: 0,
+      journals: 0,
+      journalLines: 0,
+      processingErrors: 0,
+    });
     expect(put.headers.etag).toBe(`"revision-${oldRevision + 1}"`);
     expect({
       ingestions: await count('ingestions'),
@@ -250,7 +273,9 @@ describe('configuration revisions and uploads that keep the processing data', ()
     // Safe on its own: no stored record has a value for it.
     attributes.splice(index('restructured'), 1);
     // Removed while stored records have values for it (the index is in the stored configuration).
-    const installment = loanAttributes(realisticConfiguration()).findIndex((a) => a.name === 'installmentNumber');
+    const installment = loanAttributes(realisticConfiguration()).findIndex(
+      (a) => a.name === 'installmentNumber',
+    );
     attributes.splice(index('installmentNumber'), 1);
     // A journal field whose values stored lines keep.
     const fields = (changed.configuration.journalDefinition as { fields: { name: string }[] }).fields;
@@ -307,7 +332,10 @@ describe('configuration revisions and uploads that keep the processing data', ()
     const refused = (await call('PUT', `${BULK}?dryRun=true`, unsafe)).json();
     expect(refused.keepProcessingData.possible).toBe(false);
     expect(refused.keepProcessingData.blocking).toEqual([
-      { path: expect.stringMatching(/^\/entities\/0\/attributes\/\d+$/), reason: expect.stringContaining('installmentNumber') },
+      {
+        path: expect.stringMatching(/^\/entities\/0\/attributes\/\d+$/),
+        reason: expect.stringContaining('installmentNumber'),
+      },
     ]);
 
     whatIfCalls.length = 0;
@@ -320,7 +348,9 @@ describe('configuration revisions and uploads that keep the processing data', ()
     });
     expect(whatIfCalls).toHaveLength(1);
     expect(whatIfCalls[0]?.revision).toBe(revision + 1);
-    expect(loanAttributes({ version: '', configuration: whatIfCalls[0]?.configuration as never })).toContainEqual({
+    expect(
+      loanAttributes({ version: '', configuration: whatIfCalls[0]?.configuration as never }),
+    ).toContainEqual({
       name: 'note',
       type: { typeName: 'TEXT' },
     });

@@ -130,7 +130,10 @@ describe('migration 0017: configuration revisions, backfilled from the stored co
   });
 
   it('makes the stored configuration its revision, dated and signed by the audit log', async () => {
-    const revisions = new ConfigurationRevisions(createConfigurationStore(store), new ManualClock(new Date(AT)));
+    const revisions = new ConfigurationRevisions(
+      createConfigurationStore(store),
+      new ManualClock(new Date(AT)),
+    );
     const listed = await revisions.list(0, 10);
     expect(listed.total).toBe(1);
     const text = revisionDocumentText(configuration);

@@ -255,7 +255,9 @@ export const WhatIfAnswer = Type.Object(
     wouldStillFail: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
       description: 'Failed records that would still fail, by error code.',
     }),
-    examples: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'A few of the records run.' }),
+    examples: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+      description: 'A few of the records run.',
+    }),
   },
   {
     description:
@@ -294,7 +296,7 @@ export const ConfigurationRevision = Type.Object({
   sha256: Type.String({
     pattern: '^[0-9a-f]{64}$',
     description:
-      'SHA-256 (hex) of the revision\'s configuration as the `configuration` member of its download is written.',
+      "SHA-256 (hex) of the revision's configuration as the `configuration` member of its download is written.",
   }),
   sections: Sections,
 });
@@ -313,7 +315,8 @@ export const ConfigurationChange = Type.Object({
 /** The changes between two revisions. */
 export const RevisionDiff = Type.Object({
   from: Type.Union([ConfigurationRevision, Type.Null()], {
-    description: 'The revision compared from; null when none is kept before `to` (compared with the empty configuration).',
+    description:
+      'The revision compared from; null when none is kept before `to` (compared with the empty configuration).',
   }),
   to: ConfigurationRevision,
   changes: Type.Array(ConfigurationChange, { maxItems: CONFIGURATION_DIFF_CHANGES_MAX }),

@@ -10,7 +10,14 @@ import { principalOf } from '../authenticate.js';
 import { ConfigurationRevision, RevisionDiff } from './answer-schemas.js';
 import { etagOf, inTurns } from './configuration.js';
 import { keyOfCursor, nextCursor } from './cursor.js';
-import { AfterQuery, CURSOR_PAGING_DESCRIPTION, CursorPage, cursorPageOf, PageQuery, Problem } from './schemas.js';
+import {
+  AfterQuery,
+  CURSOR_PAGING_DESCRIPTION,
+  CursorPage,
+  cursorPageOf,
+  PageQuery,
+  Problem,
+} from './schemas.js';
 
 /** The `next` cursor of a revisions page. */
 function revisionCursor(revision: number | undefined): string | null {

@@ -42,7 +42,11 @@ const NAMED_ARRAYS: ReadonlyMap<string, Named> = new Map<string, Named>([
   ['/businessEventDefinition/attributes', byName],
   ['/businessEventTypes', byName],
   ['/dimensionSets', byName],
-  ['/entities', (e) => (typeof e.namespace === 'string' && typeof e.name === 'string' ? `${e.namespace}/${e.name}` : undefined)],
+  [
+    '/entities',
+    (e) =>
+      typeof e.namespace === 'string' && typeof e.name === 'string' ? `${e.namespace}/${e.name}` : undefined,
+  ],
   ['/entities/*/attributes', byName],
   ['/fiscalCalendars', byName],
   ['/flows', byName],
@@ -107,11 +111,13 @@ function compare(
       else compare(value, to[key], `${fromPath}/${token}`, `${toPath}/${token}`, `${place}/${token}`, out);
     }
     for (const [key, value] of Object.entries(to)) {
-      if (!Object.hasOwn(from, key)) out.add({ path: `${toPath}/${pointerToken(key)}`, kind: 'added', new: value });
+      if (!Object.hasOwn(from, key))
+        out.add({ path: `${toPath}/${pointerToken(key)}`, kind: 'added', new: value });
     }
     return;
   }
-  if (JSON.stringify(from) !== JSON.stringify(to)) out.add({ path: toPath, kind: 'changed', old: from, new: to });
+  if (JSON.stringify(from) !== JSON.stringify(to))
+    out.add({ path: toPath, kind: 'changed', old: from, new: to });
 }
 
 function compareArrays(
@@ -127,9 +133,12 @@ function compareArrays(
   const toKeys = named === undefined ? undefined : keysOf(to, named);
   if (fromKeys === undefined || toKeys === undefined) {
     const common = Math.min(from.length, to.length);
-    for (let i = 0; i < common; i += 1) compare(from[i], to[i], `${fromPath}/${i}`, `${toPath}/${i}`, `${place}/*`, out);
-    for (let i = common; i < from.length; i += 1) out.add({ path: `${fromPath}/${i}`, kind: 'removed', old: from[i] });
-    for (let i = common; i < to.length; i += 1) out.add({ path: `${toPath}/${i}`, kind: 'added', new: to[i] });
+    for (let i = 0; i < common; i += 1)
+      compare(from[i], to[i], `${fromPath}/${i}`, `${toPath}/${i}`, `${place}/*`, out);
+    for (let i = common; i < from.length; i += 1)
+      out.add({ path: `${fromPath}/${i}`, kind: 'removed', old: from[i] });
+    for (let i = common; i < to.length; i += 1)
+      out.add({ path: `${toPath}/${i}`, kind: 'added', new: to[i] });
     return;
   }
   for (const [key, i] of fromKeys) {

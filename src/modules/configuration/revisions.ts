@@ -98,7 +98,10 @@ export class ConfigurationRevisions {
     return {
       from: base === undefined ? null : summaryOf(base),
       to: summaryOf(to),
-      ...diffConfigurations(base === undefined ? emptyConfiguration() : configurationOf(base), configurationOf(to)),
+      ...diffConfigurations(
+        base === undefined ? emptyConfiguration() : configurationOf(base),
+        configurationOf(to),
+      ),
     };
   }
 }

@@ -241,7 +241,8 @@ export class ConfigurationService<T> {
     }
     const { configuration, version } = checked;
     const sections = sectionCounts(configuration);
-    if (options.keepProcessingData === true) return this.#uploadKeeping(configuration, version, actor, options);
+    if (options.keepProcessingData === true)
+      return this.#uploadKeeping(configuration, version, actor, options);
     if (options.dryRun === true) {
       const revision = await this.#checkedRevision(options.ifRevisionIn);
       const wouldDelete = await this.#store.countProcessingData();
@@ -268,7 +269,9 @@ export class ConfigurationService<T> {
    * The risks of changing the stored configuration to `candidate`, which of them the data stored
    * now makes blocking, and the revision they were judged against.
    */
-  async #keepCheck(candidate: Configuration): Promise<KeepCheck & { revision: number; blocking: BlockingChange[] }> {
+  async #keepCheck(
+    candidate: Configuration,
+  ): Promise<KeepCheck & { revision: number; blocking: BlockingChange[] }> {
     const stored = await this.#store.read();
     const risks = this.#options.risks(stored.configuration, candidate);
     const { blocking, checkedUpTo } =
@@ -292,7 +295,8 @@ export class ConfigurationService<T> {
     const condition = options.ifRevisionIn;
     for (let attempt = 1; ; attempt += 1) {
       const check = await this.#keepCheck(configuration);
-      if (condition !== undefined && !condition.includes(check.revision)) throw configurationChanged(check.revision);
+      if (condition !== undefined && !condition.includes(check.revision))
+        throw configurationChanged(check.revision);
       if (check.blocking.length > 0) throw changeUnsafe(check.blocking);
       if (options.dryRun === true) {
         const whatIf = await this.#options.whatIf?.({
@@ -322,9 +326,11 @@ export class ConfigurationService<T> {
         ifRevisionIn: [check.revision],
         keep: { risks: check.risks, checkedUpTo: check.checkedUpTo },
       });
-      if (outcome.replaced) return { version, sections, revision: outcome.revision, deleted: outcome.deleted };
+      if (outcome.replaced)
+        return { version, sections, revision: outcome.revision, deleted: outcome.deleted };
       if (outcome.blocking !== undefined) throw changeUnsafe(outcome.blocking);
-      if (condition !== undefined || attempt >= KEEP_ATTEMPTS_MAX) throw configurationChanged(outcome.revision);
+      if (condition !== undefined || attempt >= KEEP_ATTEMPTS_MAX)
+        throw configurationChanged(outcome.revision);
     }
   }
 

@@ -118,7 +118,9 @@ export interface ConfigurationStore {
    * dialect whose statements hold the event loop, in bounded steps; and how far the records were
    * read, for the `keep` of a `replace`.
    */
-  checkStoredData(risks: readonly StoredDataRisk[]): Promise<{ blocking: BlockingChange[]; checkedUpTo: number }>;
+  checkStoredData(
+    risks: readonly StoredDataRisk[],
+  ): Promise<{ blocking: BlockingChange[]; checkedUpTo: number }>;
   /** A page of revisions, newest first, without their documents. */
   listRevisions(start: PageStart<number>, limit: number): Promise<KeyedPage<RevisionSummary, number>>;
   /** The number of revisions kept. */

@@ -45,7 +45,9 @@ function placeOf(configuration: Configuration, entity: EntityDefinition): Place 
       attribute: (name) => indexPath('/journalDefinition/fields', names, name),
     };
   }
-  const i = configuration.entities.findIndex((e) => e.namespace === entity.namespace && e.name === entity.name);
+  const i = configuration.entities.findIndex(
+    (e) => e.namespace === entity.namespace && e.name === entity.name,
+  );
   const names = (configuration.entities[i]?.attributes ?? []).map((a) => a.name);
   return {
     entity: `/entities/${i}`,

@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
-import { type Configuration, revisionDocumentText, sectionCounts } from '../../modules/configuration/store.js';
+import {
+  type Configuration,
+  revisionDocumentText,
+  sectionCounts,
+} from '../../modules/configuration/store.js';
 
 /**
  * Configuration revisions (`configuration-store.ts`, `configuration-revisions.ts`):

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { CONFIGURATION_DIFF_CHANGES_MAX, diffConfigurations, pointerToken } from '../../../src/modules/configuration/diff.js';
+import {
+  CONFIGURATION_DIFF_CHANGES_MAX,
+  diffConfigurations,
+  pointerToken,
+} from '../../../src/modules/configuration/diff.js';
 import { emptyConfiguration } from '../../../src/modules/configuration/document.js';
 import type { Configuration } from '../../../src/modules/configuration/model.js';
 
