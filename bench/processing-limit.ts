@@ -133,6 +133,8 @@ async function storeEvents(
       awaitsProcessing: true,
       reference: 'bench',
       at,
+      // No configuration is stored by this bench (it prepares its own): the stored revision is 0.
+      revision: 0,
     });
     if (stored.kind !== 'stored') throw new Error(`chunk of ${ingestionId} not stored: ${stored.kind}`);
   }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices, type ServicesProcessingHere } from '../../src/composition/services.js';
 import { ManualClock } from '../../src/lib/clock.js';
+import { createIngestionStore } from '../../src/storage/ingestion-store.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
@@ -117,5 +118,41 @@ describe('a keep-data upload during processing loses and doubles nothing', () =>
       .executeTakeFirstOrThrow();
     expect(Number(session.processed)).toBe(total);
     expect(Number(session.rows)).toBe(total);
+  });
+
+  it('writes no chunk validated under a revision that is no longer stored', async () => {
+    const opened = await t.call(operator, {
+      method: 'POST',
+      url: '/api/v1/ingestions',
+      payload: { namespace: 'loans', entity: 'loanTransaction' },
+    });
+    const ingestionId = opened.json().ingestionId as string;
+    const { revision } = await t.services.configuration.download('x');
+    const write = {
+      ingestionId,
+      namespace: 'loans',
+      entity: 'loanTransaction',
+      chunkName: null,
+      idempotencyKey: null,
+      bodySha256: null,
+      accepted: [{ index: 0, json: JSON.stringify(loanRecords(1)[0]) }],
+      failed: [],
+      failedKept: [],
+      failedOmitted: 0,
+      totalRows: 1,
+      rejected: false,
+      awaitsProcessing: true,
+      reference: 'test',
+      at: new Date().toISOString(),
+    };
+    const ingestion = createIngestionStore(t.store);
+    expect((await ingestion.commitChunk({ ...write, revision: revision - 1 })).kind).toBe('stale');
+    const chunks = await t.store.db
+      .selectFrom('chunks')
+      .selectAll()
+      .where('ingestion_id', '=', ingestionId)
+      .execute();
+    expect(chunks).toEqual([]);
+    expect((await ingestion.commitChunk({ ...write, revision })).kind).toBe('stored');
   });
 });
