@@ -126,12 +126,14 @@ function configurationChanged(revision: number): AppError {
 
 /**
  * Configuration Data as a whole: download, all-or-nothing upload and deletion (each with a dry
- * run that only counts what would be wiped), each recorded in the audit log. Uploads are
- * validated completely and prepared (entity validators, accounting tables) before anything is
- * written, so a configuration that cannot be used is refused with a 400 and the stored one stays
- * as it was. The check (every module's semantic checks and the preparation,
- * `src/composition/configuration-reader.ts`) is given by the caller, as the preparation of the
- * snapshots is.
+ * run that only counts what would be wiped), each recorded in the audit log and kept as a
+ * numbered revision; an upload may keep the processing data when the stored data allows the
+ * change (docs/adr/0018-keep-data-safety.md). Uploads are validated completely and prepared
+ * (entity validators, accounting tables) before anything is written, so a configuration that
+ * cannot be used is refused with a 400 and the stored one stays as it was. The check (every
+ * module's semantic checks and the preparation, `src/composition/configuration-reader.ts`), the
+ * risks of a change for stored data and the what-if are given by the caller, as the preparation
+ * of the snapshots is.
  */
 export class ConfigurationService<T> {
   readonly #store: ConfigurationStore;
@@ -272,7 +274,8 @@ export class ConfigurationService<T> {
   async #keepCheck(
     candidate: Configuration,
   ): Promise<KeepCheck & { revision: number; blocking: BlockingChange[] }> {
-    const stored = await this.#store.read();
+    // The snapshot of the current revision: its document is parsed once per revision, not here.
+    const { stored } = await this.#snapshots.current();
     const risks = this.#options.risks(stored.configuration, candidate);
     const { blocking, checkedUpTo } =
       risks.length === 0 ? { blocking: [], checkedUpTo: 0 } : await this.#store.checkStoredData(risks);
