@@ -7,6 +7,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import {
   type Configuration,
+  type ConfigurationDocument,
   ConfigurationSchema,
   type EntityAttributeType,
   PRIMITIVE_TYPE,
@@ -159,6 +160,22 @@ export function* canonicalConfigurationText(c: Configuration): Generator<string>
  */
 export function revisionDocumentText(c: Configuration): string {
   return [...canonicalConfigurationText(c)].join('');
+}
+
+/**
+ * The members a download adds after `configuration`, in their order: when (`downloadTime` as
+ * seconds and nanoseconds of `nowMs`), by whom, and the format version of what was stored. Pure.
+ */
+export function downloadMembers(
+  nowMs: number,
+  downloadedBy: string,
+  version: string,
+): Omit<ConfigurationDocument, 'configuration'> {
+  return {
+    downloadTime: { seconds: Math.floor(nowMs / 1000), nanos: (nowMs % 1000) * 1_000_000 },
+    downloadedBy,
+    version: version as ConfigurationDocument['version'],
+  };
 }
 
 /** The parts of a JSON Schema node the canonical walk looks at. */

@@ -2,8 +2,8 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import type { KeyedPage } from '../../lib/keyed-page.js';
 import { type ConfigurationDiff, diffConfigurations } from './diff.js';
-import { emptyConfiguration } from './document.js';
-import type { Configuration, ConfigurationDocument } from './model.js';
+import { downloadMembers, emptyConfiguration } from './document.js';
+import type { Configuration } from './model.js';
 import type { ConfigurationStore, RevisionDocument, RevisionSummary } from './store.js';
 
 /** Two revisions compared, by their summaries, and the changes from the first to the second. */
@@ -67,12 +67,7 @@ export class ConfigurationRevisions {
     downloadedBy: string,
   ): Promise<{ summary: RevisionSummary; text: Iterable<string> }> {
     const found = await this.#read(revision);
-    const nowMs = this.#clock.now().getTime();
-    const about: Omit<ConfigurationDocument, 'configuration'> = {
-      downloadTime: { seconds: Math.floor(nowMs / 1000), nanos: (nowMs % 1000) * 1_000_000 },
-      downloadedBy,
-      version: found.version as ConfigurationDocument['version'],
-    };
+    const about = downloadMembers(this.#clock.now().getTime(), downloadedBy, found.version);
     // The kept text is the canonical configuration already: it is written out as it is.
     return {
       summary: summaryOf(found),

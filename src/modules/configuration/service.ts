@@ -5,6 +5,7 @@ import type { ConfigurationError } from './configuration-errors.js';
 import {
   canonicalConfiguration,
   canonicalConfigurationText,
+  downloadMembers,
   emptyConfiguration,
   revisionDocumentText,
   sectionCounts,
@@ -187,15 +188,7 @@ export class ConfigurationService<T> {
     about: Omit<ConfigurationDocument, 'configuration'>;
   }> {
     const { stored } = await this.#snapshots.current();
-    const nowMs = this.#clock.now().getTime();
-    return {
-      stored,
-      about: {
-        downloadTime: { seconds: Math.floor(nowMs / 1000), nanos: (nowMs % 1000) * 1_000_000 },
-        downloadedBy,
-        version: stored.version as ConfigurationDocument['version'],
-      },
-    };
+    return { stored, about: downloadMembers(this.#clock.now().getTime(), downloadedBy, stored.version) };
   }
 
   /**
