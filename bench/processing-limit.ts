@@ -133,6 +133,8 @@ async function storeEvents(
       awaitsProcessing: true,
       reference: 'bench',
       at,
+      // No configuration is stored by this bench (it prepares its own): the stored revision is 0.
+      revision: 0,
     });
     if (stored.kind !== 'stored') throw new Error(`chunk of ${ingestionId} not stored: ${stored.kind}`);
   }
@@ -191,7 +193,7 @@ async function processSession(
         trx,
         'journals',
         JOURNAL_COLUMNS,
-        outcome.journals.map(({ recordId, draft }) => journalRow(recordId, draft, at)),
+        outcome.journals.map(({ recordId, draft }) => journalRow(recordId, draft, at, prepared.revision)),
       );
       await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, lineRows(outcome.journals));
       await keepBalances(trx, store.dialect, balanceMovesOf(outcome.journals, canonicalNodeJson));

@@ -24,15 +24,23 @@ export const CREDENTIALS_USAGE = `usage: ledgerflow credentials create --owner E
   On the store named by DATABASE_URL, which must exist. create prints the secret once.`;
 
 export const CONFIG_USAGE = `usage: ledgerflow config pull FILE
-       ledgerflow config push FILE [--dry-run] [--yes]
+       ledgerflow config push FILE [--dry-run] [--yes] [--keep-data]
        ledgerflow config wipe [--dry-run] [--yes]
-  pull   download the configuration as pretty JSON (FILE - for standard output)
-  push   upload FILE; validation errors are printed as PATH: MESSAGE, one per line
-  wipe   delete the configuration
+       ledgerflow config revisions [--limit 20 | --all] [--json]
+       ledgerflow config diff N M [--json]
+  pull       download the configuration as pretty JSON (FILE - for standard output)
+  push       upload FILE; validation errors are printed as PATH: MESSAGE, one per line
+  wipe       delete the configuration
+  revisions  the configuration revisions, newest first (one per push and wipe)
+  diff       the changes from revision N to revision M, one per line: + PATH: NEW,
+             - PATH: OLD, ~ PATH: OLD -> NEW (PATH a JSON Pointer)
   push and wipe delete the processing data (sessions, records, journals, processing errors):
   they first show what would be deleted and ask on a terminal; elsewhere they need --yes.
-  --dry-run  only validate and show what would be deleted; change nothing
-  --yes      go ahead without asking
+  --keep-data  push without deleting anything; refused (PATH: REASON per blocking change)
+               when stored records or journals would no longer fit the new configuration
+  --dry-run    only validate and show what would be deleted; change nothing
+  --yes        go ahead without asking
+  --json       print revisions as one JSON object per line, a diff as the service's answer
 ${CONNECTION}`;
 
 export const INGEST_USAGE = `usage: ledgerflow ingest FILE --namespace NS --entity E [--name N] [--format json|ndjson|csv]
@@ -98,8 +106,12 @@ On the store (DATABASE_URL; the store used is printed on standard error):
 Against a running service (--url, --client-id, --client-secret or LEDGERFLOW_URL,
 LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET):
   config pull FILE            download the configuration as pretty JSON (FILE - for stdout)
-  config push FILE [--dry-run] [--yes]
+  config push FILE [--dry-run] [--yes] [--keep-data]
                               upload it; shows and confirms the processing data it deletes
+                              (with --keep-data it deletes nothing, when the data allows)
+  config revisions [--limit 20 | --all] [--json]
+                              the configuration revisions, newest first
+  config diff N M [--json]    the changes from revision N to revision M
   config wipe [--dry-run] [--yes]
                               delete the configuration and the processing data
   ingest FILE --namespace NS --entity E [--name N] [--format json|ndjson|csv]

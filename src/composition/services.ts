@@ -11,9 +11,11 @@ import {
 } from '../modules/auth/request-limiter.js';
 import { SignIns } from '../modules/auth/sign-ins.js';
 import { TokenService } from '../modules/auth/token-service.js';
-import { ConfigurationService } from '../modules/configuration/service.js';
+import { ConfigurationRevisions } from '../modules/configuration/revisions.js';
+import { ConfigurationService, type WhatIf } from '../modules/configuration/service.js';
 import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
 import { EntityCatalog } from '../modules/entities/catalog.js';
+import { storedDataRisksOf } from '../modules/entities/change-risks.js';
 import { inlineChunkWorker, threadChunkWorker } from '../modules/ingestion/chunk-pool.js';
 import { IngestionService } from '../modules/ingestion/service.js';
 import { StatisticsService } from '../modules/statistics/service.js';
@@ -52,6 +54,7 @@ export interface Services {
   signIns: SignIns;
   snapshots: ConfigurationSnapshots<PreparedConfiguration>;
   configuration: ConfigurationService<PreparedConfiguration>;
+  revisions: ConfigurationRevisions;
   catalog: EntityCatalog;
   ingestion: IngestionService;
   statistics: StatisticsService;
@@ -89,6 +92,11 @@ export interface ServiceOptions {
   processing?: ProcessingPlace;
   /** Errors of background work (processing rounds, the shared request counts), logged by main. */
   onBackgroundError?: (error: unknown) => void;
+  /**
+   * What a dry-run upload that keeps the processing data answers as `whatIf`: how many failed
+   * records would post under the candidate. Unset, the dry run answers without it.
+   */
+  whatIf?: WhatIf;
 }
 
 /**
@@ -145,7 +153,9 @@ export function createServices(
       snapshots,
       clock,
       configurationReading.validate,
+      { risks: storedDataRisksOf, whatIf: options.whatIf },
     ),
+    revisions: new ConfigurationRevisions(configurationStore, clock),
     catalog,
     ingestion: new IngestionService(createIngestionStore(store), catalog, clock, {
       chunkWorker,

@@ -14,6 +14,7 @@ import type { Store } from '../storage/store.js';
 import { adminInterface } from './admin/plugin.js';
 import { accessRoutes } from './api/access.js';
 import { configurationRoutes } from './api/configuration.js';
+import { configurationRevisionRoutes } from './api/configuration-revisions.js';
 import { documentedRoute, SHARED_ANSWER_SCHEMAS } from './api/documented-answers.js';
 import { entityRoutes } from './api/entities.js';
 import { ingestionRoutes } from './api/ingestions.js';
@@ -254,6 +255,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   oauthRoutes(app, services.tokens, deps.publicUrl);
   await app.register(accessRoutes, { access: services.access });
   await app.register(configurationRoutes, { configuration: services.configuration });
+  await app.register(configurationRevisionRoutes, { revisions: services.revisions });
   await app.register(entityRoutes, { catalog: services.catalog });
   await app.register(ingestionRoutes, { ingestion: services.ingestion });
   await app.register(statisticsRoutes, { statistics: services.statistics });

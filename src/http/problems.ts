@@ -20,6 +20,7 @@ export const PROBLEM_STATUS: { readonly [C in ProblemCode]: number } = {
   conflict: 409,
   'session-closed': 409,
   'session-expired': 409,
+  'configuration-change-unsafe': 409,
   'configuration-changed': 412,
   'payload-too-large': 413,
   'idempotency-key-reused': 422,

@@ -21,6 +21,7 @@ export const PROBLEMS = {
   conflict: { title: 'The request conflicts with the current state' },
   'session-closed': { title: 'The ingestion session is closed' },
   'session-expired': { title: 'The ingestion session has expired' },
+  'configuration-change-unsafe': { title: 'The configuration change conflicts with the stored data' },
   'configuration-changed': { title: 'The configuration changed since the revision the request names' },
   'payload-too-large': { title: 'The body is larger than allowed' },
   'idempotency-key-reused': { title: 'The idempotency key was used before with another body' },

@@ -8,10 +8,26 @@ import {
   type ProcessingDataCounts,
   type ReplaceOutcome,
 } from '../modules/configuration/store.js';
+import {
+  countRevisions,
+  insertRevision,
+  listRevisions,
+  readRevisionDocument,
+} from './configuration-revisions.js';
 import { countRows } from './count.js';
 import type { Database } from './schema.js';
 import { clearStatisticsCounters } from './statistics-counters.js';
 import type { Store } from './store.js';
+import { blockingInTransaction, checkStoredData } from './stored-data-checks.js';
+
+/** What a change that keeps the processing data reports as kept: nothing deleted. */
+const NOTHING_DELETED: ProcessingDataCounts = {
+  ingestions: 0,
+  records: 0,
+  journals: 0,
+  journalLines: 0,
+  processingErrors: 0,
+};
 
 /** The single row that holds the configuration document. */
 const CONFIGURATION_ROW_ID = 1;
@@ -66,6 +82,11 @@ async function countProcessingData(db: Kysely<Database>): Promise<ProcessingData
  * claimed chunk, so a claim's revision cannot change before it commits. Changing the order
  * here means changing it there. On SQLite every write transaction holds the one write lock
  * from its start, so there is no order to keep (`accounting/claim-sqlite.ts`).
+ *
+ * A change that keeps the processing data takes the same locks in the same order: they keep new
+ * chunks out while the stored data is checked, and they make a claim in flight finish under the
+ * old revision before the new one is stored (or find the new one and start again), so no record
+ * is processed twice or lost (`stored-data-checks.ts` says what is read where).
  */
 export function createConfigurationStore(store: Store): ConfigurationStore {
   const { db, dialect } = store;
@@ -100,6 +121,22 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
 
     countProcessingData() {
       return countProcessingData(db);
+    },
+
+    checkStoredData(risks) {
+      return checkStoredData(db, dialect, risks);
+    },
+
+    listRevisions(start, limit) {
+      return listRevisions(db, start, limit);
+    },
+
+    countRevisions() {
+      return countRevisions(db);
+    },
+
+    readRevisionDocument(revision) {
+      return readRevisionDocument(db, revision);
     },
 
     async replace(input) {
@@ -141,14 +178,21 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
           await sql`lock table chunks in exclusive mode`.execute(trx);
           await sql`lock table ingestions in exclusive mode`.execute(trx);
         }
-        const deleted = await countProcessingData(trx);
-        // Deleting the sessions cascades to their chunks, records, errors and journals; the
-        // balances kept from those journals go with them (`accounting/balances.ts`), and so do
-        // the statistics counters (`statistics-counters.ts`).
-        await trx.deleteFrom('ingestions').execute();
-        await trx.deleteFrom('balance_moves').execute();
-        await trx.deleteFrom('balances').execute();
-        await clearStatisticsCounters(trx);
+        let deleted = NOTHING_DELETED;
+        if (input.keep !== undefined) {
+          const { risks, checkedUpTo } = input.keep;
+          const blocking = await blockingInTransaction(trx, dialect, risks, checkedUpTo);
+          if (blocking.length > 0) return { replaced: false, revision: Number(revision), blocking };
+        } else {
+          deleted = await countProcessingData(trx);
+          // Deleting the sessions cascades to their chunks, records, errors and journals; the
+          // balances kept from those journals go with them (`accounting/balances.ts`), and so do
+          // the statistics counters (`statistics-counters.ts`).
+          await trx.deleteFrom('ingestions').execute();
+          await trx.deleteFrom('balance_moves').execute();
+          await trx.deleteFrom('balances').execute();
+          await clearStatisticsCounters(trx);
+        }
         await trx
           .updateTable('configuration')
           .set({
@@ -172,6 +216,16 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
             deleted: JSON.stringify(deleted),
           })
           .execute();
+        await insertRevision(trx, {
+          revision: next,
+          at: input.at,
+          actor: input.actor,
+          action: input.action === 'configuration.delete' ? 'delete' : 'upload',
+          version: input.version,
+          sha256: input.document.sha256,
+          sections: input.sections,
+          documentText: input.document.text,
+        });
         return { replaced: true, revision: next, deleted };
       });
     },

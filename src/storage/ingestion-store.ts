@@ -7,6 +7,7 @@ import type {
   StoredChunkOutcome,
 } from '../modules/ingestion/store.js';
 import { createBulkInsert } from './bulk-insert.js';
+import { storedRevision } from './configuration-store.js';
 import { countRows } from './count.js';
 import { counterStripe } from './counter-stripes.js';
 import { chunkRow, toOutcome, toSession } from './ingestion-rows.js';
@@ -49,6 +50,13 @@ function isUniqueViolation(error: unknown): boolean {
 function isForeignKeyViolation(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
+/** Rolls a chunk's write back when the configuration changed since its records were validated. */
+class StaleRevision extends Error {
+  constructor() {
+    super('the configuration changed since the chunk was validated');
+  }
 }
 
 /**
@@ -313,6 +321,10 @@ export function createIngestionStore(store: Store): IngestionStore {
             .insertInto('chunks')
             .values(chunkRow(write, chunkSeq, acceptedRows, failedRecords))
             .execute();
+          // Read after the chunk's row is written: on PostgreSQL that write waits for an upload
+          // holding the chunks table (`configuration-store.ts`), so the revision read here is the
+          // one the chunk commits under; on SQLite the transaction holds the one write lock.
+          if ((await storedRevision(trx)) !== write.revision) throw new StaleRevision();
           await insertRecords(trx, write, chunkSeq);
           await bulkInsert(
             trx,
@@ -361,6 +373,7 @@ export function createIngestionStore(store: Store): IngestionStore {
         };
         return { kind: 'stored', outcome };
       } catch (error) {
+        if (error instanceof StaleRevision) return { kind: 'stale' };
         if (isForeignKeyViolation(error)) return { kind: 'gone' };
         if (write.idempotencyKey !== null && isUniqueViolation(error)) {
           const earlier = await findChunkOutcome(write.ingestionId, write.idempotencyKey);

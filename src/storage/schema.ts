@@ -13,6 +13,7 @@ export interface Database {
   oauth_tokens: OAuthTokensTable;
   configuration: ConfigurationTable;
   audit_log: AuditLogTable;
+  configuration_revisions: ConfigurationRevisionsTable;
   ingestions: IngestionsTable;
   chunks: ChunksTable;
   records: RecordsTable;
@@ -142,6 +143,23 @@ export interface AuditLogTable {
   deleted: string | null;
 }
 
+/**
+ * One configuration revision per upload or deletion (migration 0017): who made it, when, its
+ * section counts, and the canonical text of its document with that text's SHA-256.
+ */
+export interface ConfigurationRevisionsTable {
+  revision: number;
+  at: string;
+  /** Null only on a backfilled revision whose author was not recorded. */
+  actor: string | null;
+  action: 'upload' | 'delete';
+  version: string;
+  sha256: string;
+  /** JSON of the section counts. */
+  sections: string;
+  document: string;
+}
+
 export interface IngestionsTable {
   ingestion_id: string;
   ingestion_name: string | null;
@@ -226,6 +244,8 @@ export interface ProcessingErrorsTable {
   message: string;
   record: string;
   created_at: string;
+  /** The configuration revision processing worked under (migration 0017). */
+  revision: Generated<number>;
 }
 
 export interface JournalsTable {
@@ -244,6 +264,8 @@ export interface JournalsTable {
   origin_journal_id: string | null;
   line_count: number;
   created_at: string;
+  /** The configuration revision processing worked under (migration 0017). */
+  revision: Generated<number>;
   /**
    * A journal posted before an origin journal id could post only once per accounting
    * configuration, repeating an earlier one: that journal's id (migration 0007); else null.

@@ -312,6 +312,27 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface in Chromium: data
     await context.close();
   });
 
+  it('uploads keeping the processing data after its dry run, then shows the revision and its changes', async () => {
+    const { context, page } = await signInAs(browser, base, adminEmail);
+    await page.goto(`${base}/admin/configuration`);
+    const changed = realisticConfiguration();
+    (changed.configuration.entities[0]?.attributes ?? []).push({ name: 'note', type: { typeName: 'TEXT' } });
+    await page.getByLabel('Document (JSON)').fill(JSON.stringify(changed));
+    await page.getByLabel(/Keep it/).check();
+    await page.getByRole('button', { name: 'Check' }).click();
+    await page.getByText('keeps the processing data: nothing is deleted').waitFor();
+    await page.getByRole('checkbox').check();
+    await page.getByRole('button', { name: 'Upload and keep the data' }).click();
+    await page.getByText('the processing data was kept').waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Revisions' }).click();
+    await page.locator('#revisions a').first().click();
+    await expect(page.locator('#revision-changes').textContent()).resolves.toContain(
+      '/entities/0/attributes/',
+    );
+    await screenshot(page, 'configuration-revision-changes');
+    await context.close();
+  });
+
   it('names what a wipe would delete and wipes only after an explicit confirmation', async () => {
     const { context, page } = await signInAs(browser, base, adminEmail);
     await page.goto(`${base}/admin/configuration`);

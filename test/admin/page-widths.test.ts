@@ -177,6 +177,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface at a 1,024 px win
     ['processing errors', '/admin/processing-errors'],
     ['balances', '/admin/balances?asOf=2026-11-20'],
     ['configuration', '/admin/configuration'],
+    ['revisions', '/admin/configuration/revisions'],
     ['credentials', '/admin/credentials'],
     ['users', '/admin/users'],
     ['audit log', '/admin/audit'],

@@ -6,12 +6,15 @@ import {
 } from '../../src/composition/services.js';
 import { type AppDeps, buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
+import type { WhatIf } from '../../src/modules/configuration/service.js';
 import type { Store } from '../../src/storage/store.js';
 import { createTestStore } from './store.js';
 
 export interface TestApp {
   app: FastifyInstance;
   store: Store;
+  /** The store's `DATABASE_URL`, for a second connection to the same database (another instance). */
+  url: string;
   /** The services, with a processor on this thread that tests drain. */
   services: ServicesProcessingHere;
   clock: ManualClock;
@@ -33,15 +36,21 @@ let userCounter = 0;
  */
 export async function createTestApp(
   settings: Partial<ServiceSettings> = {},
-  options: { file?: boolean; logger?: AppDeps['logger']; publicUrl?: string; clock?: ManualClock } = {},
+  options: {
+    file?: boolean;
+    logger?: AppDeps['logger'];
+    publicUrl?: string;
+    clock?: ManualClock;
+    whatIf?: WhatIf;
+  } = {},
 ): Promise<TestApp> {
-  const { store, dispose } = await createTestStore(options);
+  const { store, url, dispose } = await createTestStore(options);
   const clock = options.clock ?? new ManualClock(new Date());
   const services = createServices(
     store,
     clock,
     { accessTokenTtlSeconds: 300, refreshTokenTtlSeconds: 1800, businessDate: undefined, ...settings },
-    { processing: 'here' },
+    { processing: 'here', ...(options.whatIf === undefined ? {} : { whatIf: options.whatIf }) },
   );
   const app = await buildApp({
     store,
@@ -62,6 +71,7 @@ export async function createTestApp(
   return {
     app,
     store,
+    url,
     services,
     clock,
     credentialFor,

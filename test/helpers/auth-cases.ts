@@ -37,6 +37,9 @@ export const ROUTE_ACCESS: Readonly<Record<string, typeof PUBLIC | Permission | 
   'GET /api/v1/configuration/bulk': 'configuration:read',
   'PUT /api/v1/configuration/bulk': 'configuration:write',
   'DELETE /api/v1/configuration/bulk': 'configuration:delete',
+  'GET /api/v1/configuration/revisions': 'configuration:read',
+  'GET /api/v1/configuration/revisions/:revision': 'configuration:read',
+  'GET /api/v1/configuration/revisions/:revision/diff': 'configuration:read',
   'GET /api/v1/audit-log': ['users:manage', 'configuration:read'],
 
   'GET /api/v1/namespaces': 'configuration:read',

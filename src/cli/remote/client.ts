@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import {
+  BlockingChange,
   FailedRecord,
   FieldError,
   OAuthErrorBody,
@@ -99,7 +100,10 @@ const FailedRecordRead = Type.Pick(FailedRecord, ['index', 'errors']);
 /** A problem body as far as an error message reads it; a partial one is quoted too. */
 const ProblemAnswer = Type.Composite([
   Type.Partial(Type.Pick(Problem, ['title', 'detail'])),
-  Type.Object({ errors: Type.Optional(Type.Array(Type.Unknown())) }),
+  Type.Object({
+    errors: Type.Optional(Type.Array(Type.Unknown())),
+    blocking: Type.Optional(Type.Array(Type.Unknown())),
+  }),
 ]);
 
 /** One answer of the service, its body parsed when it is JSON. */
@@ -133,6 +137,7 @@ function text(value: unknown): string {
 export function formatProblemEntry(entry: unknown): string {
   if (matches(PathError, entry))
     return `${entry.path === '' ? '(the whole document)' : entry.path}: ${entry.message}`;
+  if (matches(BlockingChange, entry)) return `${entry.path}: ${entry.reason}`;
   if (matches(FailedRecordRead, entry))
     return `record ${entry.index}: ${entry.errors.map(formatProblemEntry).join('; ')}`;
   if (matches(FieldError, entry)) {
@@ -154,7 +159,8 @@ export function errorMessageOf(method: string, path: string, status: number, bod
   if (matches(ProblemAnswer, body) && (body.title !== undefined || body.detail !== undefined)) {
     const title = body.title === undefined ? '' : ` ${body.title}`;
     const detail = body.detail === undefined ? '' : `: ${body.detail}`;
-    const entries = (body.errors ?? []).map(formatProblemEntry);
+    // A refused change that keeps the processing data lists its `blocking` changes instead.
+    const entries = [...(body.errors ?? []), ...(body.blocking ?? [])].map(formatProblemEntry);
     return [`${head}${title}${detail}`, ...entries].join('\n');
   }
   if (matches(OAuthErrorBody, body)) {

@@ -20,6 +20,7 @@ import {
 } from '../output.js';
 import { CONFIG_USAGE } from '../usage.js';
 import { ApiClient, CONNECTION_OPTIONS, connectionOf } from './client.js';
+import { diffCommand, revisionsCommand } from './config-revisions-command.js';
 
 const BULK_PATH = '/api/v1/configuration/bulk';
 const AUDIT_LOG_PATH = '/api/v1/audit-log';
@@ -29,6 +30,7 @@ interface ConfigArgs {
   file: string | undefined;
   dryRun: boolean;
   yes: boolean;
+  keepData: boolean;
 }
 
 function parseConfigArgs(args: string[], files: number, io: Io): ConfigArgs {
@@ -38,6 +40,7 @@ function parseConfigArgs(args: string[], files: number, io: Io): ConfigArgs {
       ...CONNECTION_OPTIONS,
       'dry-run': { type: 'boolean' },
       yes: { type: 'boolean' },
+      'keep-data': { type: 'boolean' },
     },
     allowPositionals: true,
     strict: true,
@@ -48,6 +51,7 @@ function parseConfigArgs(args: string[], files: number, io: Io): ConfigArgs {
     file: positionals[0],
     dryRun: values['dry-run'] === true,
     yes: values.yes === true,
+    keepData: values['keep-data'] === true,
   };
 }
 
@@ -70,7 +74,7 @@ type Counts = Static<typeof ProcessingDataCounts>;
 /** An upload answer as far as the commands read it: the sections it counts are printed as given. */
 const UploadRead = Type.Composite([
   Type.Pick(UploadResult, ['version']),
-  Type.Partial(Type.Pick(UploadResult, ['deleted', 'wouldDelete'])),
+  Type.Partial(Type.Pick(UploadResult, ['deleted', 'wouldDelete', 'keepProcessingData', 'whatIf'])),
   Type.Object({ sections: Type.Partial(Sections) }),
 ]);
 
@@ -136,10 +140,38 @@ async function pull(args: string[], io: Io): Promise<void> {
   io.out(`pulled configuration ${String(document.version)} to ${file}`);
 }
 
+/**
+ * `config push FILE --keep-data`: the upload that keeps the processing data. Its dry run
+ * checks the document and the stored data (a 409 lists each blocking change as PATH: REASON);
+ * nothing is deleted, so nothing is asked.
+ */
+async function pushKeeping(client: ApiClient, file: string, document: unknown, dryRun: boolean, io: Io) {
+  const query = { keep: 'processing-data' };
+  const checked = await client.json(
+    { method: 'PUT', path: BULK_PATH, query: { ...query, dryRun: 'true' }, json: document },
+    UploadRead,
+  );
+  io.out(`configuration ${checked.version} in ${file} is valid and keeps the processing data`);
+  const whatIf = checked.whatIf;
+  if (whatIf !== undefined) {
+    io.out(`of the records that failed processing, ${whatIf.wouldPost} would post; still failing:`);
+    for (const line of countLines(whatIf.wouldStillFail)) io.out(line);
+  }
+  if (dryRun) {
+    printSections(io, checked.sections);
+    io.out('dry run: nothing was changed');
+    return;
+  }
+  const result = await client.json({ method: 'PUT', path: BULK_PATH, query, json: document }, UploadRead);
+  io.out(`pushed configuration ${result.version} from ${file}; the processing data was kept`);
+  printSections(io, result.sections);
+}
+
 async function push(args: string[], io: Io): Promise<void> {
-  const { client, file, dryRun, yes } = parseConfigArgs(args, 1, io);
+  const { client, file, dryRun, yes, keepData } = parseConfigArgs(args, 1, io);
   if (file === undefined) throw usageError(CONFIG_USAGE);
   const document = await readDocument(file);
+  if (keepData) return pushKeeping(client, file, document, dryRun, io);
   // The dry run validates the document as the upload will, and counts what it would delete.
   const checked = await client.json(
     { method: 'PUT', path: BULK_PATH, query: { dryRun: 'true' }, json: document },
@@ -147,6 +179,8 @@ async function push(args: string[], io: Io): Promise<void> {
   );
   const wouldDelete = countsOf(checked, 'wouldDelete');
   io.out(`configuration ${checked.version} in ${file} is valid`);
+  if (checked.keepProcessingData?.possible === true && total(wouldDelete) > 0)
+    io.out('it could keep the processing data: push it with --keep-data to delete nothing');
   if (dryRun) {
     printSections(io, checked.sections);
     await confirmDeletion(io, wouldDelete, 'push it', true);
@@ -209,14 +243,18 @@ function printDeleted(io: Io, deleted: Counts): void {
  * `config pull FILE` (writes the downloaded Configuration Data as pretty JSON; `-` is standard
  * output), `config push FILE [--dry-run] [--yes]` (validates, shows what the upload would
  * delete, confirms, uploads, prints what was deleted; a 400 prints every problem as
- * `path: message`, one per line, exit 1), `config wipe [--dry-run] [--yes]` (the same for
- * deleting the configuration). Exit 2 on bad usage, an unreadable file or a missing --yes off
- * a terminal, 1 on a refused request or a "no" on the terminal.
+ * `path: message`, one per line, exit 1), `config push FILE --keep-data [--dry-run]` (the
+ * upload that deletes nothing; a 409 prints each blocking change as `path: reason`),
+ * `config wipe [--dry-run] [--yes]` (the same for deleting the configuration), `config
+ * revisions` and `config diff N M`. Exit 2 on bad usage, an unreadable file or a missing --yes
+ * off a terminal, 1 on a refused request or a "no" on the terminal.
  */
 export async function configCommand(args: string[], io: Io): Promise<void> {
   const [action, ...rest] = args;
   if (action === 'pull') return pull(rest, io);
   if (action === 'push') return push(rest, io);
   if (action === 'wipe') return wipe(rest, io);
+  if (action === 'revisions') return revisionsCommand(rest, io);
+  if (action === 'diff') return diffCommand(rest, io);
   throw usageError(CONFIG_USAGE);
 }

@@ -24,6 +24,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { href: '/admin/balances', label: 'Balances', anyOf: ['journals:read'] },
   { href: '/admin/processing-errors', label: 'Processing errors', anyOf: ['journals:read'] },
   { href: '/admin/configuration', label: 'Configuration', anyOf: ['configuration:read'] },
+  { href: '/admin/configuration/revisions', label: 'Revisions', anyOf: ['configuration:read'] },
   { href: '/admin/audit', label: 'Audit log', anyOf: ['users:manage', 'configuration:read'] },
   { href: '/admin/users', label: 'Users', anyOf: ['users:manage'] },
   { href: '/admin/credentials', label: 'API credentials', anyOf: ['credentials:manage'] },
@@ -55,6 +56,13 @@ export function page(
 ): Html {
   const { principal } = context;
   const items = NAV_ITEMS.filter((nav) => nav.anyOf.some((p) => principal.permissions.has(p)));
+  // The longest item the path starts with is the current one: revisions are under configuration.
+  const current = items
+    .filter((nav) => context.path.startsWith(nav.href))
+    .reduce<NavItem | undefined>(
+      (best, nav) => (best === undefined || nav.href.length > best.href.length ? nav : best),
+      undefined,
+    );
   return html`<!doctype html>
 <html lang="en">
 <head>${head(title)}${scripts.map((src) => html`<script src="${src}" defer></script>`)}</head>
@@ -64,7 +72,7 @@ export function page(
   <a class="brand" href="/admin">Ledgerflow</a>
   <nav aria-label="Main"><ul>${items.map(
     (nav) =>
-      html`<li><a href="${nav.href}"${context.path.startsWith(nav.href) ? html` aria-current="page"` : ''}>${nav.label}</a></li>`,
+      html`<li><a href="${nav.href}"${nav === current ? html` aria-current="page"` : ''}>${nav.label}</a></li>`,
   )}</ul></nav>
   <form method="post" action="/admin/logout" class="signout">
     ${csrfField(context)}

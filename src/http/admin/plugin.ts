@@ -19,6 +19,7 @@ import { credentialPages } from './pages/credentials.js';
 import { dashboardPages } from './pages/dashboard.js';
 import { ingestionPages } from './pages/ingestions.js';
 import { journalPages } from './pages/journals.js';
+import { revisionPages } from './pages/revisions.js';
 import { signInPages } from './pages/sign-in.js';
 import { userPages } from './pages/users.js';
 import { AdminPageError, formOf, SIGN_IN_COOKIE, sendPage } from './request.js';
@@ -207,5 +208,6 @@ export const adminInterface: FastifyPluginAsync<{
   userPages(app, services);
   ingestionPages(app, services);
   configurationPages(app, services);
+  revisionPages(app, services);
   journalPages(app, services);
 };

@@ -11,6 +11,7 @@
 import { Type } from '@sinclair/typebox';
 import { JOURNAL_LINES_MAX } from '../../modules/accounting/journal-assembly.js';
 import { TOKEN_LENGTH_MAX } from '../../modules/auth/token-service.js';
+import { CONFIGURATION_DIFF_CHANGES_MAX } from '../../modules/configuration/diff.js';
 import { CONFIGURATION_SECTIONS } from '../../modules/configuration/document.js';
 import {
   CHUNK_ERRORS_SHOWN_MAX,
@@ -224,18 +225,102 @@ export const Sections = Type.Object(
   },
 );
 
+/** A configuration change that the stored processing data forbids when it is to be kept. */
+export const BlockingChange = Type.Object({
+  path: Type.String({
+    description:
+      'JSON Pointer of the change in the uploaded configuration (in the stored one for something removed), e.g. /entities/0/attributes/2/type.',
+  }),
+  reason: Type.String({ description: 'Why the stored data forbids it.' }),
+});
+
+/** Whether an upload could keep the processing data. */
+export const KeepPossibility = Type.Object(
+  {
+    possible: Type.Boolean(),
+    blocking: Type.Optional(
+      Type.Array(BlockingChange, { description: 'When not possible: every change the stored data forbids.' }),
+    ),
+  },
+  {
+    description:
+      'Whether the same upload with `keep=processing-data` would be accepted now (it keeps every session, record, journal and error).',
+  },
+);
+
+/** What the failed records would do under a candidate configuration. */
+export const WhatIfAnswer = Type.Object(
+  {
+    wouldPost: Type.Integer({ minimum: 0, description: 'Failed records that would post.' }),
+    wouldStillFail: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+      description: 'Failed records that would still fail, by error code.',
+    }),
+    examples: Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+      description: 'A few of the records run.',
+    }),
+  },
+  {
+    description:
+      'How many of the records that failed processing would post under the uploaded configuration (nothing is written).',
+  },
+);
+
 /** The answer to a configuration upload or its dry run. */
 export const UploadResult = Type.Object({
   version: Type.String({ description: 'Configuration format label of the document.' }),
   sections: Sections,
   deleted: Type.Optional({
     ...ProcessingDataCounts,
-    description: 'What the upload wiped, counted in the transaction that deleted it. Absent on a dry run.',
+    description:
+      'What the upload wiped, counted in the transaction that deleted it (all 0 with `keep=processing-data`). Absent on a dry run.',
   }),
   wouldDelete: Type.Optional({
     ...ProcessingDataCounts,
-    description: 'What the upload would wipe if it were made now. Only on a dry run.',
+    description:
+      'What the upload would wipe if it were made now (all 0 with `keep=processing-data`). Only on a dry run.',
   }),
+  keepProcessingData: Type.Optional(KeepPossibility),
+  whatIf: Type.Optional(WhatIfAnswer),
+});
+
+/** One configuration revision, without its document. */
+export const ConfigurationRevision = Type.Object({
+  revision: Type.Integer({ minimum: 1 }),
+  at: Type.String({ format: 'date-time' }),
+  actor: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'E-mail of the owner of the credential that made it; null only for a revision made before revisions were kept whose author was not recorded.',
+  }),
+  action: Type.Union([Type.Literal('upload'), Type.Literal('delete')]),
+  version: Type.String({ description: 'Configuration format label.' }),
+  sha256: Type.String({
+    pattern: '^[0-9a-f]{64}$',
+    description:
+      "SHA-256 (hex) of the revision's configuration as the `configuration` member of its download is written.",
+  }),
+  sections: Sections,
+});
+
+/** One change between two configurations. */
+export const ConfigurationChange = Type.Object({
+  path: Type.String({
+    description:
+      'JSON Pointer (RFC 6901) into the newer configuration for an added or changed value, into the older for a removed one.',
+  }),
+  kind: Type.Union([Type.Literal('added'), Type.Literal('removed'), Type.Literal('changed')]),
+  old: Type.Optional(Type.Unknown({ description: 'The value before; absent for an added value.' })),
+  new: Type.Optional(Type.Unknown({ description: 'The value after; absent for a removed value.' })),
+});
+
+/** The changes between two revisions. */
+export const RevisionDiff = Type.Object({
+  from: Type.Union([ConfigurationRevision, Type.Null()], {
+    description:
+      'The revision compared from; null when none is kept before `to` (compared with the empty configuration).',
+  }),
+  to: ConfigurationRevision,
+  changes: Type.Array(ConfigurationChange, { maxItems: CONFIGURATION_DIFF_CHANGES_MAX }),
+  truncated: Type.Boolean({ description: 'True when there were more changes than the answer lists.' }),
 });
 
 /** The answer to a dry run of the configuration deletion. */
@@ -276,6 +361,10 @@ export const Journal = Type.Object({
   reverses: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
   reversedBy: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
   node: Type.Record(Type.String(), Type.String()),
+  revision: Type.Integer({
+    minimum: 0,
+    description: 'The configuration revision the journal was made under.',
+  }),
   lines: Type.Array(
     Type.Record(Type.String(), Type.Unknown(), {
       description:
@@ -307,4 +396,8 @@ export const ProcessingError = Type.Object({
   message: Type.String(),
   record: Type.Record(Type.String(), Type.Unknown()),
   at: Type.String({ format: 'date-time' }),
+  revision: Type.Integer({
+    minimum: 0,
+    description: 'The configuration revision processing worked under when the record failed.',
+  }),
 });

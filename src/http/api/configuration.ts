@@ -8,6 +8,8 @@ import { JSON_MEDIA_TYPES } from '../../lib/json-body.js';
 import {
   CONFIGURATION_BODY_BYTES_MAX,
   IfMatch,
+  KEEP_PROCESSING_DATA,
+  KeepQuery,
   REVISION_DIGITS_MAX,
 } from '../../modules/configuration/inputs.js';
 import { ConfigurationDocumentSchema, ConfigurationUploadSchema } from '../../modules/configuration/model.js';
@@ -17,23 +19,22 @@ import { ajvErrorsToPaths } from '../problem.js';
 import { AuditEntry, UploadResult, WipeDryRunResult } from './answer-schemas.js';
 import { Page, PageQuery, Problem, pageOf } from './schemas.js';
 
-const DryRunQuery = Type.Object(
-  {
-    dryRun: Type.Boolean({
-      default: false,
-      description:
-        'When true, nothing changes: the answer says what would be deleted. Any other query parameter is refused, so a misspelt one cannot turn a dry run into a real change.',
-    }),
-  },
-  { additionalProperties: false },
-);
+const dryRun = Type.Boolean({
+  default: false,
+  description:
+    'When true, nothing changes: the answer says what would be deleted. Any other query parameter is refused, so a misspelt one cannot turn a dry run into a real change.',
+});
+
+const DryRunQuery = Type.Object({ dryRun }, { additionalProperties: false });
+
+const UploadQuery = Type.Object({ dryRun, keep: Type.Optional(KeepQuery) }, { additionalProperties: false });
 
 /**
  * The entity tag of a configuration revision: strong, quoted, and changed by every upload and
  * deletion. It names the stored configuration, not the download's `downloadTime` and
  * `downloadedBy` (docs/decisions.md).
  */
-function etagOf(revision: number): string {
+export function etagOf(revision: number): string {
   return `"revision-${revision}"`;
 }
 
@@ -66,7 +67,7 @@ const DeleteBody = Type.Object({}, { additionalProperties: false });
 const DOWNLOAD_CHARS_PER_TURN = 64 * 1024;
 
 /** The pieces of a document's text in batches of about {@link DOWNLOAD_CHARS_PER_TURN}, a turn of the event loop after each. */
-async function* inTurns(pieces: Iterable<string>): AsyncGenerator<string> {
+export async function* inTurns(pieces: Iterable<string>): AsyncGenerator<string> {
   let batch = '';
   for (const piece of pieces) {
     batch += piece;
@@ -146,12 +147,13 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
         schema: {
           operationId: 'uploadConfiguration',
           tags: ['configuration'],
-          summary: 'Upload a whole configuration (all or nothing; wipes the processing data)',
-          description: `At most ${CONFIGURATION_BODY_BYTES_MAX} bytes. The new configuration replaces the old one, and every ingestion session with its records, journals, journal lines and processing errors is deleted; users, credentials and the audit log stay. The answer's \`deleted\` counts what was wiped. With \`dryRun=true\` the document is checked exactly as for an upload and nothing changes: the answer's \`wouldDelete\` counts what an upload would wipe now. A 400 lists every problem as { path (JSON Pointer), message }; nothing changes on a 400. With \`If-Match\`, the upload (or its dry run) is made only while the stored configuration is the one that \`ETag\` names, else 412 \`configuration-changed\` and nothing changes. The answer's \`ETag\` names the revision stored after it (unchanged by a dry run).`,
-          querystring: DryRunQuery,
+          summary:
+            'Upload a whole configuration (all or nothing; wipes the processing data unless keep=processing-data)',
+          description: `At most ${CONFIGURATION_BODY_BYTES_MAX} bytes. The new configuration replaces the old one as a new revision, and every ingestion session with its records, journals, journal lines and processing errors is deleted; users, credentials, the audit log and the revisions stay. The answer's \`deleted\` counts what was wiped. With \`dryRun=true\` the document is checked exactly as for an upload and nothing changes: the answer's \`wouldDelete\` counts what an upload would wipe now, and \`keepProcessingData\` says whether the same upload with \`keep=processing-data\` would be accepted (with every blocking change when not). With \`keep=${KEEP_PROCESSING_DATA}\` nothing is deleted: the change is made only when every stored record still conforms to its entity and the journal definition keeps the fields stored journals use (an entity may gain optional attributes, loosen a mandatory flag, gain entities, flows and rules; it may not remove, retype or make mandatory an attribute that stored records use, nor remove an entity with stored records); otherwise 409 \`configuration-change-unsafe\` with \`blocking\`, each change as { path (JSON Pointer), reason }, and nothing changes. Posted journals stay as they are; records processed afterwards are processed under the new revision. Its dry run answers 409 alike, or \`keepProcessingData.possible\` true and, where the service can tell, \`whatIf\`: how many records that failed processing would post under the new configuration. A 400 lists every problem as { path (JSON Pointer), message }; nothing changes on a 400. With \`If-Match\`, the upload (or its dry run) is made only while the stored configuration is the one that \`ETag\` names, else 412 \`configuration-changed\` and nothing changes. The answer's \`ETag\` names the revision stored after it (unchanged by a dry run).`,
+          querystring: UploadQuery,
           headers: IfMatchHeaders,
           body: ConfigurationUploadSchema,
-          response: { 200: UploadResult, 400: Problem, 412: Problem, 413: Problem },
+          response: { 200: UploadResult, 400: Problem, 409: Problem, 412: Problem, 413: Problem },
         },
       },
       async (request, reply) => {
@@ -161,6 +163,7 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
           {
             dryRun: request.query.dryRun,
             ifRevisionIn: revisionsOf(request.headers['if-match']),
+            keepProcessingData: request.query.keep === KEEP_PROCESSING_DATA,
           },
         );
         reply.header('etag', etagOf(revision));

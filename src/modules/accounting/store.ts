@@ -72,6 +72,8 @@ export interface StoredJournal extends StoredJournalValues {
   reverses: string | null;
   reversedBy: string | null;
   node: Record<string, string>;
+  /** The configuration revision the journal was made under. */
+  revision: number;
   lines: StoredLineValues[];
 }
 
@@ -122,6 +124,8 @@ export interface ProcessingErrorRow {
   message: string;
   record: Record<string, unknown>;
   at: string;
+  /** The configuration revision processing worked under when the record failed. */
+  revision: number;
 }
 
 /**

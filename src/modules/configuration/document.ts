@@ -7,6 +7,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import {
   type Configuration,
+  type ConfigurationDocument,
   ConfigurationSchema,
   type EntityAttributeType,
   PRIMITIVE_TYPE,
@@ -150,6 +151,31 @@ export function* canonicalConfigurationText(c: Configuration): Generator<string>
     yield itemSeparator === '[' ? '[]' : ']';
   }
   yield separator === '{' ? '{}' : '}';
+}
+
+/**
+ * The text a configuration revision keeps of its document, and whose SHA-256 it records: the
+ * canonical configuration (without the members a download adds), so that one configuration always
+ * gives one text and one hash, however its upload was written.
+ */
+export function revisionDocumentText(c: Configuration): string {
+  return [...canonicalConfigurationText(c)].join('');
+}
+
+/**
+ * The members a download adds after `configuration`, in their order: when (`downloadTime` as
+ * seconds and nanoseconds of `nowMs`), by whom, and the format version of what was stored. Pure.
+ */
+export function downloadMembers(
+  nowMs: number,
+  downloadedBy: string,
+  version: string,
+): Omit<ConfigurationDocument, 'configuration'> {
+  return {
+    downloadTime: { seconds: Math.floor(nowMs / 1000), nanos: (nowMs % 1000) * 1_000_000 },
+    downloadedBy,
+    version: version as ConfigurationDocument['version'],
+  };
 }
 
 /** The parts of a JSON Schema node the canonical walk looks at. */

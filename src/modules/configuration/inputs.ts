@@ -29,3 +29,19 @@ export const IfMatch = Type.String({
     'The `ETag` of the configuration this change is made against (from a download or an earlier answer). When the stored configuration has changed since, nothing changes and the answer is 412 `configuration-changed`. Without it the change is made whatever is stored.',
   examples: ['"revision-7"'],
 });
+
+/** A configuration revision a caller names in a path or query: the numbers revisions are given. */
+export const RevisionNumber = Type.Integer({
+  minimum: 1,
+  maximum: Number.MAX_SAFE_INTEGER,
+  description: 'A configuration revision number.',
+});
+
+/** The value of `keep` that makes an upload keep the processing data. */
+export const KEEP_PROCESSING_DATA = 'processing-data';
+
+/** The `keep` query parameter of an upload. */
+export const KeepQuery = Type.Literal(KEEP_PROCESSING_DATA, {
+  description:
+    'processing-data: keep every session, record, journal and processing error, which the change must leave valid (else 409 listing each blocking change).',
+});

@@ -1,15 +1,25 @@
+import { createHash } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import type { ConfigurationError } from './configuration-errors.js';
 import {
   canonicalConfiguration,
   canonicalConfigurationText,
+  downloadMembers,
   emptyConfiguration,
+  revisionDocumentText,
   sectionCounts,
 } from './document.js';
+import type { BlockingChange, KeepPossibility, StoredDataRisks, WhatIfAnswer } from './keep-data.js';
 import { CONFIGURATION_FORMAT_VERSION, type Configuration, type ConfigurationDocument } from './model.js';
 import type { ConfigurationSnapshots } from './snapshot.js';
-import type { AuditEntry, ConfigurationStore, ProcessingDataCounts, StoredConfiguration } from './store.js';
+import type {
+  AuditEntry,
+  ConfigurationStore,
+  KeepCheck,
+  ProcessingDataCounts,
+  StoredConfiguration,
+} from './store.js';
 
 /**
  * What checking an upload found: a valid document (every section present), the problems of an
@@ -32,13 +42,62 @@ export type ConfigurationValidator = (body: unknown) => Promise<CheckedUpload>;
 
 /**
  * The answer to a successful upload, or to its dry run, with the revision stored after it (the
- * unchanged one after a dry run).
+ * unchanged one after a dry run). A dry run says whether the upload could keep the processing
+ * data, and a dry run that keeps it how many failed records would post (`whatIf`, when the
+ * composition root gives the function that tells).
  */
 export type UploadResult = {
   version: string;
   sections: Record<string, number>;
   revision: number;
-} & ({ deleted: ProcessingDataCounts } | { wouldDelete: ProcessingDataCounts });
+} & (
+  | { deleted: ProcessingDataCounts }
+  | { wouldDelete: ProcessingDataCounts; keepProcessingData: KeepPossibility; whatIf?: WhatIfAnswer }
+);
+
+/**
+ * Runs the records that failed processing through a candidate configuration without writing
+ * anything, and tells how many would post. Given by the composition root, which prepares the
+ * candidate as processing does and decides which failed records are run.
+ */
+export type WhatIf = (candidate: StoredConfiguration) => Promise<WhatIfAnswer>;
+
+/** What the configuration service is given besides its store: how changes are judged against stored data. */
+export interface ConfigurationServiceOptions {
+  risks: StoredDataRisks;
+  whatIf?: WhatIf | undefined;
+}
+
+/**
+ * Times a change that keeps the processing data is checked and tried when another change lands
+ * between its check and its write; then it answers `configuration-changed`.
+ */
+const KEEP_ATTEMPTS_MAX = 3;
+
+/** The error of a change that the stored data forbids (`configuration-change-unsafe`, 409). */
+function changeUnsafe(blocking: BlockingChange[]): AppError {
+  const first = blocking[0];
+  return new AppError(
+    'configuration-change-unsafe',
+    `the change cannot keep the processing data: ${blocking.length} change(s) conflict with stored data${first === undefined ? '' : `; first: ${first.path} ${first.reason}`}`,
+    { blocking },
+  );
+}
+
+/** What an upload that keeps the processing data deletes. */
+const NOTHING_DELETED: ProcessingDataCounts = {
+  ingestions: 0,
+  records: 0,
+  journals: 0,
+  journalLines: 0,
+  processingErrors: 0,
+};
+
+/** The text and hash a revision keeps of its configuration. */
+function revisionDocument(configuration: Configuration): { text: string; sha256: string } {
+  const text = revisionDocumentText(configuration);
+  return { text, sha256: createHash('sha256').update(text).digest('hex') };
+}
 
 /**
  * The revisions a change is made against: it is made only when the stored revision is one of
@@ -47,10 +106,14 @@ export type UploadResult = {
  */
 export type RevisionCondition = readonly number[] | undefined;
 
-/** Options of an upload: a dry run checks and counts, and changes nothing. */
+/**
+ * Options of an upload: a dry run checks and counts, and changes nothing; `keepProcessingData`
+ * keeps every session, record, journal and error, when the stored data allows the change.
+ */
 export interface UploadOptions {
   dryRun?: boolean;
   ifRevisionIn?: RevisionCondition;
+  keepProcessingData?: boolean;
 }
 
 /** The error of a change whose revision condition failed (`configuration-changed`, 412). */
@@ -64,29 +127,34 @@ function configurationChanged(revision: number): AppError {
 
 /**
  * Configuration Data as a whole: download, all-or-nothing upload and deletion (each with a dry
- * run that only counts what would be wiped), each recorded in the audit log. Uploads are
- * validated completely and prepared (entity validators, accounting tables) before anything is
- * written, so a configuration that cannot be used is refused with a 400 and the stored one stays
- * as it was. The check (every module's semantic checks and the preparation,
- * `src/composition/configuration-reader.ts`) is given by the caller, as the preparation of the
- * snapshots is.
+ * run that only counts what would be wiped), each recorded in the audit log and kept as a
+ * numbered revision; an upload may keep the processing data when the stored data allows the
+ * change (docs/adr/0018-keep-data-safety.md). Uploads are validated completely and prepared
+ * (entity validators, accounting tables) before anything is written, so a configuration that
+ * cannot be used is refused with a 400 and the stored one stays as it was. The check (every
+ * module's semantic checks and the preparation, `src/composition/configuration-reader.ts`), the
+ * risks of a change for stored data and the what-if are given by the caller, as the preparation
+ * of the snapshots is.
  */
 export class ConfigurationService<T> {
   readonly #store: ConfigurationStore;
   readonly #snapshots: ConfigurationSnapshots<T>;
   readonly #clock: Clock;
   readonly #validate: ConfigurationValidator;
+  readonly #options: ConfigurationServiceOptions;
 
   constructor(
     store: ConfigurationStore,
     snapshots: ConfigurationSnapshots<T>,
     clock: Clock,
     validate: ConfigurationValidator,
+    options: ConfigurationServiceOptions,
   ) {
     this.#store = store;
     this.#snapshots = snapshots;
     this.#clock = clock;
     this.#validate = validate;
+    this.#options = options;
   }
 
   /** The whole document of the current revision, keys in canonical order, and that revision. */
@@ -120,15 +188,7 @@ export class ConfigurationService<T> {
     about: Omit<ConfigurationDocument, 'configuration'>;
   }> {
     const { stored } = await this.#snapshots.current();
-    const nowMs = this.#clock.now().getTime();
-    return {
-      stored,
-      about: {
-        downloadTime: { seconds: Math.floor(nowMs / 1000), nanos: (nowMs % 1000) * 1_000_000 },
-        downloadedBy,
-        version: stored.version as ConfigurationDocument['version'],
-      },
-    };
+    return { stored, about: downloadMembers(this.#clock.now().getTime(), downloadedBy, stored.version) };
   }
 
   /**
@@ -145,9 +205,13 @@ export class ConfigurationService<T> {
   /**
    * Replaces the configuration and wipes the processing data, answering with the section counts
    * and what was deleted. A dry run validates and prepares exactly as an upload does, and
-   * answers with what would be deleted instead, changing nothing. With `ifRevisionIn`, the
-   * upload (or the dry run) is made only when the stored revision is one of those. Errors:
+   * answers with what would be deleted instead, and whether the upload could keep the
+   * processing data, changing nothing. With `keepProcessingData`, nothing is wiped: the change
+   * is made only when the stored data allows it (docs/adr/0018-keep-data-safety.md), and its dry
+   * run adds `whatIf` when the service was given that function. With `ifRevisionIn`, the upload
+   * (or the dry run) is made only when the stored revision is one of those. Errors:
    * `configuration-invalid` (400) with every problem as `{ path, message }`;
+   * `configuration-change-unsafe` (409) with every blocking change as `{ path, reason }`;
    * `configuration-changed` (412) when the revision condition fails; for a raw body the
    * validator cannot read, `malformed-json` or `validation-failed` (400).
    */
@@ -172,13 +236,20 @@ export class ConfigurationService<T> {
     }
     const { configuration, version } = checked;
     const sections = sectionCounts(configuration);
+    if (options.keepProcessingData === true)
+      return this.#uploadKeeping(configuration, version, actor, options);
     if (options.dryRun === true) {
       const revision = await this.#checkedRevision(options.ifRevisionIn);
-      return { version, sections, revision, wouldDelete: await this.#store.countProcessingData() };
+      const wouldDelete = await this.#store.countProcessingData();
+      const { blocking } = await this.#keepCheck(configuration);
+      const keepProcessingData: KeepPossibility =
+        blocking.length === 0 ? { possible: true } : { possible: false, blocking };
+      return { version, sections, revision, wouldDelete, keepProcessingData };
     }
     const outcome = await this.#store.replace({
       version,
       configuration,
+      document: revisionDocument(configuration),
       at: this.#clock.now().toISOString(),
       actor,
       action: 'configuration.upload',
@@ -187,6 +258,76 @@ export class ConfigurationService<T> {
     });
     if (!outcome.replaced) throw configurationChanged(outcome.revision);
     return { version, sections, revision: outcome.revision, deleted: outcome.deleted };
+  }
+
+  /**
+   * The risks of changing the stored configuration to `candidate`, which of them the data stored
+   * now makes blocking, and the revision they were judged against.
+   */
+  async #keepCheck(
+    candidate: Configuration,
+  ): Promise<KeepCheck & { revision: number; blocking: BlockingChange[] }> {
+    // The snapshot of the current revision: its document is parsed once per revision, not here.
+    const { stored } = await this.#snapshots.current();
+    const risks = this.#options.risks(stored.configuration, candidate);
+    const { blocking, checkedUpTo } =
+      risks.length === 0 ? { blocking: [], checkedUpTo: 0 } : await this.#store.checkStoredData(risks);
+    return { revision: stored.revision, risks, checkedUpTo, blocking };
+  }
+
+  /**
+   * The upload (or dry run) that keeps the processing data: checked against the stored data
+   * before the transaction (in bounded steps where the store needs them), then again inside it
+   * for what was stored since; tried again when another change lands in between, at most
+   * KEEP_ATTEMPTS_MAX times.
+   */
+  async #uploadKeeping(
+    configuration: Configuration,
+    version: string,
+    actor: string,
+    options: UploadOptions,
+  ): Promise<UploadResult> {
+    const sections = sectionCounts(configuration);
+    const condition = options.ifRevisionIn;
+    for (let attempt = 1; ; attempt += 1) {
+      const check = await this.#keepCheck(configuration);
+      if (condition !== undefined && !condition.includes(check.revision))
+        throw configurationChanged(check.revision);
+      if (check.blocking.length > 0) throw changeUnsafe(check.blocking);
+      if (options.dryRun === true) {
+        const whatIf = await this.#options.whatIf?.({
+          revision: check.revision + 1,
+          version,
+          configuration,
+          updatedAt: this.#clock.now().toISOString(),
+          updatedBy: actor,
+        });
+        const answer: UploadResult = {
+          version,
+          sections,
+          revision: check.revision,
+          wouldDelete: NOTHING_DELETED,
+          keepProcessingData: { possible: true },
+        };
+        return whatIf === undefined ? answer : { ...answer, whatIf };
+      }
+      const outcome = await this.#store.replace({
+        version,
+        configuration,
+        document: revisionDocument(configuration),
+        at: this.#clock.now().toISOString(),
+        actor,
+        action: 'configuration.upload',
+        sections,
+        ifRevisionIn: [check.revision],
+        keep: { risks: check.risks, checkedUpTo: check.checkedUpTo },
+      });
+      if (outcome.replaced)
+        return { version, sections, revision: outcome.revision, deleted: outcome.deleted };
+      if (outcome.blocking !== undefined) throw changeUnsafe(outcome.blocking);
+      if (condition !== undefined || attempt >= KEEP_ATTEMPTS_MAX)
+        throw configurationChanged(outcome.revision);
+    }
   }
 
   /**
@@ -203,6 +344,7 @@ export class ConfigurationService<T> {
     const outcome = await this.#store.replace({
       version: CONFIGURATION_FORMAT_VERSION,
       configuration,
+      document: revisionDocument(configuration),
       at: this.#clock.now().toISOString(),
       actor,
       action: 'configuration.delete',

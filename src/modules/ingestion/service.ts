@@ -25,6 +25,13 @@ export const SESSION_TIMEOUT_DEFAULT = 'PT15M';
 export const SESSION_TIMEOUT_MS_MIN = 1000;
 export const SESSION_TIMEOUT_MS_MAX = 7 * 24 * 3600 * 1000;
 
+/**
+ * Times a chunk is validated and written when the configuration changes between the two; a
+ * change that keeps the processing data is rare, so a chunk meeting more than this many in a row
+ * is answered 503 (send it again) rather than held.
+ */
+const CHUNK_VALIDATIONS_MAX = 3;
+
 /** What a chunk request came to, and whether it is the replay of an earlier request's outcome. */
 export interface ChunkResult {
   outcome: ChunkOutcome;
@@ -211,6 +218,36 @@ export class IngestionService {
       now.toISOString(),
     );
     if (session === undefined) throw await this.#notOpen(ingestionId, arrivedAtMs);
+    // A configuration change between the validation and the write (an upload that keeps the
+    // processing data) makes the write stale: the chunk is validated again under the new rules.
+    for (let attempt = 1; ; attempt += 1) {
+      const result = await this.#validateAndCommit(input, session, now, bodySha256);
+      if (result !== 'stale') return result;
+      if (attempt >= CHUNK_VALIDATIONS_MAX) {
+        throw new AppError(
+          'unavailable',
+          'the configuration kept changing while the chunk was being stored; send it again',
+          {},
+          { retryAfterSeconds: 1 },
+        );
+      }
+    }
+  }
+
+  /** Validates a chunk under the current configuration and writes it; `stale` when it changed meanwhile. */
+  async #validateAndCommit(
+    input: {
+      ingestionId: string;
+      raw: Buffer;
+      partial: boolean;
+      idempotencyKey: string | undefined;
+      reference: string;
+    },
+    session: { namespace: string; entity: string },
+    now: Date,
+    bodySha256: string | null,
+  ): Promise<ChunkResult | 'stale'> {
+    const { ingestionId, idempotencyKey } = input;
     // Only a missing entity means the session went with a configuration upload; a store fault
     // of the lookup stays what it is (503), never a 404 that tells the client to give up.
     const entity = await this.#catalog.entity(session.namespace, session.entity).catch((error: unknown) => {
@@ -239,7 +276,9 @@ export class IngestionService {
       awaitsProcessing: entity.awaitsProcessing,
       reference: input.reference,
       at: now.toISOString(),
+      revision: entity.revision,
     });
+    if (result.kind === 'stale') return 'stale';
     if (result.kind === 'gone')
       throw new AppError('session-not-found', `session ${ingestionId} no longer exists`);
     if (result.kind === 'replay') return this.#replay(result.earlier, bodySha256, idempotencyKey ?? '');

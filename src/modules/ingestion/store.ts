@@ -88,6 +88,12 @@ export interface ChunkWrite {
   /** The reference of the request, kept with the outcome. */
   reference: string;
   at: string;
+  /**
+   * The configuration revision the records were validated under: the chunk is written only
+   * while it is still the stored one, so that no record lands under rules it was not checked
+   * against (an upload that keeps the processing data checks the records stored before it).
+   */
+  revision: number;
 }
 
 export interface SessionFilter {
@@ -191,8 +197,10 @@ export interface IngestionStore {
   findChunkOutcome(ingestionId: string, idempotencyKey: string): Promise<StoredChunkOutcome | undefined>;
   /**
    * Writes a chunk. Returns `{ kind: 'stored' }` with its outcome, `{ kind: 'replay' }` with the
-   * earlier outcome when a concurrent request stored the same idempotency key first, or
-   * `{ kind: 'gone' }` when the session no longer exists (a configuration upload wiped it).
+   * earlier outcome when a concurrent request stored the same idempotency key first,
+   * `{ kind: 'gone' }` when the session no longer exists (a configuration upload wiped it), or
+   * `{ kind: 'stale' }`, writing nothing, when the stored configuration revision is no longer
+   * `write.revision` (the caller validates again under the new one).
    */
   commitChunk(
     write: ChunkWrite,
@@ -200,6 +208,7 @@ export interface IngestionStore {
     | { kind: 'stored'; outcome: ChunkOutcome }
     | { kind: 'replay'; earlier: StoredChunkOutcome }
     | { kind: 'gone' }
+    | { kind: 'stale' }
   >;
   /**
    * A page of an entity's stored records (of one session when `ingestionId` is given) in arrival

@@ -46,6 +46,7 @@ function toJournal(row: Selectable<JournalsTable>, lines: StoredJournal['lines']
     reversedBy: row.reversed_by,
     originJournalId: row.origin_journal_id,
     node: JSON.parse(row.node) as Record<string, string>,
+    revision: Number(row.revision),
     lines,
   };
 }
@@ -240,6 +241,7 @@ export function createAccountingStore(store: Store): AccountingStore {
           message: r.message,
           record: JSON.parse(r.record) as Record<string, unknown>,
           at: r.created_at,
+          revision: Number(r.revision),
         })),
         next: page.next,
       };

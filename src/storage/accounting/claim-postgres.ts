@@ -116,7 +116,7 @@ export function postgresClaims(db: Kysely<Database>, bulkInsert: BulkInsert): Cl
         // The chunk belongs to the configuration stored now (an upload wipes older sessions);
         // if the caller prepared another revision, it must not process this chunk with it.
         if ((await storedRevision(trx)) !== revision) return STALE;
-        const rows = outcomeRows(chunk, await work(chunk), at);
+        const rows = outcomeRows(chunk, await work(chunk), at, revision);
         if (!(await writeOutcome(trx, bulkInsert, 'postgres', chunk, rows)))
           throw new Error('a locked chunk changed');
         return { kind: 'processed', chunk: refOf(chunk), records: chunk.records.length };

@@ -79,7 +79,7 @@ export function sqliteClaims(db: Kysely<Database>, bulkInsert: BulkInsert): Clai
       const chunk = await claim(hold);
       if (chunk === undefined) return IDLE;
       if ((await storedRevision(db)) !== revision) return STALE;
-      const rows = outcomeRows(chunk, await work(chunk), at);
+      const rows = outcomeRows(chunk, await work(chunk), at, revision);
       try {
         return await db.transaction().execute(async (trx): Promise<ChunkProcessing> => {
           if ((await storedRevision(trx)) !== revision) return STALE;

@@ -45,6 +45,7 @@ export const JOURNAL_COLUMNS: readonly string[] = [
   'origin_journal_id',
   'line_count',
   'created_at',
+  'revision',
 ];
 
 /** The columns of a journal line row. */
@@ -67,10 +68,11 @@ export const ERROR_COLUMNS: readonly (keyof ProcessingErrorsTable & string)[] = 
   'message',
   'record',
   'created_at',
+  'revision',
 ];
 
-/** A journal row in the order of JOURNAL_COLUMNS. */
-export function journalRow(recordId: number, draft: JournalDraft, at: string): unknown[] {
+/** A journal row in the order of JOURNAL_COLUMNS, made under configuration `revision`. */
+export function journalRow(recordId: number, draft: JournalDraft, at: string, revision: number): unknown[] {
   return [
     draft.journalId,
     draft.ingestionId,
@@ -86,6 +88,7 @@ export function journalRow(recordId: number, draft: JournalDraft, at: string): u
     draft.originJournalId ?? null,
     draft.lines.length,
     at,
+    revision,
   ];
 }
 
@@ -115,9 +118,15 @@ export interface OutcomeRows {
   failedRecords: number;
 }
 
-export function outcomeRows(chunk: ClaimedChunk, outcome: ChunkOutcome, at: string): OutcomeRows {
+/** The rows of `outcome`, processed under configuration `revision` (the one the claim checked). */
+export function outcomeRows(
+  chunk: ClaimedChunk,
+  outcome: ChunkOutcome,
+  at: string,
+  revision: number,
+): OutcomeRows {
   return {
-    journals: outcome.journals.map(({ recordId, draft }) => journalRow(recordId, draft, at)),
+    journals: outcome.journals.map(({ recordId, draft }) => journalRow(recordId, draft, at, revision)),
     lines: lineRows(outcome.journals),
     balanceMoves: balanceMovesOf(outcome.journals, nodeJsonOf),
     errors: outcome.errors.map((e) => [
@@ -129,6 +138,7 @@ export function outcomeRows(chunk: ClaimedChunk, outcome: ChunkOutcome, at: stri
       e.message,
       JSON.stringify(e.record),
       at,
+      revision,
     ]),
     failedRecords: new Set(outcome.errors.map((e) => e.recordId)).size,
   };

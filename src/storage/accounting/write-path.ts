@@ -10,6 +10,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { ChunkRef, ClaimedChunk } from '../../modules/accounting/store.js';
 import type { BulkInsert } from '../bulk-insert.js';
+import { storedRevision } from '../configuration-store.js';
 import type { Database } from '../schema.js';
 import { countEntityRecords, countJournals, countProcessingErrors } from '../statistics-counters.js';
 import type { Dialect } from '../store.js';
@@ -115,7 +116,9 @@ export async function writeOutcome(
 /**
  * Records `failure` as the processing error of each waiting record of `chunk` within `range`,
  * then marks them processed and counts them all failed. Returns how many. The records are
- * copied as stored: their JSON text never holds what a store refuses.
+ * copied as stored: their JSON text never holds what a store refuses. The errors carry the
+ * revision stored now, read in this transaction: a failure is put on a chunk under whatever
+ * configuration holds when it is written.
  */
 export async function writeFailure(
   trx: Transaction<Database>,
@@ -124,6 +127,7 @@ export async function writeFailure(
   at: string,
   failure: { code: string; message: string },
 ): Promise<number> {
+  const revision = await storedRevision(trx);
   const claimed = trx
     .selectFrom('records')
     .where('ingestion_id', '=', chunk.ingestionId)
@@ -144,6 +148,7 @@ export async function writeFailure(
         sql<string>`cast(${failure.message} as text)`.as('message'),
         'data',
         sql<string>`cast(${at} as text)`.as('created_at'),
+        sql<number>`cast(${revision} as integer)`.as('revision'),
       ]),
     )
     .executeTakeFirst();

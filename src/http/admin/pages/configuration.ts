@@ -3,6 +3,8 @@ import type { Services } from '../../../composition/services.js';
 import { AppError } from '../../../lib/errors.js';
 import { keepsRule } from '../../../lib/input-rule.js';
 import { CONFIGURATION_BODY_BYTES_MAX, RevisionText } from '../../../modules/configuration/inputs.js';
+import type { BlockingChange, WhatIfAnswer } from '../../../modules/configuration/keep-data.js';
+import type { UploadResult } from '../../../modules/configuration/service.js';
 import type { ProcessingDataCounts } from '../../../modules/configuration/store.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
@@ -22,7 +24,7 @@ function isNothing(c: ProcessingDataCounts): boolean {
   return c.ingestions + c.records + c.journals + c.journalLines + c.processingErrors === 0;
 }
 
-function uploadForm(context: PageContext, documentText: string): Html {
+function uploadForm(context: PageContext, documentText: string, keep = false): Html {
   return html`<form method="post" action="/admin/configuration/check" class="card">
   ${csrfField(context)}
   <h2>Upload a configuration</h2>
@@ -30,8 +32,62 @@ function uploadForm(context: PageContext, documentText: string): Html {
   <label>File <input type="file" accept="application/json,.json" data-into="configuration-document"></label>
   <label for="configuration-document">Document (JSON)</label>
   <textarea id="configuration-document" name="document" required spellcheck="false">${documentText}</textarea>
+  <fieldset>
+    <legend>Processing data (sessions, records, journals, errors)</legend>
+    <label><input type="radio" name="keep" value="no"${keep ? '' : html` checked`}> Delete it: the new configuration starts from nothing</label>
+    <label><input type="radio" name="keep" value="yes"${keep ? html` checked` : ''}> Keep it: only when every stored record and journal still fits the new configuration</label>
+  </fieldset>
   <button type="submit">Check</button>
 </form>`;
+}
+
+/** Whether a form asks to keep the processing data. */
+function keepOf(form: URLSearchParams): boolean {
+  return form.get('keep') === 'yes';
+}
+
+/** The changes the stored data forbids, as a list of paths and reasons. */
+function blockingList(blocking: readonly BlockingChange[]): Html {
+  return html`<ul class="errors" id="blocking-changes">${blocking.map((b) => html`<li><code>${b.path}</code> ${b.reason}</li>`)}</ul>`;
+}
+
+/** What a keep-data dry run found: how many failed records would post, when the service can tell. */
+function whatIfOf(whatIf: WhatIfAnswer | undefined): Html | string {
+  if (whatIf === undefined) return '';
+  const still = Object.entries(whatIf.wouldStillFail);
+  return html`<p id="what-if">Of the records that failed processing, ${whatIf.wouldPost} would post under this configuration${still.length === 0 ? '.' : html`; still failing: ${still.map(([code, n]) => `${code} ${n}`).join(' · ')}.`}</p>`;
+}
+
+/** The confirmation of a keep-data upload, after its dry run. */
+function keepConfirmation(context: PageContext, text: string, result: UploadResult): Html {
+  return html`${notice('info', html`The document is valid (format ${result.version}) and keeps the processing data: nothing is deleted.`)}
+<section class="card">
+<h2>What the upload changes</h2>
+<p>Sections: ${Object.entries(result.sections)
+    .map(([name, n]) => `${name} ${n}`)
+    .join(' · ')}</p>
+${'whatIf' in result ? whatIfOf(result.whatIf) : ''}
+<form method="post" action="/admin/configuration/upload">
+  ${csrfField(context)}
+  <textarea name="document" hidden>${text}</textarea>
+  <input type="hidden" name="revision" value="${result.revision}">
+  <input type="hidden" name="keep" value="yes">
+  <label><input type="checkbox" name="confirm" value="yes" required> I understand that the current configuration is replaced; posted journals stay as they are and records processed from now on use the new one.</label>
+  <button type="submit">Upload and keep the data</button>
+  <a href="/admin/configuration">Cancel</a>
+</form>
+</section>`;
+}
+
+/** The page of a keep-data upload that the stored data forbids; nothing changed. */
+function unsafeChange(error: AppError): AdminPageError {
+  const blocking = (error.extensions.blocking ?? []) as BlockingChange[];
+  return new AdminPageError(
+    409,
+    'The change cannot keep the processing data',
+    `Data stored since your check does not fit ${blocking.length} change(s), so nothing changed: ${blocking.map((b) => `${b.path} (${b.reason})`).join('; ')}.`,
+    'Change the configuration so that stored records and journals still fit it, or upload it deleting the processing data.',
+  );
 }
 
 /** The document of a form, parsed; a page error names the JSON fault. */
@@ -130,19 +186,28 @@ ${
     { config: { adminPermission: 'configuration:write' }, bodyLimit: CONFIGURATION_FORM_BYTES_MAX },
     async (request, reply) => {
       const context = contextOf(request);
-      const { text, body } = documentOf(formOf(request));
+      const form = formOf(request);
+      const { text, body } = documentOf(form);
+      const keep = keepOf(form);
       try {
         const result = await services.configuration.upload(body, context.principal.user.email, {
           dryRun: true,
+          keepProcessingData: keep,
         });
+        if (keep)
+          return sendPage(
+            reply,
+            page(context, 'Confirm the upload', keepConfirmation(context, text, result)),
+          );
         const wouldDelete = 'wouldDelete' in result ? result.wouldDelete : result.deleted;
+        const keepPossible = 'keepProcessingData' in result && result.keepProcessingData.possible;
         const page_ = html`${notice('info', html`The document is valid (format ${result.version}).`)}
 <section class="card">
 <h2>What the upload changes</h2>
 <p>Sections: ${Object.entries(result.sections)
           .map(([name, n]) => `${name} ${n}`)
           .join(' · ')}</p>
-${isNothing(wouldDelete) ? html`<p>No processing data exists, so nothing is deleted.</p>` : html`${notice('warning', html`<strong>The upload deletes:</strong>${counts(wouldDelete)}`)}`}
+${isNothing(wouldDelete) ? html`<p>No processing data exists, so nothing is deleted.</p>` : html`${notice('warning', html`<strong>The upload deletes:</strong>${counts(wouldDelete)}`)}${keepPossible ? html`<p id="keep-possible">This change could keep the processing data: go back and check it again with “Keep it” chosen to delete nothing.</p>` : ''}`}
 <form method="post" action="/admin/configuration/upload">
   ${csrfField(context)}
   <textarea name="document" hidden>${text}</textarea>
@@ -154,6 +219,14 @@ ${isNothing(wouldDelete) ? html`<p>No processing data exists, so nothing is dele
 </section>`;
         return sendPage(reply, page(context, 'Confirm the upload', page_));
       } catch (error) {
+        if (error instanceof AppError && error.code === 'configuration-change-unsafe') {
+          const blocking = (error.extensions.blocking ?? []) as BlockingChange[];
+          const content = html`${notice(
+            'error',
+            html`<p><strong>Stored data does not fit ${blocking.length} change(s), so the upload cannot keep it; nothing was changed.</strong></p>${blockingList(blocking)}`,
+          )}${uploadForm(context, text, true)}`;
+          return sendPage(reply, page(context, 'The change cannot keep the processing data', content), 409);
+        }
         if (!(error instanceof AppError && error.code === 'configuration-invalid')) throw error;
         const errors = (error.extensions.errors ?? []) as { path: string; message: string }[];
         const content = html`${notice(
@@ -181,18 +254,29 @@ ${isNothing(wouldDelete) ? html`<p>No processing data exists, so nothing is dele
         );
       }
       const { body } = documentOf(form);
-      const result = await unlessChanged(() =>
-        services.configuration.upload(body, context.principal.user.email, {
-          ifRevisionIn: [checkedRevisionOf(form)],
-        }),
-      );
+      const keep = keepOf(form);
+      const result = await unlessChanged(async () => {
+        try {
+          return await services.configuration.upload(body, context.principal.user.email, {
+            ifRevisionIn: [checkedRevisionOf(form)],
+            keepProcessingData: keep,
+          });
+        } catch (error) {
+          if (error instanceof AppError && error.code === 'configuration-change-unsafe')
+            throw unsafeChange(error);
+          throw error;
+        }
+      });
       const deleted = 'deleted' in result ? result.deleted : result.wouldDelete;
+      const outcome = keep
+        ? html`The configuration is replaced; the processing data was kept.`
+        : html`The configuration is replaced. Deleted:${counts(deleted)}`;
       return sendPage(
         reply,
         page(
           context,
           'Configuration uploaded',
-          html`${notice('info', html`The configuration is replaced. Deleted:${counts(deleted)}`)}<p><a href="/admin/audit">See the audit log</a></p>`,
+          html`${notice('info', outcome)}<p><a href="/admin/audit">See the audit log</a> · <a href="/admin/configuration/revisions">See the revisions</a></p>`,
         ),
       );
     },

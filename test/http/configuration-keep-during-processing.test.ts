@@ -1,0 +1,158 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServices, type ServicesProcessingHere } from '../../src/composition/services.js';
+import { ManualClock } from '../../src/lib/clock.js';
+import { createIngestionStore } from '../../src/storage/ingestion-store.js';
+import { openStore, type Store } from '../../src/storage/store.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { realisticConfiguration } from '../helpers/fixtures.js';
+import { loanRecords } from '../helpers/records.js';
+
+const BULK = '/api/v1/configuration/bulk';
+
+/** Loan records per chunk and chunks ingested: a backlog that takes several claims to process. */
+const RECORDS_PER_CHUNK = 400;
+const CHUNKS = 6;
+
+/**
+ * A keep-data upload that lands while a backlog is being processed, by two processors on two
+ * connections to one database (two instances): every record is processed exactly once, under
+ * the revision its claim checked, and nothing accepted is lost. Business date pinned to Friday
+ * 2026-11-20, as the fixture's calendars need.
+ */
+describe('a keep-data upload during processing loses and doubles nothing', () => {
+  let t: TestApp;
+  let other: { store: Store; services: ServicesProcessingHere };
+  let operator: string;
+  beforeAll(async () => {
+    t = await createTestApp({ businessDate: '2026-11-20' }, { file: true });
+    operator = await t.tokenFor(['bulk-operator']);
+    const store = openStore(t.url);
+    other = {
+      store,
+      services: createServices(
+        store,
+        new ManualClock(t.clock.now()),
+        { accessTokenTtlSeconds: 300, refreshTokenTtlSeconds: 1800, businessDate: '2026-11-20' },
+        { processing: 'here' },
+      ),
+    };
+  });
+  afterAll(async () => {
+    await other?.services.close();
+    await other?.store.close();
+    await t?.close();
+  });
+
+  it('processes every record once, under the revision its claim checked', async () => {
+    const put = await t.call(operator, { method: 'PUT', url: BULK, payload: realisticConfiguration() });
+    expect(put.statusCode).toBe(200);
+    const before = Number(/revision-(\d+)/.exec(String(put.headers.etag))?.[1]);
+    for (let c = 0; c < CHUNKS; c += 1) {
+      const opened = await t.call(operator, {
+        method: 'POST',
+        url: '/api/v1/ingestions',
+        payload: { namespace: 'loans', entity: 'loanTransaction' },
+      });
+      const chunk = await t.call(operator, {
+        method: 'POST',
+        url: `/api/v1/ingestions/${opened.json().ingestionId}`,
+        payload: { data: loanRecords(RECORDS_PER_CHUNK, c * RECORDS_PER_CHUNK) },
+      });
+      expect(chunk.statusCode, chunk.body).toBe(201);
+    }
+    const total = RECORDS_PER_CHUNK * CHUNKS;
+
+    const draining = [t.services.processor.drain(), other.services.processor.drain()];
+    // Lands once processing has begun and before it ends (checked below).
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const row = await t.store.db
+        .selectFrom('journals')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow();
+      if (Number(row.n) > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const changed = realisticConfiguration();
+    (changed.configuration.entities[0]?.attributes ?? []).push({
+      name: 'note',
+      type: { typeName: 'TEXT' },
+    });
+    const keep = await t.call(operator, {
+      method: 'PUT',
+      url: `${BULK}?keep=processing-data`,
+      payload: changed,
+    });
+    expect(keep.statusCode, keep.body).toBe(200);
+    await Promise.all(draining);
+    await t.services.processor.drain();
+
+    const waiting = await t.store.db
+      .selectFrom('records')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('processing', '=', 1)
+      .executeTakeFirstOrThrow();
+    expect(Number(waiting.n)).toBe(0);
+    const perRecord = await t.store.db
+      .selectFrom('journals')
+      .select(['record_id', (eb) => eb.fn.countAll().as('n')])
+      .groupBy('record_id')
+      .execute();
+    // Each loan record makes two journals through the fixture's flow, and no record failed.
+    expect(perRecord).toHaveLength(total);
+    expect(perRecord.every((r) => Number(r.n) === 2)).toBe(true);
+    const errors = await t.store.db
+      .selectFrom('processing_errors')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(Number(errors.n)).toBe(0);
+    const revisions = await t.store.db.selectFrom('journals').select('revision').distinct().execute();
+    // The upload landed mid-backlog: journals of both revisions.
+    expect(revisions.map((r) => Number(r.revision)).sort()).toEqual([before, before + 1]);
+    const session = await t.store.db
+      .selectFrom('ingestions')
+      .select((eb) => [
+        eb.fn.sum<number>('processed_rows').as('processed'),
+        eb.fn.sum<number>('total_rows').as('rows'),
+      ])
+      .executeTakeFirstOrThrow();
+    expect(Number(session.processed)).toBe(total);
+    expect(Number(session.rows)).toBe(total);
+  });
+
+  it('writes no chunk validated under a revision that is no longer stored', async () => {
+    const opened = await t.call(operator, {
+      method: 'POST',
+      url: '/api/v1/ingestions',
+      payload: { namespace: 'loans', entity: 'loanTransaction' },
+    });
+    const ingestionId = opened.json().ingestionId as string;
+    const { revision } = await t.services.configuration.download('x');
+    const write = {
+      ingestionId,
+      namespace: 'loans',
+      entity: 'loanTransaction',
+      chunkName: null,
+      idempotencyKey: null,
+      bodySha256: null,
+      accepted: [{ index: 0, json: JSON.stringify(loanRecords(1)[0]) }],
+      failed: [],
+      failedKept: [],
+      failedOmitted: 0,
+      totalRows: 1,
+      rejected: false,
+      awaitsProcessing: true,
+      reference: 'test',
+      at: new Date().toISOString(),
+    };
+    const ingestion = createIngestionStore(t.store);
+    expect((await ingestion.commitChunk({ ...write, revision: revision - 1 })).kind).toBe('stale');
+    const chunks = await t.store.db
+      .selectFrom('chunks')
+      .selectAll()
+      .where('ingestion_id', '=', ingestionId)
+      .execute();
+    expect(chunks).toEqual([]);
+    expect((await ingestion.commitChunk({ ...write, revision })).kind).toBe('stored');
+  });
+});
