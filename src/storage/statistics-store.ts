@@ -123,6 +123,8 @@ export function createStatisticsStore(store: Store): StatisticsStore {
       const day = sql<string>`substr(created_at, 1, 10)`;
       const rows = await db
         .selectFrom('processing_errors')
+        // The counters count open errors: queued and closed ones are reprocessing's (migration 0018).
+        .where('state', '=', 'open')
         .where('created_at', '>=', part.from)
         .where('created_at', '<', part.to)
         .select((eb) => [day.as('day'), eb.fn.countAll().as('errors')])

@@ -65,7 +65,7 @@ export function fullCountStatistics(store: Store): StatisticsStore {
           eb.fn.sum('line_count').as('lines'),
         ])
         .executeTakeFirstOrThrow();
-      let errors = db.selectFrom('processing_errors');
+      let errors = db.selectFrom('processing_errors').where('state', '=', 'open');
       if (range.from !== undefined) errors = errors.where('created_at', '>=', range.from);
       if (range.to !== undefined) errors = errors.where('created_at', '<', range.to);
       const errorRow = await errors.select((eb) => eb.fn.countAll().as('errors')).executeTakeFirstOrThrow();
@@ -92,7 +92,7 @@ export function fullCountStatistics(store: Store): StatisticsStore {
         ])
         .groupBy('core_date')
         .execute();
-      let errors = db.selectFrom('processing_errors');
+      let errors = db.selectFrom('processing_errors').where('state', '=', 'open');
       if (range.from !== undefined) errors = errors.where('created_at', '>=', range.from);
       if (range.to !== undefined) errors = errors.where('created_at', '<', range.to);
       const day = sql<string>`substr(created_at, 1, 10)`;
@@ -132,6 +132,7 @@ export function fullCountStatistics(store: Store): StatisticsStore {
         .execute();
       const failures = await db
         .selectFrom('processing_errors')
+        .where('state', '=', 'open')
         .select((eb) => ['namespace', 'entity', eb.fn.countAll().as('failed')])
         .groupBy(['namespace', 'entity'])
         .execute();

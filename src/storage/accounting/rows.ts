@@ -113,6 +113,8 @@ export interface OutcomeRows {
   balanceMoves: BalanceMove[];
   /** Records with a processing error (each counted once, however many errors it has). */
   failedRecords: number;
+  /** The instant the rows are stamped with. */
+  at: string;
 }
 
 export function outcomeRows(chunk: ClaimedChunk, outcome: ChunkOutcome, at: string): OutcomeRows {
@@ -131,5 +133,6 @@ export function outcomeRows(chunk: ClaimedChunk, outcome: ChunkOutcome, at: stri
       at,
     ]),
     failedRecords: new Set(outcome.errors.map((e) => e.recordId)).size,
+    at,
   };
 }

@@ -20,6 +20,7 @@ import * as pageOrderIndexes from './0013-page-order-indexes.js';
 import * as statisticsCounters from './0014-statistics-counters.js';
 import * as countersByFilter from './0015-counters-by-filter.js';
 import * as sessionCounters from './0016-session-counters.js';
+import * as reprocessing from './0018-reprocessing.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -44,6 +45,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0014-statistics-counters', statisticsCounters],
   ['0015-counters-by-filter', countersByFilter],
   ['0016-session-counters', sessionCounters],
+  ['0018-reprocessing', reprocessing],
 ];
 
 function migratorOf(store: Store): Migrator {
