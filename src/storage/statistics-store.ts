@@ -268,7 +268,8 @@ export function createStatisticsStore(store: Store): StatisticsStore {
         e.unpostedJournals = n(row.unposted);
         e.totalJournalLines = n(row.lines);
       }
-      for (const { day, errors } of await errorsByDay(range)) entry(day).errors += errors;
+      // A day whose errors were all queued or closed by reprocessing keeps a counter row at 0.
+      for (const { day, errors } of await errorsByDay(range)) if (errors !== 0) entry(day).errors += errors;
       return [...byDay.values()].sort((a, b) => a.date.localeCompare(b.date));
     },
 
