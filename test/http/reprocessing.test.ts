@@ -1,6 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { prepareConfiguration } from '../../src/composition/prepared-configuration.js';
+import { createServices } from '../../src/composition/services.js';
 import type { Configuration } from '../../src/modules/configuration/model.js';
+
+const SETTINGS = { accessTokenTtlSeconds: 300, refreshTokenTtlSeconds: 1800, businessDate: undefined };
+
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 import {
@@ -154,6 +158,24 @@ describe('reprocessing failed records', () => {
     expect(counts.size).toBe(1);
     // A third run finds nothing left to do.
     expect((await reprocess({ all: true })).json()).toMatchObject({ queued: 0, state: 'finished' });
+    await expectCountersEqualCounts(t.store, t.clock);
+  });
+
+  it('posts each record once when two processors drain a run at once', async () => {
+    const ingestionId = await failForMissingLookup(t, operator, EVENTS);
+    await addLookupInPlace(t.store);
+    const run = (await reprocess({ all: true })).json();
+    const other = createServices(t.store, t.clock, SETTINGS, { processing: 'here' });
+    try {
+      const [mine, theirs] = await Promise.all([t.services.processor.drain(), other.processor.drain()]);
+      expect(mine + theirs).toBe(EVENTS);
+    } finally {
+      await other.close();
+    }
+    expect(await runOf(run.id)).toMatchObject({ state: 'finished', posted: EVENTS });
+    const perRecord = await journalsPerRecord(t.store, ingestionId);
+    expect(perRecord.size).toBe(EVENTS);
+    expect(new Set(perRecord.values()).size).toBe(1);
     await expectCountersEqualCounts(t.store, t.clock);
   });
 
