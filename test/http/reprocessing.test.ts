@@ -99,6 +99,28 @@ describe('reprocessing failed records', () => {
     // The session's processing is complete again.
     const session = await t.call(operator, { method: 'GET', url: `/api/v1/ingestions/${ingestionId}` });
     expect(session.json()).toMatchObject({ processingStatus: 'completed' });
+
+    // The figures of the statistics, the audit log and /metrics.
+    const statistics = await t.call(await t.tokenFor(['viewer']), {
+      method: 'GET',
+      url: '/api/v1/statistics/reprocessing',
+    });
+    expect(statistics.statusCode, statistics.body).toBe(200);
+    expect(statistics.json()).toMatchObject({
+      errors: { open: 0, queued: 0, closed: EVENTS },
+      runs: 1,
+      lastRun: { id: run.id, posted: EVENTS },
+      schedule: { mode: 'daily', dailyAt: '08:00', maxAttempts: 5 },
+    });
+    const audit = await t.call(await t.tokenFor(['admin']), { method: 'GET', url: '/api/v1/audit-log' });
+    expect(audit.json().data[0]).toMatchObject({
+      action: 'processing.reprocess',
+      details: { run: run.id, trigger: 'manual', queued: EVENTS, skipped: 0, selection: { ingestionId } },
+    });
+    const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.body).toContain(`processing_errors{state="closed"} ${EVENTS}`);
+    expect(metrics.body).toContain(`reprocessing_last_run_records{outcome="posted"} ${EVENTS}`);
+    expect(metrics.body).toContain('reprocessing_runs_total 1');
   });
 
   it('keeps a record that fails again open with its new attempt, and the dry run counts equal the run', async () => {
