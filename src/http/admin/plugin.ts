@@ -19,6 +19,7 @@ import { credentialPages } from './pages/credentials.js';
 import { dashboardPages } from './pages/dashboard.js';
 import { ingestionPages } from './pages/ingestions.js';
 import { journalPages } from './pages/journals.js';
+import { reprocessingPages } from './pages/reprocessing.js';
 import { signInPages } from './pages/sign-in.js';
 import { userPages } from './pages/users.js';
 import { AdminPageError, formOf, SIGN_IN_COOKIE, sendPage } from './request.js';
@@ -208,4 +209,5 @@ export const adminInterface: FastifyPluginAsync<{
   ingestionPages(app, services);
   configurationPages(app, services);
   journalPages(app, services);
+  reprocessingPages(app, services);
 };
