@@ -55,8 +55,10 @@ describe('the reprocessing schedule', () => {
     expect(started).toHaveLength(1);
     expect(started[0]).toMatchObject({ trigger: 'scheduled', actor: 'schedule', selection: { all: true } });
     expect((await a.reprocessing.schedule()).nextDueAt).toBe('2026-11-21T08:00:00.000Z');
-    for (const at of ['2026-11-20T09:00:00Z', '2026-11-20T23:59:00Z', '2026-11-21T07:59:00Z'])
-      expect(await (clock.set(at), tickBoth())).toEqual([]);
+    for (const at of ['2026-11-20T09:00:00Z', '2026-11-20T23:59:00Z', '2026-11-21T07:59:00Z']) {
+      clock.set(at);
+      expect(await tickBoth()).toEqual([]);
+    }
     clock.set('2026-11-21T08:01:00Z');
     expect(await tickBoth()).toHaveLength(1);
     expect((await a.reprocessing.runs(0, 10)).total).toBe(2);

@@ -18,12 +18,18 @@ import {
 } from './reprocess-answers.js';
 import { Page, PageQuery, Problem, pageOf, StoredNameFilter } from './schemas.js';
 
+/** The longest RFC 3339 date-time taken: nanoseconds and an offset fit in it. */
+const INSTANT_LENGTH_MAX = 40;
+
 /** A date (midnight UTC) or an RFC 3339 date-time in a body. */
 function InstantMember(description: string) {
-  return Type.Union([Type.String({ format: 'date' }), Type.String({ format: 'date-time' })], {
-    description,
-    examples: ['2026-01-31', '2026-01-31T10:15:00Z'],
-  });
+  return Type.Union(
+    [Type.String({ format: 'date' }), Type.String({ format: 'date-time', maxLength: INSTANT_LENGTH_MAX })],
+    {
+      description,
+      examples: ['2026-01-31', '2026-01-31T10:15:00Z'],
+    },
+  );
 }
 
 /** The body of a reprocessing request: which open processing errors to run again. */
@@ -58,7 +64,10 @@ function selectionOf(body: {
   };
 }
 
-const RunPath = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
+/** A run's number in a path, as text: runs are numbered in the order they started. */
+const RunPath = Type.Object({
+  id: Type.String({ pattern: '^[1-9][0-9]{0,14}$', maxLength: 15, description: 'The run number.' }),
+});
 
 /** Reprocessing of failed records: runs, dry runs and the schedule. */
 export const reprocessingRoutes: FastifyPluginAsyncTypebox<{
@@ -127,7 +136,7 @@ export const reprocessingRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: ReprocessRun, 400: Problem, 404: Problem },
       },
     },
-    async (request) => reprocessing.run(request.params.id),
+    async (request) => reprocessing.run(Number(request.params.id)),
   );
 
   app.get(

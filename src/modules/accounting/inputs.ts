@@ -42,6 +42,7 @@ export const ReprocessScheduleInput = Type.Object(
     }),
     dailyAt: Type.String({
       pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$',
+      maxLength: 5,
       description: 'The time of the daily run, HH:MM, UTC.',
       examples: ['08:00'],
     }),
