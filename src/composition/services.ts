@@ -143,11 +143,12 @@ export function createServices(
         ? // A processor not built yet is not running: there is nothing to wake.
           () => processing?.processor.wake()
         : () => place.wake();
-  // The dry runs' own flow isolates, made on first use.
-  const dryRunFlows = new FlowRunner({
+  const flowLimits = {
     timeoutMs: settings.flowScriptTimeoutMs ?? FLOW_SCRIPT_TIMEOUT_MS_DEFAULT,
     memoryMb: settings.flowScriptMemoryMb ?? FLOW_SCRIPT_MEMORY_MB_DEFAULT,
-  });
+  };
+  // The dry runs' own flow isolates, made on first use.
+  const dryRunFlows = new FlowRunner(flowLimits);
   const requestLimiter = new RequestLimiter(
     createRequestCountStore(store.db),
     clock,
@@ -183,6 +184,11 @@ export function createServices(
       {
         businessDatePinned: settings.businessDate,
         onRunQueued: wake,
+        // A what-if's candidate gets isolates of its own, released once it is answered.
+        candidateWork: () => {
+          const flows = new FlowRunner(flowLimits);
+          return { work: chunkWork(flows), close: () => flows.close() };
+        },
       },
     ),
     requestLimiter,

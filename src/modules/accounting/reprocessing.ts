@@ -167,13 +167,23 @@ export class ReprocessingService<T extends PreparedAccountingRevision> {
   readonly #work: ChunkHandler<T>;
   readonly #businessDatePinned: string | undefined;
   readonly #onRunQueued: () => void;
+  readonly #candidateWork: (() => { work: ChunkHandler<T>; close(): void }) | undefined;
 
+  /**
+   * `options.candidateWork` makes the work of one what-if and what releases it: flow isolates
+   * are kept per revision number, and a candidate's number is not a stored one, so each what-if
+   * gets isolates of its own. Without it the what-if uses `work`.
+   */
   constructor(
     store: ReprocessStore,
     snapshots: ConfigurationSnapshots<T>,
     clock: Clock,
     work: ChunkHandler<T>,
-    options: { businessDatePinned: string | undefined; onRunQueued?: () => void },
+    options: {
+      businessDatePinned: string | undefined;
+      onRunQueued?: () => void;
+      candidateWork?: () => { work: ChunkHandler<T>; close(): void };
+    },
   ) {
     this.#store = store;
     this.#snapshots = snapshots;
@@ -181,6 +191,7 @@ export class ReprocessingService<T extends PreparedAccountingRevision> {
     this.#work = work;
     this.#businessDatePinned = options.businessDatePinned;
     this.#onRunQueued = options.onRunQueued ?? (() => {});
+    this.#candidateWork = options.candidateWork;
   }
 
   #ctx(): Omit<ProcessingContext, 'ingestionId'> {
