@@ -8,7 +8,8 @@ const n = (value: unknown): number => Number(value ?? 0);
 
 /**
  * The statistics as full counts of the stored rows: the statistics store before its counters
- * (issue 22), kept as the oracle the counters must equal.
+ * (issue 22), kept as the oracle the counters must equal. Processing errors count while open:
+ * an error queued or closed by reprocessing is no longer a failed record (issue 23).
  */
 export function fullCountStatistics(store: Store): StatisticsStore {
   const { db } = store;
