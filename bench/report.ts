@@ -37,6 +37,8 @@ const SECTION_ORDER = [
   'engine-before-after',
   'admin-sqlite',
   'admin-postgres',
+  'reprocess-sqlite',
+  'reprocess-postgres',
   'reads-sqlite',
   'reads-postgres',
   'soak-sqlite',

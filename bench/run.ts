@@ -7,6 +7,7 @@ import { runProcessing, runProcessingLimit } from './processing.js';
 import { runProcessingSpeed } from './processing-speed.js';
 import { READS_JOURNALS_DEFAULT, runReads } from './reads.js';
 import { BENCHMARKS_DOC_PATH, type RunContext, type Section, updateBenchmarksDoc } from './report.js';
+import { REPROCESS_EVENTS_DEFAULT, runReprocess } from './reprocess.js';
 import type { Dialect } from './service.js';
 import { runSoak, SOAK_MINUTES_DEFAULT } from './soak.js';
 import { runToken } from './token.js';
@@ -24,6 +25,8 @@ interface Options {
   soakMinutes: number;
   /** The store sizes the reads part measures, in journals. */
   readsJournals: number[];
+  /** The failed events the reprocess part reprocesses. */
+  reprocessEvents: number;
 }
 
 const PARTS = {
@@ -38,6 +41,7 @@ const PARTS = {
   admin: runAdmin,
   reads: (context, dialects, options) => runReads(context, dialects, options.readsJournals),
   soak: (context, dialects, options) => runSoak(context, dialects, options.soakMinutes),
+  reprocess: (context, dialects, options) => runReprocess(context, dialects, options.reprocessEvents),
 } satisfies Record<
   string,
   (context: RunContext, dialects: readonly Dialect[], options: Options) => Promise<Section[]>
@@ -66,7 +70,10 @@ function describeFailure(error: unknown): string {
   return error.cause === undefined ? text : `${text}\ncaused by: ${describeFailure(error.cause)}`;
 }
 
-const USAGE = `usage: npm run bench -- [${Object.keys(PARTS).join('|')}]... [--dialect sqlite|postgres|both] [--soak-minutes N] [--reads-journals N]`;
+const USAGE = `usage: npm run bench -- [${Object.keys(PARTS).join('|')}]... [--dialect sqlite|postgres|both] [--soak-minutes N] [--reads-journals N] [--reprocess-events N]`;
+
+/** Largest `--reprocess-events`: a run queues at most 200,000 records. */
+const REPROCESS_EVENTS_MAX = 200_000;
 
 function isPart(name: string): name is Part {
   return Object.hasOwn(PARTS, name);
@@ -89,7 +96,11 @@ function parseArgs(args: readonly string[]): {
 } {
   const parts: Part[] = [];
   let dialects = DIALECTS.both;
-  const options: Options = { soakMinutes: SOAK_MINUTES_DEFAULT, readsJournals: [...READS_JOURNALS_DEFAULT] };
+  const options: Options = {
+    soakMinutes: SOAK_MINUTES_DEFAULT,
+    readsJournals: [...READS_JOURNALS_DEFAULT],
+    reprocessEvents: REPROCESS_EVENTS_DEFAULT,
+  };
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i] ?? '';
     if (arg === '--soak-minutes' || arg.startsWith('--soak-minutes=')) {
@@ -110,6 +121,16 @@ function parseArgs(args: readonly string[]): {
       if (!options.readsJournals.includes(journals)) {
         options.readsJournals = [...options.readsJournals, journals].sort((a, b) => a - b);
       }
+    } else if (arg === '--reprocess-events' || arg.startsWith('--reprocess-events=')) {
+      const { value, last } = optionValue(args, i, '--reprocess-events');
+      i = last;
+      const events = Number(value);
+      if (!Number.isInteger(events) || events < 1 || events > REPROCESS_EVENTS_MAX) {
+        throw new Error(
+          `--reprocess-events takes a whole number from 1 to ${REPROCESS_EVENTS_MAX}\n${USAGE}`,
+        );
+      }
+      options.reprocessEvents = events;
     } else if (arg === '--dialect' || arg.startsWith('--dialect=')) {
       const { value, last } = optionValue(args, i, '--dialect');
       i = last;

@@ -1,6 +1,7 @@
 import { EnvError } from '../env.js';
 import { CliError, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, type Io, processIo } from './output.js';
 import { configCommand } from './remote/config-commands.js';
+import { errorsCommand } from './remote/errors-command.js';
 import { ingestCommand } from './remote/ingest-command.js';
 import { ingestionsCommand } from './remote/ingestions-command.js';
 import { journalsCommand } from './remote/journals-command.js';
@@ -10,6 +11,7 @@ import {
   BALANCES_USAGE,
   CONFIG_USAGE,
   CREDENTIALS_USAGE,
+  ERRORS_USAGE,
   INGEST_USAGE,
   INGESTIONS_USAGE,
   JOURNALS_USAGE,
@@ -29,6 +31,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   journals: { run: journalsCommand, usage: JOURNALS_USAGE },
   balances: { run: balancesCommand, usage: BALANCES_USAGE },
   'processing-errors': { run: processingErrorsCommand, usage: PROCESSING_ERRORS_USAGE },
+  errors: { run: errorsCommand, usage: ERRORS_USAGE },
 };
 
 const HELP_FLAGS = new Set(['--help', '-h']);

@@ -93,6 +93,22 @@ export const PROCESSING_ERRORS_USAGE = `usage: ledgerflow processing-errors [--i
   --all      show every one
 ${CONNECTION}`;
 
+export const ERRORS_USAGE = `usage: ledgerflow errors reprocess [--dry-run] [--ingestion ID] [--entity E] [--code C]
+         [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--all] [--no-wait]
+       ledgerflow errors run ID
+       ledgerflow errors schedule [show]
+       ledgerflow errors schedule set [--daily HH:MM | --every MINUTES | --disabled]
+         [--max-attempts N]
+  reprocess  run the selected open processing errors again under the current configuration,
+             wait for the run (unless --no-wait) and print how many posted and how many still
+             fail, by code; exit 1 when some still fail. Name a selection or give --all.
+             --from / --to: when the errors were first recorded (from included, to excluded).
+  --dry-run  run the engine over the same records and print what a run would do; change nothing
+  run        a run's progress and outcome
+  schedule   the automatic runs: daily at HH:MM UTC, every MINUTES (at least 180) or disabled,
+             and the most attempts per record (manual runs count); set keeps what it is not given
+${CONNECTION}`;
+
 /** The usage of every command, for `ledgerflow --help`. */
 export const USAGE = `usage: ledgerflow <command> [--help]
 
@@ -123,6 +139,10 @@ LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET):
          [--accounting-config NAME] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
   balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A] [--currency C]
   processing-errors [--ingestion ID] [--code C] [--limit 100 | --all]
+  errors reprocess [--dry-run] [--ingestion ID] [--entity E] [--code C] [--from D] [--to D]
+         [--all] [--no-wait]      run failed records again; --dry-run shows what would post
+  errors run ID | errors schedule [show | set ...]
+                              a reprocessing run; the schedule of automatic runs
 
 ledgerflow <command> --help prints the details of a command.
 Exit status: 0 success, 1 refused request or failed records, 2 bad usage.`;

@@ -1,10 +1,12 @@
 import type { Env } from '../env.js';
 import type { Clock } from '../lib/clock.js';
-import { AccountingProcessor, processChunk } from '../modules/accounting/processor.js';
+import { AccountingProcessor, type ChunkHandler, processChunk } from '../modules/accounting/processor.js';
+import { ReprocessingService } from '../modules/accounting/reprocessing.js';
 import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
 import { FlowRunner } from '../modules/flows/runner.js';
 import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
 import { createAccountingStore } from '../storage/accounting/accounting-store.js';
+import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
 import { sweepEndedSessions } from '../storage/session-counters.js';
 import type { Store } from '../storage/store.js';
@@ -19,6 +21,21 @@ const PROCESSING_ROUNDS_POSTGRES = 4;
  */
 const SESSION_SWEEP_INTERVAL_MS = 60_000;
 
+/**
+ * How often the processor's instance looks whether a scheduled reprocessing run is due
+ * (`ReprocessingService.tick`): a run starts at most this long after its time.
+ */
+const REPROCESS_SCHEDULE_CHECK_INTERVAL_MS = 60_000;
+
+/**
+ * The engine work of a claimed chunk: records of an entity a flow reads go through the flow, the
+ * rest to the engine directly. Processing and the dry runs of reprocessing use it alike.
+ */
+export function chunkWork(flows: FlowRunner): ChunkHandler<PreparedConfiguration> {
+  return (prepared, chunk, ctx) =>
+    flows.reads(prepared, chunk) ? flows.process(prepared, chunk, ctx) : processChunk(prepared, chunk, ctx);
+}
+
 /** The settings of `Env` that the background processor uses. */
 export type ProcessingSettings = Pick<Env, 'businessDate'> &
   Partial<Pick<Env, 'flowScriptTimeoutMs' | 'flowScriptMemoryMb'>> & {
@@ -26,14 +43,18 @@ export type ProcessingSettings = Pick<Env, 'businessDate'> &
     postingIntervalMs?: number;
     /** How often ended sessions are swept into the session counters (tests shorten it). */
     sessionSweepIntervalMs?: number;
+    /** How often a due scheduled reprocessing run is looked for (tests shorten it). */
+    reprocessScheduleCheckIntervalMs?: number;
   };
 
 /** The background processor and what it holds besides the store. */
 export interface Processing {
   processor: AccountingProcessor<PreparedConfiguration>;
-  /** Starts the processor and the session sweep. */
+  /** The reprocessing schedule's runs, started by this instance when due (`tick`). */
+  reprocessing: ReprocessingService<PreparedConfiguration>;
+  /** Starts the processor, the session sweep and the reprocessing schedule's check. */
   start(): void;
-  /** Stops the session sweep and the processor, then releases the script isolates of its flows. */
+  /** Stops the timers and the processor, then releases the script isolates of its flows. */
   close(): Promise<void>;
 }
 
@@ -55,18 +76,32 @@ export function createProcessing(
     timeoutMs: settings.flowScriptTimeoutMs ?? FLOW_SCRIPT_TIMEOUT_MS_DEFAULT,
     memoryMb: settings.flowScriptMemoryMb ?? FLOW_SCRIPT_MEMORY_MB_DEFAULT,
   });
+  const work = chunkWork(flows);
   const processor = new AccountingProcessor(createAccountingStore(store), snapshots, clock, {
     businessDatePinned: settings.businessDate,
-    // Records of an entity a flow reads go through the flow; the rest to the engine directly.
-    work: (prepared, chunk, ctx) =>
-      flows.reads(prepared, chunk) ? flows.process(prepared, chunk, ctx) : processChunk(prepared, chunk, ctx),
+    work,
     onError: onBackgroundError,
     // PostgreSQL claims chunks with SKIP LOCKED, so rounds can overlap one's engine work with
     // another's writes; SQLite has one writer.
     concurrency: store.dialect === 'postgres' ? PROCESSING_ROUNDS_POSTGRES : 1,
     ...(settings.postingIntervalMs === undefined ? {} : { postingIntervalMs: settings.postingIntervalMs }),
   });
+  const reprocessing = new ReprocessingService(createReprocessStore(store), snapshots, clock, work, {
+    businessDatePinned: settings.businessDate,
+    onRunQueued: () => processor.wake(),
+  });
   let sweepTimer: NodeJS.Timeout | undefined;
+  let scheduleTimer: NodeJS.Timeout | undefined;
+  // One look at the schedule at a time on this instance; other instances' may overlap it.
+  let ticking: Promise<void> | undefined;
+  const tick = () => {
+    ticking ??= reprocessing
+      .tick()
+      .then(() => undefined, onBackgroundError)
+      .finally(() => {
+        ticking = undefined;
+      });
+  };
   // One sweep at a time on this instance; the sweeps of other instances may overlap it.
   let sweeping: Promise<void> | undefined;
   const sweep = () => {
@@ -78,14 +113,22 @@ export function createProcessing(
   };
   return {
     processor,
+    reprocessing,
     start: () => {
       processor.start();
       sweepTimer ??= setInterval(sweep, settings.sessionSweepIntervalMs ?? SESSION_SWEEP_INTERVAL_MS).unref();
+      scheduleTimer ??= setInterval(
+        tick,
+        settings.reprocessScheduleCheckIntervalMs ?? REPROCESS_SCHEDULE_CHECK_INTERVAL_MS,
+      ).unref();
     },
     close: async () => {
       clearInterval(sweepTimer);
       sweepTimer = undefined;
+      clearInterval(scheduleTimer);
+      scheduleTimer = undefined;
       await sweeping;
+      await ticking;
       await processor.stop();
       flows.close();
     },

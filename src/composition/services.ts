@@ -2,6 +2,7 @@ import type { Env } from '../env.js';
 import type { Clock } from '../lib/clock.js';
 import { JournalQueries } from '../modules/accounting/journal-queries.js';
 import type { AccountingProcessor } from '../modules/accounting/processor.js';
+import { ReprocessingService } from '../modules/accounting/reprocessing.js';
 import { AccessDirectory } from '../modules/auth/access-directory.js';
 import type { Wait } from '../modules/auth/failure-limiter.js';
 import {
@@ -16,10 +17,13 @@ import { ConfigurationService, type WhatIf } from '../modules/configuration/serv
 import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
 import { EntityCatalog } from '../modules/entities/catalog.js';
 import { storedDataRisksOf } from '../modules/entities/change-risks.js';
+import { FlowRunner } from '../modules/flows/runner.js';
+import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
 import { inlineChunkWorker, threadChunkWorker } from '../modules/ingestion/chunk-pool.js';
 import { IngestionService } from '../modules/ingestion/service.js';
 import { StatisticsService } from '../modules/statistics/service.js';
 import { createAccountingStore } from '../storage/accounting/accounting-store.js';
+import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
 import { createAuthStore } from '../storage/auth-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
 import { createIngestionStore } from '../storage/ingestion-store.js';
@@ -29,7 +33,7 @@ import { createStatisticsStore } from '../storage/statistics-store.js';
 import type { Store } from '../storage/store.js';
 import { configurationReader } from './configuration-reader.js';
 import { type PreparedConfiguration, prepareConfiguration } from './prepared-configuration.js';
-import { createProcessing, type Processing, type ProcessingSettings } from './processing.js';
+import { chunkWork, createProcessing, type Processing, type ProcessingSettings } from './processing.js';
 
 /** The settings of `Env` that the modules use. */
 export type ServiceSettings = ProcessingSettings &
@@ -59,6 +63,12 @@ export interface Services {
   ingestion: IngestionService;
   statistics: StatisticsService;
   journals: JournalQueries;
+  /**
+   * Reprocessing of failed records: runs, their dry runs, the what-if of a candidate
+   * configuration (`whatIf`), the schedule's settings. Its dry runs work on this thread, with
+   * flow isolates of their own; the runs themselves are the processor's work.
+   */
+  reprocessing: ReprocessingService<PreparedConfiguration>;
   /** Counts requests per client for the rate limit, shared through the store. */
   requestLimiter: RequestLimiter;
   /** Releases what the services hold besides the store (worker threads, script isolates, timers). */
@@ -134,6 +144,19 @@ export function createServices(
   // Reads large configuration uploads on a worker thread of its own, started on first use.
   const configurationReading = configurationReader();
   let processing: Processing | undefined;
+  const wake =
+    place === undefined
+      ? () => {}
+      : place === 'here'
+        ? // A processor not built yet is not running: there is nothing to wake.
+          () => processing?.processor.wake()
+        : () => place.wake();
+  const flowLimits = {
+    timeoutMs: settings.flowScriptTimeoutMs ?? FLOW_SCRIPT_TIMEOUT_MS_DEFAULT,
+    memoryMb: settings.flowScriptMemoryMb ?? FLOW_SCRIPT_MEMORY_MB_DEFAULT,
+  };
+  // The dry runs' own flow isolates, made on first use.
+  const dryRunFlows = new FlowRunner(flowLimits);
   const requestLimiter = new RequestLimiter(
     createRequestCountStore(store.db),
     clock,
@@ -143,6 +166,27 @@ export function createServices(
     },
     onBackgroundError,
   );
+  const reprocessing = new ReprocessingService(
+    createReprocessStore(store),
+    snapshots,
+    clock,
+    chunkWork(dryRunFlows),
+    {
+      businessDatePinned: settings.businessDate,
+      onRunQueued: wake,
+      // A what-if's candidate gets isolates of its own, released once it is answered.
+      candidateWork: () => {
+        const flows = new FlowRunner(flowLimits);
+        return { work: chunkWork(flows), close: () => flows.close() };
+      },
+    },
+  );
+  // The what-if of a keep-data dry run: today's failed records run under the prepared candidate.
+  const whatIf: WhatIf = async (candidate) => {
+    const dryRun = await reprocessing.whatIf(prepareConfiguration(candidate), { all: true });
+    const { wouldPost, wouldStillFail, examples } = dryRun;
+    return { wouldPost, wouldStillFail, examples: examples.map((example) => ({ ...example })) };
+  };
   const services: Services = {
     tokens: new TokenService(authStore, clock, settings),
     access: new AccessDirectory(authStore, clock),
@@ -153,28 +197,24 @@ export function createServices(
       snapshots,
       clock,
       configurationReading.validate,
-      { risks: storedDataRisksOf, whatIf: options.whatIf },
+      { risks: storedDataRisksOf, whatIf: options.whatIf ?? whatIf },
     ),
     revisions: new ConfigurationRevisions(configurationStore, clock),
     catalog,
     ingestion: new IngestionService(createIngestionStore(store), catalog, clock, {
       chunkWorker,
-      onRecordsAwaitProcessing:
-        place === undefined
-          ? () => {}
-          : place === 'here'
-            ? // A processor not built yet is not running: there is nothing to wake.
-              () => processing?.processor.wake()
-            : () => place.wake(),
+      onRecordsAwaitProcessing: wake,
     }),
     statistics: new StatisticsService(createStatisticsStore(store), clock),
     journals: new JournalQueries(createAccountingStore(store), snapshots),
+    reprocessing,
     requestLimiter,
     close: async () => {
       await requestLimiter.close();
       await processing?.close();
       await chunkWorker.close();
       await configurationReading.close();
+      dryRunFlows.close();
     },
   };
   if (place !== 'here') return services;

@@ -21,6 +21,7 @@ import { ingestionRoutes } from './api/ingestions.js';
 import { journalRoutes } from './api/journals.js';
 import { oauthRoutes } from './api/oauth/routes.js';
 import { operationsRoutes } from './api/operations.js';
+import { reprocessingRoutes } from './api/reprocessing.js';
 import { statisticsRoutes } from './api/statistics.js';
 import { registerArrivalTime } from './arrival.js';
 import { registerAuthentication } from './authenticate.js';
@@ -181,6 +182,39 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
     });
   }
+  // Reprocessing, read from the store at each scrape, so every instance shows the same figures.
+  new Gauge({
+    name: 'processing_errors',
+    help: 'Processing errors by state: open (to fix), queued (waiting in a reprocessing run), closed (posted when reprocessed).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    async collect() {
+      const states = await services.reprocessing.errorStates();
+      for (const [state, n] of Object.entries(states)) this.set({ state }, n);
+    },
+  });
+  new Gauge({
+    name: 'reprocessing_last_run_records',
+    help: 'Records of the newest reprocessing run by outcome: queued, skipped (at the maximum of attempts), posted, still_failing.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+    async collect() {
+      const last = (await services.reprocessing.runs(0, 1)).rows[0];
+      this.set({ outcome: 'queued' }, last?.queued ?? 0);
+      this.set({ outcome: 'skipped' }, last?.skipped ?? 0);
+      this.set({ outcome: 'posted' }, last?.posted ?? 0);
+      this.set({ outcome: 'still_failing' }, last?.stillFailing ?? 0);
+    },
+  });
+  new Counter({
+    name: 'reprocessing_runs_total',
+    help: 'Reprocessing runs started, manual and scheduled, on every instance.',
+    registers: [registry],
+    async collect() {
+      this.reset();
+      this.inc((await services.reprocessing.runs(0, 1)).total);
+    },
+  });
   app.addHook('onResponse', async (request, reply) => {
     const labels = {
       method: request.method,
@@ -260,6 +294,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(ingestionRoutes, { ingestion: services.ingestion });
   await app.register(statisticsRoutes, { statistics: services.statistics });
   await app.register(journalRoutes, { journals: services.journals });
+  await app.register(reprocessingRoutes, { reprocessing: services.reprocessing });
   await app.register(adminInterface, { services, publicUrl: deps.publicUrl });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -252,6 +252,7 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
             revision: Number(row.revision),
             sections: JSON.parse(row.sections) as Record<string, number>,
             deleted: row.deleted === null ? null : (JSON.parse(row.deleted) as ProcessingDataCounts),
+            ...(row.details === null ? {} : { details: JSON.parse(row.details) as Record<string, unknown> }),
           }),
         ),
         total,

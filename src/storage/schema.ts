@@ -32,6 +32,9 @@ export interface Database {
   admin_one_time_views: AdminOneTimeViewsTable;
   auth_failures: AuthFailuresTable;
   request_counts: RequestCountsTable;
+  reprocess_runs: ReprocessRunsTable;
+  reprocess_run_outcomes: ReprocessRunOutcomesTable;
+  reprocess_schedule: ReprocessScheduleTable;
 }
 
 export interface UsersTable {
@@ -141,6 +144,8 @@ export interface AuditLogTable {
   sections: string;
   /** JSON of the processing data counts the change wiped; null on entries older than the column. */
   deleted: string | null;
+  /** JSON of what a reprocessing run or a schedule change did (migration 0018); null otherwise. */
+  details: Generated<string | null>;
 }
 
 /**
@@ -222,6 +227,8 @@ export interface RecordsTable {
   data: string;
   processing: number;
   created_at: string;
+  /** The reprocessing run that put the record back into the queue, while it waits (migration 0018). */
+  reprocess_run: Generated<number | null>;
 }
 
 export interface RecordErrorsTable {
@@ -246,6 +253,57 @@ export interface ProcessingErrorsTable {
   created_at: string;
   /** The configuration revision processing worked under (migration 0017). */
   revision: Generated<number>;
+  /** `open`, `queued` (its record waits in a reprocessing run) or `closed` (it posted); migration 0018. */
+  state: Generated<ProcessingErrorState>;
+  /** How many times the record was processed, the first time included. */
+  attempts: Generated<number>;
+  last_attempt_at: Generated<string | null>;
+  /** The code before the last attempt. */
+  previous_code: Generated<string | null>;
+  closed_at: Generated<string | null>;
+  /** The reprocessing run that queued the record last. */
+  run_id: Generated<number | null>;
+}
+
+export type ProcessingErrorState = 'open' | 'queued' | 'closed';
+
+/** A reprocessing run (migration 0018, `accounting/reprocess-store.ts`). */
+export interface ReprocessRunsTable {
+  id: Generated<number>;
+  trigger: 'manual' | 'scheduled';
+  actor: string;
+  /** The selection as JSON. */
+  selection: string;
+  revision: number;
+  max_attempts: number;
+  state: 'running' | 'finished';
+  started_at: string;
+  finished_at: string | null;
+  queued: number;
+  skipped: number;
+  posted: number;
+  still_failing: number;
+}
+
+/** The records of a run per outcome: `posted`, or the code they failed with again. */
+export interface ReprocessRunOutcomesTable {
+  run_id: number;
+  code: string;
+  records: number;
+}
+
+/** The one row of the reprocessing schedule (id 1). */
+export interface ReprocessScheduleTable {
+  id: number;
+  mode: 'daily' | 'interval' | 'disabled';
+  /** `HH:MM`, UTC, of the daily run. */
+  daily_at: string;
+  interval_minutes: number;
+  max_attempts: number;
+  /** When the next scheduled run is due; null until an instance has worked it out, and when disabled. */
+  next_due_at: string | null;
+  updated_at: string | null;
+  updated_by: string | null;
 }
 
 export interface JournalsTable {

@@ -28,7 +28,9 @@ export function createSessionErrorReads(
     const processing = db
       .selectFrom('processing_errors as e')
       .innerJoin('records as r', 'r.record_id', 'e.record_id')
-      .where('e.ingestion_id', '=', ingestionId);
+      .where('e.ingestion_id', '=', ingestionId)
+      // An error closed by reprocessing is no longer the session's: its record posted.
+      .where('e.state', '!=', 'closed');
     return chunkSeq === undefined
       ? { validationQuery: validations.where('c.rejected', '=', 0), processingQuery: processing }
       : {
@@ -100,7 +102,12 @@ export function createSessionErrorReads(
       const [validationTotal, processingTotal] = await Promise.all([
         countRows(validationQuery),
         chunkSeq === undefined
-          ? countRows(db.selectFrom('processing_errors').where('ingestion_id', '=', ingestionId))
+          ? countRows(
+              db
+                .selectFrom('processing_errors')
+                .where('ingestion_id', '=', ingestionId)
+                .where('state', '!=', 'closed'),
+            )
           : countRows(processingQuery),
       ]);
       return validationTotal + processingTotal;

@@ -123,6 +123,8 @@ export function createStatisticsStore(store: Store): StatisticsStore {
       const day = sql<string>`substr(created_at, 1, 10)`;
       const rows = await db
         .selectFrom('processing_errors')
+        // The counters count open errors: queued and closed ones are reprocessing's (migration 0018).
+        .where('state', '=', 'open')
         .where('created_at', '>=', part.from)
         .where('created_at', '<', part.to)
         .select((eb) => [day.as('day'), eb.fn.countAll().as('errors')])
@@ -266,7 +268,8 @@ export function createStatisticsStore(store: Store): StatisticsStore {
         e.unpostedJournals = n(row.unposted);
         e.totalJournalLines = n(row.lines);
       }
-      for (const { day, errors } of await errorsByDay(range)) entry(day).errors += errors;
+      // A day whose errors were all queued or closed by reprocessing keeps a counter row at 0.
+      for (const { day, errors } of await errorsByDay(range)) if (errors !== 0) entry(day).errors += errors;
       return [...byDay.values()].sort((a, b) => a.date.localeCompare(b.date));
     },
 

@@ -64,6 +64,12 @@ export const ROUTE_ACCESS: Readonly<Record<string, typeof PUBLIC | Permission | 
   'GET /api/v1/journals/:journalId': 'journals:read',
   'GET /api/v1/balances': 'journals:read',
   'GET /api/v1/processing-errors': 'journals:read',
+  'POST /api/v1/processing-errors/reprocess': 'configuration:write',
+  'GET /api/v1/processing-errors/reprocess-runs': 'journals:read',
+  'GET /api/v1/processing-errors/reprocess-runs/:id': 'journals:read',
+  'GET /api/v1/processing-errors/reprocess-schedule': 'journals:read',
+  'PUT /api/v1/processing-errors/reprocess-schedule': 'configuration:write',
+  'GET /api/v1/statistics/reprocessing': 'statistics:read',
 };
 
 /** The permissions of which any one lets a caller through, as a list. */

@@ -136,6 +136,7 @@ describe('fuzzing every route with hostile input', () => {
     realValues.entity = async () => 'loanTransaction';
     realValues.email = async () => spare.ownerEmail;
     realValues.clientId = async () => spare.clientId;
+    realValues.id = async () => '1';
   });
   afterAll(async () => t?.close());
 
@@ -267,6 +268,12 @@ describe('fuzzing every route with hostile input', () => {
     'GET /api/v1/journals/{journalId}',
     'GET /api/v1/balances',
     'GET /api/v1/processing-errors',
+    'POST /api/v1/processing-errors/reprocess',
+    'GET /api/v1/processing-errors/reprocess-runs',
+    'GET /api/v1/processing-errors/reprocess-runs/{id}',
+    'GET /api/v1/processing-errors/reprocess-schedule',
+    'PUT /api/v1/processing-errors/reprocess-schedule',
+    'GET /api/v1/statistics/reprocessing',
   ];
 
   it('fuzzes every documented route but the configuration wipe', () => {

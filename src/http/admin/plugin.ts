@@ -19,6 +19,7 @@ import { credentialPages } from './pages/credentials.js';
 import { dashboardPages } from './pages/dashboard.js';
 import { ingestionPages } from './pages/ingestions.js';
 import { journalPages } from './pages/journals.js';
+import { reprocessingPages } from './pages/reprocessing.js';
 import { revisionPages } from './pages/revisions.js';
 import { signInPages } from './pages/sign-in.js';
 import { userPages } from './pages/users.js';
@@ -210,4 +211,5 @@ export const adminInterface: FastifyPluginAsync<{
   configurationPages(app, services);
   revisionPages(app, services);
   journalPages(app, services);
+  reprocessingPages(app, services);
 };

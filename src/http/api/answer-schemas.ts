@@ -331,20 +331,38 @@ export const WipeDryRunResult = Type.Object({
   },
 });
 
-/** One configuration upload or deletion in the audit log. */
+/** One configuration upload or deletion, reprocessing run or schedule change in the audit log. */
 export const AuditEntry = Type.Object({
   id: Type.Integer({ minimum: 1 }),
   at: Type.String({ format: 'date-time' }),
-  actor: Type.String({ description: 'E-mail of the owner of the credential that made the change.' }),
-  action: Type.Union([Type.Literal('configuration.upload'), Type.Literal('configuration.delete')]),
+  actor: Type.String({
+    description:
+      'E-mail of the owner of the credential that made the change; `schedule` for a scheduled reprocessing run.',
+  }),
+  action: Type.Union([
+    Type.Literal('configuration.upload'),
+    Type.Literal('configuration.delete'),
+    Type.Literal('processing.reprocess'),
+    Type.Literal('processing.reprocess-schedule'),
+  ]),
   version: Type.Union([Type.String(), Type.Null()]),
-  revision: Type.Integer({ minimum: 1, description: 'Configuration revision the change made.' }),
+  revision: Type.Integer({
+    minimum: 0,
+    description:
+      'Configuration revision the change made; for a reprocessing entry, the revision stored at the time (0: none).',
+  }),
   sections: Type.Record(Type.String(), Type.Integer(), {
     description: 'Items per section of the configuration the change stored.',
   }),
   deleted: Type.Union([{ ...ProcessingDataCounts, description: 'What the change wiped.' }, Type.Null()], {
     description: 'What the change wiped; null on entries written before these counts were recorded.',
   }),
+  details: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'What a reprocessing run (run id, trigger, selection, records queued and skipped) or a schedule change (the new settings) did.',
+    }),
+  ),
 });
 
 /** A journal with its lines. */
@@ -392,12 +410,24 @@ export const ProcessingError = Type.Object({
   ingestionId: IngestionId,
   namespace: Type.String(),
   entity: Type.String(),
-  code: Type.String(),
+  code: Type.String({ description: 'The code of the last attempt.' }),
   message: Type.String(),
   record: Type.Record(Type.String(), Type.Unknown()),
-  at: Type.String({ format: 'date-time' }),
+  at: Type.String({ format: 'date-time', description: 'When the record first failed.' }),
   revision: Type.Integer({
     minimum: 0,
     description: 'The configuration revision processing worked under when the record failed.',
   }),
+  id: Type.Integer({ minimum: 1 }),
+  recordId: Type.Integer({ minimum: 1 }),
+  state: Type.Union([Type.Literal('open'), Type.Literal('queued'), Type.Literal('closed')], {
+    description:
+      '`open`: still to fix; `queued`: its record waits in a reprocessing run; `closed`: its record posted when reprocessed (its journals carry `recordId`).',
+  }),
+  attempts: Type.Integer({ minimum: 1, description: 'Times the record was processed, the first included.' }),
+  lastAttemptAt: Type.String({ format: 'date-time' }),
+  previousCode: Type.Union([Type.String(), Type.Null()], {
+    description: 'The code before the last attempt.',
+  }),
+  closedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });

@@ -1,6 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { JournalId, JournalStatusFilter } from '../../modules/accounting/inputs.js';
+import {
+  JournalId,
+  JournalStatusFilter,
+  ProcessingErrorStateFilter,
+} from '../../modules/accounting/inputs.js';
 import type { JournalQueries } from '../../modules/accounting/journal-queries.js';
 import type { JournalKey } from '../../modules/accounting/store.js';
 import { Balances, Journal, ProcessingError } from './answer-schemas.js';
@@ -117,6 +121,11 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
           ...PageQuery,
           ingestionId: Type.Optional(StoredNameFilter),
           code: Type.Optional(StoredNameFilter),
+          state: Type.Optional({
+            ...ProcessingErrorStateFilter,
+            description:
+              '`open` (the default): errors still to fix; `queued`: waiting in a reprocessing run; `closed`: posted when reprocessed.',
+          }),
           ...AfterQuery,
         }),
         response: {

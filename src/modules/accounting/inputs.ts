@@ -1,5 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { JournalStatus } from './journal-draft.js';
+import {
+  REPROCESS_INTERVAL_MINUTES_MAX,
+  REPROCESS_INTERVAL_MINUTES_MIN,
+  REPROCESS_MAX_ATTEMPTS_MAX,
+  REPROCESS_MAX_ATTEMPTS_MIN,
+} from './reprocessing.js';
 
 /**
  * The rules of what a caller may send to read journals (docs/reference.md, Journals), written
@@ -20,3 +26,36 @@ export const JOURNAL_STATUSES: readonly JournalStatus[] = ['posted', 'unposted']
 export const JournalId = Type.String({ maxLength: JOURNAL_ID_LENGTH_MAX });
 /** A journal status, as a list filter. */
 export const JournalStatusFilter = Type.Union(JOURNAL_STATUSES.map((status) => Type.Literal(status)));
+
+/** The states a processing errors list may be filtered by (`open` when none is given). */
+export const ProcessingErrorStateFilter = Type.Union([
+  Type.Literal('open'),
+  Type.Literal('queued'),
+  Type.Literal('closed'),
+]);
+
+/** The settings of the reprocessing schedule (docs/reference.md, Reprocessing schedule). */
+export const ReprocessScheduleInput = Type.Object(
+  {
+    mode: Type.Union([Type.Literal('daily'), Type.Literal('interval'), Type.Literal('disabled')], {
+      description: '`daily` at `dailyAt`, every `intervalMinutes`, or no scheduled runs.',
+    }),
+    dailyAt: Type.String({
+      pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$',
+      maxLength: 5,
+      description: 'The time of the daily run, HH:MM, UTC.',
+      examples: ['08:00'],
+    }),
+    intervalMinutes: Type.Integer({
+      minimum: REPROCESS_INTERVAL_MINUTES_MIN,
+      maximum: REPROCESS_INTERVAL_MINUTES_MAX,
+      description: `Minutes between runs in \`interval\` mode, ${REPROCESS_INTERVAL_MINUTES_MIN} to ${REPROCESS_INTERVAL_MINUTES_MAX}.`,
+    }),
+    maxAttempts: Type.Integer({
+      minimum: REPROCESS_MAX_ATTEMPTS_MIN,
+      maximum: REPROCESS_MAX_ATTEMPTS_MAX,
+      description: `Times a record is processed at most, the first time and manual runs included (${REPROCESS_MAX_ATTEMPTS_MIN} to ${REPROCESS_MAX_ATTEMPTS_MAX}); records at the maximum are skipped by every run.`,
+    }),
+  },
+  { additionalProperties: false },
+);

@@ -39,7 +39,11 @@ export interface ClaimedChunk {
   chunkSeq: number;
   namespace: string;
   entity: string;
-  records: { recordId: number; index: number; data: Record<string, unknown> }[];
+  /**
+   * `reprocessRun` names the reprocessing run that put a record back into the queue: its open
+   * error is updated, or closed when it posts, instead of a new one written.
+   */
+  records: { recordId: number; index: number; data: Record<string, unknown>; reprocessRun?: number }[];
   /** Origin journal ids already stored for this session: a direct journal is sent in one chunk. */
   seenOriginJournalIds: ReadonlySet<string>;
   /**
@@ -114,6 +118,8 @@ export interface JournalKey {
 export interface ProcessingErrorFilter {
   ingestionId?: string;
   code?: string;
+  /** `open` unless given (the errors still to fix); `queued` errors wait in a reprocessing run. */
+  state?: 'open' | 'queued' | 'closed';
 }
 
 export interface ProcessingErrorRow {
@@ -126,6 +132,13 @@ export interface ProcessingErrorRow {
   at: string;
   /** The configuration revision processing worked under when the record failed. */
   revision: number;
+  id: number;
+  recordId: number;
+  state: 'open' | 'queued' | 'closed';
+  attempts: number;
+  lastAttemptAt: string;
+  previousCode: string | null;
+  closedAt: string | null;
 }
 
 /**
@@ -193,4 +206,129 @@ export interface AccountingStore {
   ): Promise<KeyedPage<ProcessingErrorRow, number>>;
   /** The number of processing errors matching `filter`. */
   countProcessingErrors(filter: ProcessingErrorFilter): Promise<number>;
+}
+
+/**
+ * Which open processing errors a reprocessing run takes (docs/reference.md, Reprocessing): every
+ * given member narrows it; `from` and `to` bound the instant the error was first recorded
+ * (inclusive, exclusive). An empty selection is refused unless it says `all`.
+ */
+export interface ReprocessSelection {
+  ingestionId?: string;
+  entity?: string;
+  code?: string;
+  from?: string;
+  to?: string;
+  all?: boolean;
+}
+
+/** How a reprocessing run started. */
+export type ReprocessTrigger = 'manual' | 'scheduled';
+
+/** A reprocessing run as stored, with its outcomes so far. */
+export interface ReprocessRun {
+  id: number;
+  trigger: ReprocessTrigger;
+  actor: string;
+  selection: ReprocessSelection;
+  /** The configuration revision stored when the run queued its records. */
+  revision: number;
+  maxAttempts: number;
+  state: 'running' | 'finished';
+  startedAt: string;
+  finishedAt: string | null;
+  /** Records put back into the processing queue. */
+  queued: number;
+  /** Selected records left out: they had reached the maximum number of attempts. */
+  skipped: number;
+  posted: number;
+  stillFailing: number;
+  /** Records of the run that failed again, by their new code. */
+  stillFailingByCode: Record<string, number>;
+}
+
+/** A processing error a run or a dry run reprocessed: its record, its code before and after. */
+export interface ReprocessExample {
+  recordId: number;
+  ingestionId: string;
+  previousCode: string;
+  /** The code it failed with again; absent when it posted. */
+  code?: string;
+  message?: string;
+}
+
+/** The schedule of reprocessing runs (docs/reference.md, Reprocessing schedule). */
+export interface ReprocessSchedule {
+  mode: 'daily' | 'interval' | 'disabled';
+  /** `HH:MM`, UTC. */
+  dailyAt: string;
+  intervalMinutes: number;
+  maxAttempts: number;
+  nextDueAt: string | null;
+  updatedAt: string | null;
+  updatedBy: string | null;
+}
+
+/** Open failed records of a selection, read for a dry run, grouped by chunk. */
+export interface FailedRecordsPage {
+  chunks: ClaimedChunk[];
+  /** The code of each record's open error. */
+  codes: ReadonlyMap<number, string>;
+  /** The error id to read after, when more follow. */
+  next: number | undefined;
+}
+
+/**
+ * The storage port of reprocessing. A run puts the records of selected open errors back into the
+ * processing queue, tagged with the run (`queue`): the errors become `queued`, the records wait,
+ * and the counters of processing errors, records and sessions lose them, in one transaction that
+ * takes each open error at most once however many runs start at once. The processor then claims
+ * them as any waiting record, exactly once, and its write path closes the error of a record that
+ * posts or updates it with its new code (docs/adr/0019-reprocessing-through-the-queue.md).
+ */
+export interface ReprocessStore {
+  /**
+   * Starts a run: in one transaction, records the run, queues the selected open errors with
+   * fewer than `maxAttempts` attempts (at most `recordsMax`), counts those skipped at the
+   * maximum, and writes the audit entry. With `due`, only if the schedule's next run is still
+   * due at `due`, which then moves to `nextDueAt` (one instance wins): undefined otherwise.
+   */
+  queue(input: {
+    trigger: ReprocessTrigger;
+    actor: string;
+    selection: ReprocessSelection;
+    maxAttempts: number;
+    recordsMax: number;
+    at: string;
+    due?: { dueAt: string; nextDueAt: string | null };
+  }): Promise<ReprocessRun | undefined>;
+  /** A run; one whose records are all processed (or wiped) is marked finished first. */
+  findRun(id: number, at: string): Promise<ReprocessRun | undefined>;
+  /** A page of runs, newest first, and their number. */
+  listRuns(page: number, limit: number): Promise<{ rows: ReprocessRun[]; total: number }>;
+  /** Up to `limit` examples of a run's records, in the order queued. */
+  runExamples(id: number, limit: number): Promise<ReprocessExample[]>;
+  /**
+   * Open errors of `selection` with fewer than `maxAttempts` attempts, after error id `after`,
+   * at most about `limit`, with their records grouped by chunk as a claim reads them.
+   */
+  failedRecords(
+    selection: ReprocessSelection,
+    maxAttempts: number,
+    after: number,
+    limit: number,
+  ): Promise<FailedRecordsPage>;
+  /** Open errors of `selection` at or past `maxAttempts` attempts. */
+  countAtMaximum(selection: ReprocessSelection, maxAttempts: number): Promise<number>;
+  /** Processing errors by state. */
+  countByState(): Promise<{ open: number; queued: number; closed: number }>;
+  schedule(): Promise<ReprocessSchedule>;
+  /** Stores the settings (with the audit entry) and returns them. */
+  saveSchedule(
+    settings: Pick<ReprocessSchedule, 'mode' | 'dailyAt' | 'intervalMinutes' | 'maxAttempts' | 'nextDueAt'>,
+    at: string,
+    actor: string,
+  ): Promise<ReprocessSchedule>;
+  /** Sets when the next run is due, only while it is still `expected`; false otherwise. */
+  moveNextDue(expected: string | null, next: string | null): Promise<boolean>;
 }

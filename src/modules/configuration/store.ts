@@ -37,12 +37,18 @@ export interface AuditEntry {
   id: number;
   at: string;
   actor: string;
-  action: 'configuration.upload' | 'configuration.delete';
+  action:
+    | 'configuration.upload'
+    | 'configuration.delete'
+    | 'processing.reprocess'
+    | 'processing.reprocess-schedule';
   version: string | null;
   revision: number;
   sections: Record<string, number>;
   /** What the change wiped; null on entries written before the counts were recorded. */
   deleted: ProcessingDataCounts | null;
+  /** What a reprocessing run or schedule change did (migration 0018). */
+  details?: Record<string, unknown>;
 }
 
 /**

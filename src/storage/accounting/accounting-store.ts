@@ -71,7 +71,7 @@ export function createAccountingStore(store: Store): AccountingStore {
 
   /** The processing errors `filter` selects. */
   function processingErrorsMatching(filter: ProcessingErrorFilter) {
-    let query = db.selectFrom('processing_errors');
+    let query = db.selectFrom('processing_errors').where('state', '=', filter.state ?? 'open');
     if (filter.ingestionId !== undefined) query = query.where('ingestion_id', '=', filter.ingestionId);
     if (filter.code !== undefined) query = query.where('code', '=', filter.code);
     return query;
@@ -143,7 +143,14 @@ export function createAccountingStore(store: Store): AccountingStore {
         if (first === undefined || last === undefined) return 0;
         // A chunk's records are all of one namespace and entity.
         const entityChunk = { ...chunk, namespace: first.namespace, entity: first.entity };
-        return writeFailure(trx, entityChunk, { first: first.record_id, last: last.record_id }, at, failure);
+        return writeFailure(
+          trx,
+          dialect,
+          entityChunk,
+          { first: first.record_id, last: last.record_id },
+          at,
+          failure,
+        );
       });
     },
 
@@ -242,15 +249,24 @@ export function createAccountingStore(store: Store): AccountingStore {
           record: JSON.parse(r.record) as Record<string, unknown>,
           at: r.created_at,
           revision: Number(r.revision),
+          id: Number(r.id),
+          recordId: Number(r.record_id),
+          state: r.state,
+          attempts: Number(r.attempts),
+          lastAttemptAt: r.last_attempt_at ?? r.created_at,
+          previousCode: r.previous_code,
+          closedAt: r.closed_at,
         })),
         next: page.next,
       };
     },
 
     async countProcessingErrors(filter) {
-      // A session's errors are counted on their index (`processing_errors_ingestion`).
-      if (filter.ingestionId !== undefined) return countRows(processingErrorsMatching(filter));
-      // Otherwise from the counters per day and code (`statistics-counters.ts`).
+      // A session's errors are counted on their index (`processing_errors_ingestion`), and the
+      // errors queued or closed by reprocessing on `processing_errors_state`.
+      if (filter.ingestionId !== undefined || (filter.state ?? 'open') !== 'open')
+        return countRows(processingErrorsMatching(filter));
+      // Otherwise from the counters of open errors per day and code (`statistics-counters.ts`).
       let counters = db.selectFrom('processing_error_days');
       if (filter.code !== undefined) counters = counters.where('code', '=', filter.code);
       const row = await counters

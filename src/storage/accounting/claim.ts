@@ -30,6 +30,7 @@ export interface WaitingRecord {
   namespace: string;
   entity: string;
   data: string;
+  reprocess_run: number | null;
 }
 
 /**
@@ -106,7 +107,7 @@ export async function claimedRecords(
 ): Promise<WaitingRecord[]> {
   const waiting = trx
     .selectFrom('records')
-    .select(['record_id', 'record_index', 'namespace', 'entity', 'data'])
+    .select(['record_id', 'record_index', 'namespace', 'entity', 'data', 'reprocess_run'])
     .where('ingestion_id', '=', chunk.ingestionId)
     .where('chunk_seq', '=', chunk.chunkSeq)
     .where('processing', '=', 1)
@@ -199,6 +200,7 @@ export async function claimedChunk(
       recordId: Number(r.record_id),
       index: r.record_index,
       data: data[i] ?? {},
+      ...(r.reprocess_run === null ? {} : { reprocessRun: Number(r.reprocess_run) }),
     })),
     seenOriginJournalIds: new Set(
       origins.map((o) => o.origin_journal_id).filter((o): o is string => o !== null),

@@ -116,6 +116,10 @@ export interface OutcomeRows {
   balanceMoves: BalanceMove[];
   /** Records with a processing error (each counted once, however many errors it has). */
   failedRecords: number;
+  /** The instant the rows are stamped with. */
+  at: string;
+  /** The configuration revision the rows were made under. */
+  revision: number;
 }
 
 /** The rows of `outcome`, processed under configuration `revision` (the one the claim checked). */
@@ -141,5 +145,7 @@ export function outcomeRows(
       revision,
     ]),
     failedRecords: new Set(outcome.errors.map((e) => e.recordId)).size,
+    at,
+    revision,
   };
 }

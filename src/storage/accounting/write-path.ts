@@ -15,6 +15,7 @@ import type { Database } from '../schema.js';
 import { countEntityRecords, countJournals, countProcessingErrors } from '../statistics-counters.js';
 import type { Dialect } from '../store.js';
 import { keepBalances } from './balances.js';
+import { reprocessedRecords, settleReprocessed } from './reprocess-write.js';
 import { ERROR_COLUMNS, JOURNAL_COLUMNS, LINE_COLUMNS, type OutcomeRows } from './rows.js';
 
 const JOURNAL_CORE_DATE = JOURNAL_COLUMNS.indexOf('core_date');
@@ -23,6 +24,8 @@ const JOURNAL_ACCOUNTING_CONFIG = JOURNAL_COLUMNS.indexOf('accounting_config');
 const JOURNAL_LINE_COUNT = JOURNAL_COLUMNS.indexOf('line_count');
 const ERROR_CREATED_AT = ERROR_COLUMNS.indexOf('created_at');
 const ERROR_CODE = ERROR_COLUMNS.indexOf('code');
+const ERROR_RECORD_ID = ERROR_COLUMNS.indexOf('record_id');
+const ERROR_MESSAGE = ERROR_COLUMNS.indexOf('message');
 
 /** The record ids, first and last, of the waiting records a claim holds. */
 interface RecordRange {
@@ -44,7 +47,7 @@ async function markProcessedAndCount(
 ): Promise<number> {
   const result = await trx
     .updateTable('records')
-    .set({ processing: 0 })
+    .set({ processing: 0, reprocess_run: null })
     .where('ingestion_id', '=', chunk.ingestionId)
     .where('chunk_seq', '=', chunk.chunkSeq)
     .where('processing', '=', 1)
@@ -80,10 +83,31 @@ export async function writeOutcome(
   const range = { first: chunk.records[0]?.recordId ?? 0, last: chunk.records.at(-1)?.recordId ?? 0 };
   const marked = await markProcessedAndCount(trx, chunk, range, () => rows.failedRecords);
   if (marked !== chunk.records.length) return false;
+  // Records put back into the queue by a reprocessing run settle their open error instead.
+  const reprocessed = reprocessedRecords(chunk);
+  const newErrors =
+    reprocessed.size === 0
+      ? rows.errors
+      : rows.errors.filter((e) => !reprocessed.has(Number(e[ERROR_RECORD_ID])));
   await bulkInsert(trx, 'journals', JOURNAL_COLUMNS, rows.journals);
   await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, rows.lines);
-  await bulkInsert(trx, 'processing_errors', ERROR_COLUMNS, rows.errors);
+  await bulkInsert(trx, 'processing_errors', ERROR_COLUMNS, newErrors);
   await keepBalances(trx, dialect, rows.balanceMoves);
+  const reopened =
+    reprocessed.size === 0
+      ? []
+      : await settleReprocessed(
+          trx,
+          dialect,
+          reprocessed,
+          rows.errors.map((e) => ({
+            recordId: Number(e[ERROR_RECORD_ID]),
+            code: String(e[ERROR_CODE]),
+            message: String(e[ERROR_MESSAGE]),
+          })),
+          rows.at,
+          rows.revision,
+        );
   await countJournals(
     trx,
     rows.journals.map((j) => ({
@@ -94,14 +118,14 @@ export async function writeOutcome(
       lines: Number(j[JOURNAL_LINE_COUNT]),
     })),
   );
-  await countProcessingErrors(
-    trx,
-    rows.errors.map((e) => ({
+  await countProcessingErrors(trx, [
+    ...newErrors.map((e) => ({
       createdAt: String(e[ERROR_CREATED_AT]),
       code: String(e[ERROR_CODE]),
       errors: 1,
     })),
-  );
+    ...reopened,
+  ]);
   await countEntityRecords(trx, {
     ingestionId: chunk.ingestionId,
     namespace: chunk.namespace,
@@ -122,6 +146,7 @@ export async function writeOutcome(
  */
 export async function writeFailure(
   trx: Transaction<Database>,
+  dialect: Dialect,
   chunk: ChunkRef & { namespace: string; entity: string },
   range: RecordRange,
   at: string,
@@ -135,26 +160,47 @@ export async function writeFailure(
     .where('processing', '=', 1)
     .where('record_id', '>=', range.first)
     .where('record_id', '<=', range.last);
+  // Records a reprocessing run put back into the queue settle their open error instead.
+  const rerun = await claimed
+    .select(['record_id', 'reprocess_run'])
+    .where('reprocess_run', 'is not', null)
+    .execute();
+  const reopened =
+    rerun.length === 0
+      ? []
+      : await settleReprocessed(
+          trx,
+          dialect,
+          new Map(rerun.map((r) => [Number(r.record_id), Number(r.reprocess_run)])),
+          rerun.map((r) => ({ recordId: Number(r.record_id), ...failure })),
+          at,
+          revision,
+        );
   const inserted = await trx
     .insertInto('processing_errors')
     .columns(ERROR_COLUMNS)
     .expression(
-      claimed.select([
-        'ingestion_id',
-        'record_id',
-        'namespace',
-        'entity',
-        sql<string>`cast(${failure.code} as text)`.as('code'),
-        sql<string>`cast(${failure.message} as text)`.as('message'),
-        'data',
-        sql<string>`cast(${at} as text)`.as('created_at'),
-        sql<number>`cast(${revision} as integer)`.as('revision'),
-      ]),
+      claimed
+        .where('reprocess_run', 'is', null)
+        .select([
+          'ingestion_id',
+          'record_id',
+          'namespace',
+          'entity',
+          sql<string>`cast(${failure.code} as text)`.as('code'),
+          sql<string>`cast(${failure.message} as text)`.as('message'),
+          'data',
+          sql<string>`cast(${at} as text)`.as('created_at'),
+          sql<number>`cast(${revision} as integer)`.as('revision'),
+        ]),
     )
     .executeTakeFirst();
-  const errors = Number(inserted.numInsertedOrUpdatedRows ?? 0);
+  const errors = Number(inserted.numInsertedOrUpdatedRows ?? 0) + rerun.length;
   const marked = await markProcessedAndCount(trx, chunk, range, (n) => n);
-  await countProcessingErrors(trx, [{ createdAt: at, code: failure.code, errors }]);
+  await countProcessingErrors(trx, [
+    { createdAt: at, code: failure.code, errors: errors - rerun.length },
+    ...reopened,
+  ]);
   await countEntityRecords(trx, {
     ingestionId: chunk.ingestionId,
     namespace: chunk.namespace,

@@ -21,6 +21,7 @@ import * as statisticsCounters from './0014-statistics-counters.js';
 import * as countersByFilter from './0015-counters-by-filter.js';
 import * as sessionCounters from './0016-session-counters.js';
 import * as configurationRevisions from './0017-configuration-revisions.js';
+import * as reprocessing from './0018-reprocessing.js';
 import * as journalSessionPageIndex from './0019-journal-session-page-index.js';
 import * as counterStripes from './0020-counter-stripes.js';
 
@@ -48,6 +49,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0015-counters-by-filter', countersByFilter],
   ['0016-session-counters', sessionCounters],
   ['0017-configuration-revisions', configurationRevisions],
+  ['0018-reprocessing', reprocessing],
   ['0019-journal-session-page-index', journalSessionPageIndex],
   ['0020-counter-stripes', counterStripes],
 ];

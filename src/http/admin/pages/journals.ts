@@ -2,7 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
 import { abs, add, type Decimal, parseDecimal, sign, toDecimalString, ZERO } from '../../../lib/decimal.js';
 import { keepsRule } from '../../../lib/input-rule.js';
-import { JOURNAL_STATUSES, JournalStatusFilter } from '../../../modules/accounting/inputs.js';
+import {
+  JOURNAL_STATUSES,
+  JournalStatusFilter,
+  ProcessingErrorStateFilter,
+} from '../../../modules/accounting/inputs.js';
 import type { JournalLineView, JournalView } from '../../../modules/accounting/journal-queries.js';
 import type { JournalFieldRole } from '../../../modules/configuration/journal-roles.js';
 import { type Html, type HtmlValue, html } from '../html.js';
@@ -349,14 +353,27 @@ ${
   app.get('/admin/processing-errors', { config: permission }, async (request, reply) => {
     const context = contextOf(request);
     const { page: pageNo, limit } = pagingOf(request);
-    const query = { ingestionId: queryText(request, 'ingestionId'), code: queryText(request, 'code') };
+    const state = queryText(request, 'state');
+    const query = {
+      ingestionId: queryText(request, 'ingestionId'),
+      code: queryText(request, 'code'),
+      state: keepsRule(ProcessingErrorStateFilter, state) ? state : undefined,
+    };
     const filter = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined));
     const { rows, total } = await services.journals.processingErrors(filter, pageNo, limit);
+    // "Reprocess…" shows the dry run of the open errors of these filters before the run.
+    const selection = new URLSearchParams(
+      Object.entries({ ingestionId: query.ingestionId, code: query.code }).filter(
+        (e): e is [string, string] => e[1] !== undefined,
+      ),
+    ).toString();
     const body = html`<form method="get" class="filters" action="/admin/processing-errors">
   <label>Ingestion <input name="ingestionId" value="${query.ingestionId ?? ''}"></label>
   <label>Code <input name="code" value="${query.code ?? ''}"></label>
+  <label>State <select name="state">${(['open', 'queued', 'closed'] as const).map((s) => html`<option${s === (query.state ?? 'open') ? html` selected` : ''}>${s}</option>`)}</select></label>
   <button type="submit">Filter</button>
 </form>
+${context.principal.permissions.has('configuration:write') && (query.state ?? 'open') === 'open' ? html`<p><a class="button" id="reprocess" href="/admin/processing-errors/reprocess${selection === '' ? '' : `?${selection}`}">Reprocess…</a> <span class="muted">shows what a run would do before it starts</span></p>` : ''}
 ${
   rows.length === 0
     ? emptyState('No processing error. Records that cannot be turned into journals are listed here.')
@@ -367,6 +384,7 @@ ${
           'Ingestion',
           'Entity',
           'Code',
+          { label: 'Attempts', kind: 'num' },
           { label: 'Message', kind: 'long' },
           { label: 'Record', kind: 'long' },
         ],
@@ -375,6 +393,7 @@ ${
           html`<a href="/admin/ingestions/${encodeURIComponent(e.ingestionId)}">${e.ingestionId}</a>`,
           html`<span class="id">${e.namespace}/${e.entity}</span>`,
           html`<span class="id">${e.code}</span>`,
+          String(e.attempts),
           e.message,
           html`<code>${JSON.stringify(e.record).slice(0, 300)}</code>`,
         ]),

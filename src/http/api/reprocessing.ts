@@ -1,0 +1,192 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { PreparedConfiguration } from '../../composition/prepared-configuration.js';
+import { instantOf } from '../../lib/instant.js';
+import { ReprocessScheduleInput } from '../../modules/accounting/inputs.js';
+import {
+  REPROCESS_INTERVAL_MINUTES_MIN,
+  REPROCESS_RECORDS_PER_RUN_MAX,
+  type ReprocessingService,
+} from '../../modules/accounting/reprocessing.js';
+import type { ReprocessSelection } from '../../modules/accounting/store.js';
+import { principalOf } from '../authenticate.js';
+import {
+  ReprocessDryRun,
+  ReprocessingStatistics,
+  ReprocessRun,
+  ReprocessScheduleAnswer,
+} from './reprocess-answers.js';
+import { Page, PageQuery, Problem, pageOf, StoredNameFilter } from './schemas.js';
+
+/** The longest RFC 3339 date-time taken: nanoseconds and an offset fit in it. */
+const INSTANT_LENGTH_MAX = 40;
+
+/** A date (midnight UTC) or an RFC 3339 date-time in a body. */
+function InstantMember(description: string) {
+  return Type.Union(
+    [Type.String({ format: 'date' }), Type.String({ format: 'date-time', maxLength: INSTANT_LENGTH_MAX })],
+    {
+      description,
+      examples: ['2026-01-31', '2026-01-31T10:15:00Z'],
+    },
+  );
+}
+
+/** The body of a reprocessing request: which open processing errors to run again. */
+const SelectionBody = Type.Object(
+  {
+    ingestionId: Type.Optional(StoredNameFilter),
+    entity: Type.Optional(StoredNameFilter),
+    code: Type.Optional(StoredNameFilter),
+    from: Type.Optional(InstantMember('Errors first recorded at or after this instant.')),
+    to: Type.Optional(InstantMember('Errors first recorded before this instant.')),
+    all: Type.Optional(
+      Type.Literal(true, { description: 'Every open error: required when nothing else is named.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** The selection as the module takes it: instants in their stored form. */
+function selectionOf(body: {
+  ingestionId?: string;
+  entity?: string;
+  code?: string;
+  from?: string;
+  to?: string;
+  all?: true;
+}): ReprocessSelection {
+  const { from, to, ...rest } = body;
+  return {
+    ...rest,
+    ...(from === undefined ? {} : { from: instantOf(from).toISOString() }),
+    ...(to === undefined ? {} : { to: instantOf(to).toISOString() }),
+  };
+}
+
+/** A run's number in a path, as text: runs are numbered in the order they started. */
+const RunPath = Type.Object({
+  id: Type.String({ pattern: '^[1-9][0-9]{0,14}$', maxLength: 15, description: 'The run number.' }),
+});
+
+/** Reprocessing of failed records: runs, dry runs and the schedule. */
+export const reprocessingRoutes: FastifyPluginAsyncTypebox<{
+  reprocessing: ReprocessingService<PreparedConfiguration>;
+}> = async (app, { reprocessing }) => {
+  app.post(
+    '/api/v1/processing-errors/reprocess',
+    {
+      config: { permission: 'configuration:write' },
+      schema: {
+        operationId: 'reprocessProcessingErrors',
+        tags: ['journals'],
+        summary: 'Run failed records again under the current configuration',
+        description: `Puts the records of the selected open processing errors back into the processing queue, under the configuration stored now; each is processed exactly once by this run, on whichever instance claims it. A record that posts closes its error (its journals carry its \`recordId\`); one that fails again keeps its error with the new code and one attempt more. At most ${REPROCESS_RECORDS_PER_RUN_MAX} records per run; records at the schedule's \`maxAttempts\` are skipped and counted. The answer is the run: 202 with \`Location\` while its records wait (follow it until \`state\` is \`finished\`), 200 when it queued nothing. A selection that names nothing must say \`all: true\` (else 400). With \`dryRun=true\` the engine runs over the same records and nothing is written: the answer (200) says how many would post and how many would fail again, by code, with examples.`,
+        querystring: Type.Object(
+          {
+            dryRun: Type.Boolean({
+              default: false,
+              description: 'When true, nothing changes: the answer says what a run would do now.',
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        body: SelectionBody,
+        response: { 200: Type.Union([ReprocessRun, ReprocessDryRun]), 202: ReprocessRun, 400: Problem },
+      },
+    },
+    async (request, reply) => {
+      const selection = selectionOf(request.body);
+      if (request.query.dryRun) return { dryRun: true as const, ...(await reprocessing.dryRun(selection)) };
+      const run = await reprocessing.reprocess(selection, principalOf(request).ownerEmail);
+      if (run.state === 'finished') return run;
+      reply.header('location', `/api/v1/processing-errors/reprocess-runs/${run.id}`);
+      return reply.code(202).send(run);
+    },
+  );
+
+  app.get(
+    '/api/v1/processing-errors/reprocess-runs',
+    {
+      config: { permission: 'journals:read' },
+      schema: {
+        operationId: 'listReprocessRuns',
+        tags: ['journals'],
+        summary: 'Reprocessing runs, newest first',
+        querystring: Type.Object(PageQuery),
+        response: { 200: Page(Type.Omit(ReprocessRun, ['examples'])), 400: Problem },
+      },
+    },
+    async (request) => {
+      const { page, limit } = request.query;
+      const { rows, total } = await reprocessing.runs(page, limit);
+      return pageOf(rows, page, limit, total);
+    },
+  );
+
+  app.get(
+    '/api/v1/processing-errors/reprocess-runs/:id',
+    {
+      config: { permission: 'journals:read' },
+      schema: {
+        operationId: 'getReprocessRun',
+        tags: ['journals'],
+        summary: 'A reprocessing run: its progress, outcomes by code and examples',
+        params: RunPath,
+        response: { 200: ReprocessRun, 400: Problem, 404: Problem },
+      },
+    },
+    async (request) => reprocessing.run(Number(request.params.id)),
+  );
+
+  app.get(
+    '/api/v1/processing-errors/reprocess-schedule',
+    {
+      config: { permission: 'journals:read' },
+      schema: {
+        operationId: 'getReprocessSchedule',
+        tags: ['journals'],
+        summary: 'The schedule of automatic reprocessing runs',
+        response: { 200: ReprocessScheduleAnswer },
+      },
+    },
+    async () => reprocessing.schedule(),
+  );
+
+  app.put(
+    '/api/v1/processing-errors/reprocess-schedule',
+    {
+      config: { permission: 'configuration:write' },
+      schema: {
+        operationId: 'setReprocessSchedule',
+        tags: ['journals'],
+        summary: 'Change the schedule of automatic reprocessing runs',
+        description: `Every member is required. \`daily\` runs every open error once a day at \`dailyAt\` (UTC); \`interval\` every \`intervalMinutes\` (at least ${REPROCESS_INTERVAL_MINUTES_MIN}); \`disabled\` none. One instance starts each run, however many share the store. The next run is due by the new settings from now. The change is written to the audit log.`,
+        body: ReprocessScheduleInput,
+        response: { 200: ReprocessScheduleAnswer, 400: Problem },
+      },
+    },
+    async (request) => reprocessing.setSchedule(request.body, principalOf(request).ownerEmail),
+  );
+
+  app.get(
+    '/api/v1/statistics/reprocessing',
+    {
+      config: { permission: 'statistics:read' },
+      schema: {
+        operationId: 'getReprocessingStatistics',
+        tags: ['statistics'],
+        summary: 'Processing errors by state, the last reprocessing run and the schedule',
+        response: { 200: ReprocessingStatistics },
+      },
+    },
+    async () => {
+      const [errors, runs, schedule] = await Promise.all([
+        reprocessing.errorStates(),
+        reprocessing.runs(0, 1),
+        reprocessing.schedule(),
+      ]);
+      return { errors, runs: runs.total, lastRun: runs.rows[0] ?? null, schedule };
+    },
+  );
+};
