@@ -1,7 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { prepareConfiguration } from '../../src/composition/prepared-configuration.js';
 import { createServices } from '../../src/composition/services.js';
-import type { Configuration } from '../../src/modules/configuration/model.js';
 
 const SETTINGS = { accessTokenTtlSeconds: 300, refreshTokenTtlSeconds: 1800, businessDate: undefined };
 
@@ -9,6 +7,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 import {
   addLookupKeepingData,
+  configurationWithoutLookup,
   expectCountersEqualCounts,
   failForMissingLookup,
   journalsPerRecord,
@@ -201,18 +200,24 @@ describe('reprocessing failed records', () => {
     await expectCountersEqualCounts(t.store, t.clock);
   });
 
-  it('answers what-if counts for a candidate configuration, equal to what the run then does', async () => {
+  it('answers what-if counts for a candidate configuration in the keep-data dry run, equal to what the run then does', async () => {
     await failForMissingLookup(t, operator, EVENTS);
-    const { configuration } = realisticConfiguration();
-    const candidate = prepareConfiguration({
-      revision: 999,
-      version: 'candidate',
-      configuration: configuration as unknown as Configuration,
-      updatedAt: null,
-      updatedBy: null,
+    const dryUpload = async (payload: ReturnType<typeof realisticConfiguration>) => {
+      const answer = await t.call(operator, {
+        method: 'PUT',
+        url: '/api/v1/configuration/bulk?keep=processing-data&dryRun=true',
+        payload,
+      });
+      expect(answer.statusCode, answer.body).toBe(200);
+      return answer.json().whatIf;
+    };
+    // The stored rules again: every failed record would fail as before.
+    expect(await dryUpload(configurationWithoutLookup())).toMatchObject({
+      wouldPost: 0,
+      wouldStillFail: { 'no-account': EVENTS },
     });
-    const whatIf = await t.services.reprocessing.whatIf(candidate, { all: true });
-    expect(whatIf).toMatchObject({ selected: EVENTS, wouldPost: EVENTS, wouldStillFail: {} });
+    const whatIf = await dryUpload(realisticConfiguration());
+    expect(whatIf).toMatchObject({ wouldPost: EVENTS, wouldStillFail: {} });
     expect(await openErrorRows(t.store)).toBe(EVENTS);
     await addLookupKeepingData(t, operator);
     const run = (await reprocess({ all: true })).json();
