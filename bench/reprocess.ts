@@ -32,7 +32,7 @@ const CLIENTS = 4;
 const POLL_INTERVAL_MS = 100;
 /** A first processing or a run that takes longer is reported as unfinished. */
 const DEADLINE_MS = 30 * 60_000;
-/** Issue 23: reprocessing runs at no less than half the rate of the first processing. */
+/** Reprocessing runs at no less than half the rate of a first processing that posts. */
 const RATE_RATIO_MIN = 0.5;
 const RATE_RATIO_GOAL = 1.0;
 const MS_PER_SECOND = 1000;
@@ -68,17 +68,16 @@ interface Measured {
   storage: string;
   events: number;
   firstMs: number;
-  failed: number;
   reprocessMs: number;
+  postingMs: number;
   run: Run;
 }
 
-async function measure(service: BenchService, events: number): Promise<Measured> {
-  expectStatus(
-    await service.request('PUT', '/api/v1/configuration/bulk', failingConfiguration()),
-    200,
-    'PUT /api/v1/configuration/bulk',
-  );
+/**
+ * Sends `events` business events as one session (CLIENTS chunks at a time) and waits until they
+ * are processed; returns the time from the first chunk sent to the session processed.
+ */
+async function ingestAndProcess(service: BenchService, events: number): Promise<number> {
   const ingestionId = await openSession(service, LEDGER_NAMESPACE, BUSINESS_EVENT_ENTITY_NAME);
   const timing = await postChunks(
     service,
@@ -87,12 +86,23 @@ async function measure(service: BenchService, events: number): Promise<Measured>
     CLIENTS,
   );
   await closeSession(service, ingestionId);
-  const first = await awaitProcessed(service, ingestionId, timing.startMs, {
+  const processed = await awaitProcessed(service, ingestionId, timing.startMs, {
     pollMs: POLL_INTERVAL_MS,
     deadlineMs: DEADLINE_MS,
   });
-  if (first === undefined) throw new Error('the first processing did not finish in time');
+  if (processed === undefined) throw new Error(`session ${ingestionId} was not processed in time`);
   const session = await getSession(service, ingestionId);
+  if (session.successRows !== events) throw new Error(`${session.successRows} of ${events} events stored`);
+  return processed.atMs - timing.startMs;
+}
+
+async function measure(service: BenchService, events: number): Promise<Measured> {
+  expectStatus(
+    await service.request('PUT', '/api/v1/configuration/bulk', failingConfiguration()),
+    200,
+    'PUT /api/v1/configuration/bulk',
+  );
+  const firstMs = await ingestAndProcess(service, events);
   await addLookupsKeepingData(service);
   const startMs = performance.now();
   const started = await service.request('POST', '/api/v1/processing-errors/reprocess', { all: true });
@@ -105,22 +115,20 @@ async function measure(service: BenchService, events: number): Promise<Measured>
     expectStatus(answer, 200, 'GET a reprocessing run');
     run = answer.body as Run;
   }
-  return {
-    storage: service.storage,
-    events,
-    firstMs: first.atMs - timing.startMs,
-    failed: session.successRows,
-    reprocessMs: performance.now() - startMs,
-    run,
-  };
+  const reprocessMs = performance.now() - startMs;
+  // The same events once more, now that they post: the rate of a first processing that posts.
+  const postingMs = await ingestAndProcess(service, events);
+  return { storage: service.storage, events, firstMs, reprocessMs, postingMs, run };
 }
 
 /**
  * `npm run bench -- reprocess [--reprocess-events N]`: `N` business events (100,000 by default)
  * fail processing for want of account lookups, the lookups are added without wiping, and one run
- * reprocesses them all. Compares the run's rate (records reprocessed per second, from the request
- * to the run finished) with the first processing's (records per second, from the first chunk sent
- * to the session processed).
+ * reprocesses them all (records per second, from the request to the run finished). The run is
+ * compared with a first processing of the same events that posts, sent again once the lookups are
+ * in place (events per second, from the first chunk sent to the session processed): a first
+ * processing that fails writes one error row per event and no journal, so it says how fast
+ * failing is, not what reprocessing costs beside processing; it is shown too.
  */
 export async function runReprocess(
   context: RunContext,
@@ -132,9 +140,10 @@ export async function runReprocess(
     const stamp = stampNow();
     const measured = await withService(dialect, (service) => measure(service, events));
     const firstRate = (measured.events / measured.firstMs) * MS_PER_SECOND;
+    const postingRate = (measured.events / measured.postingMs) * MS_PER_SECOND;
     const reprocessed = measured.run.posted + measured.run.stillFailing;
     const rate = (reprocessed / measured.reprocessMs) * MS_PER_SECOND;
-    const ratio = rate / firstRate;
+    const ratio = rate / postingRate;
     const markdown = [
       ...sectionHead({
         title: `Reprocessing of failed records (${DIALECT_TITLE[dialect]})`,
@@ -159,7 +168,19 @@ export async function runReprocess(
             '',
           ],
           [
-            'reprocessing / first processing (records/s)',
+            'first processing that posts (the same events again, lookups in place, ingestion included)',
+            `${formatNumber(measured.events)} events in ${formatNumber(measured.postingMs / MS_PER_SECOND, 1)} s: ${formatNumber(postingRate)} events/s`,
+            '',
+            '',
+          ],
+          [
+            'reprocessing / first processing that fails (records/s)',
+            formatNumber(rate / firstRate, 2),
+            '',
+            '',
+          ],
+          [
+            'reprocessing / first processing that posts (records/s)',
             formatNumber(ratio, 2),
             `≥ ${formatNumber(RATE_RATIO_MIN, 1)}, goal ≥ ${formatNumber(RATE_RATIO_GOAL, 1)}`,
             verdictOf(ratio, RATE_RATIO_MIN, RATE_RATIO_GOAL),

@@ -81,7 +81,7 @@ export function revisionPages(app: FastifyInstance, services: Pick<Services, 're
       const against =
         diff.from === null
           ? 'the empty configuration (no revision is kept before it)'
-          : `revision ${diff.from.revision} (${diff.from.action}, ${diff.from.at.slice(0, 19)} UTC)`;
+          : html`revision ${diff.from.revision} (${diff.from.action}, ${when(diff.from.at)})`;
       const body = html`<section class="card">
 <p>Revision ${diff.to.revision}: ${diff.to.action} by ${diff.to.actor ?? 'an unrecorded author'}, ${when(diff.to.at)}. Compared with ${against}.</p>
 <form method="get" action="/admin/configuration/revisions/${diff.to.revision}">
