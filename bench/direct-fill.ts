@@ -16,6 +16,8 @@ export const SESSION_COOKIE = 'lf_admin_session';
 /** Runs statements on the service's database, beside the running service. */
 export interface Filler {
   run(statement: string): Promise<void>;
+  /** The first row a query answers, if any. */
+  first(query: string): Promise<Record<string, unknown> | undefined>;
   close(): Promise<void>;
 }
 
@@ -29,6 +31,7 @@ export async function fillerOf(dialect: Dialect, databaseUrl: string): Promise<F
       run: async (statement) => {
         sqlite.exec(statement);
       },
+      first: async (query) => sqlite.prepare(query).get() as Record<string, unknown> | undefined,
       close: async () => {
         // The fill went to the write-ahead log (gigabytes at ten million journals); copied into
         // the database here, so that the service's next write does not do it meanwhile.
@@ -43,6 +46,7 @@ export async function fillerOf(dialect: Dialect, databaseUrl: string): Promise<F
     run: async (statement) => {
       await client.query(statement);
     },
+    first: async (query) => (await client.query(query)).rows[0] as Record<string, unknown> | undefined,
     close: () => client.end(),
   };
 }
