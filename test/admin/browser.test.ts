@@ -9,6 +9,7 @@ import { SIGN_IN_FIELD_LENGTH_MAX } from '../../src/modules/auth/sign-ins.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 import { businessEvent, loanRecord } from '../helpers/records.js';
+import { addLookupKeepingData, failForMissingLookup } from '../helpers/reprocessing.js';
 import {
   CHROMIUM_AVAILABLE,
   CHROMIUM_PATH,
@@ -347,6 +348,25 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface in Chromium: data
     await page.getByRole('button', { name: 'Wipe' }).click();
     await page.getByText('The configuration is empty.').waitFor();
     expect((await t.services.configuration.wipeDryRun()).wouldDelete.ingestions).toBe(0);
+    await context.close();
+  });
+
+  it('reprocesses failed records after showing the dry run, and shows the run', async () => {
+    const token = await t.tokenFor(['bulk-operator']);
+    const ingestionId = await failForMissingLookup(t, token, 3);
+    await addLookupKeepingData(t, token);
+    const { context, page } = await signInAs(browser, base, adminEmail);
+    await page.goto(`${base}/admin/processing-errors?ingestionId=${ingestionId}`);
+    await page.locator('#reprocess').click();
+    await screenshot(page, 'reprocess-dry-run');
+    await page.getByRole('button', { name: 'Reprocess 3 records' }).waitFor();
+    await page.getByRole('button', { name: 'Reprocess 3 records' }).click();
+    await page.waitForURL((url) => url.pathname.startsWith('/admin/reprocessing/'));
+    await t.services.processor.drain();
+    await page.reload();
+    await expect(page.locator('main').textContent()).resolves.toContain('finished');
+    await screenshot(page, 'reprocessing-run');
+    expect((await t.services.journals.processingErrors({ ingestionId }, 0, 10)).total).toBe(0);
     await context.close();
   });
 });
