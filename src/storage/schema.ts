@@ -329,6 +329,10 @@ export interface JournalsTable {
    * configuration, repeating an earlier one: that journal's id (migration 0007); else null.
    */
   duplicate_of: Generated<string | null>;
+  /** The reversal journal that withdrew this one (a correction), null while none has (migration 0021). */
+  withdrawn_by: Generated<string | null>;
+  /** The canonical digest of the business event that produced this journal (migration 0021); null for others. */
+  event_fingerprint: Generated<string | null>;
 }
 
 export interface JournalLinesTable {

@@ -24,6 +24,7 @@ import * as configurationRevisions from './0017-configuration-revisions.js';
 import * as reprocessing from './0018-reprocessing.js';
 import * as journalSessionPageIndex from './0019-journal-session-page-index.js';
 import * as counterStripes from './0020-counter-stripes.js';
+import * as journalWithdrawal from './0021-journal-withdrawal.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -52,6 +53,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0018-reprocessing', reprocessing],
   ['0019-journal-session-page-index', journalSessionPageIndex],
   ['0020-counter-stripes', counterStripes],
+  ['0021-journal-withdrawal', journalWithdrawal],
 ];
 
 function migratorOf(store: Store): Migrator {
