@@ -1,8 +1,10 @@
 import type { Env } from '../env.js';
 import type { Clock } from '../lib/clock.js';
+import { newTimeOrderedUuid } from '../lib/ids.js';
 import { JournalQueries } from '../modules/accounting/journal-queries.js';
 import type { AccountingProcessor } from '../modules/accounting/processor.js';
 import { ReprocessingService } from '../modules/accounting/reprocessing.js';
+import { ReversalService } from '../modules/accounting/reversals.js';
 import { AccessDirectory } from '../modules/auth/access-directory.js';
 import type { Wait } from '../modules/auth/failure-limiter.js';
 import {
@@ -24,6 +26,7 @@ import { IngestionService } from '../modules/ingestion/service.js';
 import { StatisticsService } from '../modules/statistics/service.js';
 import { createAccountingStore } from '../storage/accounting/accounting-store.js';
 import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
+import { createReversalStore } from '../storage/accounting/reversal-store.js';
 import { createAuthStore } from '../storage/auth-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
 import { createIngestionStore } from '../storage/ingestion-store.js';
@@ -69,6 +72,8 @@ export interface Services {
    * flow isolates of their own; the runs themselves are the processor's work.
    */
   reprocessing: ReprocessingService<PreparedConfiguration>;
+  /** Reversals by selection: corrections of posted journals, their dry runs and their list. */
+  reversals: ReversalService<PreparedConfiguration>;
   /** Counts requests per client for the rate limit, shared through the store. */
   requestLimiter: RequestLimiter;
   /** Releases what the services hold besides the store (worker threads, script isolates, timers). */
@@ -208,6 +213,10 @@ export function createServices(
     statistics: new StatisticsService(createStatisticsStore(store), clock),
     journals: new JournalQueries(createAccountingStore(store), snapshots),
     reprocessing,
+    reversals: new ReversalService(createReversalStore(store), snapshots, clock, {
+      newId: newTimeOrderedUuid,
+      businessDatePinned: settings.businessDate,
+    }),
     requestLimiter,
     close: async () => {
       await requestLimiter.close();

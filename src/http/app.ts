@@ -22,6 +22,7 @@ import { journalRoutes } from './api/journals.js';
 import { oauthRoutes } from './api/oauth/routes.js';
 import { operationsRoutes } from './api/operations.js';
 import { reprocessingRoutes } from './api/reprocessing.js';
+import { reversalRoutes } from './api/reversals.js';
 import { statisticsRoutes } from './api/statistics.js';
 import { registerArrivalTime } from './arrival.js';
 import { registerAuthentication } from './authenticate.js';
@@ -295,6 +296,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(statisticsRoutes, { statistics: services.statistics });
   await app.register(journalRoutes, { journals: services.journals });
   await app.register(reprocessingRoutes, { reprocessing: services.reprocessing });
+  await app.register(reversalRoutes, { reversals: services.reversals });
   await app.register(adminInterface, { services, publicUrl: deps.publicUrl });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -189,6 +189,8 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
           // balances kept from those journals go with them (`accounting/balances.ts`), and so do
           // the statistics counters (`statistics-counters.ts`).
           await trx.deleteFrom('ingestions').execute();
+          // The reversal requests go with the journals they reversed (the audit log keeps them).
+          await trx.deleteFrom('reversals').execute();
           await trx.deleteFrom('balance_moves').execute();
           await trx.deleteFrom('balances').execute();
           await clearStatisticsCounters(trx);

@@ -35,6 +35,7 @@ export interface Database {
   reprocess_runs: ReprocessRunsTable;
   reprocess_run_outcomes: ReprocessRunOutcomesTable;
   reprocess_schedule: ReprocessScheduleTable;
+  reversals: ReversalsTable;
 }
 
 export interface UsersTable {
@@ -333,6 +334,36 @@ export interface JournalsTable {
   withdrawn_by: Generated<string | null>;
   /** The canonical digest of the business event that produced this journal (migration 0021); null for others. */
   event_fingerprint: Generated<string | null>;
+  /** The reversal request that made this reversal journal (migration 0022); null on every other journal. */
+  reversal_id: Generated<string | null>;
+}
+
+/** A reversal request that was answered (migration 0022, `accounting/reversal-store.ts`). */
+export interface ReversalsTable {
+  /** A time-ordered UUID. */
+  id: string;
+  reason: string;
+  /** The selection as JSON. */
+  selection: string;
+  /** The date asked for every reversal journal; null when each took the dating rule's. */
+  posting_date: string | null;
+  /** The e-mail of the user the caller's credential belongs to. */
+  created_by: string;
+  /** The caller's client id: the scope of its idempotency keys. */
+  client_id: string;
+  created_at: string;
+  /** The configuration revision stored when it ran. */
+  revision: number;
+  idempotency_key: string | null;
+  /** SHA-256 of the canonical JSON of the request's selection, reason and posting date. */
+  request_digest: string;
+  /** Reversal journals written (an automatic reversal withdrawn with its journal included). */
+  journals: number;
+  lines: number;
+  already_reversed: number;
+  not_reversible: number;
+  /** JSON: the first already reversed and not reversible journal ids, and the totals. */
+  details: string;
 }
 
 export interface JournalLinesTable {

@@ -70,6 +70,9 @@ export const ROUTE_ACCESS: Readonly<Record<string, typeof PUBLIC | Permission | 
   'GET /api/v1/processing-errors/reprocess-schedule': 'journals:read',
   'PUT /api/v1/processing-errors/reprocess-schedule': 'configuration:write',
   'GET /api/v1/statistics/reprocessing': 'statistics:read',
+  'POST /api/v1/reversals': 'journals:reverse',
+  'GET /api/v1/reversals': 'journals:read',
+  'GET /api/v1/reversals/:reversalId': 'journals:read',
 };
 
 /** The permissions of which any one lets a caller through, as a list. */

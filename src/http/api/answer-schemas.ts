@@ -371,13 +371,27 @@ export const Journal = Type.Object({
   status: Type.Union([Type.Literal('posted'), Type.Literal('unposted')]),
   coreDate: Type.String({ format: 'date' }),
   originalCoreDate: Type.Union([Type.String({ format: 'date' }), Type.Null()], {
-    description: 'The date the journal asked for, when a closed period moved it (posting-date override).',
+    description:
+      'The date the journal asked for, when a closed period moved it (posting-date override); on a reversal journal made by a correction, the core date of the journal it reverses.',
   }),
   journalType: Type.String(),
   accountingConfig: Type.String(),
   ingestionId: IngestionId,
-  reverses: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
-  reversedBy: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+  reverses: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+    description: 'The journal this reversal journal reverses (automatic or a correction); null on others.',
+  }),
+  reversedBy: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+    description:
+      'The journal that reverses this one: its automatic reversal, or else the correction that withdrew it; null while none.',
+  }),
+  withdrawnBy: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+    description:
+      'The reversal journal of the correction that withdrew this journal (a reversal or a business-event rollback); null while none has. A journal is withdrawn at most once.',
+  }),
+  reversalId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+    description:
+      'On a reversal journal made by a reversal request, that request (`GET /api/v1/reversals/{reversalId}`); null on others.',
+  }),
   node: Type.Record(Type.String(), Type.String()),
   revision: Type.Integer({
     minimum: 0,

@@ -53,6 +53,10 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
           accountingConfig: Type.Optional(Type.String()),
           from: Type.Optional(DateQuery('Core date from (inclusive), a date YYYY-MM-DD.')),
           to: Type.Optional(DateQuery('Core date to (exclusive), a date YYYY-MM-DD.')),
+          reversalId: Type.Optional({
+            ...StoredNameFilter,
+            description: 'The reversal journals of one reversal request (`POST /api/v1/reversals`).',
+          }),
           ...AfterQuery,
         }),
         response: { 200: CursorPage(Journal), 400: Problem },

@@ -75,6 +75,10 @@ export interface StoredJournal extends StoredJournalValues {
   ingestionId: string;
   reverses: string | null;
   reversedBy: string | null;
+  /** The reversal journal that withdrew this one (a correction); null while none has. */
+  withdrawnBy: string | null;
+  /** The reversal request that made this reversal journal; null on every other journal. */
+  reversalId: string | null;
   node: Record<string, string>;
   /** The configuration revision the journal was made under. */
   revision: number;
@@ -87,6 +91,8 @@ export interface JournalFilter {
   accountingConfig?: string;
   from?: string;
   to?: string;
+  /** The reversal journals of one reversal request. */
+  reversalId?: string;
 }
 
 export interface BalanceRow {

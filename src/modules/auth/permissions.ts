@@ -7,6 +7,7 @@ export const PERMISSIONS = [
   'configuration:delete',
   'statistics:read',
   'journals:read',
+  'journals:reverse',
   'credentials:manage',
   'users:manage',
 ] as const;
@@ -25,7 +26,7 @@ const API_CLIENT: readonly Permission[] = [
 export const ROLES = {
   viewer: PERMISSIONS.filter((p) => p.endsWith(':read')),
   'api-client': API_CLIENT,
-  'bulk-operator': [...API_CLIENT, 'configuration:write', 'configuration:delete'],
+  'bulk-operator': [...API_CLIENT, 'configuration:write', 'configuration:delete', 'journals:reverse'],
   admin: PERMISSIONS,
 } as const satisfies Record<string, readonly Permission[]>;
 

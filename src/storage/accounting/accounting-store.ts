@@ -44,6 +44,8 @@ function toJournal(row: Selectable<JournalsTable>, lines: StoredJournal['lines']
     ingestionId: row.ingestion_id,
     reverses: row.reverses,
     reversedBy: row.reversed_by,
+    withdrawnBy: row.withdrawn_by,
+    reversalId: row.reversal_id,
     originJournalId: row.origin_journal_id,
     node: JSON.parse(row.node) as Record<string, string>,
     revision: Number(row.revision),
@@ -66,6 +68,7 @@ export function createAccountingStore(store: Store): AccountingStore {
       query = query.where('accounting_config', '=', filter.accountingConfig);
     if (filter.from !== undefined) query = query.where('core_date', '>=', filter.from);
     if (filter.to !== undefined) query = query.where('core_date', '<', filter.to);
+    if (filter.reversalId !== undefined) query = query.where('reversal_id', '=', filter.reversalId);
     return query;
   }
 
@@ -201,8 +204,10 @@ export function createAccountingStore(store: Store): AccountingStore {
     },
 
     async countJournals(filter) {
-      // A session's journals are counted on their index (`journals_ingestion`): as many as it made.
-      if (filter.ingestionId !== undefined) return countRows(journalsMatching(filter));
+      // A session's journals are counted on their index (`journals_ingestion`): as many as it
+      // made; a reversal request's on `journals_reversal`: as many as it made.
+      if (filter.ingestionId !== undefined || filter.reversalId !== undefined)
+        return countRows(journalsMatching(filter));
       // Otherwise every filter is a dimension of the journal counters (`statistics-counters.ts`).
       let counters = db.selectFrom('journal_day_counts');
       if (filter.status !== undefined)

@@ -1,0 +1,223 @@
+/**
+ * Reversals by selection (docs/reference.md, Reversals; docs/domain/accounting.md, Corrections;
+ * docs/adr/0020-corrections-as-reversal-journals.md). A request names journals (by id, by
+ * session, by origin journal id, or by accounting configuration and core-date range) and a
+ * reason; each selected journal not yet withdrawn gets one reversal journal
+ * (`reversal-journals.ts`), in one transaction with the request's record and audit entry. A
+ * journal is withdrawn at most once, whoever asks and however many instances share the store. A
+ * dry run answers the same counts and writes nothing. An idempotency key makes a retry of the
+ * same request answer the first answer again.
+ */
+import { createHash } from 'node:crypto';
+import type { Clock } from '../../lib/clock.js';
+import { AppError } from '../../lib/errors.js';
+import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
+import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
+import { nodeOpenPeriods } from './node-business-date.js';
+import type { PreparedAccountingRevision } from './prepare.js';
+import type {
+  OpenWindowOf,
+  ReversalCounts,
+  ReversalKey,
+  ReversalSelection,
+  ReversalStore,
+  StoredReversal,
+} from './reversal-store.js';
+
+/** Journal ids a `journalIds` selection may name. */
+export const REVERSAL_JOURNAL_IDS_MAX = 1000;
+/** The longest reason. */
+export const REVERSAL_REASON_LENGTH_MAX = 500;
+/** Journals one request may select (already reversed ones included); more is refused. */
+export const REVERSAL_JOURNALS_PER_REQUEST_MAX = 200_000;
+/** Journal ids an answer lists: reversal journals, already reversed and not reversible ones. */
+export const REVERSAL_IDS_LISTED_MAX = 100;
+/** Attempts of a request whose configuration changed while it was prepared. */
+const STALE_CONFIGURATION_ATTEMPTS_MAX = 3;
+
+/** What a caller asks. */
+export interface ReversalRequest {
+  selection: ReversalSelection;
+  reason: string;
+  postingDate?: string;
+}
+
+/** Who asks: the user's e-mail (recorded) and the client id (the scope of idempotency keys). */
+export interface ReversalCaller {
+  ownerEmail: string;
+  clientId: string;
+}
+
+/** A stored reversal as answered: with its first reversal journal ids. */
+export type ReversalView = StoredReversal & { reversalJournalIds: string[] };
+
+/** What a request came to: the reversal, and whether it is the replay of an earlier answer. */
+export interface ReversalAnswer {
+  reversal: ReversalView;
+  replayed: boolean;
+}
+
+/** The JSON of `value` with object members sorted: equal requests, equal text. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * The digest that tells a repeated request from another one under the same idempotency key: the
+ * SHA-256 of the canonical JSON of its selection, reason and posting date, so that spacing and
+ * member order do not matter.
+ */
+export function requestDigest(request: ReversalRequest): string {
+  return createHash('sha256').update(canonicalJson(request)).digest('hex');
+}
+
+/** The checks a schema cannot say. Errors: `validation-failed` naming the member. */
+function checkRequest(request: ReversalRequest): void {
+  const { selection } = request;
+  if ('from' in selection && selection.from > selection.to)
+    throw new AppError('validation-failed', 'the selection must end on or after the day it starts', {
+      errors: [{ path: '/selection/to', message: 'must be on or after from' }],
+    });
+  if (request.reason.trim() === '')
+    throw new AppError('validation-failed', 'a reason is required', {
+      errors: [{ path: '/reason', message: 'must not be blank' }],
+    });
+}
+
+/** Reversals by selection (see the header). */
+export class ReversalService<T extends PreparedAccountingRevision> {
+  readonly #store: ReversalStore;
+  readonly #snapshots: ConfigurationSnapshots<T>;
+  readonly #clock: Clock;
+  readonly #newId: () => string;
+  readonly #businessDatePinned: string | undefined;
+
+  constructor(
+    store: ReversalStore,
+    snapshots: ConfigurationSnapshots<T>,
+    clock: Clock,
+    options: { newId: () => string; businessDatePinned: string | undefined },
+  ) {
+    this.#store = store;
+    this.#snapshots = snapshots;
+    this.#clock = clock;
+    this.#newId = options.newId;
+    this.#businessDatePinned = options.businessDatePinned;
+  }
+
+  /** The open windows of the current configuration at `now`, worked out once per node and basis. */
+  async #windows(now: Date): Promise<{ revision: number; openWindowOf: OpenWindowOf }> {
+    const { prepared } = await this.#snapshots.current();
+    const clock = {
+      now,
+      ...(this.#businessDatePinned === undefined ? {} : { businessDatePinned: this.#businessDatePinned }),
+    };
+    const memo = new Map<string, ReturnType<OpenWindowOf>>();
+    const openWindowOf: OpenWindowOf = (node, accountingConfig) => {
+      const key = JSON.stringify([node, accountingConfig]);
+      if (memo.has(key)) return memo.get(key);
+      const open = nodeOpenPeriods(prepared.accounting, node, accountingConfig, clock);
+      const window =
+        open === undefined
+          ? undefined
+          : { businessDate: open.businessDate, earliestOpenFirstDay: open.earliestOpenFirstDay };
+      memo.set(key, window);
+      return window;
+    };
+    return { revision: prepared.revision, openWindowOf };
+  }
+
+  async #view(reversal: StoredReversal): Promise<ReversalView> {
+    return {
+      ...reversal,
+      reversalJournalIds: await this.#store.reversalJournalIds(reversal.reversalId, REVERSAL_IDS_LISTED_MAX),
+    };
+  }
+
+  /** The earlier answer of a repeated key, or `idempotency-key-reused` when the request differs. */
+  async #replay(found: { reversal: StoredReversal; digest: string }, digest: string, key: string) {
+    if (found.digest !== digest)
+      throw new AppError(
+        'idempotency-key-reused',
+        `Idempotency-Key ${key} was used before by this client with another request`,
+      );
+    return { reversal: await this.#view(found.reversal), replayed: true };
+  }
+
+  /**
+   * Reverses the journals `request` selects, for `caller`, all or nothing. With an idempotency
+   * key, a repeat of an earlier request of the same client answers its first answer again, and
+   * writes nothing. Errors: `validation-failed` (a range that ends before it starts, a blank
+   * reason), `nothing-to-reverse` (the selection matched no journal), `reversal-too-large`,
+   * `posting-date-closed` (the posting date is in a closed period of a selected journal's node,
+   * or before its core date), `idempotency-key-reused`.
+   */
+  async reverse(
+    request: ReversalRequest,
+    caller: ReversalCaller,
+    idempotencyKey: string | undefined,
+  ): Promise<ReversalAnswer> {
+    checkRequest(request);
+    const digest = requestDigest(request);
+    if (idempotencyKey !== undefined) {
+      const earlier = await this.#store.findByIdempotencyKey(caller.clientId, idempotencyKey);
+      if (earlier !== undefined) return this.#replay(earlier, digest, idempotencyKey);
+    }
+    for (let attempt = 1; ; attempt += 1) {
+      const now = this.#clock.now();
+      const { revision, openWindowOf } = await this.#windows(now);
+      const result = await this.#store.reverse({
+        reversalId: this.#newId(),
+        selection: request.selection,
+        reason: request.reason,
+        postingDate: request.postingDate,
+        createdBy: caller.ownerEmail,
+        clientId: caller.clientId,
+        at: now.toISOString(),
+        idempotencyKey,
+        digest,
+        revision,
+        openWindowOf,
+        newId: this.#newId,
+      });
+      if (result.kind === 'stored') return { reversal: await this.#view(result.reversal), replayed: false };
+      if (result.kind === 'replay') return this.#replay(result, digest, idempotencyKey ?? '');
+      if (attempt >= STALE_CONFIGURATION_ATTEMPTS_MAX)
+        throw new AppError('conflict', 'the configuration kept changing while the reversal was prepared');
+    }
+  }
+
+  /** What `reverse` would do now; writes nothing. Errors as `reverse`'s, but the key's. */
+  async dryRun(request: ReversalRequest): Promise<ReversalCounts> {
+    checkRequest(request);
+    const { openWindowOf } = await this.#windows(this.#clock.now());
+    return this.#store.dryRun({
+      selection: request.selection,
+      postingDate: request.postingDate,
+      openWindowOf,
+    });
+  }
+
+  /** One reversal with its first reversal journal ids. Errors: `not-found`. */
+  async get(reversalId: string): Promise<ReversalView> {
+    const found = await this.#store.find(reversalId);
+    if (found === undefined) throw new AppError('not-found', `no reversal ${reversalId}`);
+    return this.#view(found);
+  }
+
+  /** A page of reversals, newest first; with page paging, their number too. */
+  async list(
+    start: PageStart<ReversalKey>,
+    limit: number,
+  ): Promise<KeyedPage<StoredReversal, ReversalKey> & { total?: number }> {
+    const page = await this.#store.list(start, limit);
+    return 'page' in start ? { ...page, total: await this.#store.count() } : page;
+  }
+}

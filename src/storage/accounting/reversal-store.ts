@@ -1,0 +1,314 @@
+/**
+ * The reversals port over Kysely (docs/adr/0020-corrections-as-reversal-journals.md). A request
+ * is one transaction: the configuration row `FOR SHARE` (an upload that wipes waits for it, or
+ * it for the upload), the request's row (whose unique idempotency key makes a concurrent
+ * duplicate wait, then answer the first answer), the journals withdrawn and their reversal
+ * journals with the kept balances and counters (`reversal-write.ts`), and the audit entry. A
+ * selection is read in the journals list order from an index of its kind: the session's journals
+ * (`journals_session_page_order`), an origin journal id's (`journals_origin_journal`), a
+ * core-date range (`journals_page_order`), or the ids given.
+ */
+import type { Kysely, Selectable } from 'kysely';
+import { AppError } from '../../lib/errors.js';
+import type {
+  ReversalCounts,
+  ReversalInput,
+  ReversalSelection,
+  ReversalStore,
+  StoredReversal,
+} from '../../modules/accounting/reversal-store.js';
+import {
+  REVERSAL_IDS_LISTED_MAX,
+  REVERSAL_JOURNALS_PER_REQUEST_MAX,
+} from '../../modules/accounting/reversals.js';
+import { createBulkInsert } from '../bulk-insert.js';
+import { countRows } from '../count.js';
+import { errorCodeOf, isRetryableStoreError } from '../errors.js';
+import { keyedPageOf } from '../keyed-page.js';
+import type { Database, ReversalsTable } from '../schema.js';
+import type { Store } from '../store.js';
+import { planWithdrawal, type Withdrawal, withdrawJournals } from './reversal-write.js';
+
+const CONFIGURATION_ROW_ID = 1;
+/** Attempts of a request that met a deadlock or a serialization failure (PostgreSQL). */
+const REVERSAL_ATTEMPTS_MAX = 3;
+
+/** What the `details` column holds. */
+interface ReversalDetails {
+  alreadyReversedIds: string[];
+  notReversibleIds: string[];
+  totals: ReversalCounts['totals'];
+}
+
+function reversalOf(row: Selectable<ReversalsTable>): StoredReversal {
+  const details = JSON.parse(row.details) as ReversalDetails;
+  return {
+    reversalId: row.id,
+    reason: row.reason,
+    selection: JSON.parse(row.selection) as ReversalSelection,
+    postingDate: row.posting_date,
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+    revision: Number(row.revision),
+    journals: Number(row.journals),
+    lines: Number(row.lines),
+    alreadyReversed: Number(row.already_reversed),
+    notReversible: Number(row.not_reversible),
+    ...details,
+  };
+}
+
+/** The counts of a withdrawal, with the first ids of each kind left alone. */
+function countsOf(withdrawal: Withdrawal): ReversalCounts {
+  return {
+    journals: withdrawal.reversed.length,
+    lines: withdrawal.lines,
+    alreadyReversed: withdrawal.alreadyReversed.length,
+    notReversible: withdrawal.notReversible.length,
+    alreadyReversedIds: withdrawal.alreadyReversed.slice(0, REVERSAL_IDS_LISTED_MAX),
+    notReversibleIds: withdrawal.notReversible.slice(0, REVERSAL_IDS_LISTED_MAX),
+    totals: withdrawal.totals,
+  };
+}
+
+/** Whether `error` is the unique index of idempotency keys refusing a second row. */
+function isUniqueViolation(error: unknown): boolean {
+  const code = errorCodeOf(error);
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/**
+ * The ids of the journals `selection` names, in the journals list order (core date, instant
+ * written, id), one more than allowed at most. Errors: `nothing-to-reverse` (none), `not-found`
+ * (a `journalIds` id of no journal), `reversal-too-large`.
+ */
+async function selectedIds(db: Kysely<Database>, selection: ReversalSelection): Promise<string[]> {
+  let ids: string[];
+  if ('journalIds' in selection) {
+    ids = [...new Set(selection.journalIds)];
+    const found = new Set(
+      (await db.selectFrom('journals').select('journal_id').where('journal_id', 'in', ids).execute()).map(
+        (r) => r.journal_id,
+      ),
+    );
+    const unknown = ids.filter((id) => !found.has(id));
+    if (unknown.length > 0)
+      throw new AppError('not-found', `no journal ${unknown.slice(0, 10).join(', ')}`, {
+        errors: unknown.slice(0, 10).map((id) => ({
+          path: `/selection/journalIds/${selection.journalIds.indexOf(id)}`,
+          message: 'no such journal',
+        })),
+      });
+  } else {
+    let query = db.selectFrom('journals').select('journal_id');
+    if ('ingestionId' in selection) query = query.where('ingestion_id', '=', selection.ingestionId);
+    else if ('originJournalId' in selection)
+      query = query.where('origin_journal_id', '=', selection.originJournalId);
+    else
+      query = query
+        .where('core_date', '>=', selection.from)
+        .where('core_date', '<=', selection.to)
+        .where('accounting_config', '=', selection.accountingConfig);
+    const rows = await query
+      .orderBy('core_date')
+      .orderBy('created_at')
+      .orderBy('journal_id')
+      .limit(REVERSAL_JOURNALS_PER_REQUEST_MAX + 1)
+      .execute();
+    ids = rows.map((r) => r.journal_id);
+  }
+  if (ids.length === 0) throw new AppError('nothing-to-reverse', 'the selection matched no journal');
+  if (ids.length > REVERSAL_JOURNALS_PER_REQUEST_MAX)
+    throw new AppError(
+      'reversal-too-large',
+      `the selection holds more than ${REVERSAL_JOURNALS_PER_REQUEST_MAX} journals: narrow it and reverse in several requests`,
+      {
+        errors: [
+          {
+            path: '/selection',
+            message: `must select at most ${REVERSAL_JOURNALS_PER_REQUEST_MAX} journals`,
+          },
+        ],
+      },
+    );
+  return ids;
+}
+
+/** The reversals port over `store` (see the header). */
+export function createReversalStore(store: Store): ReversalStore {
+  const { db, dialect } = store;
+  const bulkInsert = createBulkInsert(store);
+
+  async function findByKey(executor: Kysely<Database>, clientId: string, key: string) {
+    const row = await executor
+      .selectFrom('reversals')
+      .selectAll()
+      .where('client_id', '=', clientId)
+      .where('idempotency_key', '=', key)
+      .executeTakeFirst();
+    return row === undefined ? undefined : { reversal: reversalOf(row), digest: row.request_digest };
+  }
+
+  function reverseOnce(input: ReversalInput) {
+    return db.transaction().execute(async (trx) => {
+      let revisionQuery = trx
+        .selectFrom('configuration')
+        .select('revision')
+        .where('id', '=', CONFIGURATION_ROW_ID);
+      if (dialect === 'postgres') revisionQuery = revisionQuery.forShare();
+      const revision = Number((await revisionQuery.executeTakeFirst())?.revision ?? 0);
+      if (revision !== input.revision) return { kind: 'stale' as const };
+      if (input.idempotencyKey !== undefined) {
+        const earlier = await findByKey(trx, input.clientId, input.idempotencyKey);
+        if (earlier !== undefined) return { kind: 'replay' as const, ...earlier };
+      }
+      // The row first: a concurrent request with the same key waits on its unique index here.
+      await trx
+        .insertInto('reversals')
+        .values({
+          id: input.reversalId,
+          reason: input.reason,
+          selection: JSON.stringify(input.selection),
+          posting_date: input.postingDate ?? null,
+          created_by: input.createdBy,
+          client_id: input.clientId,
+          created_at: input.at,
+          revision,
+          idempotency_key: input.idempotencyKey ?? null,
+          request_digest: input.digest,
+          journals: 0,
+          lines: 0,
+          already_reversed: 0,
+          not_reversible: 0,
+          details: '{}',
+        })
+        .execute();
+      const ids = await selectedIds(trx, input.selection);
+      const counts = countsOf(
+        await withdrawJournals(trx, bulkInsert, dialect, ids, {
+          reversalId: input.reversalId,
+          at: input.at,
+          revision,
+          ...(input.postingDate === undefined ? {} : { postingDate: input.postingDate }),
+          openWindowOf: input.openWindowOf,
+          newId: input.newId,
+        }),
+      );
+      const details: ReversalDetails = {
+        alreadyReversedIds: counts.alreadyReversedIds,
+        notReversibleIds: counts.notReversibleIds,
+        totals: counts.totals,
+      };
+      const row = await trx
+        .updateTable('reversals')
+        .set({
+          journals: counts.journals,
+          lines: counts.lines,
+          already_reversed: counts.alreadyReversed,
+          not_reversible: counts.notReversible,
+          details: JSON.stringify(details),
+        })
+        .where('id', '=', input.reversalId)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await trx
+        .insertInto('audit_log')
+        .values({
+          at: input.at,
+          actor: input.createdBy,
+          action: 'journals.reverse',
+          version: null,
+          revision,
+          sections: '{}',
+          deleted: null,
+          details: JSON.stringify({
+            reversalId: input.reversalId,
+            clientId: input.clientId,
+            reason: input.reason,
+            selection: input.selection,
+            postingDate: input.postingDate ?? null,
+            journals: counts.journals,
+            lines: counts.lines,
+            alreadyReversed: counts.alreadyReversed,
+            notReversible: counts.notReversible,
+          }),
+        })
+        .execute();
+      return { kind: 'stored' as const, reversal: reversalOf(row) };
+    });
+  }
+
+  return {
+    findByIdempotencyKey(clientId, idempotencyKey) {
+      return findByKey(db, clientId, idempotencyKey);
+    },
+
+    async reverse(input) {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          return await reverseOnce(input);
+        } catch (error) {
+          // A concurrent request with the same key committed first: its answer is this one's.
+          if (input.idempotencyKey !== undefined && isUniqueViolation(error)) {
+            const earlier = await findByKey(db, input.clientId, input.idempotencyKey);
+            if (earlier !== undefined) return { kind: 'replay', ...earlier };
+          }
+          if (attempt >= REVERSAL_ATTEMPTS_MAX || !isRetryableStoreError(error)) throw error;
+        }
+      }
+    },
+
+    async dryRun(input) {
+      const ids = await selectedIds(db, input.selection);
+      return countsOf(
+        await planWithdrawal(db, dialect, ids, {
+          ...(input.postingDate === undefined ? {} : { postingDate: input.postingDate }),
+          openWindowOf: input.openWindowOf,
+        }),
+      );
+    },
+
+    async find(reversalId) {
+      const row = await db
+        .selectFrom('reversals')
+        .selectAll()
+        .where('id', '=', reversalId)
+        .executeTakeFirst();
+      return row === undefined ? undefined : reversalOf(row);
+    },
+
+    async reversalJournalIds(reversalId, limit) {
+      const rows = await db
+        .selectFrom('journals')
+        .select('journal_id')
+        .where('reversal_id', '=', reversalId)
+        .orderBy('core_date')
+        .orderBy('created_at')
+        .orderBy('journal_id')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => r.journal_id);
+    },
+
+    async list(start, limit) {
+      let query = db.selectFrom('reversals').selectAll();
+      if ('after' in start) {
+        const { createdAt, reversalId } = start.after;
+        query = query.where((eb) =>
+          eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(createdAt, reversalId)),
+        );
+      } else query = query.offset(start.page * limit);
+      const rows = await query
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit + 1)
+        .execute();
+      const page = keyedPageOf(rows, limit, (row) => ({ createdAt: row.created_at, reversalId: row.id }));
+      return { rows: page.rows.map(reversalOf), next: page.next };
+    },
+
+    count() {
+      return countRows(db.selectFrom('reversals'));
+    },
+  };
+}

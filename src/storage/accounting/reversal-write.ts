@@ -1,0 +1,401 @@
+/**
+ * The write of corrections (docs/domain/accounting.md, Corrections;
+ * docs/adr/0020-corrections-as-reversal-journals.md): journals withdrawn by reversal journals,
+ * inside the caller's transaction. Reversals by selection call it (`reversal-store.ts`), and so
+ * may any other write that withdraws journals (a business-event rollback, from inside a
+ * processing transaction).
+ *
+ * At most once: a journal is withdrawn by `update journals set withdrawn_by = … where
+ * withdrawn_by is null`; only the journals that update changed get a reversal journal. On
+ * PostgreSQL a concurrent transaction withdrawing the same journal waits for the row lock, then
+ * checks the condition again and changes nothing, so it reports the journal already reversed;
+ * on SQLite one writer runs at a time. `reversed_by` is filled too where it is null; a journal
+ * type with an automatic reversal has filled it already, and that automatic reversal is withdrawn
+ * with its journal (so a correction removes the whole effect of the posting).
+ *
+ * Lock order on PostgreSQL: the journals withdrawn, batch by batch in id order, then the kept
+ * balances (sorted, `balances.ts`), then the statistics counters (sorted, last), as every writer
+ * of processing data takes them; the balances and counters of all batches are added once, at
+ * the end, so no journal is locked after a balance row.
+ */
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { AppError } from '../../lib/errors.js';
+import type { JournalDraft } from '../../modules/accounting/journal-draft.js';
+import {
+  type ReversalTotal,
+  ReversalTotals,
+  type ReversibleJournal,
+  reversalDateOf,
+  reversalJournalOf,
+} from '../../modules/accounting/reversal-journals.js';
+import type { OpenWindowOf } from '../../modules/accounting/reversal-store.js';
+import type { BulkInsert } from '../bulk-insert.js';
+import type { Database } from '../schema.js';
+import { countJournals, type JournalCount } from '../statistics-counters.js';
+import type { Dialect } from '../store.js';
+import { type BalanceMove, balanceMovesOf, keepBalances } from './balances.js';
+import { canonicalNodeJson, JOURNAL_COLUMNS, journalRow, LINE_COLUMNS, lineRows } from './rows.js';
+
+/** Journals withdrawn per statement: one read, one guarded update and one insert of each kind. */
+export const WITHDRAW_BATCH_JOURNALS = 1_000;
+
+/** The columns of a reversal journal row: a journal's, and the request that made it. */
+const REVERSAL_JOURNAL_COLUMNS: readonly string[] = [...JOURNAL_COLUMNS, 'reversal_id'];
+
+/** What a withdrawal is made with. */
+export interface WithdrawalContext {
+  /** The reversal request the reversal journals belong to (`journals.reversal_id`); null for others. */
+  reversalId: string | null;
+  /** The instant the reversal journals are stamped with. */
+  at: string;
+  /** The configuration revision the reversal journals are made under. */
+  revision: number;
+  /** A date for every reversal journal instead of the dating rule's (`reversal-journals.ts`). */
+  postingDate?: string;
+  openWindowOf: OpenWindowOf;
+  newId: () => string;
+  /**
+   * When true the kept balances and the statistics counters are not written: the result holds
+   * their moves and counts, for a caller that writes its own in the same transaction to add them
+   * with, in one sorted write (the lock order of the header).
+   */
+  deferBalancesAndCounters?: boolean;
+}
+
+/** What a withdrawal did. */
+export interface Withdrawal {
+  /** Each journal withdrawn and its reversal journal, automatic reversals withdrawn with theirs included. */
+  reversed: { journalId: string; reversalJournalId: string }[];
+  /** Given journals withdrawn before (by an earlier correction, or a concurrent one that won). */
+  alreadyReversed: string[];
+  /**
+   * Given reversal journals (automatic or corrections) whose original was not given: a reversal
+   * journal is not reversed itself. One whose original was given goes with it.
+   */
+  notReversible: string[];
+  /** Given ids of no journal. */
+  unknown: string[];
+  lines: number;
+  totals: ReversalTotal[];
+  /** With `deferBalancesAndCounters`: what the caller adds to the balances and counters. */
+  balanceMoves: BalanceMove[];
+  journalCounts: JournalCount[];
+}
+
+/** A journal's row as a withdrawal reads it. */
+interface JournalRow {
+  journal_id: string;
+  ingestion_id: string;
+  record_id: number | string;
+  core_date: string;
+  journal_type: string;
+  accounting_config: string;
+  node: string;
+  reverses: string | null;
+  reversed_by: string | null;
+  withdrawn_by: string | null;
+  origin_journal_id: string | null;
+}
+
+const JOURNAL_ROW_COLUMNS = [
+  'journal_id',
+  'ingestion_id',
+  'record_id',
+  'core_date',
+  'journal_type',
+  'accounting_config',
+  'node',
+  'reverses',
+  'reversed_by',
+  'withdrawn_by',
+  'origin_journal_id',
+] as const;
+
+function batchesOf<T>(items: readonly T[], size: number): T[][] {
+  const batches: T[][] = [];
+  for (let at = 0; at < items.length; at += size) batches.push(items.slice(at, at + size));
+  return batches;
+}
+
+/** The journals of `ids` (any number), in batches of WITHDRAW_BATCH_JOURNALS. */
+async function journalRows(trx: Kysely<Database>, ids: readonly string[]): Promise<JournalRow[]> {
+  const rows: JournalRow[] = [];
+  for (const batch of batchesOf(ids, WITHDRAW_BATCH_JOURNALS))
+    rows.push(
+      ...(await trx
+        .selectFrom('journals')
+        .select(JOURNAL_ROW_COLUMNS)
+        .where('journal_id', 'in', batch)
+        .execute()),
+    );
+  return rows;
+}
+
+/**
+ * The lines of `ids`, in journal and line order. On PostgreSQL one index lookup per journal, as
+ * `accounting-store.ts` reads a page's lines (a plain `IN` list leaves the plan to statistics).
+ */
+async function linesOf(trx: Kysely<Database>, dialect: Dialect, ids: readonly string[]) {
+  if (dialect === 'postgres') {
+    const { rows } = await sql<{
+      journal_id: string;
+      line_no: number;
+      account: string;
+      amount: string;
+      currency: string;
+      extras: string;
+    }>`
+      select l.journal_id, l.line_no, l.account, l.amount::text as amount, l.currency, l.extras
+      from unnest(${ids}::text[]) as ids(journal_id)
+      cross join lateral (
+        select * from journal_lines where journal_lines.journal_id = ids.journal_id offset 0
+      ) l
+      order by l.journal_id, l.line_no`.execute(trx);
+    return rows;
+  }
+  return trx
+    .selectFrom('journal_lines')
+    .select(['journal_id', 'line_no', 'account', 'amount', 'currency', 'extras'])
+    .where('journal_id', 'in', ids)
+    .orderBy('journal_id')
+    .orderBy('line_no')
+    .execute();
+}
+
+/**
+ * Sets `withdrawn_by` (and `reversed_by` where null) of each journal of `pairs` that no reversal
+ * has withdrawn yet; returns the ids it changed (the header: the at-most-once guard).
+ */
+async function withdraw(
+  trx: Transaction<Database>,
+  dialect: Dialect,
+  pairs: readonly { journalId: string; reversalJournalId: string }[],
+): Promise<Set<string>> {
+  if (pairs.length === 0) return new Set();
+  // Sorted: concurrent withdrawals lock shared journals in one order.
+  const sorted = [...pairs].sort((a, b) => (a.journalId < b.journalId ? -1 : 1));
+  const values =
+    dialect === 'postgres'
+      ? sql`unnest(${sorted.map((p) => p.journalId)}::text[], ${sorted.map((p) => p.reversalJournalId)}::text[]) as v(jid, rid)`
+      : sql`(select json_extract(value, '$[0]') as jid, json_extract(value, '$[1]') as rid
+          from json_each(${JSON.stringify(sorted.map((p) => [p.journalId, p.reversalJournalId]))})) as v`;
+  const { rows } = await sql<{ journal_id: string }>`
+    update journals set withdrawn_by = v.rid, reversed_by = coalesce(journals.reversed_by, v.rid)
+    from ${values}
+    where journals.journal_id = v.jid and journals.withdrawn_by is null
+    returning journal_id`.execute(trx);
+  return new Set(rows.map((r) => r.journal_id));
+}
+
+/**
+ * Withdraws the journals `journalIds` inside `trx`: each one not withdrawn yet gets its reversal
+ * journal (`reversal-journals.ts`, dated by `context.openWindowOf` and `context.postingDate`),
+ * linked both ways, in the original's session, with `reversal_id` = `context.reversalId`; an
+ * automatic reversal goes with its journal. The kept balances gain the posted reversals' lines
+ * and the journal counters the reversal journals, as processing's write path does, unless
+ * `context.deferBalancesAndCounters`. Any number of ids, written in batches of
+ * WITHDRAW_BATCH_JOURNALS with a turn of the event loop between them. Errors (`AppError`, thrown
+ * before anything of the batch is written; the caller's transaction must roll back):
+ * `posting-date-closed` (the posting date is in a closed period of a journal's node, or before its
+ * core date), `conflict` (a journal's node or accounting configuration is no longer configured).
+ */
+export function withdrawJournals(
+  trx: Transaction<Database>,
+  bulkInsert: BulkInsert,
+  dialect: Dialect,
+  journalIds: readonly string[],
+  context: WithdrawalContext,
+): Promise<Withdrawal> {
+  return withdrawOrPlan(trx, dialect, journalIds, context, { trx, bulkInsert });
+}
+
+/**
+ * What `withdrawJournals` would do, read through `db` without writing anything: every journal it
+ * would withdraw counts as withdrawn (a concurrent correction may still come first). The same
+ * errors.
+ */
+export function planWithdrawal(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  journalIds: readonly string[],
+  context: Pick<WithdrawalContext, 'postingDate' | 'openWindowOf'>,
+): Promise<Withdrawal> {
+  return withdrawOrPlan(
+    db,
+    dialect,
+    journalIds,
+    { ...context, reversalId: null, at: '', revision: 0, newId: () => '', deferBalancesAndCounters: true },
+    undefined,
+  );
+}
+
+/** `withdrawJournals` when `writer` is given, else `planWithdrawal`. */
+async function withdrawOrPlan(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  journalIds: readonly string[],
+  context: WithdrawalContext,
+  writer: { trx: Transaction<Database>; bulkInsert: BulkInsert } | undefined,
+): Promise<Withdrawal> {
+  const given = await journalRows(db, journalIds);
+  const byId = new Map(given.map((row) => [row.journal_id, row]));
+  const result: Withdrawal = {
+    reversed: [],
+    alreadyReversed: [],
+    notReversible: [],
+    unknown: [],
+    lines: 0,
+    totals: [],
+    balanceMoves: [],
+    journalCounts: [],
+  };
+  const targets: JournalRow[] = [];
+  const seen = new Set<string>();
+  for (const id of journalIds) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const row = byId.get(id);
+    if (row === undefined) result.unknown.push(id);
+    else if (row.reverses !== null) {
+      if (!byId.has(row.reverses)) result.notReversible.push(id);
+    } else if (row.withdrawn_by !== null) result.alreadyReversed.push(id);
+    else targets.push(row);
+  }
+  const totals = new ReversalTotals();
+  // Only what the balances and counters need is kept across batches, never the drafts' lines.
+  const moves: BalanceMove[] = [];
+  const counts = new Map<string, JournalCount>();
+  for (const batch of batchesOf(targets, WITHDRAW_BATCH_JOURNALS)) {
+    const planned = batch.map((row) => ({ row, reversalJournalId: context.newId() }));
+    const won =
+      writer === undefined
+        ? new Set(planned.map((p) => p.row.journal_id))
+        : await withdraw(
+            writer.trx,
+            dialect,
+            planned.map((p) => ({ journalId: p.row.journal_id, reversalJournalId: p.reversalJournalId })),
+          );
+    const withdrawn = planned.filter((p) => won.has(p.row.journal_id));
+    for (const p of planned) if (!won.has(p.row.journal_id)) result.alreadyReversed.push(p.row.journal_id);
+    // An automatic reversal of a withdrawn journal goes with it (its `reversed_by`, still the
+    // automatic one: a journal not withdrawn before has no correction in it).
+    const companionIds = withdrawn.flatMap((p) => (p.row.reversed_by === null ? [] : [p.row.reversed_by]));
+    const companions = (await journalRows(db, companionIds)).filter(
+      (row) => row.withdrawn_by === null && row.reverses !== null && won.has(row.reverses),
+    );
+    const plannedCompanions = companions.map((row) => ({ row, reversalJournalId: context.newId() }));
+    const companionsWon =
+      writer === undefined
+        ? new Set(plannedCompanions.map((p) => p.row.journal_id))
+        : await withdraw(
+            writer.trx,
+            dialect,
+            plannedCompanions.map((p) => ({
+              journalId: p.row.journal_id,
+              reversalJournalId: p.reversalJournalId,
+            })),
+          );
+    const all = [...withdrawn, ...plannedCompanions.filter((p) => companionsWon.has(p.row.journal_id))];
+    const lines = await linesOf(
+      db,
+      dialect,
+      all.map((p) => p.row.journal_id),
+    );
+    const linesById = new Map<string, ReversibleJournal['lines'][number][]>();
+    for (const line of lines) {
+      const list = linesById.get(line.journal_id) ?? [];
+      list.push({
+        lineId: '',
+        lineNo: Number(line.line_no),
+        account: line.account,
+        amount: String(line.amount),
+        currency: line.currency,
+        extras: JSON.parse(line.extras) as Record<string, unknown>,
+      });
+      linesById.set(line.journal_id, list);
+    }
+    const batchDrafts: { recordId: number; draft: JournalDraft }[] = [];
+    for (const { row, reversalJournalId } of all) {
+      const original: ReversibleJournal = {
+        journalId: row.journal_id,
+        ingestionId: row.ingestion_id,
+        coreDate: row.core_date,
+        journalType: row.journal_type,
+        accountingConfig: row.accounting_config,
+        node: JSON.parse(row.node) as Record<string, string>,
+        originJournalId: row.origin_journal_id,
+        lines: linesById.get(row.journal_id) ?? [],
+      };
+      const window = context.openWindowOf(original.node, original.accountingConfig);
+      if (window === undefined)
+        throw new AppError(
+          'conflict',
+          `journal ${row.journal_id} cannot be reversed: its node ${row.node} has no accounting configuration ${row.accounting_config} in the configuration`,
+        );
+      const dating = reversalDateOf(original.coreDate, window, context.postingDate);
+      if (!dating.ok)
+        throw new AppError(
+          'posting-date-closed',
+          dating.refusal === 'posting-date-in-closed-period'
+            ? `postingDate ${context.postingDate} is in a closed period of node ${row.node}: its earliest open period starts ${dating.earliestOpenFirstDay}`
+            : `postingDate ${context.postingDate} is before the core date ${original.coreDate} of journal ${row.journal_id}`,
+          {
+            errors: [
+              {
+                path: '/postingDate',
+                message:
+                  dating.refusal === 'posting-date-in-closed-period'
+                    ? `must be on or after ${dating.earliestOpenFirstDay}, the first day of the earliest open period`
+                    : `must be on or after ${original.coreDate}, the core date of journal ${row.journal_id}`,
+              },
+            ],
+          },
+        );
+      const draft = reversalJournalOf(original, dating, {
+        journalId: reversalJournalId,
+        newId: context.newId,
+      });
+      batchDrafts.push({ recordId: Number(row.record_id), draft });
+      totals.addReversalOf(original);
+      result.reversed.push({ journalId: row.journal_id, reversalJournalId });
+      result.lines += draft.lines.length;
+    }
+    if (writer !== undefined) {
+      await writer.bulkInsert(
+        writer.trx,
+        'journals',
+        REVERSAL_JOURNAL_COLUMNS,
+        batchDrafts.map(({ recordId, draft }) => [
+          ...journalRow(recordId, draft, context.at, context.revision),
+          context.reversalId,
+        ]),
+      );
+      await writer.bulkInsert(writer.trx, 'journal_lines', LINE_COLUMNS, lineRows(batchDrafts));
+    }
+    moves.push(...balanceMovesOf(batchDrafts, canonicalNodeJson));
+    for (const { draft } of batchDrafts) {
+      const posted = draft.status === 'posted' ? 1 : 0;
+      const key = `${draft.coreDate}/${posted}/${draft.accountingConfig}`;
+      const count = counts.get(key) ?? {
+        coreDate: draft.coreDate,
+        posted,
+        accountingConfig: draft.accountingConfig,
+        journals: 0,
+        lines: 0,
+      };
+      count.journals += 1;
+      count.lines += draft.lines.length;
+      counts.set(key, count);
+    }
+    // A long withdrawal gives the event loop a turn between batches.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  result.totals = totals.rows();
+  result.balanceMoves = moves;
+  result.journalCounts = [...counts.values()];
+  if (writer !== undefined && context.deferBalancesAndCounters !== true) {
+    await keepBalances(writer.trx, dialect, result.balanceMoves);
+    await countJournals(writer.trx, result.journalCounts);
+  }
+  return result;
+}
