@@ -75,7 +75,11 @@ function expectReversalOf(reversal: Journal, original: Journal): void {
   expect(reversal.journalType).toBe(original.journalType);
   expect(reversal.originalCoreDate).toBe(original.coreDate);
   expect(reversal.lines.map((l) => [l.account, l.transactionAmount.replace(/^-/, ''), l.drCr])).toEqual(
-    original.lines.map((l) => [l.account, l.transactionAmount.replace(/^-/, ''), l.drCr === 'DR' ? 'CR' : 'DR']),
+    original.lines.map((l) => [
+      l.account,
+      l.transactionAmount.replace(/^-/, ''),
+      l.drCr === 'DR' ? 'CR' : 'DR',
+    ]),
   );
 }
 
@@ -91,7 +95,10 @@ describe('POST /api/v1/reversals by journal ids', () => {
     const original = before.find((j) => j.accountingConfig === 'IFRS');
     if (original === undefined) throw new Error('no IFRS journal');
 
-    const created = await reverse({ selection: { journalIds: [original.journalId] }, reason: 'wrong amount' });
+    const created = await reverse({
+      selection: { journalIds: [original.journalId] },
+      reason: 'wrong amount',
+    });
     expect(created.statusCode, created.body).toBe(201);
     const answer = created.json();
     expect(answer).toMatchObject({
@@ -112,7 +119,11 @@ describe('POST /api/v1/reversals by journal ids', () => {
     if (reversal === undefined) throw new Error('no reversal journal');
     expect(reversal.journalId).toBe(answer.reversalJournalIds[0]);
     expectReversalOf(reversal, original);
-    expect(reversal).toMatchObject({ coreDate: '2026-11-18', status: 'posted', reversalId: answer.reversalId });
+    expect(reversal).toMatchObject({
+      coreDate: '2026-11-18',
+      status: 'posted',
+      reversalId: answer.reversalId,
+    });
     const withdrawn = await get(`/api/v1/journals/${original.journalId}`);
     expect(withdrawn).toMatchObject({ withdrawnBy: reversal.journalId, reversedBy: reversal.journalId });
     // The other basis' journal of the same event stands.
@@ -131,11 +142,19 @@ describe('POST /api/v1/reversals by journal ids', () => {
     // A reversal journal is never reversed itself.
     const ofReversal = await reverse({ selection: { journalIds: [reversal.journalId] }, reason: 'undo' });
     expect(ofReversal.statusCode, ofReversal.body).toBe(200);
-    expect(ofReversal.json()).toMatchObject({ journals: 0, notReversible: 1, notReversibleIds: [reversal.journalId] });
+    expect(ofReversal.json()).toMatchObject({
+      journals: 0,
+      notReversible: 1,
+      notReversibleIds: [reversal.journalId],
+    });
     await checkBooks();
 
     const stored = await get(`/api/v1/reversals/${answer.reversalId}`);
-    expect(stored).toMatchObject({ reversalId: answer.reversalId, journals: 1, createdBy: expect.any(String) });
+    expect(stored).toMatchObject({
+      reversalId: answer.reversalId,
+      journals: 1,
+      createdBy: expect.any(String),
+    });
     const list = await get('/api/v1/reversals?limit=2');
     expect(list.totalSize).toBe(3);
     expect(list.data.map((r: { reversalId: string }) => r.reversalId)).toEqual([
@@ -186,7 +205,12 @@ describe('POST /api/v1/reversals by session, origin journal and range', () => {
 
     const dry = await reverse({ selection: { ingestionId }, reason: 'wrong feed' }, { dryRun: true });
     expect(dry.statusCode, dry.body).toBe(200);
-    expect(dry.json()).toMatchObject({ dryRun: true, journals: journals.length, alreadyReversed: 0, notReversible: 0 });
+    expect(dry.json()).toMatchObject({
+      dryRun: true,
+      journals: journals.length,
+      alreadyReversed: 0,
+      notReversible: 0,
+    });
     // A dry run writes nothing.
     expect((await journalsOf(`ingestionId=${ingestionId}`)).length).toBe(journals.length);
     expect(await get('/api/v1/reversals')).toMatchObject({ totalSize: 0 });
@@ -298,13 +322,18 @@ describe('the dates of reversal journals', () => {
     // As of the end of October the books still show the journals; from November they are gone.
     const october = (await get('/api/v1/balances?asOf=2026-10-31')).data as { balance: string }[];
     expect(october.some((b) => Number(b.balance) !== 0)).toBe(true);
-    for (const b of (await get('/api/v1/balances')).data as { balance: string }[]) expect(Number(b.balance)).toBe(0);
+    for (const b of (await get('/api/v1/balances')).data as { balance: string }[])
+      expect(Number(b.balance)).toBe(0);
     await checkBooks();
   });
 
   it('leaves the reversal of a posting date after the business date unposted until the business date reaches it', async () => {
     const ingestionId = await ingest('businessEvent', [businessEvent({ effectiveDate: '2026-11-18' })]);
-    const created = await reverse({ selection: { ingestionId }, reason: 'next week', postingDate: '2026-11-25' });
+    const created = await reverse({
+      selection: { ingestionId },
+      reason: 'next week',
+      postingDate: '2026-11-25',
+    });
     expect(created.statusCode, created.body).toBe(201);
     const reversals = await journalsOf(`reversalId=${created.json().reversalId}`);
     expect(reversals.map((j) => [j.coreDate, j.status])).toEqual([
@@ -385,8 +414,14 @@ describe('at most once, idempotency and validation', () => {
       [{ selection: { journalIds: [] }, reason: 'r' }, '/selection/journalIds'],
       [{ selection: { journalIds: Array(1001).fill('x') }, reason: 'r' }, '/selection/journalIds'],
       [{ selection: { accountingConfig: 'IFRS', from: '2026-11-02' }, reason: 'r' }, '/selection/to'],
-      [{ selection: { accountingConfig: 'IFRS', from: '2026-11-02', to: '2026-11-01' }, reason: 'r' }, '/selection/to'],
-      [{ selection: { accountingConfig: 'IFRS', from: '2026-02-30', to: '2026-03-01' }, reason: 'r' }, '/selection/from'],
+      [
+        { selection: { accountingConfig: 'IFRS', from: '2026-11-02', to: '2026-11-01' }, reason: 'r' },
+        '/selection/to',
+      ],
+      [
+        { selection: { accountingConfig: 'IFRS', from: '2026-02-30', to: '2026-03-01' }, reason: 'r' },
+        '/selection/from',
+      ],
       [{ selection: { ingestionId: 'x' }, reason: 'r', postingDate: 'tomorrow' }, '/postingDate'],
       [{ selection: { ingestionId: 'x', extra: 1 }, reason: 'r' }, '/selection/extra'],
     ];

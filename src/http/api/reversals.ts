@@ -3,7 +3,6 @@ import { Type } from '@sinclair/typebox';
 import type { PreparedConfiguration } from '../../composition/prepared-configuration.js';
 import { AppError } from '../../lib/errors.js';
 import { JournalId } from '../../modules/accounting/inputs.js';
-import type { ReversalSelection, StoredReversal } from '../../modules/accounting/reversal-store.js';
 import {
   REVERSAL_IDS_LISTED_MAX,
   REVERSAL_JOURNAL_IDS_MAX,
@@ -11,6 +10,7 @@ import {
   REVERSAL_REASON_LENGTH_MAX,
   type ReversalService,
 } from '../../modules/accounting/reversals.js';
+import type { ReversalSelection, StoredReversal } from '../../modules/accounting/store.js';
 import { IdempotencyKey } from '../../modules/ingestion/inputs.js';
 import { principalOf } from '../authenticate.js';
 import { keyOfCursor, nextCursor } from './cursor.js';

@@ -15,23 +15,22 @@ import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import { nodeOpenPeriods } from './node-business-date.js';
 import type { PreparedAccountingRevision } from './prepare.js';
-import type {
-  OpenWindowOf,
-  ReversalCounts,
-  ReversalKey,
-  ReversalSelection,
-  ReversalStore,
-  StoredReversal,
-} from './reversal-store.js';
+import {
+  type OpenWindowOf,
+  REVERSAL_IDS_LISTED_MAX,
+  type ReversalCounts,
+  type ReversalKey,
+  type ReversalSelection,
+  type ReversalStore,
+  type StoredReversal,
+} from './store.js';
+
+export { REVERSAL_IDS_LISTED_MAX, REVERSAL_JOURNALS_PER_REQUEST_MAX } from './store.js';
 
 /** Journal ids a `journalIds` selection may name. */
 export const REVERSAL_JOURNAL_IDS_MAX = 1000;
 /** The longest reason. */
 export const REVERSAL_REASON_LENGTH_MAX = 500;
-/** Journals one request may select (already reversed ones included); more is refused. */
-export const REVERSAL_JOURNALS_PER_REQUEST_MAX = 200_000;
-/** Journal ids an answer lists: reversal journals, already reversed and not reversible ones. */
-export const REVERSAL_IDS_LISTED_MAX = 100;
 /** Attempts of a request whose configuration changed while it was prepared. */
 const STALE_CONFIGURATION_ATTEMPTS_MAX = 3;
 

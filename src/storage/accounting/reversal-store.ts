@@ -10,17 +10,15 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import { AppError } from '../../lib/errors.js';
-import type {
-  ReversalCounts,
-  ReversalInput,
-  ReversalSelection,
-  ReversalStore,
-  StoredReversal,
-} from '../../modules/accounting/reversal-store.js';
 import {
   REVERSAL_IDS_LISTED_MAX,
   REVERSAL_JOURNALS_PER_REQUEST_MAX,
-} from '../../modules/accounting/reversals.js';
+  type ReversalCounts,
+  type ReversalInput,
+  type ReversalSelection,
+  type ReversalStore,
+  type StoredReversal,
+} from '../../modules/accounting/store.js';
 import { createBulkInsert } from '../bulk-insert.js';
 import { countRows } from '../count.js';
 import { errorCodeOf, isRetryableStoreError } from '../errors.js';

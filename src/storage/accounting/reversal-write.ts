@@ -20,15 +20,15 @@
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { AppError } from '../../lib/errors.js';
-import type { JournalDraft } from '../../modules/accounting/journal-draft.js';
 import {
+  type JournalDraft,
+  type OpenWindowOf,
   type ReversalTotal,
   ReversalTotals,
   type ReversibleJournal,
   reversalDateOf,
   reversalJournalOf,
-} from '../../modules/accounting/reversal-journals.js';
-import type { OpenWindowOf } from '../../modules/accounting/reversal-store.js';
+} from '../../modules/accounting/store.js';
 import type { BulkInsert } from '../bulk-insert.js';
 import type { Database } from '../schema.js';
 import { countJournals, type JournalCount } from '../statistics-counters.js';
