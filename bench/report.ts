@@ -39,6 +39,8 @@ const SECTION_ORDER = [
   'admin-postgres',
   'reprocess-sqlite',
   'reprocess-postgres',
+  'reverse-sqlite',
+  'reverse-postgres',
   'reads-sqlite',
   'reads-postgres',
   'soak-sqlite',
@@ -52,7 +54,7 @@ again. The exceptions are the sections written by hand, which say so in their ti
 accounting engine before and after a change, and what stops the processing targets that are not
 met): a run measures one commit, so those comparisons are kept as they are by every run.
 \`npm run bench\` builds the service and runs every part but the soak on SQLite and PostgreSQL;
-\`npm run bench -- validator|token|ingestion|processing|processing-limit|ingestion-under-processing|processing-speed|flows|admin|reads|reprocess|soak\`
+\`npm run bench -- validator|token|ingestion|processing|processing-limit|ingestion-under-processing|processing-speed|flows|admin|reads|reprocess|reverse|soak\`
 runs the parts named and \`--dialect sqlite|postgres|both\` picks the storage. The soak runs 10
 minutes per dialect, or \`--soak-minutes N\`. A run replaces only the sections it measured, so
 each section names its own machine, date and command.

@@ -117,17 +117,35 @@ function batchesOf<T>(items: readonly T[], size: number): T[][] {
   return batches;
 }
 
-/** The journals of `ids` (any number), in batches of WITHDRAW_BATCH_JOURNALS. */
-async function journalRows(trx: Kysely<Database>, ids: readonly string[]): Promise<JournalRow[]> {
+/**
+ * The journals of `ids` (any number), in batches of WITHDRAW_BATCH_JOURNALS. On PostgreSQL one
+ * index lookup per id, as `linesOf` reads lines: a long `IN` list leaves the plan to the
+ * planner's statistics, which journals written since the last analyse are not in.
+ */
+async function journalRows(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  ids: readonly string[],
+): Promise<JournalRow[]> {
   const rows: JournalRow[] = [];
-  for (const batch of batchesOf(ids, WITHDRAW_BATCH_JOURNALS))
-    rows.push(
-      ...(await trx
-        .selectFrom('journals')
-        .select(JOURNAL_ROW_COLUMNS)
-        .where('journal_id', 'in', batch)
-        .execute()),
-    );
+  for (const batch of batchesOf(ids, WITHDRAW_BATCH_JOURNALS)) {
+    if (dialect === 'postgres') {
+      const found = await sql<JournalRow>`
+        select ${sql.join(JOURNAL_ROW_COLUMNS.map((c) => sql.ref(`j.${c}`)))}
+        from unnest(${batch}::text[]) as ids(journal_id)
+        cross join lateral (
+          select * from journals where journals.journal_id = ids.journal_id offset 0
+        ) j`.execute(db);
+      rows.push(...found.rows);
+    } else
+      rows.push(
+        ...(await db
+          .selectFrom('journals')
+          .select(JOURNAL_ROW_COLUMNS)
+          .where('journal_id', 'in', batch)
+          .execute()),
+      );
+  }
   return rows;
 }
 
@@ -135,7 +153,7 @@ async function journalRows(trx: Kysely<Database>, ids: readonly string[]): Promi
  * The lines of `ids`, in journal and line order. On PostgreSQL one index lookup per journal, as
  * `accounting-store.ts` reads a page's lines (a plain `IN` list leaves the plan to statistics).
  */
-async function linesOf(trx: Kysely<Database>, dialect: Dialect, ids: readonly string[]) {
+async function linesOf(db: Kysely<Database>, dialect: Dialect, ids: readonly string[]) {
   if (dialect === 'postgres') {
     const { rows } = await sql<{
       journal_id: string;
@@ -150,10 +168,10 @@ async function linesOf(trx: Kysely<Database>, dialect: Dialect, ids: readonly st
       cross join lateral (
         select * from journal_lines where journal_lines.journal_id = ids.journal_id offset 0
       ) l
-      order by l.journal_id, l.line_no`.execute(trx);
+      order by l.journal_id, l.line_no`.execute(db);
     return rows;
   }
-  return trx
+  return db
     .selectFrom('journal_lines')
     .select(['journal_id', 'line_no', 'account', 'amount', 'currency', 'extras'])
     .where('journal_id', 'in', ids)
@@ -164,27 +182,45 @@ async function linesOf(trx: Kysely<Database>, dialect: Dialect, ids: readonly st
 
 /**
  * Sets `withdrawn_by` (and `reversed_by` where null) of each journal of `pairs` that no reversal
- * has withdrawn yet; returns the ids it changed (the header: the at-most-once guard).
+ * has withdrawn yet, and returns those journals' rows (the header: the at-most-once guard).
+ *
+ * On PostgreSQL the journals are found by `journal_id = any(ids)` with sequential scans off for
+ * the statement: the planner costs a thousand primary-key lookups above one scan of a table of
+ * some ten thousand pages (and, on journals written since the last analyse, takes
+ * `withdrawn_by is null` for rare), so it scanned every journal once per batch, which grows
+ * with the square of the journals stored. The setting is the transaction's and is put back
+ * right after.
  */
 async function withdraw(
   trx: Transaction<Database>,
   dialect: Dialect,
   pairs: readonly { journalId: string; reversalJournalId: string }[],
-): Promise<Set<string>> {
-  if (pairs.length === 0) return new Set();
+): Promise<JournalRow[]> {
+  if (pairs.length === 0) return [];
   // Sorted: concurrent withdrawals lock shared journals in one order.
   const sorted = [...pairs].sort((a, b) => (a.journalId < b.journalId ? -1 : 1));
-  const values =
-    dialect === 'postgres'
-      ? sql`unnest(${sorted.map((p) => p.journalId)}::text[], ${sorted.map((p) => p.reversalJournalId)}::text[]) as v(jid, rid)`
-      : sql`(select json_extract(value, '$[0]') as jid, json_extract(value, '$[1]') as rid
-          from json_each(${JSON.stringify(sorted.map((p) => [p.journalId, p.reversalJournalId]))})) as v`;
-  const { rows } = await sql<{ journal_id: string }>`
+  const ids = sorted.map((p) => p.journalId);
+  const returning = sql.join(JOURNAL_ROW_COLUMNS.map((c) => sql.ref(c)));
+  if (dialect === 'postgres') {
+    const { rows: setting } = await sql<{ was: string }>`
+      select current_setting('enable_seqscan') as was, set_config('enable_seqscan', 'off', true)`.execute(
+      trx,
+    );
+    const reversals = sql`(${sorted.map((p) => p.reversalJournalId)}::text[])[array_position(${ids}::text[], journal_id)]`;
+    const { rows } = await sql<JournalRow>`
+      update journals set withdrawn_by = ${reversals}, reversed_by = coalesce(reversed_by, ${reversals})
+      where journal_id = any(${ids}::text[]) and withdrawn_by is null
+      returning ${returning}`.execute(trx);
+    await sql`select set_config('enable_seqscan', ${setting[0]?.was ?? 'on'}, true)`.execute(trx);
+    return rows;
+  }
+  const { rows } = await sql<JournalRow>`
     update journals set withdrawn_by = v.rid, reversed_by = coalesce(journals.reversed_by, v.rid)
-    from ${values}
+    from (select json_extract(value, '$[0]') as jid, json_extract(value, '$[1]') as rid
+      from json_each(${JSON.stringify(sorted.map((p) => [p.journalId, p.reversalJournalId]))})) as v
     where journals.journal_id = v.jid and journals.withdrawn_by is null
-    returning journal_id`.execute(trx);
-  return new Set(rows.map((r) => r.journal_id));
+    returning ${returning}`.execute(trx);
+  return rows;
 }
 
 /**
@@ -237,7 +273,7 @@ async function withdrawOrPlan(
   context: WithdrawalContext,
   writer: { trx: Transaction<Database>; bulkInsert: BulkInsert } | undefined,
 ): Promise<Withdrawal> {
-  const given = await journalRows(db, journalIds);
+  const given = await journalRows(db, dialect, journalIds);
   const byId = new Map(given.map((row) => [row.journal_id, row]));
   const result: Withdrawal = {
     reversed: [],
@@ -267,35 +303,43 @@ async function withdrawOrPlan(
   const counts = new Map<string, JournalCount>();
   for (const batch of batchesOf(targets, WITHDRAW_BATCH_JOURNALS)) {
     const planned = batch.map((row) => ({ row, reversalJournalId: context.newId() }));
-    const won =
-      writer === undefined
-        ? new Set(planned.map((p) => p.row.journal_id))
-        : await withdraw(
-            writer.trx,
-            dialect,
-            planned.map((p) => ({ journalId: p.row.journal_id, reversalJournalId: p.reversalJournalId })),
-          );
-    const withdrawn = planned.filter((p) => won.has(p.row.journal_id));
-    for (const p of planned) if (!won.has(p.row.journal_id)) result.alreadyReversed.push(p.row.journal_id);
-    // An automatic reversal of a withdrawn journal goes with it (its `reversed_by`, still the
-    // automatic one: a journal not withdrawn before has no correction in it).
-    const companionIds = withdrawn.flatMap((p) => (p.row.reversed_by === null ? [] : [p.row.reversed_by]));
-    const companions = (await journalRows(db, companionIds)).filter(
-      (row) => row.withdrawn_by === null && row.reverses !== null && won.has(row.reverses),
+    // An automatic reversal goes with its journal: the journal's `reversed_by`, still the
+    // automatic one, since a journal no correction withdrew has none in it. One statement
+    // withdraws both; an automatic reversal of a journal withdrawn before was withdrawn with it,
+    // so the guard leaves it too.
+    const plannedCompanions = batch.flatMap((row) =>
+      row.reversed_by === null
+        ? []
+        : [{ of: row.journal_id, journalId: row.reversed_by, reversalJournalId: context.newId() }],
     );
-    const plannedCompanions = companions.map((row) => ({ row, reversalJournalId: context.newId() }));
-    const companionsWon =
+    const changed =
       writer === undefined
-        ? new Set(plannedCompanions.map((p) => p.row.journal_id))
-        : await withdraw(
-            writer.trx,
-            dialect,
-            plannedCompanions.map((p) => ({
-              journalId: p.row.journal_id,
-              reversalJournalId: p.reversalJournalId,
-            })),
-          );
-    const all = [...withdrawn, ...plannedCompanions.filter((p) => companionsWon.has(p.row.journal_id))];
+        ? [
+            ...batch,
+            ...(
+              await journalRows(
+                db,
+                dialect,
+                plannedCompanions.map((c) => c.journalId),
+              )
+            ).filter((row) => row.withdrawn_by === null),
+          ]
+        : await withdraw(writer.trx, dialect, [
+            ...planned.map((p) => ({ journalId: p.row.journal_id, reversalJournalId: p.reversalJournalId })),
+            ...plannedCompanions,
+          ]);
+    const changedById = new Map(changed.map((row) => [row.journal_id, row]));
+    const withdrawn = planned.filter((p) => changedById.has(p.row.journal_id));
+    for (const p of planned)
+      if (!changedById.has(p.row.journal_id)) result.alreadyReversed.push(p.row.journal_id);
+    const companions = plannedCompanions.flatMap((c) => {
+      const row = changedById.get(c.journalId);
+      if (row === undefined) return [];
+      if (row.reverses !== c.of)
+        throw new Error(`journal ${c.journalId}, the reversal named by journal ${c.of}, does not reverse it`);
+      return [{ row, reversalJournalId: c.reversalJournalId }];
+    });
+    const all = [...withdrawn, ...companions];
     const lines = await linesOf(
       db,
       dialect,
