@@ -228,6 +228,10 @@ describe('POST /api/v1/reversals by session, origin journal and range', () => {
       if (reversal === undefined) throw new Error(`journal ${journal.journalId} not withdrawn`);
       expectReversalOf(reversal, journal);
     }
+    // Again: every selected journal, automatic reversals included, is reported already reversed.
+    const again = await reverse({ selection: { ingestionId }, reason: 'wrong feed' });
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.json()).toMatchObject({ journals: 0, alreadyReversed: journals.length, notReversible: 0 });
     // Every posted balance of the session is back to zero.
     const balances = (await get('/api/v1/balances')).data as { balance: string }[];
     expect(balances.length).toBeGreaterThan(0);

@@ -286,6 +286,9 @@ async function withdrawOrPlan(
     journalCounts: [],
   };
   const targets: JournalRow[] = [];
+  // Given automatic reversals of given journals: withdrawn with them, and counted already
+  // reversed when a correction withdrew them before (or meanwhile, see the batches).
+  const givenWithOriginal = new Set<string>();
   const seen = new Set<string>();
   for (const id of journalIds) {
     if (seen.has(id)) continue;
@@ -294,6 +297,8 @@ async function withdrawOrPlan(
     if (row === undefined) result.unknown.push(id);
     else if (row.reverses !== null) {
       if (!byId.has(row.reverses)) result.notReversible.push(id);
+      else if (row.withdrawn_by !== null) result.alreadyReversed.push(id);
+      else givenWithOriginal.add(id);
     } else if (row.withdrawn_by !== null) result.alreadyReversed.push(id);
     else targets.push(row);
   }
@@ -332,6 +337,9 @@ async function withdrawOrPlan(
     const withdrawn = planned.filter((p) => changedById.has(p.row.journal_id));
     for (const p of planned)
       if (!changedById.has(p.row.journal_id)) result.alreadyReversed.push(p.row.journal_id);
+    for (const c of plannedCompanions)
+      if (!changedById.has(c.journalId) && givenWithOriginal.has(c.journalId))
+        result.alreadyReversed.push(c.journalId);
     const companions = plannedCompanions.flatMap((c) => {
       const row = changedById.get(c.journalId);
       if (row === undefined) return [];
