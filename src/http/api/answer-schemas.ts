@@ -337,19 +337,20 @@ export const AuditEntry = Type.Object({
   at: Type.String({ format: 'date-time' }),
   actor: Type.String({
     description:
-      'E-mail of the owner of the credential that made the change; `schedule` for a scheduled reprocessing run.',
+      'E-mail of the owner of the credential that made the change (or asked for the reversal); `schedule` for a scheduled reprocessing run.',
   }),
   action: Type.Union([
     Type.Literal('configuration.upload'),
     Type.Literal('configuration.delete'),
     Type.Literal('processing.reprocess'),
     Type.Literal('processing.reprocess-schedule'),
+    Type.Literal('journals.reverse'),
   ]),
   version: Type.Union([Type.String(), Type.Null()]),
   revision: Type.Integer({
     minimum: 0,
     description:
-      'Configuration revision the change made; for a reprocessing entry, the revision stored at the time (0: none).',
+      'Configuration revision the change made; for a reprocessing or reversal entry, the revision stored at the time (0: none).',
   }),
   sections: Type.Record(Type.String(), Type.Integer(), {
     description: 'Items per section of the configuration the change stored.',
@@ -360,7 +361,7 @@ export const AuditEntry = Type.Object({
   details: Type.Optional(
     Type.Record(Type.String(), Type.Unknown(), {
       description:
-        'What a reprocessing run (run id, trigger, selection, records queued and skipped) or a schedule change (the new settings) did.',
+        'What a reprocessing run (run id, trigger, selection, records queued and skipped), a schedule change (the new settings) or a reversal (reversal id, client id, reason, selection, posting date and counts) did.',
     }),
   ),
 });
