@@ -83,7 +83,7 @@ describe.runIf(TEST_DIALECT === 'postgres')(
       );
       expect(answers.map((x) => x.status)).toEqual([201, 201, 201, 201]);
       expect(new Set(answers.map((x) => JSON.stringify(x.body))).size).toBe(1);
-      expect((answers[0]?.body as Answer).journals).toBe(journals);
+      expect((answers[0]?.body as Answer | undefined)?.journals).toBe(journals);
       const list = (await apiB('GET', '/api/v1/reversals?limit=1000')).body as {
         data: { selection: unknown }[];
       };

@@ -173,7 +173,10 @@ describe('POST /api/v1/reversals by journal ids', () => {
       .execute();
     expect(audit).toHaveLength(3);
     const auditLog = await get('/api/v1/audit-log?limit=1');
-    expect(auditLog.data[0]).toMatchObject({ action: 'journals.reverse', details: { journals: 0, notReversible: 1 } });
+    expect(auditLog.data[0]).toMatchObject({
+      action: 'journals.reverse',
+      details: { journals: 0, notReversible: 1 },
+    });
     expect(JSON.parse(audit[0]?.details ?? '{}')).toMatchObject({
       reversalId: answer.reversalId,
       reason: 'wrong amount',
