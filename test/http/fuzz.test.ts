@@ -274,6 +274,9 @@ describe('fuzzing every route with hostile input', () => {
     'GET /api/v1/processing-errors/reprocess-schedule',
     'PUT /api/v1/processing-errors/reprocess-schedule',
     'GET /api/v1/statistics/reprocessing',
+    'POST /api/v1/reversals',
+    'GET /api/v1/reversals',
+    'GET /api/v1/reversals/{reversalId}',
   ];
 
   it('fuzzes every documented route but the configuration wipe', () => {
