@@ -362,6 +362,29 @@ describe('the dates of reversal journals', () => {
     await checkBooks();
   });
 
+  it('gives an unposted journal an unposted reversal on its date, and both post the same day', async () => {
+    const ingestionId = await ingest('businessEvent', [businessEvent({ effectiveDate: '2026-11-24' })]);
+    const created = await reverse({ selection: { ingestionId }, reason: 'sent too early' });
+    expect(created.statusCode, created.body).toBe(201);
+    const reversals = await journalsOf(`reversalId=${created.json().reversalId}`);
+    expect(reversals.map((j) => [j.coreDate, j.status])).toEqual([
+      ['2026-11-24', 'unposted'],
+      ['2026-11-24', 'unposted'],
+    ]);
+    // Unposted, neither moves a balance yet.
+    expect((await get('/api/v1/balances')).data).toEqual([]);
+    await checkBooks();
+
+    t.clock.set('2026-11-24T10:00:00Z');
+    await t.services.processor.postDue();
+    operator = await t.tokenFor(['bulk-operator']);
+    const all = await journalsOf(`ingestionId=${ingestionId}`);
+    expect(all.map((j) => j.status)).toEqual(['posted', 'posted', 'posted', 'posted']);
+    for (const b of (await get('/api/v1/balances')).data as { balance: string }[])
+      expect(Number(b.balance)).toBe(0);
+    await checkBooks();
+  });
+
   it('refuses a posting date before the core date of a journal', async () => {
     const ingestionId = await ingest('businessEvent', [businessEvent({ effectiveDate: '2026-11-18' })]);
     const response = await reverse({ selection: { ingestionId }, reason: 'x', postingDate: '2026-11-17' });
