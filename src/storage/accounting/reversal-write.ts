@@ -224,16 +224,20 @@ async function withdraw(
 }
 
 /**
- * Withdraws the journals `journalIds` inside `trx`: each one not withdrawn yet gets its reversal
- * journal (`reversal-journals.ts`, dated by `context.openWindowOf` and `context.postingDate`),
- * linked both ways, in the original's session, with `reversal_id` = `context.reversalId`; an
- * automatic reversal goes with its journal. The kept balances gain the posted reversals' lines
- * and the journal counters the reversal journals, as processing's write path does, unless
- * `context.deferBalancesAndCounters`. Any number of ids, written in batches of
- * WITHDRAW_BATCH_JOURNALS with a turn of the event loop between them. Errors (`AppError`, thrown
- * before anything of the batch is written; the caller's transaction must roll back):
- * `posting-date-closed` (the posting date is in a closed period of a journal's node, or before its
- * core date), `conflict` (a journal's node or accounting configuration is no longer configured).
+ * Withdraws the journals `journalIds` (any number, any order, repeats ignored) inside `trx`, the
+ * caller's transaction: each one not withdrawn yet gets its reversal journal
+ * (`reversal-journals.ts`, dated by `context.openWindowOf` and `context.postingDate`), linked
+ * both ways, in the journal's session, with `reversal_id` = `context.reversalId`; an automatic
+ * reversal goes with its journal. The kept balances gain the posted reversals' lines and the
+ * journal counters the reversal journals, as processing's write path does, unless
+ * `context.deferBalancesAndCounters`. Written in batches of WITHDRAW_BATCH_JOURNALS with a turn
+ * of the event loop between them. Returns a {@link Withdrawal}: the journals withdrawn with their
+ * reversal journals (in the order of `journalIds`, each batch's automatic reversals after it),
+ * and the given ids left alone, by why (already reversed, not reversible, unknown), with the
+ * lines and totals of the reversal journals. Errors (`AppError`, thrown part-way: the caller's
+ * transaction must roll back): `posting-date-closed` (the posting date is in a closed period of a
+ * journal's node, or before its core date), `conflict` (a journal's node no longer has its
+ * accounting configuration).
  */
 export function withdrawJournals(
   trx: Transaction<Database>,
