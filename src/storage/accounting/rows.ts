@@ -46,6 +46,7 @@ export const JOURNAL_COLUMNS: readonly string[] = [
   'line_count',
   'created_at',
   'revision',
+  'event_fingerprint',
 ];
 
 /** The columns of a journal line row. */
@@ -89,6 +90,7 @@ export function journalRow(recordId: number, draft: JournalDraft, at: string, re
     draft.lines.length,
     at,
     revision,
+    draft.eventFingerprint ?? null,
   ];
 }
 
