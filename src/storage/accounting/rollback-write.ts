@@ -1,0 +1,186 @@
+/**
+ * The write path's settling of rollback records (docs/domain/accounting.md, Rollback of business
+ * events), inside the claim's transaction: each record's twin is looked up by its fingerprint
+ * (`journals_event_fingerprint`, migration 0021), its journals are withdrawn, and the reversal
+ * journals the module drafted (`modules/accounting/event-rollback.ts`) are handed back to
+ * `writeOutcome`, which writes them as any journals of an outcome: lines, kept balances and
+ * counters follow.
+ *
+ * Seam: reversals by selection (`POST /api/v1/reversals`) withdraw journals by the same guarded
+ * update of `journals.withdrawn_by`; this file is the rollback's own minimal copy of that step,
+ * to be shared with theirs once both are in.
+ */
+import type { Transaction } from 'kysely';
+import type {
+  ChunkOutcome,
+  ClaimedChunk,
+  RollbackRequest,
+  TwinJournal,
+} from '../../modules/accounting/store.js';
+import type { Database } from '../schema.js';
+import { type OutcomeRows, outcomeRows } from './rows.js';
+
+/**
+ * Lookups of one rollback's twin in a transaction. A lookup is repeated only when every journal
+ * of the twin it found was withdrawn meanwhile by a concurrent transaction (PostgreSQL): the next
+ * lookup sees that commit and takes the next twin, or reports them all rolled back.
+ */
+const ROLLBACK_LOOKUPS_MAX = 4;
+
+/** Withdrawn journals read to name them in an `already-rolled-back` error. */
+const WITHDRAWN_READ_MAX = 6;
+
+/**
+ * Withdraws `journalId` by `reversalId` unless something withdrew it already: the one write that
+ * keeps a journal from being withdrawn twice, across transactions and service instances. On
+ * PostgreSQL a concurrent withdrawal holds the row until it commits; this update then sees the
+ * committed `withdrawn_by` and changes nothing. Returns whether this call withdrew it.
+ */
+export async function withdrawJournal(
+  trx: Transaction<Database>,
+  journalId: string,
+  reversalId: string,
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('journals')
+    .set({ withdrawn_by: reversalId })
+    .where('journal_id', '=', journalId)
+    .where('withdrawn_by', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** The journals of `recordId` with `fingerprint`, in the order written, with their lines. */
+async function journalsOfTwin(
+  trx: Transaction<Database>,
+  fingerprint: string,
+  recordId: number,
+): Promise<TwinJournal[]> {
+  const rows = await trx
+    .selectFrom('journals')
+    .select([
+      'journal_id',
+      'ingestion_id',
+      'record_id',
+      'core_date',
+      'journal_type',
+      'accounting_config',
+      'node',
+      'reverses',
+      'withdrawn_by',
+    ])
+    .where('event_fingerprint', '=', fingerprint)
+    .where('record_id', '=', recordId)
+    .orderBy('created_at')
+    .orderBy('journal_id')
+    .execute();
+  if (rows.length === 0) return [];
+  const lines = await trx
+    .selectFrom('journal_lines')
+    .select(['journal_id', 'account', 'amount', 'currency', 'extras'])
+    .where(
+      'journal_id',
+      'in',
+      rows.map((r) => r.journal_id),
+    )
+    .orderBy('journal_id')
+    .orderBy('line_no')
+    .execute();
+  const byJournal = new Map<string, TwinJournal['lines']>();
+  for (const line of lines) {
+    const list = byJournal.get(line.journal_id) ?? [];
+    list.push({
+      account: line.account,
+      amount: String(line.amount),
+      currency: line.currency,
+      extras: JSON.parse(line.extras) as Record<string, unknown>,
+    });
+    byJournal.set(line.journal_id, list);
+  }
+  return rows.map((row) => ({
+    journalId: row.journal_id,
+    ingestionId: row.ingestion_id,
+    recordId: Number(row.record_id),
+    coreDate: row.core_date,
+    journalType: row.journal_type,
+    accountingConfig: row.accounting_config,
+    node: JSON.parse(row.node) as Record<string, string>,
+    reverses: row.reverses,
+    withdrawnBy: row.withdrawn_by,
+    lines: byJournal.get(row.journal_id) ?? [],
+  }));
+}
+
+/**
+ * Settles one rollback: the journals it withdrew, as reversal drafts of its record, or its
+ * processing error. The earliest journal with the fingerprint that is not withdrawn names the
+ * record whose events are the candidates (one index range read, past the withdrawn journals of
+ * earlier identical events only).
+ */
+async function settleRollback(trx: Transaction<Database>, request: RollbackRequest): Promise<ChunkOutcome> {
+  const failed = (error: { code: string; message: string }): ChunkOutcome => ({
+    journals: [],
+    errors: [{ recordId: request.recordId, ...error, record: request.record }],
+  });
+  for (let lookup = 0; lookup < ROLLBACK_LOOKUPS_MAX; lookup += 1) {
+    const first = await trx
+      .selectFrom('journals')
+      .select('record_id')
+      .where('event_fingerprint', '=', request.fingerprint)
+      .where('withdrawn_by', 'is', null)
+      .orderBy('created_at')
+      .orderBy('journal_id')
+      .limit(1)
+      .executeTakeFirst();
+    if (first === undefined) {
+      const withdrawn = await trx
+        .selectFrom('journals')
+        .select(['journal_id', 'withdrawn_by'])
+        .where('event_fingerprint', '=', request.fingerprint)
+        .orderBy('created_at')
+        .orderBy('journal_id')
+        .limit(WITHDRAWN_READ_MAX)
+        .execute();
+      if (withdrawn.length === 0) return failed(request.notFound());
+      return failed(
+        request.alreadyRolledBack(
+          withdrawn.map((j) => ({ journalId: j.journal_id, withdrawnBy: j.withdrawn_by ?? '' })),
+        ),
+      );
+    }
+    const reversals = request.reverse(
+      await journalsOfTwin(trx, request.fingerprint, Number(first.record_id)),
+    );
+    if (!Array.isArray(reversals)) return failed(reversals);
+    const journals: ChunkOutcome['journals'] = [];
+    for (const { original, draft } of reversals) {
+      if (await withdrawJournal(trx, original, draft.journalId))
+        journals.push({ recordId: request.recordId, draft });
+    }
+    if (journals.length > 0) return { journals, errors: [] };
+  }
+  throw new Error(
+    `the twin of rollback record ${request.recordId} was withdrawn by others ${ROLLBACK_LOOKUPS_MAX} times in a row`,
+  );
+}
+
+/**
+ * The rows of a chunk of rollback records once settled, in the caller's transaction, which holds
+ * the chunk: what `writeOutcome` writes instead of `rows`. A chunk is of one entity, so `rows`
+ * (made before the transaction) holds nothing else.
+ */
+export async function settleRollbacks(
+  trx: Transaction<Database>,
+  chunk: ClaimedChunk,
+  rows: OutcomeRows,
+): Promise<OutcomeRows> {
+  if (rows.journals.length > 0 || rows.errors.length > 0)
+    throw new Error('a chunk of rollback records produced journals or errors before they were settled');
+  const outcome: ChunkOutcome = { journals: [], errors: [] };
+  for (const request of rows.rollbacks) {
+    const settled = await settleRollback(trx, request);
+    outcome.journals.push(...settled.journals);
+    outcome.errors.push(...settled.errors);
+  }
+  return outcomeRows(chunk, outcome, rows.at, rows.revision);
+}
