@@ -1,3 +1,5 @@
+import { sql } from 'kysely';
+import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServices } from '../../src/composition/services.js';
 import { ManualClock } from '../../src/lib/clock.js';
@@ -295,6 +297,7 @@ describe('rollback of business events', () => {
 describe.runIf(TEST_DIALECT === 'postgres')('rollbacks racing on PostgreSQL', () => {
   it('withdraws an event once when two instances process rollbacks of it at the same time', async () => {
     const original = await send('businessEvent', [businessEvent({ amount: '640.00' })]);
+    const [first] = await journalsOf(original);
     const secondStore = openStore(t.url);
     const second = createServices(
       secondStore,
@@ -302,21 +305,40 @@ describe.runIf(TEST_DIALECT === 'postgres')('rollbacks racing on PostgreSQL', ()
       { accessTokenTtlSeconds: 300, refreshTokenTtlSeconds: 1800, businessDate: undefined },
       { processing: 'here' },
     );
+    // A third connection holds the first journal's row, so that both instances have found the
+    // same twin and wait to withdraw it before either can: the interleaving under test.
+    const holder = new pg.Client({ connectionString: t.url });
+    await holder.connect();
     try {
-      const a = await ingestClosedSession(t, operator, 'businessEventRollback', [
-        businessEvent({ amount: '640' }),
-      ]);
-      const b = await ingestClosedSession(t, operator, 'businessEventRollback', [
-        businessEvent({ amount: '640.0' }),
-      ]);
-      await Promise.all([t.services.processor.drain(), second.processor.drain()]);
-      const codes = [...(await errorsOf(a)), ...(await errorsOf(b))].map((e) => e.code);
+      await ingestClosedSession(t, operator, 'businessEventRollback', [businessEvent({ amount: '640' })]);
+      await ingestClosedSession(t, operator, 'businessEventRollback', [businessEvent({ amount: '640.0' })]);
+      await holder.query('begin');
+      await holder.query('select 1 from journals where journal_id = $1 for update', [first?.journalId]);
+      const drains = Promise.all([t.services.processor.drain(), second.processor.drain()]);
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        // Read from the test's own pool: inside the holder's transaction the activity view would
+        // stay the snapshot of its first read.
+        const { rows } = await sql<{ n: number }>`
+          select count(*)::int as n from pg_stat_activity
+          where wait_event_type = 'Lock' and query like 'update "journals"%'`.execute(t.store.db);
+        if (rows[0]?.n === 2) break;
+        if (Date.now() > deadline) throw new Error('the two rollbacks never waited on the same journal');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await holder.query('commit');
+      await drains;
+
+      const codes = (await t.store.db.selectFrom('processing_errors').select('code').execute()).map(
+        (e) => e.code,
+      );
       expect(codes).toEqual(['already-rolled-back']);
       const journals = await journalsOf(original);
       expect(journals).toHaveLength(4);
       expectReversalsCancel(journals);
       expect(await nonZeroBalances()).toEqual([]);
     } finally {
+      await holder.end();
       await second.close();
       await secondStore.close();
     }
