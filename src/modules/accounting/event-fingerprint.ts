@@ -17,7 +17,7 @@
  * 10^22 at a billion events, far below the odds of a disk corrupting the row, so a twin found by
  * the digest is taken as the event itself.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { decimalTextFromValue } from '../../lib/decimal.js';
 
 /** Characters of a fingerprint: 22 base64url characters, 132 bits of the SHA-256. */
@@ -83,9 +83,9 @@ export function eventFingerprint(
   attributes: readonly FingerprintAttribute[],
   event: Readonly<Record<string, unknown>>,
 ): string {
-  return createHash('sha256')
-    .update(CANONICAL_FORM_VERSION)
-    .update(canonicalEventText(attributes, event))
-    .digest('base64url')
-    .slice(0, EVENT_FINGERPRINT_LENGTH_CHARS);
+  // The one-shot `hash` costs half of a `createHash` object per event (bench/engine-alone.ts).
+  return hash('sha256', CANONICAL_FORM_VERSION + canonicalEventText(attributes, event), 'base64url').slice(
+    0,
+    EVENT_FINGERPRINT_LENGTH_CHARS,
+  );
 }
