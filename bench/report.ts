@@ -39,6 +39,8 @@ const SECTION_ORDER = [
   'admin-postgres',
   'reprocess-sqlite',
   'reprocess-postgres',
+  'rollback-sqlite',
+  'rollback-postgres',
   'reads-sqlite',
   'reads-postgres',
   'soak-sqlite',
