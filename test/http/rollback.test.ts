@@ -321,7 +321,7 @@ describe.runIf(TEST_DIALECT === 'postgres')('rollbacks racing on PostgreSQL', ()
         // stay the snapshot of its first read.
         const { rows } = await sql<{ n: number }>`
           select count(*)::int as n from pg_stat_activity
-          where wait_event_type = 'Lock' and query like 'update "journals"%'`.execute(t.store.db);
+          where wait_event_type = 'Lock' and datname = current_database()`.execute(t.store.db);
         if (rows[0]?.n === 2) break;
         if (Date.now() > deadline) throw new Error('the two rollbacks never waited on the same journal');
         await new Promise((resolve) => setTimeout(resolve, 20));

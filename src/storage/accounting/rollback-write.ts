@@ -10,7 +10,7 @@
  * update of `journals.withdrawn_by`; this file is the rollback's own minimal copy of that step,
  * to be shared with theirs once both are in.
  */
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type {
   ChunkOutcome,
   ClaimedChunk,
@@ -18,6 +18,7 @@ import type {
   TwinJournal,
 } from '../../modules/accounting/store.js';
 import type { Database } from '../schema.js';
+import type { Dialect } from '../store.js';
 import { type OutcomeRows, outcomeRows } from './rows.js';
 
 /**
@@ -164,23 +165,202 @@ async function settleRollback(trx: Transaction<Database>, request: RollbackReque
   );
 }
 
+/** A journal with a fingerprint of the chunk's rollbacks, as read before they are settled. */
+type Candidate = Omit<TwinJournal, 'lines'> & { fingerprint: string };
+
+/** `column` among `values`, one parameter however many: an array on PostgreSQL, JSON on SQLite. */
+function among(dialect: Dialect, column: 'event_fingerprint' | 'journal_id', values: readonly string[]) {
+  return dialect === 'postgres'
+    ? sql<boolean>`${sql.ref(column)} = any(${[...values]}::text[])`
+    : sql<boolean>`${sql.ref(column)} in (select value from json_each(${JSON.stringify(values)}))`;
+}
+
+/**
+ * The journals of every fingerprint of `requests`, in the order written per fingerprint (one read
+ * of `journals_event_fingerprint` per fingerprint), and the lines of those whose record still has
+ * a journal standing: the only ones a rollback may reverse.
+ */
+async function candidatesOf(
+  trx: Transaction<Database>,
+  dialect: Dialect,
+  requests: readonly RollbackRequest[],
+): Promise<{ byFingerprint: Map<string, Candidate[]>; lines: Map<string, TwinJournal['lines']> }> {
+  const fingerprints = [...new Set(requests.map((r) => r.fingerprint))];
+  const rows = await trx
+    .selectFrom('journals')
+    .select([
+      'journal_id',
+      'ingestion_id',
+      'record_id',
+      'core_date',
+      'journal_type',
+      'accounting_config',
+      'node',
+      'reverses',
+      'withdrawn_by',
+      'event_fingerprint',
+    ])
+    .where(among(dialect, 'event_fingerprint', fingerprints))
+    .orderBy('event_fingerprint')
+    .orderBy('created_at')
+    .orderBy('journal_id')
+    .execute();
+  const byFingerprint = new Map<string, Candidate[]>();
+  const standing = new Set<string>();
+  for (const row of rows) {
+    const fingerprint = row.event_fingerprint ?? '';
+    const list = byFingerprint.get(fingerprint) ?? [];
+    list.push({
+      fingerprint,
+      journalId: row.journal_id,
+      ingestionId: row.ingestion_id,
+      recordId: Number(row.record_id),
+      coreDate: row.core_date,
+      journalType: row.journal_type,
+      accountingConfig: row.accounting_config,
+      node: JSON.parse(row.node) as Record<string, string>,
+      reverses: row.reverses,
+      withdrawnBy: row.withdrawn_by,
+    });
+    byFingerprint.set(fingerprint, list);
+    if (row.withdrawn_by === null) standing.add(`${fingerprint}\u0000${row.record_id}`);
+  }
+  const wanted = rows
+    .filter((row) => standing.has(`${row.event_fingerprint ?? ''}\u0000${row.record_id}`))
+    .map((row) => row.journal_id);
+  const lines = new Map<string, TwinJournal['lines']>();
+  if (wanted.length === 0) return { byFingerprint, lines };
+  const lineRows = await trx
+    .selectFrom('journal_lines')
+    .select(['journal_id', 'account', 'amount', 'currency', 'extras'])
+    .where(among(dialect, 'journal_id', wanted))
+    .orderBy('journal_id')
+    .orderBy('line_no')
+    .execute();
+  for (const line of lineRows) {
+    const list = lines.get(line.journal_id) ?? [];
+    list.push({
+      account: line.account,
+      amount: String(line.amount),
+      currency: line.currency,
+      extras: JSON.parse(line.extras) as Record<string, unknown>,
+    });
+    lines.set(line.journal_id, list);
+  }
+  return { byFingerprint, lines };
+}
+
+/**
+ * Withdraws each journal of `withdrawals` (journal id → reversal id) still standing, in one
+ * statement on PostgreSQL after locking the rows in id order (so two transactions never wait on
+ * each other in a cycle), and returns those this call withdrew.
+ */
+async function withdrawAll(
+  trx: Transaction<Database>,
+  dialect: Dialect,
+  withdrawals: ReadonlyMap<string, string>,
+): Promise<Set<string>> {
+  const ids = [...withdrawals.keys()].sort();
+  if (dialect === 'sqlite') {
+    // One writer at a time: no lock order to keep, and nothing withdrawn since the read.
+    const { rows } = await sql<{ journal_id: string }>`
+      update journals set withdrawn_by = w.value
+      from json_each(${JSON.stringify(Object.fromEntries(withdrawals))}) as w
+      where journals.journal_id = w.key and journals.withdrawn_by is null
+      returning journals.journal_id`.execute(trx);
+    return new Set(rows.map((r) => r.journal_id));
+  }
+  await trx
+    .selectFrom('journals')
+    .select('journal_id')
+    .where(among(dialect, 'journal_id', ids))
+    .orderBy('journal_id')
+    .forUpdate()
+    .execute();
+  const { rows } = await sql<{ journal_id: string }>`
+    update journals set withdrawn_by = w.reversal
+    from unnest(${ids}::text[], ${ids.map((id) => withdrawals.get(id) ?? '')}::text[]) as w(journal, reversal)
+    where journals.journal_id = w.journal and journals.withdrawn_by is null
+    returning journals.journal_id`.execute(trx);
+  return new Set(rows.map((r) => r.journal_id));
+}
+
 /**
  * The rows of a chunk of rollback records once settled, in the caller's transaction, which holds
  * the chunk: what `writeOutcome` writes instead of `rows`. A chunk is of one entity, so `rows`
  * (made before the transaction) holds nothing else.
+ *
+ * The chunk's twins are read at once and settled in record order in memory, each rollback seeing
+ * what the ones before it withdrew, then withdrawn together: a few statements per chunk, not per
+ * record. A rollback whose journals were all withdrawn meanwhile by another transaction
+ * (PostgreSQL) is settled again on its own (`settleRollback`), which sees that commit.
  */
 export async function settleRollbacks(
   trx: Transaction<Database>,
+  dialect: Dialect,
   chunk: ClaimedChunk,
   rows: OutcomeRows,
 ): Promise<OutcomeRows> {
   if (rows.journals.length > 0 || rows.errors.length > 0)
     throw new Error('a chunk of rollback records produced journals or errors before they were settled');
-  const outcome: ChunkOutcome = { journals: [], errors: [] };
+  const { byFingerprint, lines } = await candidatesOf(trx, dialect, rows.rollbacks);
+  /** Journals withdrawn by this chunk: journal id → its reversal's id. */
+  const taken = new Map<string, string>();
+  const settled: { request: RollbackRequest; outcome: ChunkOutcome }[] = [];
   for (const request of rows.rollbacks) {
-    const settled = await settleRollback(trx, request);
-    outcome.journals.push(...settled.journals);
-    outcome.errors.push(...settled.errors);
+    const failed = (error: { code: string; message: string }): ChunkOutcome => ({
+      journals: [],
+      errors: [{ recordId: request.recordId, ...error, record: request.record }],
+    });
+    const journals = (byFingerprint.get(request.fingerprint) ?? []).map((j) => ({
+      ...j,
+      withdrawnBy: j.withdrawnBy ?? taken.get(j.journalId) ?? null,
+    }));
+    const first = journals.find((j) => j.withdrawnBy === null);
+    if (first === undefined) {
+      settled.push({
+        request,
+        outcome:
+          journals.length === 0
+            ? failed(request.notFound())
+            : failed(
+                request.alreadyRolledBack(
+                  journals
+                    .slice(0, WITHDRAWN_READ_MAX)
+                    .map((j) => ({ journalId: j.journalId, withdrawnBy: j.withdrawnBy ?? '' })),
+                ),
+              ),
+      });
+      continue;
+    }
+    const twin = journals
+      .filter((j) => j.recordId === first.recordId)
+      .map(({ fingerprint: _fingerprint, ...j }) => ({ ...j, lines: lines.get(j.journalId) ?? [] }));
+    const reversals = request.reverse(twin);
+    if (!Array.isArray(reversals)) {
+      settled.push({ request, outcome: failed(reversals) });
+      continue;
+    }
+    for (const { original, draft } of reversals) taken.set(original, draft.journalId);
+    settled.push({
+      request,
+      outcome: {
+        journals: reversals.map(({ draft }) => ({ recordId: request.recordId, draft })),
+        errors: [],
+      },
+    });
+  }
+  const withdrawn = taken.size === 0 ? new Set<string>() : await withdrawAll(trx, dialect, taken);
+  const outcome: ChunkOutcome = { journals: [], errors: [] };
+  for (const { request, outcome: one } of settled) {
+    const kept = one.journals.filter(
+      ({ draft }) => draft.reverses !== undefined && withdrawn.has(draft.reverses),
+    );
+    // Every journal it meant to withdraw was withdrawn by another transaction meanwhile.
+    const again =
+      one.journals.length > 0 && kept.length === 0 ? await settleRollback(trx, request) : undefined;
+    outcome.journals.push(...(again?.journals ?? kept));
+    outcome.errors.push(...(again?.errors ?? one.errors));
   }
   return outcomeRows(chunk, outcome, rows.at, rows.revision);
 }

@@ -83,7 +83,7 @@ export async function writeOutcome(
 ): Promise<boolean> {
   // Rollback records become their reversals or errors here, where the twin they withdraw is read
   // and written in the one transaction (docs/domain/accounting.md, Rollback of business events).
-  const rows = outcome.rollbacks.length === 0 ? outcome : await settleRollbacks(trx, chunk, outcome);
+  const rows = outcome.rollbacks.length === 0 ? outcome : await settleRollbacks(trx, dialect, chunk, outcome);
   const range = { first: chunk.records[0]?.recordId ?? 0, last: chunk.records.at(-1)?.recordId ?? 0 };
   const marked = await markProcessedAndCount(trx, chunk, range, () => rows.failedRecords);
   if (marked !== chunk.records.length) return false;
