@@ -7,8 +7,8 @@
  * counters follow.
  *
  * Seam: reversals by selection (`POST /api/v1/reversals`) withdraw journals by the same guarded
- * update of `journals.withdrawn_by`; this file is the rollback's own minimal copy of that step,
- * to be shared with theirs once both are in.
+ * update of `journals.withdrawn_by`; `withdrawJournal` and `withdrawAll` are the rollback's own
+ * minimal copy of that step, to be shared with theirs once both are in.
  */
 import { sql, type Transaction } from 'kysely';
 import type {
@@ -113,7 +113,8 @@ async function journalsOfTwin(
 }
 
 /**
- * Settles one rollback: the journals it withdrew, as reversal drafts of its record, or its
+ * Settles one rollback on its own, when the journals its chunk chose for it were withdrawn by
+ * another transaction first: the journals it withdrew, as reversal drafts of its record, or its
  * processing error. The earliest journal with the fingerprint that is not withdrawn names the
  * record whose events are the candidates (one index range read, past the withdrawn journals of
  * earlier identical events only).
