@@ -6,6 +6,7 @@ import { ManualClock } from '../../src/lib/clock.js';
 import { openStore } from '../../src/storage/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { ingestClosedSession, uploadRealisticConfiguration } from '../helpers/fixtures.js';
+import { expectCountersEqualCounts } from '../helpers/reprocessing.js';
 import { businessEvent, loanRecord } from '../helpers/records.js';
 import { TEST_DIALECT } from '../helpers/store.js';
 
@@ -187,6 +188,8 @@ describe('rollback of business events', () => {
     expect(await nonZeroBalances()).toEqual([]);
 
     const third = await send('businessEventRollback', [businessEvent()]);
+    // The statistics, read from counters kept with the writes, count the reversals and the error.
+    await expectCountersEqualCounts(t.store, t.clock);
     const [error] = await errorsOf(third);
     expect(error?.code).toBe('already-rolled-back');
     const withdrawn = [...(await withdrawnBy()).entries()].filter(([, by]) => by !== null);
