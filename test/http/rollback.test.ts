@@ -6,8 +6,8 @@ import { ManualClock } from '../../src/lib/clock.js';
 import { openStore } from '../../src/storage/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { ingestClosedSession, uploadRealisticConfiguration } from '../helpers/fixtures.js';
-import { expectCountersEqualCounts } from '../helpers/reprocessing.js';
 import { businessEvent, loanRecord } from '../helpers/records.js';
+import { expectCountersEqualCounts } from '../helpers/reprocessing.js';
 import { TEST_DIALECT } from '../helpers/store.js';
 
 /**
