@@ -41,6 +41,8 @@ const SECTION_ORDER = [
   'reprocess-postgres',
   'reverse-sqlite',
   'reverse-postgres',
+  'rollback-sqlite',
+  'rollback-postgres',
   'reads-sqlite',
   'reads-postgres',
   'soak-sqlite',

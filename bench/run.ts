@@ -9,6 +9,7 @@ import { READS_JOURNALS_DEFAULT, runReads } from './reads.js';
 import { BENCHMARKS_DOC_PATH, type RunContext, type Section, updateBenchmarksDoc } from './report.js';
 import { REPROCESS_EVENTS_DEFAULT, runReprocess } from './reprocess.js';
 import { runReverse } from './reverse.js';
+import { runRollback } from './rollback.js';
 import type { Dialect } from './service.js';
 import { runSoak, SOAK_MINUTES_DEFAULT } from './soak.js';
 import { runToken } from './token.js';
@@ -44,6 +45,7 @@ const PARTS = {
   soak: (context, dialects, options) => runSoak(context, dialects, options.soakMinutes),
   reprocess: (context, dialects, options) => runReprocess(context, dialects, options.reprocessEvents),
   reverse: (context, dialects) => runReverse(context, dialects),
+  rollback: (context, dialects) => runRollback(context, dialects),
 } satisfies Record<
   string,
   (context: RunContext, dialects: readonly Dialect[], options: Options) => Promise<Section[]>

@@ -1,6 +1,7 @@
 import { EnvError } from '../env.js';
 import { CliError, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, type Io, processIo } from './output.js';
 import { configCommand } from './remote/config-commands.js';
+import { correctCommand } from './remote/correct-command.js';
 import { errorsCommand } from './remote/errors-command.js';
 import { ingestCommand } from './remote/ingest-command.js';
 import { ingestionsCommand } from './remote/ingestions-command.js';
@@ -10,6 +11,7 @@ import { credentialsCommand, usersCommand } from './store-commands.js';
 import {
   BALANCES_USAGE,
   CONFIG_USAGE,
+  CORRECT_USAGE,
   CREDENTIALS_USAGE,
   ERRORS_USAGE,
   INGEST_USAGE,
@@ -28,6 +30,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   config: { run: configCommand, usage: CONFIG_USAGE },
   ingest: { run: ingestCommand, usage: INGEST_USAGE },
   ingestions: { run: ingestionsCommand, usage: INGESTIONS_USAGE },
+  correct: { run: correctCommand, usage: CORRECT_USAGE },
   journals: { run: journalsCommand, usage: JOURNALS_USAGE },
   balances: { run: balancesCommand, usage: BALANCES_USAGE },
   'processing-errors': { run: processingErrorsCommand, usage: PROCESSING_ERRORS_USAGE },

@@ -59,6 +59,15 @@ export const INGEST_USAGE = `usage: ledgerflow ingest FILE --namespace NS --enti
                 the chunk names (default for both: the file name)
 ${CONNECTION}`;
 
+export const CORRECT_USAGE = `usage: ledgerflow correct --rollback OLD --post NEW [--format json|ndjson|csv]
+  Corrects business events already posted: sends OLD, the events as they were posted, as a
+  session of ledger/businessEventRollback and waits for its processing (each record withdraws
+  the journals of an identical event by reversal journals); if any record fails (no identical
+  event, or rolled back already), stops with exit 1, naming each record and its code, and NEW is
+  not sent. Otherwise sends NEW, the corrected events, as a session of ledger/businessEvent and
+  waits for it to post. Files are read as ingest reads them.
+${CONNECTION}`;
+
 export const INGESTIONS_USAGE = `usage: ledgerflow ingestions show ID
        ledgerflow ingestions errors ID
        ledgerflow ingestions close ID
@@ -133,6 +142,8 @@ LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET):
   ingest FILE --namespace NS --entity E [--name N] [--format json|ndjson|csv]
          [--parallel 4] [--timeout PT15M] [--partial] [--session ID] [--keep-open]
                               upload a JSON, NDJSON or CSV file in chunks under 1 MiB
+  correct --rollback OLD --post NEW [--format json|ndjson|csv]
+                              roll back the business events of OLD, then post NEW
   ingestions show|errors|close ID
                               a session's state and errors; close an open session
   journals export --format csv|jsonl|ledger [--output FILE] [--status posted|unposted]

@@ -131,5 +131,19 @@ describe('the first day of docs/first-day.md', () => {
       expect(balance).toMatch(/LOCAL_GAAP:AMS:LF_NL:1300/);
       expect(balance).toMatch(/IFRS:NYC:LF_US:/);
     }
+
+    // 7. A posted event corrected: rolled back, then posted again with the right amount.
+    const corrected = ledgerflow(
+      'correct',
+      '--rollback',
+      join(EXAMPLES, 'correction-rollback.ndjson'),
+      '--post',
+      join(EXAMPLES, 'correction-post.ndjson'),
+    );
+    expect(corrected.status, corrected.stdout + corrected.stderr).toBe(0);
+    expect(corrected.stdout).toContain('rollback: 1 business events rolled back');
+    expect(corrected.stdout).toContain('post: 1 business events posted');
+    const after = ledgerflow('balances', '--accounting-config', 'IFRS');
+    expect(after.stdout).toMatch(/1300\s+EUR\s+109612\.50/);
   });
 });

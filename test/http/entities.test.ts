@@ -32,7 +32,7 @@ describe('namespaces, entities and example chunks', () => {
   it('lists the entities of a namespace, and 404s an unknown one', async () => {
     expect(
       (await get('/api/v1/namespaces/ledger/entities')).json().data.map((e: { name: string }) => e.name),
-    ).toEqual(['businessEvent', 'journal']);
+    ).toEqual(['businessEvent', 'businessEventRollback', 'journal']);
     expect((await get('/api/v1/namespaces/loans/entities')).json()).toEqual({
       data: [
         {

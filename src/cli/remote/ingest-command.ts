@@ -369,6 +369,14 @@ async function sessionFor(
  * service refused the upload, 2 on bad usage or an unreadable file.
  */
 export async function ingestCommand(args: string[], io: Io): Promise<void> {
+  await ingestFile(args, io);
+}
+
+/**
+ * What `ingest` does (see {@link ingestCommand}), answering the id of the session the file went
+ * to, for commands that go on with it (`correct` waits for its processing).
+ */
+export async function ingestFile(args: string[], io: Io): Promise<string> {
   // Retries are told on standard error, through the progress bar once there is one.
   let log = (line: string) => io.err(line);
   const { options, client } = ingestOptionsOf(args, (message) => log(`retry: ${message}`));
@@ -450,6 +458,7 @@ export async function ingestCommand(args: string[], io: Io): Promise<void> {
     );
   }
   await printSummary(client, ingestionId, options, state, io);
+  return ingestionId;
 }
 
 function messageOf(error: unknown): string {

@@ -97,7 +97,7 @@ export const entityRoutes: FastifyPluginAsyncTypebox<{ catalog: EntityCatalog }>
         tags: ['entities'],
         summary: 'An example chunk body that the chunk endpoint accepts as it is',
         description:
-          'Every attribute set to a valid value of its type. For `ledger/businessEvent` and `ledger/journal` the values come from the configuration so that processing turns the example into journals: an event type with posting components and a node they post on (a business event), or a balanced pair of lines of one origin journal (a journal), dated at the business date of the node. Unknown names answer 404 with the closest configured names in `suggestions`.',
+          'Every attribute set to a valid value of its type. For `ledger/businessEvent`, `ledger/businessEventRollback` and `ledger/journal` the values come from the configuration so that processing turns the example into journals: an event type with posting components and a node they post on (a business event, or the event a rollback names), or a balanced pair of lines of one origin journal (a journal), dated at the business date of the node. Unknown names answer 404 with the closest configured names in `suggestions`.',
         params: EntityParams,
         response: {
           200: Type.Object({

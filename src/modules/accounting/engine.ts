@@ -7,6 +7,7 @@
  */
 import { type DecimalText, decimalTextFromValue, negateDecimalText } from '../../lib/decimal.js';
 import { parseIsoDate } from './dates.js';
+import { eventFingerprint } from './event-fingerprint.js';
 import { assembleJournals, type CandidateLine, type JournalCandidate } from './journal-assembly.js';
 import type { ProcessingContext, ProcessingOutcome } from './journal-draft.js';
 import type {
@@ -75,7 +76,14 @@ export function processBusinessEvent(
   }
   if (journals.length === 0)
     return fail('no-journal', noJournalMessage(eventType, references.length, unassigned ?? []));
-  return assembleJournals(prepared, journals, ctx);
+  const outcome = assembleJournals(prepared, journals, ctx);
+  if (outcome.ok) {
+    // Every journal of the event, its automatic reversals too, carries the event's identity, so
+    // that a rollback withdraws them all (docs/domain/accounting.md, Rollback of business events).
+    const fingerprint = eventFingerprint(prepared.fingerprintAttributes, event);
+    for (const draft of outcome.journals) draft.eventFingerprint = fingerprint;
+  }
+  return outcome;
 }
 
 function fail(code: ProcessingError['code'], message: string): ProcessingOutcome {

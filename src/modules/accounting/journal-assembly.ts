@@ -23,7 +23,7 @@ import type {
   ProcessingContext,
   ProcessingOutcome,
 } from './journal-draft.js';
-import { fiscalPeriodOf, isInClosedPeriod, openPeriodsAt } from './periods.js';
+import { fiscalPeriodOf, isInClosedPeriod, type OpenWindowMemo, openPeriodsAt } from './periods.js';
 import type {
   PreparedAccounting,
   PreparedAccountingConfig,
@@ -176,18 +176,17 @@ function balanceError(candidate: JournalCandidate): ProcessingError | undefined 
 }
 
 /**
- * The journal's core date must not fall in a closed period of its node and accounting configuration
- * (docs/domain/accounting.md, Periods), unless the node config overrides the posting date and the
- * feature flag is on; then the journal moves to the first day of the earliest open period (Posting
- * date override).
+ * The business day and the earliest open period of a node and accounting configuration at
+ * `nowMs` (docs/domain/accounting.md, Business date, Periods), kept in the node config's memo so
+ * that the journals of one chunk compute it once; `invalid-time-zone` when the node's zone is not
+ * known. A rollback dates its reversals with it too (event-rollback.ts).
  */
-function placeInOpenPeriod(
-  prepared: PreparedAccounting,
-  candidate: JournalCandidate,
+export function openWindowOf(
+  node: PreparedNode,
+  nodeConfig: PreparedNodeConfig,
   rule: BusinessDateRule,
   nowMs: number,
-): Placement | ProcessingError {
-  const { node, nodeConfig, coreDay } = candidate;
+): OpenWindowMemo | ProcessingError {
   if (node.clock === undefined) {
     return processingError(
       'invalid-time-zone',
@@ -207,6 +206,24 @@ function placeInOpenPeriod(
     open.nowMs = nowMs;
     open.pinnedDay = rule.pinnedDay;
   }
+  return open;
+}
+
+/**
+ * The journal's core date must not fall in a closed period of its node and accounting configuration
+ * (docs/domain/accounting.md, Periods), unless the node config overrides the posting date and the
+ * feature flag is on; then the journal moves to the first day of the earliest open period (Posting
+ * date override).
+ */
+function placeInOpenPeriod(
+  prepared: PreparedAccounting,
+  candidate: JournalCandidate,
+  rule: BusinessDateRule,
+  nowMs: number,
+): Placement | ProcessingError {
+  const { node, nodeConfig, coreDay } = candidate;
+  const open = openWindowOf(node, nodeConfig, rule, nowMs);
+  if ('code' in open) return open;
   const { businessDay } = open;
   if (!isInClosedPeriod(open, coreDay)) return { coreDay, originalCoreDay: undefined, businessDay };
   if (nodeConfig.overridePostingDate && prepared.postingDateOverride) {

@@ -60,6 +60,11 @@ export interface JournalDraft {
    * journals).
    */
   originJournalId?: string;
+  /**
+   * The fingerprint of the business event that produced the journal (event-fingerprint.ts), so
+   * that a rollback finds it; absent for direct journals and for reversals written by a rollback.
+   */
+  eventFingerprint?: string;
   lines: JournalLineDraft[];
 }
 

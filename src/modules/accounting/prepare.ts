@@ -15,6 +15,7 @@ import type {
 } from '../configuration/model.js';
 import { createZoneClock, type ZoneClock } from './business-date.js';
 import { DAY_MS, HOUR_MS } from './dates.js';
+import { type FingerprintAttribute, fingerprintAttributesOf } from './event-fingerprint.js';
 import type { PreparedJournalField } from './journal-field.js';
 import { compileLineRecordPlan, type LineRecordPlan } from './line-record.js';
 import {
@@ -121,6 +122,8 @@ export interface PreparedAccounting {
   nodeAttributes: readonly string[];
   /** Names of every BE attribute. */
   eventAttributes: ReadonlySet<string>;
+  /** Every BE attribute in name order, as the event fingerprint reads them (event-fingerprint.ts). */
+  fingerprintAttributes: readonly FingerprintAttribute[];
   eventTypes: ReadonlySet<string>;
   /** Node by {@link nodeKeyOf} of its fields. */
   nodesByKey: ReadonlyMap<string, PreparedNode>;
@@ -250,6 +253,7 @@ export function prepareAccounting(configuration: Configuration): PreparedAccount
     eventTypeAttribute,
     nodeAttributes,
     eventAttributes,
+    fingerprintAttributes: fingerprintAttributesOf(attributes),
     eventTypes: new Set(configuration.businessEventTypes.map((type) => type.name)),
     nodesByKey,
     componentsByEventType,

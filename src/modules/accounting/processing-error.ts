@@ -38,6 +38,10 @@ export const PROCESSING_ERROR_CODES = [
   'no-journal',
   'unbalanced',
   'closed-period',
+  // Rollback records (docs/domain/accounting.md, Rollback of business events): no identical event
+  // was processed, or every identical one is rolled back already.
+  'rollback-target-not-found',
+  'already-rolled-back',
   // Not a rule of the engine: whatever else stopped the processing of the record's chunk (a
   // store error, a bug), recorded by the processor so that the chunk ends processed.
   'processing-failed',

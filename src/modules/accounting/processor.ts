@@ -1,8 +1,13 @@
 import type { Clock } from '../../lib/clock.js';
 import { newTimeOrderedUuid } from '../../lib/ids.js';
-import { JOURNAL_ENTITY_NAME } from '../configuration/model.js';
+import {
+  BUSINESS_EVENT_ROLLBACK_ENTITY_NAME,
+  JOURNAL_ENTITY_NAME,
+  LEDGER_NAMESPACE,
+} from '../configuration/model.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import { nodeBusinessDate, processBusinessEvent, processDirectJournals } from './engine.js';
+import { processRollbackChunk } from './event-rollback.js';
 import type { ProcessingContext } from './journal-draft.js';
 import type { PreparedAccountingRevision } from './prepare.js';
 import { failureDetailOf, processingFailedError } from './processing-error.js';
@@ -61,13 +66,16 @@ export type ChunkHandler<T extends PreparedAccountingRevision> = (
 
 /**
  * Processes one claimed chunk with the pure engine (docs/domain/accounting.md): each business event
- * on its own, the journal lines of a chunk together, grouped by origin journal id.
+ * on its own, the journal lines of a chunk together, grouped by origin journal id, and rollback
+ * records as requests the write path settles (event-rollback.ts).
  */
 export function processChunk(
   prepared: PreparedAccountingRevision,
   chunk: ClaimedChunk,
   ctx: ProcessingContext,
 ): ChunkOutcome {
+  if (chunk.namespace === LEDGER_NAMESPACE && chunk.entity === BUSINESS_EVENT_ROLLBACK_ENTITY_NAME)
+    return processRollbackChunk(prepared, chunk, ctx);
   const outcome: ChunkOutcome = { journals: [], errors: [] };
   const accounting = prepared.accounting;
   if (chunk.entity === JOURNAL_ENTITY_NAME) {

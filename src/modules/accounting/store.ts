@@ -69,6 +69,57 @@ export interface ChunkOutcome {
   /** Each journal with the record it was made from. */
   journals: { recordId: number; draft: JournalDraft }[];
   errors: { recordId: number; code: string; message: string; record: Record<string, unknown> }[];
+  /**
+   * The rollback records of the chunk (`ledger/businessEventRollback`), settled by the write
+   * path inside the claim's transaction, where their twins are looked up and withdrawn
+   * (docs/domain/accounting.md, Rollback of business events); absent when there are none.
+   */
+  rollbacks?: RollbackRequest[];
+}
+
+/**
+ * A journal with a given event fingerprint, as a rollback reads it back: the journals of one
+ * record, in the order written, are the candidates of a twin.
+ */
+export interface TwinJournal {
+  journalId: string;
+  ingestionId: string;
+  recordId: number;
+  coreDate: string;
+  journalType: string;
+  accountingConfig: string;
+  node: Record<string, string>;
+  reverses: string | null;
+  /** The reversal journal that withdrew it, null while none has. */
+  withdrawnBy: string | null;
+  lines: { account: string; amount: string; currency: string; extras: Record<string, unknown> }[];
+}
+
+/** A reversal a rollback writes: its draft, and the journal it withdraws. */
+export interface RollbackReversal {
+  original: string;
+  draft: JournalDraft;
+}
+
+/**
+ * One rollback record to settle. The module decides (pure); the store reads the twins and writes
+ * inside the claim's transaction:
+ * - `reverse`: given the journals of the one record that produced the earliest journal with the
+ *   fingerprint that is not withdrawn, the reversals of the earliest event among them not yet
+ *   rolled back (its journals not yet withdrawn), or a processing error;
+ * - `notFound` and `alreadyRolledBack`: the error when no journal has the fingerprint, or when
+ *   every one is withdrawn (`withdrawn`: the first few, in the order written).
+ */
+export interface RollbackRequest {
+  recordId: number;
+  record: Record<string, unknown>;
+  fingerprint: string;
+  reverse(journals: readonly TwinJournal[]): RollbackReversal[] | { code: string; message: string };
+  notFound(): { code: string; message: string };
+  alreadyRolledBack(withdrawn: readonly { journalId: string; withdrawnBy: string }[]): {
+    code: string;
+    message: string;
+  };
 }
 
 /**

@@ -166,6 +166,15 @@ export const BUSINESS_EVENT_ENTITY_NAME: (typeof LEDGER_ENTITY_NAMES)[0] = LEDGE
 /** Name of the ledger entity whose fields are the sender-supplied `journalDefinition.fields`. */
 export const JOURNAL_ENTITY_NAME: (typeof LEDGER_ENTITY_NAMES)[1] = LEDGER_ENTITY_NAMES[1];
 
+/**
+ * Name of the ledger entity that rolls business events back (docs/domain/accounting.md, Rollback
+ * of business events): its fields are those of `ledger/businessEvent`, and each record withdraws
+ * the journals of an identical event processed before. Not in {@link LEDGER_ENTITY_NAMES}, the
+ * built-in entities a flow may read: a rollback record is never an input of a flow, it names the
+ * event a flow built.
+ */
+export const BUSINESS_EVENT_ROLLBACK_ENTITY_NAME = 'businessEventRollback';
+
 // ---------------------------------------------------------------------------------------------
 // accountLookups
 // ---------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ function indexPath(base: string, names: readonly string[], name: string): string
 }
 
 function placeOf(configuration: Configuration, entity: EntityDefinition): Place {
-  if (entity.kind === 'businessEvent') {
+  if (entity.kind === 'businessEvent' || entity.kind === 'businessEventRollback') {
     const names = (configuration.businessEventDefinition.attributes ?? []).map((a) => a.name);
     return {
       entity: '/businessEventDefinition',

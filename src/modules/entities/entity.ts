@@ -1,7 +1,7 @@
 /**
  * The shape of an ingestion target (docs/reference.md, Entities): a user entity of the `entities`
- * section, or one of the two ledger entities derived from `businessEventDefinition` and
- * `journalDefinition`. This is the one normalized view that the record validator, the example
+ * section, or one of the ledger entities derived from `businessEventDefinition` (business events
+ * and their rollbacks) and `journalDefinition`. This is the one normalized view that the record validator, the example
  * generator and the entity endpoints read; nothing here knows about HTTP or storage.
  */
 /** The normalized field types (docs/reference.md, Attribute types of entities). */
@@ -19,8 +19,8 @@ export const FIELD_TYPES = [
 /** A normalized field type; see {@link normalizeFieldType} for the accepted spellings. */
 export type FieldType = (typeof FIELD_TYPES)[number];
 
-/** The three kinds of entity (docs/reference.md, Entities). */
-export type EntityKind = 'user' | 'businessEvent' | 'journal';
+/** The kinds of entity (docs/reference.md, Entities). */
+export type EntityKind = 'user' | 'businessEvent' | 'businessEventRollback' | 'journal';
 
 /** One field of an entity, in its configured order. */
 export interface EntityAttribute {

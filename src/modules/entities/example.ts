@@ -257,6 +257,7 @@ export function examplePlanOf(
 ): ExamplePlan {
   switch (entity.kind) {
     case 'businessEvent':
+    case 'businessEventRollback':
       return businessEventPlan(accounting, clock);
     case 'journal':
       return journalPlan(configuration, accounting, entity, clock);

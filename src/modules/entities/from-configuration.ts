@@ -2,6 +2,7 @@ import { attributeTypeNameOf, elementTypeNameOf } from '../configuration/documen
 import { isMandatorySenderRole, JOURNAL_ROLES } from '../configuration/journal-roles.js';
 import {
   BUSINESS_EVENT_ENTITY_NAME,
+  BUSINESS_EVENT_ROLLBACK_ENTITY_NAME,
   type BusinessEventAttribute,
   type BusinessEventAttributeRole,
   type Configuration,
@@ -14,8 +15,8 @@ import { type EntityAttribute, type EntityDefinition, type FieldType, normalizeF
 
 /**
  * The ingestion targets of a configuration (docs/reference.md, Entities): user entities from
- * `entities`, and the two ledger entities derived from `businessEventDefinition` and
- * `journalDefinition`.
+ * `entities`, and the ledger entities derived from `businessEventDefinition` (business events and
+ * their rollbacks) and `journalDefinition`.
  *
  * Mandatory flags of the ledger entities (the configuration carries none; these are our choices,
  * also in docs/adr/0005-entity-validation.md):
@@ -24,6 +25,7 @@ import { type EntityAttribute, type EntityDefinition, type FieldType, normalizeF
  *   fields of posting patterns. Which attributes an event needs depends on its event type, so a
  *   missing one is a processing error of that event (docs/domain/accounting.md), not a rejected
  *   chunk.
+ * - `ledger/businessEventRollback`: as `ledger/businessEvent`.
  * - `ledger/journal` (docs/domain/accounting.md, Direct journals): a field of a role the sender
  *   supplies is mandatory or optional as the journal roles table says (`JOURNAL_ROLES` in
  *   configuration/journal-roles.ts); fields without a role are optional; the fields of the roles
@@ -98,7 +100,8 @@ function journalAttributeOf(field: JournalField): EntityAttribute {
 
 /**
  * Lists every ingestion target of a configuration: the user entities of `entities` in configured
- * order, then `ledger/businessEvent` (fields: the `businessEventDefinition.attributes`) and
+ * order, then `ledger/businessEvent` and `ledger/businessEventRollback` (fields: the
+ * `businessEventDefinition.attributes`) and
  * `ledger/journal` (fields: the `journalDefinition` fields whose role is not system-filled), each
  * with attributes in configured order and types normalized. A ledger entity is left out while its
  * definition is inactive (`active: false`) or has no attributes or fields, so that sessions cannot
@@ -118,6 +121,18 @@ export function entitiesOf(configuration: Configuration): EntityDefinition[] {
       temporalityType: LEDGER_TEMPORALITY_TYPE,
       type: LEDGER_ENTITY_TYPE,
       kind: 'businessEvent',
+      attributes: events.attributes.map(businessEventAttributeOf),
+    });
+    // Same attributes, same validation: a rollback record is the event it rolls back, sent again
+    // (docs/domain/accounting.md, Rollback of business events).
+    entities.push({
+      namespace: LEDGER_NAMESPACE,
+      name: BUSINESS_EVENT_ROLLBACK_ENTITY_NAME,
+      description:
+        'Rollbacks of business events: each record repeats a business event processed before, and the journals that event produced are withdrawn by reversal journals.',
+      temporalityType: LEDGER_TEMPORALITY_TYPE,
+      type: LEDGER_ENTITY_TYPE,
+      kind: 'businessEventRollback',
       attributes: events.attributes.map(businessEventAttributeOf),
     });
   }

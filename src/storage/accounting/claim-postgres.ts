@@ -10,7 +10,11 @@
  *    session's row, and its writes take the session row last (the journals refer to it, and
  *    the session's counters go up), and the rows of the kept balances it adds to last
  *    (`balances.ts`: `balance_moves` then `balances`, each sorted by key, as posting does too).
- *    It never locks the configuration row: it only reads the revision, after the claim.
+ *    It never locks the configuration row: it only reads the revision, after the claim. A chunk
+ *    of rollback records also locks the journals it withdraws, in id order, before the session
+ *    row (`rollback-write.ts`); posting marks journals in no set order, so the two may deadlock
+ *    when they meet on the same unposted journals: PostgreSQL ends one, and the processor tries
+ *    that chunk again as any transient fault.
  * 2. An upload locks the configuration row, then the chunks table, then the sessions table
  *    (`LOCK TABLE … IN EXCLUSIVE MODE`, in that order), and deletes the kept balances only
  *    after the journals. The chunks table lock waits for every

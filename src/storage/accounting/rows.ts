@@ -3,7 +3,12 @@
  * processing errors; and the balance moves of the posted lines (`balances.ts`). The processing
  * benchmark writes with them too (bench/processing-limit.ts).
  */
-import type { ChunkOutcome, ClaimedChunk, JournalDraft } from '../../modules/accounting/store.js';
+import type {
+  ChunkOutcome,
+  ClaimedChunk,
+  JournalDraft,
+  RollbackRequest,
+} from '../../modules/accounting/store.js';
 import type { ProcessingErrorsTable } from '../schema.js';
 import { type BalanceMove, balanceMovesOf } from './balances.js';
 
@@ -46,6 +51,7 @@ export const JOURNAL_COLUMNS: readonly string[] = [
   'line_count',
   'created_at',
   'revision',
+  'event_fingerprint',
 ];
 
 /** The columns of a journal line row. */
@@ -89,6 +95,7 @@ export function journalRow(recordId: number, draft: JournalDraft, at: string, re
     draft.lines.length,
     at,
     revision,
+    draft.eventFingerprint ?? null,
   ];
 }
 
@@ -120,6 +127,8 @@ export interface OutcomeRows {
   at: string;
   /** The configuration revision the rows were made under. */
   revision: number;
+  /** Rollback records, settled in the write transaction (`rollback-write.ts`). */
+  rollbacks: readonly RollbackRequest[];
 }
 
 /** The rows of `outcome`, processed under configuration `revision` (the one the claim checked). */
@@ -147,5 +156,6 @@ export function outcomeRows(
     failedRecords: new Set(outcome.errors.map((e) => e.recordId)).size,
     at,
     revision,
+    rollbacks: outcome.rollbacks ?? [],
   };
 }

@@ -16,6 +16,7 @@ import { countEntityRecords, countJournals, countProcessingErrors } from '../sta
 import type { Dialect } from '../store.js';
 import { keepBalances } from './balances.js';
 import { reprocessedRecords, settleReprocessed } from './reprocess-write.js';
+import { settleRollbacks } from './rollback-write.js';
 import { ERROR_COLUMNS, JOURNAL_COLUMNS, LINE_COLUMNS, type OutcomeRows } from './rows.js';
 
 const JOURNAL_CORE_DATE = JOURNAL_COLUMNS.indexOf('core_date');
@@ -78,8 +79,11 @@ export async function writeOutcome(
   bulkInsert: BulkInsert,
   dialect: Dialect,
   chunk: ClaimedChunk,
-  rows: OutcomeRows,
+  outcome: OutcomeRows,
 ): Promise<boolean> {
+  // Rollback records become their reversals or errors here, where the twin they withdraw is read
+  // and written in the one transaction (docs/domain/accounting.md, Rollback of business events).
+  const rows = outcome.rollbacks.length === 0 ? outcome : await settleRollbacks(trx, dialect, chunk, outcome);
   const range = { first: chunk.records[0]?.recordId ?? 0, last: chunk.records.at(-1)?.recordId ?? 0 };
   const marked = await markProcessedAndCount(trx, chunk, range, () => rows.failedRecords);
   if (marked !== chunk.records.length) return false;

@@ -29,10 +29,22 @@ describe('entitiesOf', () => {
     expect(entitiesOf(emptyConfiguration())).toEqual([]);
   });
 
-  it('lists user entities first, then the two ledger entities', () => {
+  it('lists user entities first, then the ledger entities', () => {
     expect(
       entitiesOf(realistic).map((entity) => `${entity.namespace}/${entity.name}:${entity.kind}`),
-    ).toEqual(['loans/loanTransaction:user', 'ledger/businessEvent:businessEvent', 'ledger/journal:journal']);
+    ).toEqual([
+      'loans/loanTransaction:user',
+      'ledger/businessEvent:businessEvent',
+      'ledger/businessEventRollback:businessEventRollback',
+      'ledger/journal:journal',
+    ]);
+  });
+
+  it('gives ledger/businessEventRollback the attributes and mandatory flags of ledger/businessEvent', () => {
+    const entities = entitiesOf(realistic);
+    expect(summary(find(entities, 'ledger', 'businessEventRollback'))).toEqual(
+      summary(find(entities, 'ledger', 'businessEvent')),
+    );
   });
 
   it('maps user entity attributes in configured order, with typeName normalized', () => {

@@ -1,0 +1,367 @@
+/**
+ * The write path's settling of rollback records (docs/domain/accounting.md, Rollback of business
+ * events), inside the claim's transaction: each record's twin is looked up by its fingerprint
+ * (`journals_event_fingerprint`, migration 0021), its journals are withdrawn, and the reversal
+ * journals the module drafted (`modules/accounting/event-rollback.ts`) are handed back to
+ * `writeOutcome`, which writes them as any journals of an outcome: lines, kept balances and
+ * counters follow.
+ *
+ * Seam: reversals by selection (`POST /api/v1/reversals`) withdraw journals by the same guarded
+ * update of `journals.withdrawn_by`; `withdrawJournal` and `withdrawAll` are the rollback's own
+ * minimal copy of that step, to be shared with theirs once both are in.
+ */
+import { sql, type Transaction } from 'kysely';
+import type {
+  ChunkOutcome,
+  ClaimedChunk,
+  RollbackRequest,
+  TwinJournal,
+} from '../../modules/accounting/store.js';
+import type { Database } from '../schema.js';
+import type { Dialect } from '../store.js';
+import { type OutcomeRows, outcomeRows } from './rows.js';
+
+/**
+ * Lookups of one rollback's twin in a transaction. A lookup is repeated only when every journal
+ * of the twin it found was withdrawn meanwhile by a concurrent transaction (PostgreSQL): the next
+ * lookup sees that commit and takes the next twin, or reports them all rolled back.
+ */
+const ROLLBACK_LOOKUPS_MAX = 4;
+
+/** Withdrawn journals read to name them in an `already-rolled-back` error. */
+const WITHDRAWN_READ_MAX = 6;
+
+/**
+ * Withdraws `journalId` by `reversalId` unless something withdrew it already: the one write that
+ * keeps a journal from being withdrawn twice, across transactions and service instances. On
+ * PostgreSQL a concurrent withdrawal holds the row until it commits; this update then sees the
+ * committed `withdrawn_by` and changes nothing. Returns whether this call withdrew it.
+ */
+export async function withdrawJournal(
+  trx: Transaction<Database>,
+  journalId: string,
+  reversalId: string,
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('journals')
+    .set({ withdrawn_by: reversalId })
+    .where('journal_id', '=', journalId)
+    .where('withdrawn_by', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** The journals of `recordId` with `fingerprint`, in the order written, with their lines. */
+async function journalsOfTwin(
+  trx: Transaction<Database>,
+  fingerprint: string,
+  recordId: number,
+): Promise<TwinJournal[]> {
+  const rows = await trx
+    .selectFrom('journals')
+    .select([
+      'journal_id',
+      'ingestion_id',
+      'record_id',
+      'core_date',
+      'journal_type',
+      'accounting_config',
+      'node',
+      'reverses',
+      'withdrawn_by',
+    ])
+    .where('event_fingerprint', '=', fingerprint)
+    .where('record_id', '=', recordId)
+    .orderBy('created_at')
+    .orderBy('journal_id')
+    .execute();
+  if (rows.length === 0) return [];
+  const lines = await trx
+    .selectFrom('journal_lines')
+    .select(['journal_id', 'account', 'amount', 'currency', 'extras'])
+    .where(
+      'journal_id',
+      'in',
+      rows.map((r) => r.journal_id),
+    )
+    .orderBy('journal_id')
+    .orderBy('line_no')
+    .execute();
+  const byJournal = new Map<string, TwinJournal['lines']>();
+  for (const line of lines) {
+    const list = byJournal.get(line.journal_id) ?? [];
+    list.push({
+      account: line.account,
+      amount: String(line.amount),
+      currency: line.currency,
+      extras: JSON.parse(line.extras) as Record<string, unknown>,
+    });
+    byJournal.set(line.journal_id, list);
+  }
+  return rows.map((row) => ({
+    journalId: row.journal_id,
+    ingestionId: row.ingestion_id,
+    recordId: Number(row.record_id),
+    coreDate: row.core_date,
+    journalType: row.journal_type,
+    accountingConfig: row.accounting_config,
+    node: JSON.parse(row.node) as Record<string, string>,
+    reverses: row.reverses,
+    withdrawnBy: row.withdrawn_by,
+    lines: byJournal.get(row.journal_id) ?? [],
+  }));
+}
+
+/**
+ * Settles one rollback on its own, when the journals its chunk chose for it were withdrawn by
+ * another transaction first: the journals it withdrew, as reversal drafts of its record, or its
+ * processing error. The earliest journal with the fingerprint that is not withdrawn names the
+ * record whose events are the candidates (one index range read, past the withdrawn journals of
+ * earlier identical events only).
+ */
+async function settleRollback(trx: Transaction<Database>, request: RollbackRequest): Promise<ChunkOutcome> {
+  const failed = (error: { code: string; message: string }): ChunkOutcome => ({
+    journals: [],
+    errors: [{ recordId: request.recordId, ...error, record: request.record }],
+  });
+  for (let lookup = 0; lookup < ROLLBACK_LOOKUPS_MAX; lookup += 1) {
+    const first = await trx
+      .selectFrom('journals')
+      .select('record_id')
+      .where('event_fingerprint', '=', request.fingerprint)
+      .where('withdrawn_by', 'is', null)
+      .orderBy('created_at')
+      .orderBy('journal_id')
+      .limit(1)
+      .executeTakeFirst();
+    if (first === undefined) {
+      const withdrawn = await trx
+        .selectFrom('journals')
+        .select(['journal_id', 'withdrawn_by'])
+        .where('event_fingerprint', '=', request.fingerprint)
+        .orderBy('created_at')
+        .orderBy('journal_id')
+        .limit(WITHDRAWN_READ_MAX)
+        .execute();
+      if (withdrawn.length === 0) return failed(request.notFound());
+      return failed(
+        request.alreadyRolledBack(
+          withdrawn.map((j) => ({ journalId: j.journal_id, withdrawnBy: j.withdrawn_by ?? '' })),
+        ),
+      );
+    }
+    const reversals = request.reverse(
+      await journalsOfTwin(trx, request.fingerprint, Number(first.record_id)),
+    );
+    if (!Array.isArray(reversals)) return failed(reversals);
+    const journals: ChunkOutcome['journals'] = [];
+    for (const { original, draft } of reversals) {
+      if (await withdrawJournal(trx, original, draft.journalId))
+        journals.push({ recordId: request.recordId, draft });
+    }
+    if (journals.length > 0) return { journals, errors: [] };
+  }
+  throw new Error(
+    `the twin of rollback record ${request.recordId} was withdrawn by others ${ROLLBACK_LOOKUPS_MAX} times in a row`,
+  );
+}
+
+/** A journal with a fingerprint of the chunk's rollbacks, as read before they are settled. */
+type Candidate = Omit<TwinJournal, 'lines'> & { fingerprint: string };
+
+/** `column` among `values`, one parameter however many: an array on PostgreSQL, JSON on SQLite. */
+function among(dialect: Dialect, column: 'event_fingerprint' | 'journal_id', values: readonly string[]) {
+  return dialect === 'postgres'
+    ? sql<boolean>`${sql.ref(column)} = any(${[...values]}::text[])`
+    : sql<boolean>`${sql.ref(column)} in (select value from json_each(${JSON.stringify(values)}))`;
+}
+
+/**
+ * The journals of every fingerprint of `requests`, in the order written per fingerprint (one read
+ * of `journals_event_fingerprint` per fingerprint), and the lines of those whose record still has
+ * a journal standing: the only ones a rollback may reverse.
+ */
+async function candidatesOf(
+  trx: Transaction<Database>,
+  dialect: Dialect,
+  requests: readonly RollbackRequest[],
+): Promise<{ byFingerprint: Map<string, Candidate[]>; lines: Map<string, TwinJournal['lines']> }> {
+  const fingerprints = [...new Set(requests.map((r) => r.fingerprint))];
+  const rows = await trx
+    .selectFrom('journals')
+    .select([
+      'journal_id',
+      'ingestion_id',
+      'record_id',
+      'core_date',
+      'journal_type',
+      'accounting_config',
+      'node',
+      'reverses',
+      'withdrawn_by',
+      'event_fingerprint',
+    ])
+    .where(among(dialect, 'event_fingerprint', fingerprints))
+    .orderBy('event_fingerprint')
+    .orderBy('created_at')
+    .orderBy('journal_id')
+    .execute();
+  const byFingerprint = new Map<string, Candidate[]>();
+  const standing = new Set<string>();
+  for (const row of rows) {
+    const fingerprint = row.event_fingerprint ?? '';
+    const list = byFingerprint.get(fingerprint) ?? [];
+    list.push({
+      fingerprint,
+      journalId: row.journal_id,
+      ingestionId: row.ingestion_id,
+      recordId: Number(row.record_id),
+      coreDate: row.core_date,
+      journalType: row.journal_type,
+      accountingConfig: row.accounting_config,
+      node: JSON.parse(row.node) as Record<string, string>,
+      reverses: row.reverses,
+      withdrawnBy: row.withdrawn_by,
+    });
+    byFingerprint.set(fingerprint, list);
+    if (row.withdrawn_by === null) standing.add(`${fingerprint}\u0000${row.record_id}`);
+  }
+  const wanted = rows
+    .filter((row) => standing.has(`${row.event_fingerprint ?? ''}\u0000${row.record_id}`))
+    .map((row) => row.journal_id);
+  const lines = new Map<string, TwinJournal['lines']>();
+  if (wanted.length === 0) return { byFingerprint, lines };
+  const lineRows = await trx
+    .selectFrom('journal_lines')
+    .select(['journal_id', 'account', 'amount', 'currency', 'extras'])
+    .where(among(dialect, 'journal_id', wanted))
+    .orderBy('journal_id')
+    .orderBy('line_no')
+    .execute();
+  for (const line of lineRows) {
+    const list = lines.get(line.journal_id) ?? [];
+    list.push({
+      account: line.account,
+      amount: String(line.amount),
+      currency: line.currency,
+      extras: JSON.parse(line.extras) as Record<string, unknown>,
+    });
+    lines.set(line.journal_id, list);
+  }
+  return { byFingerprint, lines };
+}
+
+/**
+ * Withdraws each journal of `withdrawals` (journal id → reversal id) still standing, in one
+ * statement on PostgreSQL after locking the rows in id order (so two transactions never wait on
+ * each other in a cycle), and returns those this call withdrew.
+ */
+async function withdrawAll(
+  trx: Transaction<Database>,
+  dialect: Dialect,
+  withdrawals: ReadonlyMap<string, string>,
+): Promise<Set<string>> {
+  const ids = [...withdrawals.keys()].sort();
+  if (dialect === 'sqlite') {
+    // One writer at a time: no lock order to keep, and nothing withdrawn since the read.
+    const { rows } = await sql<{ journal_id: string }>`
+      update journals set withdrawn_by = w.value
+      from json_each(${JSON.stringify(Object.fromEntries(withdrawals))}) as w
+      where journals.journal_id = w.key and journals.withdrawn_by is null
+      returning journals.journal_id`.execute(trx);
+    return new Set(rows.map((r) => r.journal_id));
+  }
+  await trx
+    .selectFrom('journals')
+    .select('journal_id')
+    .where(among(dialect, 'journal_id', ids))
+    .orderBy('journal_id')
+    .forUpdate()
+    .execute();
+  const { rows } = await sql<{ journal_id: string }>`
+    update journals set withdrawn_by = w.reversal
+    from unnest(${ids}::text[], ${ids.map((id) => withdrawals.get(id) ?? '')}::text[]) as w(journal, reversal)
+    where journals.journal_id = w.journal and journals.withdrawn_by is null
+    returning journals.journal_id`.execute(trx);
+  return new Set(rows.map((r) => r.journal_id));
+}
+
+/**
+ * The rows of a chunk of rollback records once settled, in the caller's transaction, which holds
+ * the chunk: what `writeOutcome` writes instead of `rows`. A chunk is of one entity, so `rows`
+ * (made before the transaction) holds nothing else.
+ *
+ * The chunk's twins are read at once and settled in record order in memory, each rollback seeing
+ * what the ones before it withdrew, then withdrawn together: a few statements per chunk, not per
+ * record. A rollback whose journals were all withdrawn meanwhile by another transaction
+ * (PostgreSQL) is settled again on its own (`settleRollback`), which sees that commit.
+ */
+export async function settleRollbacks(
+  trx: Transaction<Database>,
+  dialect: Dialect,
+  chunk: ClaimedChunk,
+  rows: OutcomeRows,
+): Promise<OutcomeRows> {
+  if (rows.journals.length > 0 || rows.errors.length > 0)
+    throw new Error('a chunk of rollback records produced journals or errors before they were settled');
+  const { byFingerprint, lines } = await candidatesOf(trx, dialect, rows.rollbacks);
+  /** Journals withdrawn by this chunk: journal id → its reversal's id. */
+  const taken = new Map<string, string>();
+  const settled: { request: RollbackRequest; outcome: ChunkOutcome }[] = [];
+  for (const request of rows.rollbacks) {
+    const failed = (error: { code: string; message: string }): ChunkOutcome => ({
+      journals: [],
+      errors: [{ recordId: request.recordId, ...error, record: request.record }],
+    });
+    const journals = (byFingerprint.get(request.fingerprint) ?? []).map((j) => ({
+      ...j,
+      withdrawnBy: j.withdrawnBy ?? taken.get(j.journalId) ?? null,
+    }));
+    const first = journals.find((j) => j.withdrawnBy === null);
+    if (first === undefined) {
+      settled.push({
+        request,
+        outcome:
+          journals.length === 0
+            ? failed(request.notFound())
+            : failed(
+                request.alreadyRolledBack(
+                  journals
+                    .slice(0, WITHDRAWN_READ_MAX)
+                    .map((j) => ({ journalId: j.journalId, withdrawnBy: j.withdrawnBy ?? '' })),
+                ),
+              ),
+      });
+      continue;
+    }
+    const twin = journals
+      .filter((j) => j.recordId === first.recordId)
+      .map(({ fingerprint: _fingerprint, ...j }) => ({ ...j, lines: lines.get(j.journalId) ?? [] }));
+    const reversals = request.reverse(twin);
+    if (!Array.isArray(reversals)) {
+      settled.push({ request, outcome: failed(reversals) });
+      continue;
+    }
+    for (const { original, draft } of reversals) taken.set(original, draft.journalId);
+    settled.push({
+      request,
+      outcome: {
+        journals: reversals.map(({ draft }) => ({ recordId: request.recordId, draft })),
+        errors: [],
+      },
+    });
+  }
+  const withdrawn = taken.size === 0 ? new Set<string>() : await withdrawAll(trx, dialect, taken);
+  const outcome: ChunkOutcome = { journals: [], errors: [] };
+  for (const { request, outcome: one } of settled) {
+    const kept = one.journals.filter(
+      ({ draft }) => draft.reverses !== undefined && withdrawn.has(draft.reverses),
+    );
+    // Every journal it meant to withdraw was withdrawn by another transaction meanwhile.
+    const again =
+      one.journals.length > 0 && kept.length === 0 ? await settleRollback(trx, request) : undefined;
+    outcome.journals.push(...(again?.journals ?? kept));
+    outcome.errors.push(...(again?.errors ?? one.errors));
+  }
+  return outcomeRows(chunk, outcome, rows.at, rows.revision);
+}
