@@ -30,6 +30,7 @@ interface ApiJournal {
   ingestionId: string;
   reverses: string | null;
   reversedBy: string | null;
+  reversalId: string | null;
   lines: ApiLine[];
 }
 
@@ -197,6 +198,29 @@ describe('rollback of business events', () => {
     const [journalId, by] = withdrawn[0] ?? ['', ''];
     expect(error?.message).toContain(`journal ${journalId} withdrawn by ${by}`);
     expect(await nonZeroBalances()).toEqual([]);
+  });
+
+  it('shares the at-most-once rule with reversals by selection: a rollback after a reversal finds nothing left', async () => {
+    const posted = await send('businessEvent', [businessEvent()]);
+    const journals = await journalsOf(posted);
+    const reversed = await t.call(operator, {
+      method: 'POST',
+      url: '/api/v1/reversals',
+      payload: { selection: { ingestionId: posted }, reason: 'sent twice by the upstream system' },
+    });
+    expect(reversed.statusCode, reversed.body).toBe(201);
+    const rollback = await send('businessEventRollback', [businessEvent()]);
+    const [error] = await errorsOf(rollback);
+    expect(error?.code).toBe('already-rolled-back');
+    // Every original has one correction, made by the request, and no other.
+    const after = await journalsOf(posted);
+    for (const original of journals) {
+      const corrections = after.filter((j) => j.reverses === original.journalId && j.reversalId !== null);
+      expect(corrections).toHaveLength(1);
+    }
+    expect(after.length).toBe(journals.length * 2);
+    expect(await nonZeroBalances()).toEqual([]);
+    await expectCountersEqualCounts(t.store, t.clock);
   });
 
   it('withdraws the automatic reversal of a REVERSING journal type with its original', async () => {

@@ -182,7 +182,9 @@ async function linesOf(db: Kysely<Database>, dialect: Dialect, ids: readonly str
 
 /**
  * Sets `withdrawn_by` (and `reversed_by` where null) of each journal of `pairs` that no reversal
- * has withdrawn yet, and returns those journals' rows (the header: the at-most-once guard).
+ * has withdrawn yet, and returns those journals' rows (the header: the at-most-once guard). The
+ * one write that withdraws a journal: reversals by selection and rollbacks
+ * (`rollback-write.ts`) both go through it.
  *
  * On PostgreSQL the journals are found by `journal_id = any(ids)` with sequential scans off for
  * the statement: the planner costs a thousand primary-key lookups above one scan of a table of
@@ -191,7 +193,7 @@ async function linesOf(db: Kysely<Database>, dialect: Dialect, ids: readonly str
  * with the square of the journals stored. The setting is the transaction's and is put back
  * right after.
  */
-async function withdraw(
+export async function withdraw(
   trx: Transaction<Database>,
   dialect: Dialect,
   pairs: readonly { journalId: string; reversalJournalId: string }[],

@@ -6,9 +6,9 @@
  * `writeOutcome`, which writes them as any journals of an outcome: lines, kept balances and
  * counters follow.
  *
- * Seam: reversals by selection (`POST /api/v1/reversals`) withdraw journals by the same guarded
- * update of `journals.withdrawn_by`; `withdrawJournal` and `withdrawAll` are the rollback's own
- * minimal copy of that step, to be shared with theirs once both are in.
+ * The withdrawal itself is the one guarded update reversals by selection use too (`withdraw` of
+ * `reversal-write.ts`): `withdrawn_by` and, where null, `reversed_by` of the original, so a
+ * journal is withdrawn at most once whoever withdraws it.
  */
 import { sql, type Transaction } from 'kysely';
 import type {
@@ -19,6 +19,7 @@ import type {
 } from '../../modules/accounting/store.js';
 import type { Database } from '../schema.js';
 import type { Dialect } from '../store.js';
+import { withdraw } from './reversal-write.js';
 import { type OutcomeRows, outcomeRows } from './rows.js';
 
 /**
@@ -30,26 +31,6 @@ const ROLLBACK_LOOKUPS_MAX = 4;
 
 /** Withdrawn journals read to name them in an `already-rolled-back` error. */
 const WITHDRAWN_READ_MAX = 6;
-
-/**
- * Withdraws `journalId` by `reversalId` unless something withdrew it already: the one write that
- * keeps a journal from being withdrawn twice, across transactions and service instances. On
- * PostgreSQL a concurrent withdrawal holds the row until it commits; this update then sees the
- * committed `withdrawn_by` and changes nothing. Returns whether this call withdrew it.
- */
-export async function withdrawJournal(
-  trx: Transaction<Database>,
-  journalId: string,
-  reversalId: string,
-): Promise<boolean> {
-  const result = await trx
-    .updateTable('journals')
-    .set({ withdrawn_by: reversalId })
-    .where('journal_id', '=', journalId)
-    .where('withdrawn_by', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
-}
 
 /** The journals of `recordId` with `fingerprint`, in the order written, with their lines. */
 async function journalsOfTwin(
@@ -119,7 +100,11 @@ async function journalsOfTwin(
  * record whose events are the candidates (one index range read, past the withdrawn journals of
  * earlier identical events only).
  */
-async function settleRollback(trx: Transaction<Database>, request: RollbackRequest): Promise<ChunkOutcome> {
+async function settleRollback(
+  trx: Transaction<Database>,
+  dialect: Dialect,
+  request: RollbackRequest,
+): Promise<ChunkOutcome> {
   const failed = (error: { code: string; message: string }): ChunkOutcome => ({
     journals: [],
     errors: [{ recordId: request.recordId, ...error, record: request.record }],
@@ -156,7 +141,10 @@ async function settleRollback(trx: Transaction<Database>, request: RollbackReque
     if (!Array.isArray(reversals)) return failed(reversals);
     const journals: ChunkOutcome['journals'] = [];
     for (const { original, draft } of reversals) {
-      if (await withdrawJournal(trx, original, draft.journalId))
+      if (
+        (await withdraw(trx, dialect, [{ journalId: original, reversalJournalId: draft.journalId }])).length >
+        0
+      )
         journals.push({ recordId: request.recordId, draft });
     }
     if (journals.length > 0) return { journals, errors: [] };
@@ -262,28 +250,17 @@ async function withdrawAll(
   withdrawals: ReadonlyMap<string, string>,
 ): Promise<Set<string>> {
   const ids = [...withdrawals.keys()].sort();
-  if (dialect === 'sqlite') {
-    // One writer at a time: no lock order to keep, and nothing withdrawn since the read.
-    const { rows } = await sql<{ journal_id: string }>`
-      update journals set withdrawn_by = w.value
-      from json_each(${JSON.stringify(Object.fromEntries(withdrawals))}) as w
-      where journals.journal_id = w.key and journals.withdrawn_by is null
-      returning journals.journal_id`.execute(trx);
-    return new Set(rows.map((r) => r.journal_id));
-  }
-  await trx
-    .selectFrom('journals')
-    .select('journal_id')
-    .where(among(dialect, 'journal_id', ids))
-    .orderBy('journal_id')
-    .forUpdate()
-    .execute();
-  const { rows } = await sql<{ journal_id: string }>`
-    update journals set withdrawn_by = w.reversal
-    from unnest(${ids}::text[], ${ids.map((id) => withdrawals.get(id) ?? '')}::text[]) as w(journal, reversal)
-    where journals.journal_id = w.journal and journals.withdrawn_by is null
-    returning journals.journal_id`.execute(trx);
-  return new Set(rows.map((r) => r.journal_id));
+  if (dialect === 'postgres')
+    await trx
+      .selectFrom('journals')
+      .select('journal_id')
+      .where(among(dialect, 'journal_id', ids))
+      .orderBy('journal_id')
+      .forUpdate()
+      .execute();
+  // SQLite: one writer at a time, so no lock order to keep and nothing withdrawn since the read.
+  const pairs = ids.map((journalId) => ({ journalId, reversalJournalId: withdrawals.get(journalId) ?? '' }));
+  return new Set((await withdraw(trx, dialect, pairs)).map((row) => row.journal_id));
 }
 
 /**
@@ -359,7 +336,7 @@ export async function settleRollbacks(
     );
     // Every journal it meant to withdraw was withdrawn by another transaction meanwhile.
     const again =
-      one.journals.length > 0 && kept.length === 0 ? await settleRollback(trx, request) : undefined;
+      one.journals.length > 0 && kept.length === 0 ? await settleRollback(trx, dialect, request) : undefined;
     outcome.journals.push(...(again?.journals ?? kept));
     outcome.errors.push(...(again?.errors ?? one.errors));
   }

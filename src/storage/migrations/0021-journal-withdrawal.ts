@@ -12,7 +12,11 @@ import type { Kysely } from 'kysely';
  *   journal (`modules/accounting/event-fingerprint.ts`), so that a rollback finds its twin's
  *   journals by one index lookup at any number of journals. Null for journals of `ledger/journal`
  *   records and for journals stored before this migration (those cannot be rolled back by a twin;
- *   reversals by selection still reach them).
+ *   reversals by selection still reach them). The index holds the digest alone: its keys are
+ *   random, so every journal written lands on some page of it, and the narrower its entries the
+ *   more of it stays in the page cache: SQLite's processing limit measured about 22,000 events/s
+ *   without the index, 15,000 with the creation time and journal id beside the digest, 19,400
+ *   with the digest alone. The few journals of one digest are sorted after the lookup.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('journals').addColumn('withdrawn_by', 'text').execute();
@@ -20,7 +24,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createIndex('journals_event_fingerprint')
     .on('journals')
-    .columns(['event_fingerprint', 'created_at', 'journal_id'])
+    .column('event_fingerprint')
     .where('event_fingerprint', 'is not', null)
     .execute();
 }
