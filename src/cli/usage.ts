@@ -76,6 +76,27 @@ export const INGESTIONS_USAGE = `usage: ledgerflow ingestions show ID
   close   close an open session
 ${CONNECTION}`;
 
+/** `journals reverse` alone: its usage errors print this. */
+const JOURNALS_REVERSE_TEXT = `usage: ledgerflow journals reverse SELECTION --reason TEXT [--posting-date YYYY-MM-DD] [--dry-run]
+         [--idempotency-key KEY]
+  SELECTION is one of:
+    --journal ID                   these journals (repeat the option for several)
+    --ingestion ID                 every journal the ingestion session produced
+    --origin-journal ID            every journal of this origin journal id
+    --accounting-config NAME --from YYYY-MM-DD --to YYYY-MM-DD
+                                   journals of the accounting configuration with core dates
+                                   from --from to --to, both included
+  Each selected journal gets one reversal journal (the same lines on the other side), dated on
+  its own core date when its period is open, else on the first day of the earliest open period
+  (or on --posting-date). A journal is reversed at most once: those reversed before are listed,
+  not reversed again. Nothing is edited or deleted.
+  --reason TEXT        why (required; kept with the reversal and in the audit log)
+  --dry-run            print what would be reversed (journals, lines, totals) and change nothing
+  --idempotency-key K  repeat a request safely (the command makes one when not given)`;
+
+export const JOURNALS_REVERSE_USAGE = `${JOURNALS_REVERSE_TEXT}
+${CONNECTION}`;
+
 export const JOURNALS_USAGE = `usage: ledgerflow journals export --format csv|jsonl|ledger [--output FILE] [--status posted|unposted]
          [--accounting-config NAME] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
   --output FILE  write to FILE (replaced only when the export is complete); - or no --output
@@ -87,6 +108,8 @@ export const JOURNALS_USAGE = `usage: ledgerflow journals export --format csv|js
   hledger balance keeps accounting configurations and nodes apart, and marks posted journals
   cleared (*) and unposted ones pending (!): hledger -f FILE balance --cleared gives the
   balances of the service (posted journals only).
+
+${JOURNALS_REVERSE_TEXT.replace('usage: ', '       ')}
 ${CONNECTION}`;
 
 export const BALANCES_USAGE = `usage: ledgerflow balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A]
@@ -148,6 +171,8 @@ LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET):
                               a session's state and errors; close an open session
   journals export --format csv|jsonl|ledger [--output FILE] [--status posted|unposted]
          [--accounting-config NAME] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
+  journals reverse SELECTION --reason TEXT [--posting-date D] [--dry-run]
+                              withdraw journals with reversal journals, at most once each
   balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A] [--currency C]
   processing-errors [--ingestion ID] [--code C] [--limit 100 | --all]
   errors reprocess [--dry-run] [--ingestion ID] [--entity E] [--code C] [--from D] [--to D]

@@ -7,7 +7,7 @@ import {
 } from '../../src/modules/auth/failure-limiter.js';
 import { SIGN_IN_FIELD_LENGTH_MAX } from '../../src/modules/auth/sign-ins.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { realisticConfiguration } from '../helpers/fixtures.js';
+import { ingestClosedSession, realisticConfiguration } from '../helpers/fixtures.js';
 import { businessEvent, loanRecord } from '../helpers/records.js';
 import { addLookupKeepingData, failForMissingLookup } from '../helpers/reprocessing.js';
 import {
@@ -367,6 +367,29 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface in Chromium: data
     await expect(page.locator('main').textContent()).resolves.toContain('finished');
     await screenshot(page, 'reprocessing-run');
     expect((await t.services.journals.processingErrors({ ingestionId }, 0, 10)).total).toBe(0);
+    await context.close();
+  });
+
+  it('reverses a journal after showing the dry run and asking for the reason, and links both ways', async () => {
+    const token = await t.tokenFor(['bulk-operator']);
+    await addLookupKeepingData(t, token);
+    const ingestionId = await ingestClosedSession(t, token, 'businessEvent', [businessEvent({ amount: '77.70' })]);
+    await t.services.processor.drain();
+    const [journal] = (await t.services.journals.list({ ingestionId }, 0, 1)).rows;
+    const journalId = journal?.journalId ?? '';
+    const { context, page } = await signInAs(browser, base, adminEmail);
+    await page.goto(`${base}/admin/journals/${journalId}`);
+    await page.locator('#reverse').click();
+    await page.getByRole('button', { name: /^Reverse \d+ journals$/ }).waitFor();
+    await screenshot(page, 'reverse-journal-dry-run');
+    await page.getByLabel(/^Reason/).fill('amount keyed wrongly upstream');
+    await page.getByRole('button', { name: /^Reverse \d+ journals$/ }).click();
+    await page.waitForURL((url) => url.pathname.startsWith('/admin/reversals/'));
+    await expect(page.locator('main').textContent()).resolves.toContain('amount keyed wrongly upstream');
+    await screenshot(page, 'reversal');
+    const withdrawnBy = (await t.services.journals.get(journalId)).withdrawnBy ?? '';
+    await page.locator(`a[href="/admin/journals/${withdrawnBy}"]`).first().click();
+    await expect(page.locator('main').textContent()).resolves.toContain(journalId);
     await context.close();
   });
 });

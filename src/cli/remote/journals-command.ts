@@ -24,6 +24,7 @@ import {
   journalToLedger,
 } from './journal-formats.js';
 
+import { reverseJournals } from './journals-reverse.js';
 import { pagedItems } from './paging.js';
 import { checkDateOption } from './report-commands.js';
 
@@ -130,6 +131,7 @@ export function coreDateRangeOf(
  */
 export async function journalsCommand(args: string[], io: Io): Promise<void> {
   const [action, ...rest] = args;
+  if (action === 'reverse') return reverseJournals(rest, io);
   if (action !== 'export') throw usageError(JOURNALS_USAGE);
   const { values, positionals } = parseArgs({
     args: rest,

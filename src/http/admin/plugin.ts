@@ -20,6 +20,7 @@ import { dashboardPages } from './pages/dashboard.js';
 import { ingestionPages } from './pages/ingestions.js';
 import { journalPages } from './pages/journals.js';
 import { reprocessingPages } from './pages/reprocessing.js';
+import { reversalPages } from './pages/reversals.js';
 import { revisionPages } from './pages/revisions.js';
 import { signInPages } from './pages/sign-in.js';
 import { userPages } from './pages/users.js';
@@ -212,4 +213,5 @@ export const adminInterface: FastifyPluginAsync<{
   revisionPages(app, services);
   journalPages(app, services);
   reprocessingPages(app, services);
+  reversalPages(app, services);
 };

@@ -129,6 +129,11 @@ ${
     ? html`<form method="post" action="/admin/ingestions/${encodeURIComponent(session.ingestionId)}/close">${csrfField(context)}<button type="submit">Close the session</button></form>`
     : ''
 }
+<p><a href="/admin/journals?ingestionId=${encodeURIComponent(session.ingestionId)}">Its journals</a>${
+  context.principal.permissions.has('journals:reverse')
+    ? html` · <a class="button" id="reverse" href="${sessionPath}/reverse">Reverse its journals…</a> <span class="muted">shows what the reversal would do, then asks for the reason</span>`
+    : ''
+}</p>
 <h2>Chunks</h2>
 ${
   chunks.rows.length === 0

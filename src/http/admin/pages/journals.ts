@@ -285,9 +285,12 @@ ${
   <dt>${fields.labelOf('ingestionId', 'Ingestion')}</dt><dd><a href="/admin/ingestions/${encodeURIComponent(journal.ingestionId)}">${journal.ingestionId}</a></dd>
   ${journal.reverses === null ? '' : html`<dt>${fields.labelOf('reverses', 'Reverses')}</dt><dd><a href="/admin/journals/${encodeURIComponent(journal.reverses)}">${journal.reverses}</a></dd>`}
   ${journal.reversedBy === null ? '' : html`<dt>${fields.labelOf('reversedBy', 'Reversed by')}</dt><dd><a href="/admin/journals/${encodeURIComponent(journal.reversedBy)}">${journal.reversedBy}</a></dd>`}
+  ${journal.withdrawnBy === null ? '' : html`<dt>Withdrawn by</dt><dd><a href="/admin/journals/${encodeURIComponent(journal.withdrawnBy)}">${journal.withdrawnBy}</a> (a correction)</dd>`}
+  ${journal.reversalId === null ? '' : html`<dt>Made by reversal</dt><dd><a href="/admin/reversals/${encodeURIComponent(journal.reversalId)}">${journal.reversalId}</a></dd>`}
   ${originHtml(journal, fields)}
   <dt>Total (debit = credit)</dt><dd>${journalTotal(journal, fields)}</dd>
 </dl>
+${context.principal.permissions.has('journals:reverse') && journal.withdrawnBy === null && journal.reversalId === null ? html`<p><a class="button" id="reverse" href="/admin/journals/${encodeURIComponent(journal.journalId)}/reverse">Reverse…</a> <span class="muted">shows what the reversal would do, then asks for the reason</span></p>` : ''}
 <h2>Lines</h2>
 ${linesTable(journal, fields)}`;
       return sendPage(reply, page(context, `Journal ${journal.journalId}`, body));

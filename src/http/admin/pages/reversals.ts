@@ -1,0 +1,199 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Services } from '../../../composition/services.js';
+import type { ReversalCounts, ReversalSelection, StoredReversal } from '../../../modules/accounting/reversal-store.js';
+import {
+  REVERSAL_REASON_LENGTH_MAX,
+  type ReversalRequest,
+  type ReversalView,
+} from '../../../modules/accounting/reversals.js';
+import { type Html, html } from '../html.js';
+import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
+import { amountHtml, formatCount } from '../money.js';
+import { AdminPageError, contextOf, formOf, pagingOf, sendPage } from '../request.js';
+
+/**
+ * What a "Reverse…" action of the administration interface withdraws: one journal (its page) or
+ * everything one ingestion session produced (its page). The other selections of the API (an
+ * origin journal, a date range of an accounting configuration) are for the API and the CLI.
+ */
+type ActionSelection = { journalIds: [string] } | { ingestionId: string };
+
+/** Where the action of a selection lives, and where "Cancel" goes back to. */
+function actionPathOf(selection: ActionSelection): { action: string; back: string } {
+  if ('ingestionId' in selection) {
+    const id = encodeURIComponent(selection.ingestionId);
+    return { action: `/admin/ingestions/${id}/reverse`, back: `/admin/ingestions/${id}` };
+  }
+  const id = encodeURIComponent(selection.journalIds[0]);
+  return { action: `/admin/journals/${id}/reverse`, back: `/admin/journals/${id}` };
+}
+
+function selectionText(selection: ReversalSelection): Html | string {
+  if ('journalIds' in selection)
+    return selection.journalIds.length === 1
+      ? html`journal <a class="id" href="/admin/journals/${encodeURIComponent(selection.journalIds[0] ?? '')}">${selection.journalIds[0] ?? ''}</a>`
+      : `${formatCount(selection.journalIds.length)} journals by id`;
+  if ('ingestionId' in selection)
+    return html`every journal of ingestion <a class="id" href="/admin/ingestions/${encodeURIComponent(selection.ingestionId)}">${selection.ingestionId}</a>`;
+  if ('originJournalId' in selection) return `every journal of origin journal ${selection.originJournalId}`;
+  return `journals of ${selection.accountingConfig} dated ${selection.from} to ${selection.to}`;
+}
+
+/** The reversal lines summed per accounting configuration, account and currency. */
+function totalsTable(counts: ReversalCounts): Html | string {
+  if (counts.totals.length === 0) return '';
+  return table(
+    'reversal-totals',
+    ['Accounting configuration', 'Account', { label: 'Debit', kind: 'num' }, { label: 'Credit', kind: 'num' }],
+    counts.totals.map((t) => [
+      t.accountingConfig,
+      t.account,
+      amountHtml(t.debit, t.currency),
+      amountHtml(t.credit, t.currency),
+    ]),
+  );
+}
+
+function idsHtml(ids: readonly string[], total: number): Html | string {
+  if (ids.length === 0) return '';
+  const more = total > ids.length ? ` and ${formatCount(total - ids.length)} more` : '';
+  return html`: ${ids.map((id, i) => html`${i === 0 ? '' : ', '}<a class="id" href="/admin/journals/${encodeURIComponent(id)}">${id}</a>`)}${more}`;
+}
+
+function countFacts(counts: ReversalCounts, id: string): Html {
+  return html`<dl class="facts" id="${id}">
+  <dt>Reversal journals</dt><dd>${formatCount(counts.journals)} (${formatCount(counts.lines)} lines)</dd>
+  <dt>Already reversed, left as they are</dt><dd>${formatCount(counts.alreadyReversed)}${idsHtml(counts.alreadyReversedIds, counts.alreadyReversed)}</dd>
+  <dt>Reversal journals selected, not reversed again</dt><dd>${formatCount(counts.notReversible)}${idsHtml(counts.notReversibleIds, counts.notReversible)}</dd>
+</dl>`;
+}
+
+/** The dry run of a "Reverse…" action, then the form that asks for the reason and confirms. */
+function dryRunHtml(context: PageContext, selection: ActionSelection, counts: ReversalCounts): Html {
+  const { action, back } = actionPathOf(selection);
+  return html`<section class="card">
+<h2>What the reversal would do now</h2>
+<p>Selection: ${selectionText(selection)}. Each journal gets one reversal journal with the same lines on the other side, dated on its own core date when that period is open, else on the first day of the earliest open period. Nothing is edited or deleted.</p>
+${countFacts(counts, 'reversal-dry-run')}
+${totalsTable(counts)}
+${
+  counts.journals === 0
+    ? notice('info', 'Nothing to reverse: every selected journal is reversed already, or is itself a reversal.')
+    : html`<form method="post" action="${action}">
+  ${csrfField(context)}
+  <p><label>Reason (kept with the reversal and in the audit log)<br><textarea name="reason" rows="3" cols="60" maxlength="${String(REVERSAL_REASON_LENGTH_MAX)}" required></textarea></label></p>
+  <p><label>Posting date (optional: every reversal journal on this date) <input type="date" name="postingDate"></label></p>
+  <button type="submit">Reverse ${formatCount(counts.journals)} journals</button>
+  <a href="${back}">Cancel</a>
+</form>`
+}
+</section>`;
+}
+
+function reversalFacts(reversal: StoredReversal): Html {
+  return html`<dl class="facts" id="reversal">
+  <dt>Reversed</dt><dd>${when(reversal.createdAt)} by ${reversal.createdBy}</dd>
+  <dt>Reason</dt><dd>${reversal.reason}</dd>
+  <dt>Selection</dt><dd>${selectionText(reversal.selection)}</dd>
+  <dt>Posting date</dt><dd>${reversal.postingDate ?? 'by the dating rule'}</dd>
+  <dt>Configuration revision</dt><dd>${String(reversal.revision)}</dd>
+</dl>`;
+}
+
+function reversalBody(reversal: ReversalView): Html {
+  const listed = reversal.reversalJournalIds;
+  return html`${reversalFacts(reversal)}
+${countFacts(reversal, 'reversal-counts')}
+${totalsTable(reversal)}
+<h2>Reversal journals</h2>
+${
+  listed.length === 0
+    ? emptyState('This reversal wrote no journal.')
+    : html`<p>${listed.map((id, i) => html`${i === 0 ? '' : ', '}<a class="id" href="/admin/journals/${encodeURIComponent(id)}">${id}</a>`)}${reversal.journals > listed.length ? html` and ${formatCount(reversal.journals - listed.length)} more` : ''}</p>`
+}
+<p><a href="/admin/reversals">Every reversal</a></p>`;
+}
+
+/** The reason and posting date of a confirmed "Reverse…" form, or a 400 page naming the field. */
+function requestOf(request: FastifyRequest, selection: ActionSelection): ReversalRequest {
+  const form = formOf(request);
+  const reason = (form.get('reason') ?? '').trim();
+  if (reason === '' || reason.length > REVERSAL_REASON_LENGTH_MAX)
+    throw new AdminPageError(
+      400,
+      'A reason is needed',
+      'Nothing was reversed.',
+      `Go back and give the reason of the reversal (1 to ${REVERSAL_REASON_LENGTH_MAX} characters).`,
+    );
+  const postingDate = (form.get('postingDate') ?? '').trim();
+  return { selection, reason, ...(postingDate === '' ? {} : { postingDate }) };
+}
+
+/**
+ * Reversals in the administration interface: the "Reverse…" actions of a journal and of an
+ * ingestion session (the dry run, then the reason and the confirmation), every reversal made,
+ * and one reversal with its journals.
+ */
+export function reversalPages(app: FastifyInstance, services: Pick<Services, 'reversals'>): void {
+  const reverse = { adminPermission: 'journals:reverse' as const };
+  const read = { adminPermission: 'journals:read' as const };
+
+  const actions: ReadonlyArray<{ path: string; selectionOf: (id: string) => ActionSelection }> = [
+    { path: '/admin/journals/:id/reverse', selectionOf: (id) => ({ journalIds: [id] }) },
+    { path: '/admin/ingestions/:id/reverse', selectionOf: (id) => ({ ingestionId: id }) },
+  ];
+  for (const { path, selectionOf } of actions) {
+    app.get<{ Params: { id: string } }>(path, { config: reverse }, async (request, reply) => {
+      const context = contextOf(request);
+      const selection = selectionOf(request.params.id);
+      const counts = await services.reversals.dryRun({ selection, reason: 'dry run' });
+      return sendPage(reply, page(context, 'Reverse journals', dryRunHtml(context, selection, counts)));
+    });
+    app.post<{ Params: { id: string } }>(path, { config: reverse }, async (request, reply) => {
+      const context = contextOf(request);
+      const { user } = context.principal;
+      const answer = await services.reversals.reverse(
+        requestOf(request, selectionOf(request.params.id)),
+        // Idempotency keys are the API's; a form post has none, so this scope holds none.
+        { ownerEmail: user.email, clientId: `admin:${user.email}` },
+        undefined,
+      );
+      return reply.redirect(`/admin/reversals/${encodeURIComponent(answer.reversal.reversalId)}`, 303);
+    });
+  }
+
+  app.get<{ Params: { id: string } }>('/admin/reversals/:id', { config: read }, async (request, reply) => {
+    const context = contextOf(request);
+    const reversal = await services.reversals.get(request.params.id);
+    return sendPage(reply, page(context, 'Reversal', reversalBody(reversal)));
+  });
+
+  app.get('/admin/reversals', { config: read }, async (request, reply) => {
+    const context = contextOf(request);
+    const { page: pageNo, limit } = pagingOf(request);
+    const { rows, total } = await services.reversals.list({ page: pageNo }, limit);
+    const body =
+      rows.length === 0
+        ? emptyState('No reversal yet. Reverse a journal or an ingestion from its page (Reverse…).')
+        : html`${table(
+            'reversals',
+            [
+              'Reversed',
+              'By',
+              { label: 'Reason', kind: 'long' },
+              'Selection',
+              { label: 'Journals', kind: 'num' },
+              { label: 'Already reversed', kind: 'num' },
+            ],
+            rows.map((r) => [
+              html`<a href="/admin/reversals/${encodeURIComponent(r.reversalId)}">${when(r.createdAt)}</a>`,
+              r.createdBy,
+              r.reason,
+              selectionText(r.selection),
+              formatCount(r.journals),
+              formatCount(r.alreadyReversed),
+            ]),
+          )}${pagination('/admin/reversals', {}, pageNo, limit, total ?? 0)}`;
+    return sendPage(reply, page(context, 'Reversals', body));
+  });
+}
