@@ -18,7 +18,11 @@ describe('reversals in the administration interface', () => {
     admin = await signIn(t, await userWith(t, ['admin']));
     viewer = await signIn(t, await userWith(t, ['viewer']));
     const token = await t.tokenFor(['bulk-operator']);
-    const put = await t.call(token, { method: 'PUT', url: '/api/v1/configuration/bulk', payload: realisticConfiguration() });
+    const put = await t.call(token, {
+      method: 'PUT',
+      url: '/api/v1/configuration/bulk',
+      payload: realisticConfiguration(),
+    });
     expect(put.statusCode, put.body).toBe(200);
     const events = Array.from({ length: EVENTS }, (_, i) => businessEvent({ amount: `${100 + i}.25` }));
     ingestionId = await ingestClosedSession(t, token, 'businessEvent', events);
@@ -40,7 +44,7 @@ describe('reversals in the administration interface', () => {
     const dry = await admin.get(`/admin/journals/${journalId}/reverse`);
     expect(dry.statusCode).toBe(200);
     expect(dry.body).toMatch(/<dt>Reversal journals<\/dt><dd>1 \(\d+ lines\)<\/dd>/);
-    expect(dry.body).toContain('Reverse 1 journals');
+    expect(dry.body).toContain('Reverse 1 journal<');
     expect(dry.body).toContain('name="reason"');
     // The dry run changed nothing, and a viewer may not reverse.
     expect((await t.services.journals.get(journalId)).withdrawnBy).toBeNull();
@@ -50,7 +54,9 @@ describe('reversals in the administration interface', () => {
     expect(noReason.statusCode).toBe(400);
     expect(noReason.body).toContain('A reason is needed');
 
-    const done = await admin.post(`/admin/journals/${journalId}/reverse`, { reason: 'booked twice upstream' });
+    const done = await admin.post(`/admin/journals/${journalId}/reverse`, {
+      reason: 'booked twice upstream',
+    });
     expect(done.statusCode).toBe(303);
     const location = String(done.headers.location);
     expect(location).toMatch(/^\/admin\/reversals\/[0-9a-f-]{36}$/);
@@ -84,6 +90,8 @@ describe('reversals in the administration interface', () => {
     expect(done.statusCode).toBe(303);
     const again = await admin.get(`/admin/ingestions/${ingestionId}/reverse`);
     expect(again.body).toContain('Nothing to reverse');
-    expect(again.body).toMatch(new RegExp(`<dt>Already reversed, left as they are</dt><dd>${journalIds.length}`));
+    expect(again.body).toMatch(
+      new RegExp(`<dt>Already reversed, left as they are</dt><dd>${journalIds.length}`),
+    );
   });
 });

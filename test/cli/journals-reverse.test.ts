@@ -49,7 +49,16 @@ describe('ledgerflow journals reverse', () => {
     expect(noReason.io.stderr()).toContain('--reason is required');
     const halfRange = await cli('journals', 'reverse', '--accounting-config', 'IFRS', '--reason', 'x');
     expect(halfRange.status).toBe(EXIT_USAGE);
-    const badDate = await cli('journals', 'reverse', '--journal', 'a', '--reason', 'x', '--posting-date', '2026-02-30');
+    const badDate = await cli(
+      'journals',
+      'reverse',
+      '--journal',
+      'a',
+      '--reason',
+      'x',
+      '--posting-date',
+      '2026-02-30',
+    );
     expect(badDate.status).toBe(EXIT_USAGE);
     const help = await cli('journals', 'reverse', '--help');
     expect(help.status).toBe(EXIT_OK);
@@ -76,7 +85,14 @@ describe('ledgerflow journals reverse', () => {
   });
 
   it('reverses the rest of a session, and answers a refused request with exit 1', async () => {
-    const rest = await cli('journals', 'reverse', '--ingestion', ingestionId, '--reason', 'sent to the wrong books');
+    const rest = await cli(
+      'journals',
+      'reverse',
+      '--ingestion',
+      ingestionId,
+      '--reason',
+      'sent to the wrong books',
+    );
     expect(rest.status, rest.io.stderr()).toBe(EXIT_OK);
     expect(rest.io.stdout()).toContain(`${journalIds.length - 1} reversal journals`);
     expect(rest.io.stdout()).toContain('already reversed, left as they are: 1');

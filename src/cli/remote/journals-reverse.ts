@@ -21,7 +21,9 @@ function printCounts(io: Io, counts: Omit<Counts, 'dryRun'>): void {
       `reversal journals selected, not reversed again: ${counts.notReversible} (${counts.notReversibleIds.join(', ')}${counts.notReversible > counts.notReversibleIds.length ? ', …' : ''})`,
     );
   for (const t of counts.totals)
-    io.out(`  ${t.accountingConfig}  ${t.account}  debit ${t.debit} ${t.currency}  credit ${t.credit} ${t.currency}`);
+    io.out(
+      `  ${t.accountingConfig}  ${t.account}  debit ${t.debit} ${t.currency}  credit ${t.credit} ${t.currency}`,
+    );
 }
 
 /** The one selection the options name, or a usage error when they name none or several. */
@@ -34,7 +36,8 @@ function selectionOf(values: {
   to?: string;
 }): Record<string, unknown> {
   const selections: Record<string, unknown>[] = [];
-  if (values.journal !== undefined && values.journal.length > 0) selections.push({ journalIds: values.journal });
+  if (values.journal !== undefined && values.journal.length > 0)
+    selections.push({ journalIds: values.journal });
   if (values.ingestion !== undefined) selections.push({ ingestionId: values.ingestion });
   if (values['origin-journal'] !== undefined) selections.push({ originJournalId: values['origin-journal'] });
   const range = [values['accounting-config'], values.from, values.to];
@@ -82,7 +85,8 @@ export async function reverseJournals(args: string[], io: Io): Promise<void> {
   checkDateOption('posting-date', values['posting-date']);
   const selection = selectionOf(values);
   const reason = values.reason?.trim() ?? '';
-  if (reason === '') throw usageError(`--reason is required: why the journals are reversed\n${JOURNALS_REVERSE_USAGE}`);
+  if (reason === '')
+    throw usageError(`--reason is required: why the journals are reversed\n${JOURNALS_REVERSE_USAGE}`);
   const body = {
     selection,
     reason,

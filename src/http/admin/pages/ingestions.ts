@@ -130,10 +130,10 @@ ${
     : ''
 }
 <p><a href="/admin/journals?ingestionId=${encodeURIComponent(session.ingestionId)}">Its journals</a>${
-  context.principal.permissions.has('journals:reverse')
-    ? html` · <a class="button" id="reverse" href="${sessionPath}/reverse">Reverse its journals…</a> <span class="muted">shows what the reversal would do, then asks for the reason</span>`
-    : ''
-}</p>
+        context.principal.permissions.has('journals:reverse')
+          ? html` · <a class="button" id="reverse" href="${sessionPath}/reverse">Reverse its journals…</a> <span class="muted">shows what the reversal would do, then asks for the reason</span>`
+          : ''
+      }</p>
 <h2>Chunks</h2>
 ${
   chunks.rows.length === 0

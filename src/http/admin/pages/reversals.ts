@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../../composition/services.js';
-import type { ReversalCounts, ReversalSelection, StoredReversal } from '../../../modules/accounting/reversal-store.js';
 import {
   REVERSAL_REASON_LENGTH_MAX,
   type ReversalRequest,
   type ReversalView,
 } from '../../../modules/accounting/reversals.js';
+import type { ReversalCounts, ReversalSelection, StoredReversal } from '../../../modules/accounting/store.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
 import { amountHtml, formatCount } from '../money.js';
@@ -44,7 +44,12 @@ function totalsTable(counts: ReversalCounts): Html | string {
   if (counts.totals.length === 0) return '';
   return table(
     'reversal-totals',
-    ['Accounting configuration', 'Account', { label: 'Debit', kind: 'num' }, { label: 'Credit', kind: 'num' }],
+    [
+      'Accounting configuration',
+      'Account',
+      { label: 'Debit', kind: 'num' },
+      { label: 'Credit', kind: 'num' },
+    ],
     counts.totals.map((t) => [
       t.accountingConfig,
       t.account,
@@ -78,12 +83,15 @@ ${countFacts(counts, 'reversal-dry-run')}
 ${totalsTable(counts)}
 ${
   counts.journals === 0
-    ? notice('info', 'Nothing to reverse: every selected journal is reversed already, or is itself a reversal.')
+    ? notice(
+        'info',
+        'Nothing to reverse: every selected journal is reversed already, or is itself a reversal.',
+      )
     : html`<form method="post" action="${action}">
   ${csrfField(context)}
   <p><label>Reason (kept with the reversal and in the audit log)<br><textarea name="reason" rows="3" cols="60" maxlength="${String(REVERSAL_REASON_LENGTH_MAX)}" required></textarea></label></p>
   <p><label>Posting date (optional: every reversal journal on this date) <input type="date" name="postingDate"></label></p>
-  <button type="submit">Reverse ${formatCount(counts.journals)} journals</button>
+  <button type="submit">Reverse ${formatCount(counts.journals)} ${counts.journals === 1 ? 'journal' : 'journals'}</button>
   <a href="${back}">Cancel</a>
 </form>`
 }
