@@ -41,13 +41,14 @@ export interface AuditEntry {
     | 'configuration.upload'
     | 'configuration.delete'
     | 'processing.reprocess'
-    | 'processing.reprocess-schedule';
+    | 'processing.reprocess-schedule'
+    | 'journals.reverse';
   version: string | null;
   revision: number;
   sections: Record<string, number>;
   /** What the change wiped; null on entries written before the counts were recorded. */
   deleted: ProcessingDataCounts | null;
-  /** What a reprocessing run or schedule change did (migration 0018). */
+  /** What a reprocessing run, a schedule change or a reversal did (migration 0018). */
   details?: Record<string, unknown>;
 }
 

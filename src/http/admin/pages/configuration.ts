@@ -5,7 +5,7 @@ import { keepsRule } from '../../../lib/input-rule.js';
 import { CONFIGURATION_BODY_BYTES_MAX, RevisionText } from '../../../modules/configuration/inputs.js';
 import type { BlockingChange, WhatIfAnswer } from '../../../modules/configuration/keep-data.js';
 import type { UploadResult } from '../../../modules/configuration/service.js';
-import type { ProcessingDataCounts } from '../../../modules/configuration/store.js';
+import type { AuditEntry, ProcessingDataCounts } from '../../../modules/configuration/store.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
 import { AdminPageError, contextOf, formOf, pagingOf, sendPage } from '../request.js';
@@ -140,6 +140,13 @@ async function unlessChanged<T>(change: () => Promise<T>): Promise<T> {
       'Look at the audit log to see what changed, then check again and confirm what the new check shows.',
     );
   }
+}
+
+/** An audit entry's action; a reversal's with its reason and a link to it. */
+function actionHtml(entry: AuditEntry): Html | string {
+  const details = entry.details ?? {};
+  if (entry.action !== 'journals.reverse' || typeof details.reversalId !== 'string') return entry.action;
+  return html`${entry.action}: <a href="/admin/reversals/${encodeURIComponent(details.reversalId)}">${String(details.journals ?? 0)} journals</a>, “${String(details.reason ?? '')}”`;
 }
 
 /**
@@ -339,14 +346,14 @@ ${notice('warning', html`<strong>Wiping empties the configuration and deletes:</
       const { rows, total } = await services.configuration.audit(pageNo, limit);
       const body =
         rows.length === 0
-          ? emptyState('No configuration change yet. Uploads and wipes are recorded here.')
+          ? emptyState('No change yet. Uploads, wipes, reprocessing and reversals are recorded here.')
           : html`${table(
               'audit',
               ['When', 'Who', 'Action', 'Revision', 'Version', 'Sections', 'Deleted'],
               rows.map((e) => [
                 when(e.at),
                 e.actor,
-                e.action,
+                actionHtml(e),
                 e.revision,
                 e.version ?? '—',
                 Object.entries(e.sections)
