@@ -39,12 +39,22 @@ const eventArbitrary = fc
     }),
   );
 
-/** One step: post a session of events, or reverse a selection drawn from what is stored. */
+/**
+ * One step: post a session of events, reverse a selection drawn from what is stored, or roll back
+ * events drawn from those posted (some already rolled back or reversed: those fail as processing
+ * errors and change nothing).
+ */
+const postArbitrary = fc.record({
+  kind: fc.constant('post' as const),
+  events: fc.array(eventArbitrary, { minLength: 1, maxLength: 6 }),
+});
 const stepArbitrary = fc.oneof(
   fc.record({
-    kind: fc.constant('post' as const),
-    events: fc.array(eventArbitrary, { minLength: 1, maxLength: 6 }),
+    kind: fc.constant('rollback' as const),
+    pick: fc.nat(),
+    count: fc.integer({ min: 1, max: 3 }),
   }),
+  postArbitrary,
   fc.record({
     kind: fc.constant('reverse' as const),
     by: fc.constantFrom('journalIds', 'ingestionId', 'range'),
@@ -62,7 +72,7 @@ function scaled(amount: string): bigint {
 }
 
 /**
- * Issue 24: after any sequence of postings and reversals, the books exported for hledger pass
+ * Issue 24: after any sequence of postings, reversals and rollbacks, the books exported for hledger pass
  * `hledger check`, hledger's cleared balances equal GET /api/v1/balances, the kept balances equal
  * the sums of the posted lines, the statistics counters equal what they count, and every
  * withdrawn journal has exactly one reversal journal that cancels it.
@@ -74,6 +84,7 @@ describe.runIf(existsSync(HLEDGER) || process.env.CI !== undefined)(
     let dir: string;
     let token: string;
     const sessions: string[] = [];
+    const posted: Record<string, unknown>[] = [];
     beforeAll(async () => {
       service = await startService({ businessDate: '2026-11-20' });
       dir = mkdtempSync(join(tmpdir(), 'ledgerflow-reversals-'));
@@ -169,52 +180,69 @@ describe.runIf(existsSync(HLEDGER) || process.env.CI !== undefined)(
       }
     }
 
-    it('holds after random sequences of postings and reversals', async () => {
+    it('holds after random sequences of postings, reversals and rollbacks', async () => {
       let run = 0;
       await fc.assert(
-        fc.asyncProperty(fc.array(stepArbitrary, { minLength: 1, maxLength: 6 }), async (steps) => {
-          run += 1;
-          for (const step of steps) {
-            if (step.kind === 'post') {
-              sessions.push(await ingestClosedSession(service, token, 'businessEvent', step.events));
-              await service.services.processor.drain();
-              continue;
+        fc.asyncProperty(
+          // A run starts with a posting, so that its books are never empty.
+          fc
+            .tuple(postArbitrary, fc.array(stepArbitrary, { maxLength: 6 }))
+            .map(([first, rest]) => [first, ...rest]),
+          async (steps) => {
+            run += 1;
+            for (const step of steps) {
+              if (step.kind === 'post') {
+                sessions.push(await ingestClosedSession(service, token, 'businessEvent', step.events));
+                posted.push(...step.events);
+                await service.services.processor.drain();
+                continue;
+              }
+              if (step.kind === 'rollback') {
+                if (posted.length === 0) continue;
+                const events = Array.from(
+                  { length: step.count },
+                  (_, i) => posted[(step.pick + i * 5) % posted.length] as Record<string, unknown>,
+                );
+                await ingestClosedSession(service, token, 'businessEventRollback', events);
+                await service.services.processor.drain();
+                continue;
+              }
+              const journals = await allJournals();
+              if (journals.length === 0) continue;
+              const selection =
+                step.by === 'journalIds'
+                  ? {
+                      journalIds: Array.from(
+                        { length: step.count },
+                        (_, i) => journals[(step.pick + i * 7) % journals.length]?.journalId ?? '',
+                      ),
+                    }
+                  : step.by === 'ingestionId'
+                    ? { ingestionId: sessions[step.pick % sessions.length] ?? '' }
+                    : {
+                        accountingConfig: step.pick % 2 === 0 ? 'IFRS' : 'LOCAL_GAAP',
+                        from: `2026-11-${String(2 + (step.pick % 20)).padStart(2, '0')}`,
+                        to: '2026-11-27',
+                      };
+              const response = await service.call(token, {
+                method: 'POST',
+                url: '/api/v1/reversals',
+                payload: {
+                  selection,
+                  reason: 'property',
+                  ...(step.postingDate === undefined ? {} : { postingDate: step.postingDate }),
+                },
+              });
+              // 422: nothing matched, or the posting date was before a selected journal's date.
+              expect([200, 201, 422], response.body).toContain(response.statusCode);
+              if (response.statusCode === 422)
+                expect(['nothing-to-reverse', 'posting-date-closed']).toContain(
+                  response.json().type.replace('urn:ledgerflow:problem:', ''),
+                );
             }
-            const journals = await allJournals();
-            if (journals.length === 0) continue;
-            const selection =
-              step.by === 'journalIds'
-                ? {
-                    journalIds: Array.from(
-                      { length: step.count },
-                      (_, i) => journals[(step.pick + i * 7) % journals.length]?.journalId ?? '',
-                    ),
-                  }
-                : step.by === 'ingestionId'
-                  ? { ingestionId: sessions[step.pick % sessions.length] ?? '' }
-                  : {
-                      accountingConfig: step.pick % 2 === 0 ? 'IFRS' : 'LOCAL_GAAP',
-                      from: `2026-11-${String(2 + (step.pick % 20)).padStart(2, '0')}`,
-                      to: '2026-11-27',
-                    };
-            const response = await service.call(token, {
-              method: 'POST',
-              url: '/api/v1/reversals',
-              payload: {
-                selection,
-                reason: 'property',
-                ...(step.postingDate === undefined ? {} : { postingDate: step.postingDate }),
-              },
-            });
-            // 422: nothing matched, or the posting date was before a selected journal's date.
-            expect([200, 201, 422], response.body).toContain(response.statusCode);
-            if (response.statusCode === 422)
-              expect(['nothing-to-reverse', 'posting-date-closed']).toContain(
-                response.json().type.replace('urn:ledgerflow:problem:', ''),
-              );
-          }
-          await checkBooks(run);
-        }),
+            await checkBooks(run);
+          },
+        ),
         { numRuns: 6, seed: 24 },
       );
     }, 120_000);
