@@ -39,7 +39,8 @@ function codesHtml(byCode: Readonly<Record<string, number>>): Html | string {
   return html`${entries.map(([code, n]) => html`<span class="id">${code}</span> ${formatCount(n)} `)}`;
 }
 
-function examplesTable(examples: readonly ReprocessExample[]): Html | string {
+/** Examples of a dry run (what would happen: "posts") or of a run (what happened: "posted"). */
+function examplesTable(examples: readonly ReprocessExample[], ran: boolean): Html | string {
   if (examples.length === 0) return '';
   return table(
     'reprocess-examples',
@@ -49,7 +50,7 @@ function examplesTable(examples: readonly ReprocessExample[]): Html | string {
       html`<a href="/admin/ingestions/${encodeURIComponent(e.ingestionId)}">${e.ingestionId}</a>`,
       html`<span class="id">${e.previousCode}</span>`,
       e.code === undefined
-        ? html`<span class="badge posted">posts</span>`
+        ? html`<span class="badge posted">${ran ? 'posted' : 'posts'}</span>`
         : html`<span class="id">${e.code}</span>`,
       e.message ?? '',
     ]),
@@ -67,7 +68,7 @@ function dryRunHtml(context: PageContext, selection: ReprocessSelection, dry: Re
   <dt>Would still fail</dt><dd>${formatCount(stillFailing)} (${codesHtml(dry.wouldStillFail)})</dd>
   <dt>Skipped (at the maximum of attempts)</dt><dd>${formatCount(dry.skipped)}</dd>
 </dl>
-${examplesTable(dry.examples)}
+${examplesTable(dry.examples, false)}
 ${
   dry.selected === 0
     ? notice('info', 'Nothing to run: no open error of this selection is below the maximum of attempts.')
@@ -155,7 +156,7 @@ export function reprocessingPages(app: FastifyInstance, services: Pick<Services,
       const run = await services.reprocessing.run(id);
       const body = html`${runFacts(run)}
 ${run.state === 'running' ? notice('info', 'The run goes on: its records wait for processing. Reload the page to follow it.') : ''}
-${examplesTable(run.examples)}
+${examplesTable(run.examples, run.state !== 'running')}
 <p><a href="/admin/reprocessing">Every run</a> · <a href="/admin/processing-errors">Processing errors</a></p>`;
       return sendPage(reply, page(context, `Reprocessing run ${run.id}`, body));
     },
