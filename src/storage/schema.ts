@@ -25,6 +25,7 @@ export interface Database {
   balances: BalancesTable;
   journal_day_counts: JournalDayCountsTable;
   processing_error_days: ProcessingErrorDaysTable;
+  processing_error_states: ProcessingErrorStatesTable;
   entity_record_counts: EntityRecordCountsTable;
   session_day_counts: SessionDayCountsTable;
   session_entity_counts: SessionEntityCountsTable;
@@ -414,6 +415,17 @@ export interface JournalDayCountsTable {
 export interface ProcessingErrorDaysTable {
   day: string;
   code: string;
+  errors: number;
+}
+
+/**
+ * Processing errors queued by a reprocessing run (`queued`) and closed by one (`closed`), per
+ * stripe of their session (migration 0024, `statistics-counters.ts`); open ones are the sum of
+ * `processing_error_days`.
+ */
+export interface ProcessingErrorStatesTable {
+  state: 'queued' | 'closed';
+  stripe: number;
   errors: number;
 }
 

@@ -11,7 +11,8 @@
  * instances add to the same counter rows at once, and taking them last, in key order, keeps the
  * lock order of `accounting/claim-postgres.ts`'s header (counters after everything else) free of
  * cycles. Among themselves they are taken in one order: journal days, processing error days,
- * entities, then the session counters of `session-counters.ts` (days, entities).
+ * entities, processing error states, then the session counters of `session-counters.ts` (days,
+ * entities).
  */
 import { sql, type Transaction } from 'kysely';
 import { counterStripe } from './counter-stripes.js';
@@ -144,10 +145,55 @@ export async function countEntityRecords(
     .execute();
 }
 
+/** Processing errors of one session that a reprocessing run queued, or settled (negative), and closed. */
+export interface ErrorStateCount {
+  ingestionId: string;
+  queued: number;
+  closed: number;
+}
+
+/**
+ * Adds `counts` to `processing_error_states`, each to the stripe of its session, queued before
+ * closed. Called after the entity counters: the last counter rows a transaction takes.
+ */
+export async function countErrorStates(
+  trx: Transaction<Database>,
+  counts: readonly ErrorStateCount[],
+): Promise<void> {
+  const byKey = new Map<string, { state: 'queued' | 'closed'; stripe: number; errors: number }>();
+  for (const c of counts) {
+    const stripe = counterStripe(c.ingestionId);
+    for (const [state, errors] of [
+      ['queued', c.queued],
+      ['closed', c.closed],
+    ] as const) {
+      const key = `${state}/${String(stripe).padStart(2, '0')}`;
+      const found = byKey.get(key);
+      if (found === undefined) byKey.set(key, { state, stripe, errors });
+      else found.errors += errors;
+    }
+  }
+  const rows = [...byKey.entries()]
+    .filter(([, c]) => c.errors !== 0)
+    .sort(([a], [b]) => compareText(a, b))
+    .map(([, c]) => c);
+  if (rows.length === 0) return;
+  await trx
+    .insertInto('processing_error_states')
+    .values(rows)
+    .onConflict((oc) =>
+      oc
+        .columns(['state', 'stripe'])
+        .doUpdateSet({ errors: sql`processing_error_states.errors + excluded.errors` }),
+    )
+    .execute();
+}
+
 /** Deletes every counter: the configuration wipe deletes every row they count. */
 export async function clearStatisticsCounters(trx: Transaction<Database>): Promise<void> {
   await trx.deleteFrom('journal_day_counts').execute();
   await trx.deleteFrom('processing_error_days').execute();
+  await trx.deleteFrom('processing_error_states').execute();
   await trx.deleteFrom('entity_record_counts').execute();
   await clearSessionCounters(trx);
 }

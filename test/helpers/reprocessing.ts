@@ -2,6 +2,7 @@ import { expect } from 'vitest';
 import type { ManualClock } from '../../src/lib/clock.js';
 import { StatisticsService } from '../../src/modules/statistics/service.js';
 import { createAccountingStore } from '../../src/storage/accounting/accounting-store.js';
+import { createReprocessStore } from '../../src/storage/accounting/reprocess-store.js';
 import { createStatisticsStore } from '../../src/storage/statistics-store.js';
 import type { Store } from '../../src/storage/store.js';
 import { fullCountStatistics } from '../storage/statistics-oracle.js';
@@ -74,7 +75,8 @@ export async function journalsPerRecord(store: Store, ingestionId: string): Prom
 
 /**
  * The statistics read from counters equal full counts of the rows (open processing errors
- * only), and the processing errors list's totals equal the open rows.
+ * only), the processing errors list's totals equal the open rows, and the errors by state equal
+ * a count of each state.
  */
 export async function expectCountersEqualCounts(store: Store, clock: ManualClock): Promise<void> {
   const counted = new StatisticsService(createStatisticsStore(store), clock);
@@ -87,6 +89,18 @@ export async function expectCountersEqualCounts(store: Store, clock: ManualClock
   expect(await counted.journalMetricsByDay({})).toEqual(await full.journalMetricsByDay({}));
   const accounting = createAccountingStore(store);
   expect(await accounting.countProcessingErrors({})).toBe(await openErrorRows(store));
+  // The errors by state (`/metrics`, the reprocessing statistics) from their counters.
+  const byState = await store.db
+    .selectFrom('processing_errors')
+    .select((eb) => ['state', eb.fn.countAll().as('n')])
+    .groupBy('state')
+    .execute();
+  const rowsIn = (state: string) => Number(byState.find((r) => r.state === state)?.n ?? 0);
+  expect(await createReprocessStore(store).countByState()).toEqual({
+    open: rowsIn('open'),
+    queued: rowsIn('queued'),
+    closed: rowsIn('closed'),
+  });
   const sessions = await store.db
     .selectFrom('ingestions')
     .select(['ingestion_id', 'processed_rows', 'processing_failed_rows'])

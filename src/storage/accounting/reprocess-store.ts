@@ -11,7 +11,7 @@
  * the lock), their records, their sessions (sorted), then the statistics counters (sorted, last),
  * as every writer of processing data takes them.
  */
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type {
   FailedRecordsPage,
   ReprocessExample,
@@ -23,7 +23,7 @@ import type {
 import { countRows } from '../count.js';
 import { counterStripe } from '../counter-stripes.js';
 import type { Database, ReprocessRunsTable, ReprocessScheduleTable } from '../schema.js';
-import { countEntityRecords, countProcessingErrors } from '../statistics-counters.js';
+import { countEntityRecords, countErrorStates, countProcessingErrors } from '../statistics-counters.js';
 import type { Store } from '../store.js';
 import { claimedChunk, type WaitingRecord } from './claim.js';
 
@@ -170,6 +170,10 @@ export function createReprocessStore(store: Store): ReprocessStore {
     const entities = [...byEntity.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     for (const [, { ingestionId, namespace, entity, n }] of entities)
       await countEntityRecords(trx, { ingestionId, namespace, entity, waiting: n, done: -n, errors: -n });
+    await countErrorStates(
+      trx,
+      [...bySession.entries()].map(([ingestionId, n]) => ({ ingestionId, queued: n, closed: 0 })),
+    );
     return queued.length;
   }
 
@@ -360,13 +364,20 @@ export function createReprocessStore(store: Store): ReprocessStore {
     },
 
     async countByState() {
-      const rows = await db
-        .selectFrom('processing_errors')
-        .select((eb) => ['state', eb.fn.countAll().as('n')])
-        .groupBy('state')
-        .execute();
-      const of = (state: string) => Number(rows.find((r) => r.state === state)?.n ?? 0);
-      return { open: of('open'), queued: of('queued'), closed: of('closed') };
+      // From the counters (migration 0024): open errors are those of the error days.
+      const [open, states] = await Promise.all([
+        db
+          .selectFrom('processing_error_days')
+          .select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('errors'), sql.lit(0)).as('n'))
+          .executeTakeFirstOrThrow(),
+        db
+          .selectFrom('processing_error_states')
+          .select((eb) => ['state', eb.fn.sum<number | string>('errors').as('n')])
+          .groupBy('state')
+          .execute(),
+      ]);
+      const of = (state: string) => Number(states.find((r) => r.state === state)?.n ?? 0);
+      return { open: Number(open.n), queued: of('queued'), closed: of('closed') };
     },
 
     async schedule() {

@@ -47,10 +47,23 @@ function recordIdsIn(dialect: Dialect, ids: readonly number[]) {
 }
 
 /**
+ * What settling changed in the processing error counters: the errors open again, on the day they
+ * were first recorded, under their new code (`processing_error_days`); the errors no longer
+ * queued, and those closed (`processing_error_states`).
+ */
+export interface Settlement {
+  reopened: ProcessingErrorCount[];
+  unqueued: number;
+  closed: number;
+}
+
+/** A settlement of nothing: a claim without reprocessed records. */
+export const NOTHING_SETTLED: Settlement = { reopened: [], unqueued: 0, closed: 0 };
+
+/**
  * Settles the errors of the reprocessed records `runs` (record id → run), processed under
  * configuration `revision`: those in `refailures` failed again (and record that revision), the
- * others posted. Returns what the processing error counters gain: the errors
- * open again, on the day they were first recorded, under their new code.
+ * others posted. Returns what the processing error counters gain ({@link Settlement}).
  */
 export async function settleReprocessed(
   trx: Transaction<Database>,
@@ -59,7 +72,7 @@ export async function settleReprocessed(
   refailures: readonly Refailure[],
   at: string,
   revision: number,
-): Promise<ProcessingErrorCount[]> {
+): Promise<Settlement> {
   // One error per record (the engine reports the first rule a record breaks).
   const failedById = new Map<number, Refailure>();
   for (const f of refailures)
@@ -67,6 +80,7 @@ export async function settleReprocessed(
   const failed = [...failedById.values()];
   const posted = [...runs.keys()].filter((id) => !failedById.has(id));
   const counts: ProcessingErrorCount[] = [];
+  let closed = 0;
   const outcomes = new Map<number, Map<string, number>>();
   const add = (run: number, code: string) => {
     const byCode = outcomes.get(run) ?? new Map<string, number>();
@@ -95,9 +109,10 @@ export async function settleReprocessed(
       returning run_id
     `.execute(trx);
     for (const row of rows) add(Number(row.run_id), 'posted');
+    closed = rows.length;
   }
   await addRunOutcomes(trx, outcomes, at);
-  return counts;
+  return { reopened: counts, unqueued: counts.length + closed, closed };
 }
 
 /** Adds outcomes to their runs, runs and codes sorted (one lock order), and finishes complete runs. */

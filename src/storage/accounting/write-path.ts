@@ -12,10 +12,15 @@ import type { ChunkRef, ClaimedChunk } from '../../modules/accounting/store.js';
 import type { BulkInsert } from '../bulk-insert.js';
 import { storedRevision } from '../configuration-store.js';
 import type { Database } from '../schema.js';
-import { countEntityRecords, countJournals, countProcessingErrors } from '../statistics-counters.js';
+import {
+  countEntityRecords,
+  countErrorStates,
+  countJournals,
+  countProcessingErrors,
+} from '../statistics-counters.js';
 import type { Dialect } from '../store.js';
 import { keepBalances } from './balances.js';
-import { reprocessedRecords, settleReprocessed } from './reprocess-write.js';
+import { NOTHING_SETTLED, reprocessedRecords, settleReprocessed } from './reprocess-write.js';
 import { settleRollbacks } from './rollback-write.js';
 import { ERROR_COLUMNS, JOURNAL_COLUMNS, LINE_COLUMNS, type OutcomeRows } from './rows.js';
 
@@ -97,9 +102,9 @@ export async function writeOutcome(
   await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, rows.lines);
   await bulkInsert(trx, 'processing_errors', ERROR_COLUMNS, newErrors);
   await keepBalances(trx, dialect, rows.balanceMoves);
-  const reopened =
+  const settled =
     reprocessed.size === 0
-      ? []
+      ? NOTHING_SETTLED
       : await settleReprocessed(
           trx,
           dialect,
@@ -128,7 +133,7 @@ export async function writeOutcome(
       code: String(e[ERROR_CODE]),
       errors: 1,
     })),
-    ...reopened,
+    ...settled.reopened,
   ]);
   await countEntityRecords(trx, {
     ingestionId: chunk.ingestionId,
@@ -138,6 +143,9 @@ export async function writeOutcome(
     done: marked,
     errors: rows.errors.length,
   });
+  await countErrorStates(trx, [
+    { ingestionId: chunk.ingestionId, queued: -settled.unqueued, closed: settled.closed },
+  ]);
   return true;
 }
 
@@ -169,9 +177,9 @@ export async function writeFailure(
     .select(['record_id', 'reprocess_run'])
     .where('reprocess_run', 'is not', null)
     .execute();
-  const reopened =
+  const settled =
     rerun.length === 0
-      ? []
+      ? NOTHING_SETTLED
       : await settleReprocessed(
           trx,
           dialect,
@@ -203,7 +211,7 @@ export async function writeFailure(
   const marked = await markProcessedAndCount(trx, chunk, range, (n) => n);
   await countProcessingErrors(trx, [
     { createdAt: at, code: failure.code, errors: errors - rerun.length },
-    ...reopened,
+    ...settled.reopened,
   ]);
   await countEntityRecords(trx, {
     ingestionId: chunk.ingestionId,
@@ -213,5 +221,8 @@ export async function writeFailure(
     done: marked,
     errors,
   });
+  await countErrorStates(trx, [
+    { ingestionId: chunk.ingestionId, queued: -settled.unqueued, closed: settled.closed },
+  ]);
   return marked;
 }
