@@ -75,7 +75,9 @@ describe('reversals in the administration interface', () => {
     expect(reversalJournal.body).toContain(`href="${location}"`);
 
     const audit = await admin.get('/admin/audit');
-    expect(audit.body).toContain(`journals.reverse: <a href="${location}">1 journals</a>, “booked twice upstream”`);
+    expect(audit.body).toContain(
+      `journals.reverse: <a href="${location}">1 journals</a>, “booked twice upstream”`,
+    );
     const list = await viewer.get('/admin/reversals');
     expect(list.body).toContain(`href="${location}"`);
     expect(list.body).toContain('booked twice upstream');
