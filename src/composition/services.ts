@@ -15,6 +15,7 @@ import { TokenService } from '../modules/auth/token-service.js';
 import { ConfigurationRevisions } from '../modules/configuration/revisions.js';
 import { ConfigurationService, type WhatIf } from '../modules/configuration/service.js';
 import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
+import { ExtractService } from '../modules/extracts/service.js';
 import { EntityCatalog } from '../modules/entities/catalog.js';
 import { storedDataRisksOf } from '../modules/entities/change-risks.js';
 import { FlowRunner } from '../modules/flows/runner.js';
@@ -25,6 +26,7 @@ import { StatisticsService } from '../modules/statistics/service.js';
 import { createAccountingStore } from '../storage/accounting/accounting-store.js';
 import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
 import { createAuthStore } from '../storage/auth-store.js';
+import { createExtractStore } from '../storage/extracts/extract-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
 import { createIngestionStore } from '../storage/ingestion-store.js';
 import { createRequestCountStore } from '../storage/request-count-store.js';
@@ -69,6 +71,8 @@ export interface Services {
    * flow isolates of their own; the runs themselves are the processor's work.
    */
   reprocessing: ReprocessingService<PreparedConfiguration>;
+  /** Extraction configurations, their reads and incremental offsets. */
+  extracts: ExtractService;
   /** Counts requests per client for the rate limit, shared through the store. */
   requestLimiter: RequestLimiter;
   /** Releases what the services hold besides the store (worker threads, script isolates, timers). */
@@ -208,6 +212,7 @@ export function createServices(
     statistics: new StatisticsService(createStatisticsStore(store), clock),
     journals: new JournalQueries(createAccountingStore(store), snapshots),
     reprocessing,
+    extracts: new ExtractService(createExtractStore(store), snapshots, clock),
     requestLimiter,
     close: async () => {
       await requestLimiter.close();

@@ -22,6 +22,7 @@ import { journalRoutes } from './api/journals.js';
 import { oauthRoutes } from './api/oauth/routes.js';
 import { operationsRoutes } from './api/operations.js';
 import { reprocessingRoutes } from './api/reprocessing.js';
+import { extractRoutes } from './api/extract-configurations.js';
 import { statisticsRoutes } from './api/statistics.js';
 import { registerArrivalTime } from './arrival.js';
 import { registerAuthentication } from './authenticate.js';
@@ -263,6 +264,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           description: 'Journals, balances and processing errors made by the accounting engine.',
         },
         { name: 'statistics', description: 'Counters of the operational dashboard.' },
+        {
+          name: 'extracts',
+          description: 'Extraction configurations, their reads and incremental offsets, and asynchronous extractions.',
+        },
         { name: 'operations', description: 'Liveness, readiness and metrics; no token and no rate limit.' },
       ],
       components: {
@@ -295,6 +300,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(statisticsRoutes, { statistics: services.statistics });
   await app.register(journalRoutes, { journals: services.journals });
   await app.register(reprocessingRoutes, { reprocessing: services.reprocessing });
+  await app.register(extractRoutes, { extracts: services.extracts });
   await app.register(adminInterface, { services, publicUrl: deps.publicUrl });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -25,6 +25,7 @@ export const PROBLEM_STATUS: { readonly [C in ProblemCode]: number } = {
   'payload-too-large': 413,
   'idempotency-key-reused': 422,
   'too-many-requests': 429,
+  'extract-not-incremental': 400,
   internal: 500,
   unavailable: 503,
 };

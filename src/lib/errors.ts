@@ -26,6 +26,7 @@ export const PROBLEMS = {
   'payload-too-large': { title: 'The body is larger than allowed' },
   'idempotency-key-reused': { title: 'The idempotency key was used before with another body' },
   'too-many-requests': { title: 'Too many requests' },
+  'extract-not-incremental': { title: 'The extraction configuration is not incremental' },
   internal: { title: 'Internal error' },
   unavailable: { title: 'The service is not ready' },
 } as const satisfies Record<string, { title: string }>;

@@ -69,6 +69,14 @@ export const ROUTE_ACCESS: Readonly<Record<string, typeof PUBLIC | Permission | 
   'GET /api/v1/processing-errors/reprocess-runs/:id': 'journals:read',
   'GET /api/v1/processing-errors/reprocess-schedule': 'journals:read',
   'PUT /api/v1/processing-errors/reprocess-schedule': 'configuration:write',
+  'POST /api/v1/extraction-configurations': 'extracts:manage',
+  'GET /api/v1/extraction-configurations': 'journals:read',
+  'GET /api/v1/extraction-configurations/:id': 'journals:read',
+  'PATCH /api/v1/extraction-configurations/:id': 'extracts:manage',
+  'DELETE /api/v1/extraction-configurations/:id': 'extracts:manage',
+  'GET /api/v1/extraction-configurations/:id/extractions/paginated': 'journals:read',
+  'GET /api/v1/extraction-configurations/:id/extractions': 'journals:read',
+  'POST /api/v1/extraction-configurations/:id/increment': 'journals:read',
   'GET /api/v1/statistics/reprocessing': 'statistics:read',
 };
 

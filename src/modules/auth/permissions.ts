@@ -9,6 +9,7 @@ export const PERMISSIONS = [
   'journals:read',
   'credentials:manage',
   'users:manage',
+  'extracts:manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -25,7 +26,7 @@ const API_CLIENT: readonly Permission[] = [
 export const ROLES = {
   viewer: PERMISSIONS.filter((p) => p.endsWith(':read')),
   'api-client': API_CLIENT,
-  'bulk-operator': [...API_CLIENT, 'configuration:write', 'configuration:delete'],
+  'bulk-operator': [...API_CLIENT, 'configuration:write', 'configuration:delete', 'extracts:manage'],
   admin: PERMISSIONS,
 } as const satisfies Record<string, readonly Permission[]>;
 

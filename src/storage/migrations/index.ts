@@ -25,6 +25,7 @@ import * as reprocessing from './0018-reprocessing.js';
 import * as journalSessionPageIndex from './0019-journal-session-page-index.js';
 import * as counterStripes from './0020-counter-stripes.js';
 import * as journalWithdrawal from './0021-journal-withdrawal.js';
+import * as extracts from './0023-extracts.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -54,6 +55,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0019-journal-session-page-index', journalSessionPageIndex],
   ['0020-counter-stripes', counterStripes],
   ['0021-journal-withdrawal', journalWithdrawal],
+  ['0023-extracts', extracts],
 ];
 
 function migratorOf(store: Store): Migrator {

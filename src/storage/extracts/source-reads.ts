@@ -1,0 +1,446 @@
+/**
+ * The rows of each extract source in a window of positions (docs/adr/0022-gap-free-extract-
+ * offsets.md): one keyed statement per page, read from an index in the order of the source's
+ * key, so a page costs the same however deep, and a page of a window that is final always holds
+ * the same rows. PostgreSQL positions are `xid8` values, SQLite's integers; both travel as text.
+ */
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type {
+  ExtractFilters,
+  ExtractJournal,
+  ExtractSource,
+  RowKey,
+  SourceRow,
+  SourceWindow,
+} from '../../modules/extracts/store.js';
+import type { Database } from '../schema.js';
+import type { Dialect } from '../store.js';
+
+/** A position as the dialect compares it. */
+function positionOf(dialect: Dialect, position: string | number): RawBuilder<unknown> {
+  return dialect === 'postgres' ? sql`${String(position)}::xid8` : sql`${Number(position)}`;
+}
+
+/** The position column as text, whichever dialect. */
+function positionText(dialect: Dialect, column: string): RawBuilder<string> {
+  return dialect === 'postgres'
+    ? sql<string>`${sql.ref(column)}::text`
+    : sql<string>`cast(${sql.ref(column)} as text)`;
+}
+
+/** The condition that the journal's node holds every field value of `node`. */
+function nodeCondition(dialect: Dialect, column: string, node: Record<string, string>): RawBuilder<unknown> {
+  if (dialect === 'postgres') return sql`${sql.ref(column)}::jsonb @> ${JSON.stringify(node)}::jsonb`;
+  const parts = Object.entries(node).map(
+    ([field, value]) => sql`json_extract(${sql.ref(column)}, ${`$."${field}"`}) = ${value}`,
+  );
+  return sql.join(parts, sql` and `);
+}
+
+/** Joins conditions with `and`; `true` when there are none. */
+function allOf(conditions: RawBuilder<unknown>[]): RawBuilder<unknown> {
+  return conditions.length === 0 ? sql`1 = 1` : sql.join(conditions, sql` and `);
+}
+
+interface JournalRow {
+  journal_id: string;
+  ingestion_id: string;
+  core_date: string;
+  original_core_date: string | null;
+  journal_type: string;
+  accounting_config: string;
+  node: string;
+  posted: number;
+  reverses: string | null;
+  reversed_by: string | null;
+  withdrawn_by: string | null;
+  origin_journal_id: string | null;
+  line_count: number;
+  created_at: string;
+  revision: number;
+  position: string;
+}
+
+const JOURNAL_COLUMNS = sql`j.journal_id, j.ingestion_id, j.core_date, j.original_core_date, j.journal_type,
+  j.accounting_config, j.node, j.posted, j.reverses, j.reversed_by, j.withdrawn_by, j.origin_journal_id,
+  j.line_count, j.created_at, j.revision`;
+
+function journalOf(row: JournalRow): ExtractJournal {
+  return {
+    journalId: row.journal_id,
+    status: Number(row.posted) === 1 ? 'posted' : 'unposted',
+    coreDate: row.core_date,
+    originalCoreDate: row.original_core_date,
+    journalType: row.journal_type,
+    accountingConfig: row.accounting_config,
+    ingestionId: row.ingestion_id,
+    node: JSON.parse(row.node) as Record<string, string>,
+    reverses: row.reverses,
+    reversedBy: row.reversed_by,
+    withdrawnBy: row.withdrawn_by,
+    originJournalId: row.origin_journal_id,
+    lineCount: Number(row.line_count),
+    createdAt: row.created_at,
+    revision: Number(row.revision),
+  };
+}
+
+/** The journal conditions of the filters (accounting configuration, node). */
+function journalFilters(dialect: Dialect, filters: ExtractFilters): RawBuilder<unknown>[] {
+  const conditions: RawBuilder<unknown>[] = [];
+  if (filters.accountingConfig !== undefined)
+    conditions.push(sql`j.accounting_config = ${filters.accountingConfig}`);
+  if (filters.node !== undefined && Object.keys(filters.node).length > 0)
+    conditions.push(nodeCondition(dialect, 'j.node', filters.node));
+  return conditions;
+}
+
+/** The position column of journals in a source: posting for posted journals and their lines. */
+function journalPositionColumn(source: ExtractSource): 'j.posted_xid' | 'j.written_xid' {
+  return source === 'unposted-journals' ? 'j.written_xid' : 'j.posted_xid';
+}
+
+async function readJournals(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  source: 'posted-journals' | 'unposted-journals',
+  filters: ExtractFilters,
+  window: SourceWindow,
+  after: RowKey | undefined,
+  limit: number,
+): Promise<{ rows: SourceRow[]; keys: RowKey[] }> {
+  const column = journalPositionColumn(source);
+  const conditions = [
+    // Journals written unposted: unposted still, or posted later by another transaction.
+    source === 'posted-journals' ? sql`j.posted = 1` : sql`(j.posted = 0 or j.posted_xid <> j.written_xid)`,
+    sql`${sql.ref(column)} >= ${positionOf(dialect, window.from)}`,
+    sql`${sql.ref(column)} < ${positionOf(dialect, window.to)}`,
+    ...journalFilters(dialect, filters),
+  ];
+  if (after !== undefined)
+    conditions.push(
+      sql`(${sql.ref(column)}, j.journal_id) > (${positionOf(dialect, after[0] ?? 0)}, ${String(after[1])})`,
+    );
+  const { rows } = await sql<JournalRow>`
+    select ${JOURNAL_COLUMNS}, ${positionText(dialect, column)} as position
+    from journals as j
+    where ${allOf(conditions)}
+    order by ${sql.ref(column)}, j.journal_id
+    limit ${limit + 1}
+  `.execute(db);
+  return {
+    rows: rows.map((row) => ({ kind: 'journal', journal: journalOf(row) })),
+    keys: rows.map((row) => [row.position, row.journal_id]),
+  };
+}
+
+interface LineRow extends JournalRow {
+  line_id: string;
+  line_no: number;
+  account: string;
+  amount: string;
+  currency: string;
+  extras: string;
+}
+
+/**
+ * Lines of posted journals in the order of their posting, then journal and line number. The
+ * journal part of the key is also a `>=` condition of its own, which the journals' posting index
+ * serves; the line number is a filter on the first journal only.
+ */
+async function readLines(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  filters: ExtractFilters,
+  window: SourceWindow,
+  after: RowKey | undefined,
+  limit: number,
+): Promise<{ rows: SourceRow[]; keys: RowKey[] }> {
+  const conditions = [
+    sql`j.posted = 1`,
+    sql`j.posted_xid >= ${positionOf(dialect, window.from)}`,
+    sql`j.posted_xid < ${positionOf(dialect, window.to)}`,
+    ...journalFilters(dialect, filters),
+  ];
+  if (after !== undefined) {
+    const position = positionOf(dialect, after[0] ?? 0);
+    const journalId = String(after[1]);
+    conditions.push(sql`(j.posted_xid, j.journal_id) >= (${position}, ${journalId})`);
+    conditions.push(
+      sql`(j.posted_xid, j.journal_id, l.line_no) > (${position}, ${journalId}, ${Number(after[2])})`,
+    );
+  }
+  const amount = dialect === 'postgres' ? sql`l.amount::text` : sql`l.amount`;
+  const { rows } = await sql<LineRow>`
+    select ${JOURNAL_COLUMNS}, ${positionText(dialect, 'j.posted_xid')} as position,
+      l.line_id, l.line_no, l.account, ${amount} as amount, l.currency, l.extras
+    from journals as j
+    join journal_lines as l on l.journal_id = j.journal_id
+    where ${allOf(conditions)}
+    order by j.posted_xid, j.journal_id, l.line_no
+    limit ${limit + 1}
+  `.execute(db);
+  return {
+    rows: rows.map((row) => ({
+      kind: 'line',
+      journal: journalOf(row),
+      line: {
+        lineId: row.line_id,
+        lineNo: Number(row.line_no),
+        account: row.account,
+        amount: String(row.amount),
+        currency: row.currency,
+        extras: JSON.parse(row.extras) as Record<string, unknown>,
+      },
+    })),
+    keys: rows.map((row) => [row.position, row.journal_id, Number(row.line_no)]),
+  };
+}
+
+interface ErrorRow {
+  id: number | string;
+  ingestion_id: string;
+  record_id: number | string;
+  namespace: string;
+  entity: string;
+  code: string;
+  message: string;
+  record: string;
+  created_at: string;
+  revision: number;
+  state: string;
+  attempts: number;
+  position: string;
+}
+
+/**
+ * Processing errors as recorded, in the order written: on SQLite their id is their position
+ * (AUTOINCREMENT, single writer), on PostgreSQL their writing transaction.
+ */
+async function readErrors(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  filters: ExtractFilters,
+  window: SourceWindow,
+  after: RowKey | undefined,
+  limit: number,
+): Promise<{ rows: SourceRow[]; keys: RowKey[] }> {
+  const column = dialect === 'postgres' ? 'e.written_xid' : 'e.id';
+  const conditions = [
+    sql`${sql.ref(column)} >= ${positionOf(dialect, window.from)}`,
+    sql`${sql.ref(column)} < ${positionOf(dialect, window.to)}`,
+  ];
+  if (filters.namespace !== undefined) conditions.push(sql`e.namespace = ${filters.namespace}`);
+  if (filters.entity !== undefined) conditions.push(sql`e.entity = ${filters.entity}`);
+  if (filters.code !== undefined) conditions.push(sql`e.code = ${filters.code}`);
+  if (after !== undefined)
+    conditions.push(
+      dialect === 'postgres'
+        ? sql`(e.written_xid, e.id) > (${positionOf(dialect, after[0] ?? 0)}, ${Number(after[1])})`
+        : sql`e.id > ${Number(after[1])}`,
+    );
+  const order = dialect === 'postgres' ? sql`e.written_xid, e.id` : sql`e.id`;
+  const { rows } = await sql<ErrorRow>`
+    select e.id, e.ingestion_id, e.record_id, e.namespace, e.entity, e.code, e.message, e.record,
+      e.created_at, e.revision, e.state, e.attempts, ${positionText(dialect, column)} as position
+    from processing_errors as e
+    where ${allOf(conditions)}
+    order by ${order}
+    limit ${limit + 1}
+  `.execute(db);
+  return {
+    rows: rows.map((row) => ({
+      kind: 'values',
+      values: {
+        errorId: Number(row.id),
+        ingestionId: row.ingestion_id,
+        recordId: Number(row.record_id),
+        namespace: row.namespace,
+        entity: row.entity,
+        code: row.code,
+        message: row.message,
+        state: row.state,
+        attempts: Number(row.attempts),
+        createdAt: row.created_at,
+        revision: Number(row.revision),
+        record: JSON.parse(row.record) as unknown,
+      },
+    })),
+    keys: rows.map((row) => [row.position, Number(row.id)]),
+  };
+}
+
+interface RecordRow {
+  record_id: number | string;
+  ingestion_id: string;
+  data: string;
+  created_at: string;
+  position: string;
+}
+
+/** The records of one entity in the order written, as the errors. */
+async function readRecords(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  filters: ExtractFilters,
+  window: SourceWindow,
+  after: RowKey | undefined,
+  limit: number,
+): Promise<{ rows: SourceRow[]; keys: RowKey[] }> {
+  const column = dialect === 'postgres' ? 'r.written_xid' : 'r.record_id';
+  const conditions = [
+    sql`r.namespace = ${filters.namespace ?? ''}`,
+    sql`r.entity = ${filters.entity ?? ''}`,
+    sql`${sql.ref(column)} >= ${positionOf(dialect, window.from)}`,
+    sql`${sql.ref(column)} < ${positionOf(dialect, window.to)}`,
+  ];
+  if (after !== undefined)
+    conditions.push(
+      dialect === 'postgres'
+        ? sql`(r.written_xid, r.record_id) > (${positionOf(dialect, after[0] ?? 0)}, ${Number(after[1])})`
+        : sql`r.record_id > ${Number(after[1])}`,
+    );
+  const order = dialect === 'postgres' ? sql`r.written_xid, r.record_id` : sql`r.record_id`;
+  const { rows } = await sql<RecordRow>`
+    select r.record_id, r.ingestion_id, r.data, r.created_at, ${positionText(dialect, column)} as position
+    from records as r
+    where ${allOf(conditions)}
+    order by ${order}
+    limit ${limit + 1}
+  `.execute(db);
+  return {
+    rows: rows.map((row) => ({
+      kind: 'values',
+      values: {
+        ...(JSON.parse(row.data) as Record<string, unknown>),
+        recordId: Number(row.record_id),
+        ingestionId: row.ingestion_id,
+        createdAt: row.created_at,
+      },
+    })),
+    keys: rows.map((row) => [row.position, Number(row.record_id)]),
+  };
+}
+
+interface BalanceRow {
+  accounting_config: string;
+  node: string;
+  account: string;
+  currency: string;
+  balance: string;
+}
+
+/**
+ * Balances now (the kept totals) or as of a day (the kept moves summed), in the order of their
+ * key. A snapshot: no window, the key alone pages.
+ */
+async function readBalances(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  filters: ExtractFilters,
+  after: RowKey | undefined,
+  limit: number,
+): Promise<{ rows: SourceRow[]; keys: RowKey[] }> {
+  const conditions: RawBuilder<unknown>[] = [];
+  if (filters.accountingConfig !== undefined)
+    conditions.push(sql`b.accounting_config = ${filters.accountingConfig}`);
+  if (filters.node !== undefined && Object.keys(filters.node).length > 0)
+    conditions.push(nodeCondition(dialect, 'b.node', filters.node));
+  if (after !== undefined)
+    conditions.push(
+      sql`(b.accounting_config, b.node, b.account, b.currency) > (${String(after[0])}, ${String(after[1])}, ${String(after[2])}, ${String(after[3])})`,
+    );
+  let query: RawBuilder<BalanceRow>;
+  if (filters.asOf === undefined) {
+    const amount = dialect === 'postgres' ? sql`b.amount::text` : sql`b.amount`;
+    query = sql<BalanceRow>`
+      select b.accounting_config, b.node, b.account, b.currency, ${amount} as balance
+      from balances as b
+      where ${allOf(conditions)}
+      order by b.accounting_config, b.node, b.account, b.currency
+      limit ${limit + 1}
+    `;
+  } else {
+    conditions.push(sql`b.core_date <= ${filters.asOf}`);
+    const total = dialect === 'postgres' ? sql`sum(b.amount)::text` : sql`decimal_sum(b.amount)`;
+    query = sql<BalanceRow>`
+      select b.accounting_config, b.node, b.account, b.currency, ${total} as balance
+      from balance_moves as b
+      where ${allOf(conditions)}
+      group by b.accounting_config, b.node, b.account, b.currency
+      order by b.accounting_config, b.node, b.account, b.currency
+      limit ${limit + 1}
+    `;
+  }
+  const { rows } = await query.execute(db);
+  return {
+    rows: rows.map((row) => ({
+      kind: 'values',
+      values: {
+        accountingConfig: row.accounting_config,
+        node: JSON.parse(row.node) as Record<string, string>,
+        account: row.account,
+        currency: row.currency,
+        balance: String(row.balance),
+        ...(filters.asOf === undefined ? {} : { asOf: filters.asOf }),
+      },
+    })),
+    keys: rows.map((row) => [row.accounting_config, row.node, row.account, row.currency]),
+  };
+}
+
+/** Up to `limit + 1` rows of `source` in `window` after `after`, with their keys. */
+export function readSourceRows(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  source: ExtractSource,
+  filters: ExtractFilters,
+  window: SourceWindow,
+  after: RowKey | undefined,
+  limit: number,
+): Promise<{ rows: SourceRow[]; keys: RowKey[] }> {
+  switch (source) {
+    case 'posted-journals':
+    case 'unposted-journals':
+      return readJournals(db, dialect, source, filters, window, after, limit);
+    case 'journal-lines':
+      return readLines(db, dialect, filters, window, after, limit);
+    case 'processing-errors':
+      return readErrors(db, dialect, filters, window, after, limit);
+    case 'records':
+      return readRecords(db, dialect, filters, window, after, limit);
+    case 'balances':
+      return readBalances(db, dialect, filters, after, limit);
+  }
+}
+
+/**
+ * The position every row of `source` written so far is under: on PostgreSQL the oldest
+ * transaction still running (every transaction below it has ended, every later writer is at or
+ * above it); on SQLite the last number handed out plus one (one writer: every number handed out
+ * is committed when another connection reads it).
+ */
+export async function boundOf(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  source: ExtractSource,
+): Promise<string> {
+  if (dialect === 'postgres') {
+    const { rows } = await sql<{ bound: string }>`
+      select pg_snapshot_xmin(pg_current_snapshot())::text as bound
+    `.execute(db);
+    return rows[0]?.bound ?? '0';
+  }
+  const query =
+    source === 'processing-errors'
+      ? sql<{
+          bound: number;
+        }>`select coalesce((select seq from sqlite_sequence where name = 'processing_errors'), 0) + 1 as bound`
+      : source === 'records'
+        ? sql<{
+            bound: number;
+          }>`select coalesce((select seq from sqlite_sequence where name = 'records'), 0) + 1 as bound`
+        : sql<{ bound: number }>`select value + 1 as bound from extract_sequences where name = 'journals'`;
+  const { rows } = await query.execute(db);
+  return String(rows[0]?.bound ?? 1);
+}
