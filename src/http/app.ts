@@ -17,12 +17,12 @@ import { configurationRoutes } from './api/configuration.js';
 import { configurationRevisionRoutes } from './api/configuration-revisions.js';
 import { documentedRoute, SHARED_ANSWER_SCHEMAS } from './api/documented-answers.js';
 import { entityRoutes } from './api/entities.js';
+import { extractRoutes } from './api/extract-configurations.js';
 import { ingestionRoutes } from './api/ingestions.js';
 import { journalRoutes } from './api/journals.js';
 import { oauthRoutes } from './api/oauth/routes.js';
 import { operationsRoutes } from './api/operations.js';
 import { reprocessingRoutes } from './api/reprocessing.js';
-import { extractRoutes } from './api/extract-configurations.js';
 import { statisticsRoutes } from './api/statistics.js';
 import { registerArrivalTime } from './arrival.js';
 import { registerAuthentication } from './authenticate.js';
@@ -266,7 +266,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         { name: 'statistics', description: 'Counters of the operational dashboard.' },
         {
           name: 'extracts',
-          description: 'Extraction configurations, their reads and incremental offsets, and asynchronous extractions.',
+          description:
+            'Extraction configurations, their reads and incremental offsets, and asynchronous extractions.',
         },
         { name: 'operations', description: 'Liveness, readiness and metrics; no token and no rate limit.' },
       ],

@@ -88,8 +88,7 @@ function checkConfiguration(config: NewExtractConfiguration): void {
   const known = FIELDS_OF_SOURCE[config.source];
   if (known !== null && config.fields !== null)
     for (const [i, field] of config.fields.entries())
-      if (!known.includes(field))
-        throw invalid(`/fields/${i}`, `is not a field of source ${config.source}`);
+      if (!known.includes(field)) throw invalid(`/fields/${i}`, `is not a field of source ${config.source}`);
   if (config.format === 'csv' && config.source === 'records' && config.fields === null)
     throw invalid('/fields', 'must be given for a CSV extract of records: their fields vary');
 }
@@ -165,9 +164,7 @@ export class ExtractService {
       for (const member of ['source', 'filters', 'incremental'] as const)
         if (change[member] !== undefined)
           throw new AppError('conflict', `${member} changes only in Draft: make a new configuration`, {
-            errors: [
-              { path: `/${member}`, message: 'changes only while the configuration is in Draft' },
-            ],
+            errors: [{ path: `/${member}`, message: 'changes only while the configuration is in Draft' }],
           });
     checkConfiguration({
       name: change.name ?? config.name,
