@@ -17,6 +17,7 @@ import { ConfigurationService, type WhatIf } from '../modules/configuration/serv
 import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
 import { EntityCatalog } from '../modules/entities/catalog.js';
 import { storedDataRisksOf } from '../modules/entities/change-risks.js';
+import { EXTRACTS_IN_BULK_FLAG, ExtractExecutions } from '../modules/extracts/executions.js';
 import { ExtractService } from '../modules/extracts/service.js';
 import { FlowRunner } from '../modules/flows/runner.js';
 import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
@@ -27,6 +28,7 @@ import { createAccountingStore } from '../storage/accounting/accounting-store.js
 import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
 import { createAuthStore } from '../storage/auth-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
+import { createExecutionStore } from '../storage/extracts/execution-store.js';
 import { createExtractStore } from '../storage/extracts/extract-store.js';
 import { createIngestionStore } from '../storage/ingestion-store.js';
 import { createRequestCountStore } from '../storage/request-count-store.js';
@@ -73,6 +75,11 @@ export interface Services {
   reprocessing: ReprocessingService<PreparedConfiguration>;
   /** Extraction configurations, their reads and incremental offsets. */
   extracts: ExtractService;
+  /**
+   * Asynchronous extractions: triggered when the feature flag `extracts-in-bulk` is on, made on
+   * this thread once `start` is called (main does), run by run.
+   */
+  extractExecutions: ExtractExecutions;
   /** Counts requests per client for the rate limit, shared through the store. */
   requestLimiter: RequestLimiter;
   /** Releases what the services hold besides the store (worker threads, script isolates, timers). */
@@ -191,6 +198,14 @@ export function createServices(
     const { wouldPost, wouldStillFail, examples } = dryRun;
     return { wouldPost, wouldStillFail, examples: examples.map((example) => ({ ...example })) };
   };
+  const extracts = new ExtractService(createExtractStore(store), snapshots, clock);
+  const extractExecutions = new ExtractExecutions(
+    createExecutionStore(store),
+    extracts,
+    clock,
+    async () => (await snapshots.current()).stored.configuration.featureFlags[EXTRACTS_IN_BULK_FLAG] === true,
+    onBackgroundError,
+  );
   const services: Services = {
     tokens: new TokenService(authStore, clock, settings),
     access: new AccessDirectory(authStore, clock),
@@ -212,9 +227,11 @@ export function createServices(
     statistics: new StatisticsService(createStatisticsStore(store), clock),
     journals: new JournalQueries(createAccountingStore(store), snapshots),
     reprocessing,
-    extracts: new ExtractService(createExtractStore(store), snapshots, clock),
+    extracts,
+    extractExecutions,
     requestLimiter,
     close: async () => {
+      await extractExecutions.close();
       await requestLimiter.close();
       await processing?.close();
       await chunkWorker.close();

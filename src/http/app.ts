@@ -18,6 +18,7 @@ import { configurationRevisionRoutes } from './api/configuration-revisions.js';
 import { documentedRoute, SHARED_ANSWER_SCHEMAS } from './api/documented-answers.js';
 import { entityRoutes } from './api/entities.js';
 import { extractRoutes } from './api/extract-configurations.js';
+import { extractExecutionRoutes } from './api/extract-executions.js';
 import { ingestionRoutes } from './api/ingestions.js';
 import { journalRoutes } from './api/journals.js';
 import { oauthRoutes } from './api/oauth/routes.js';
@@ -302,6 +303,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(journalRoutes, { journals: services.journals });
   await app.register(reprocessingRoutes, { reprocessing: services.reprocessing });
   await app.register(extractRoutes, { extracts: services.extracts });
+  await app.register(extractExecutionRoutes, { executions: services.extractExecutions });
   await app.register(adminInterface, { services, publicUrl: deps.publicUrl });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -77,6 +77,10 @@ export const ROUTE_ACCESS: Readonly<Record<string, typeof PUBLIC | Permission | 
   'GET /api/v1/extraction-configurations/:id/extractions/paginated': 'journals:read',
   'GET /api/v1/extraction-configurations/:id/extractions': 'journals:read',
   'POST /api/v1/extraction-configurations/:id/increment': 'journals:read',
+  'POST /api/v1/extraction-configurations/:id/executions': 'journals:read',
+  'GET /api/v1/extraction-configurations/:id/executions': 'journals:read',
+  'GET /api/v1/extraction-executions/:executionId': 'journals:read',
+  'GET /api/v1/extraction-executions/:executionId/file': 'journals:read',
   'GET /api/v1/statistics/reprocessing': 'statistics:read',
 };
 

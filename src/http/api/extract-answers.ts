@@ -59,3 +59,42 @@ export const ExtractIncrementAnswer = Type.Object(
 export const ExtractRow = Type.Record(Type.String(), Type.Unknown(), {
   description: 'The row’s fields, in the configured order.',
 });
+
+/** An asynchronous extraction. */
+export const ExtractExecutionAnswer = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1 }),
+    extractConfigurationId: Type.Integer({ minimum: 1 }),
+    latestStatus: Type.Union(
+      [Type.Literal('queued'), Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed')],
+      {
+        description:
+          '`queued`, `running` (made run by run), `completed` (the file is ready) or `failed` (`failure` says why).',
+      },
+    ),
+    format: ExtractFormatInput,
+    requestedBy: Type.String(),
+    requestedAt: Type.String({ format: 'date-time' }),
+    startedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    completedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    recordCount: Type.Integer({ minimum: 0, description: 'Rows written so far.' }),
+    bytes: Type.Integer({ minimum: 0 }),
+    totalRuns: Type.Integer({ minimum: 0 }),
+    expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'When the file is deleted; set when the execution ends.',
+    }),
+    failure: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+/** One run of an execution: a part of its file. */
+export const ExtractRunAnswer = Type.Object(
+  {
+    runNo: Type.Integer({ minimum: 1 }),
+    records: Type.Integer({ minimum: 0 }),
+    startedAt: Type.String({ format: 'date-time' }),
+    completedAt: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);

@@ -24,6 +24,12 @@ import { principalOf } from '../authenticate.js';
 import { ExtractConfigurationAnswer, ExtractIncrementAnswer, ExtractRow } from './extract-answers.js';
 import { AfterQuery, CursorPage, cursorPageOf, Problem } from './schemas.js';
 
+/**
+ * The longest extract cursor: it holds the end of its window, which on PostgreSQL lists the
+ * transactions running when the window was fixed, so it is longer than other lists' cursors.
+ */
+const EXTRACT_CURSOR_LENGTH_MAX = 8192;
+
 /** A configuration's id in a path. */
 const IdPath = Type.Object({
   id: Type.String({ pattern: '^[1-9][0-9]{0,14}$', maxLength: 15, description: 'The configuration id.' }),
@@ -40,6 +46,9 @@ function cursorText(id: number, cursor: ExtractCursor): string {
   );
 }
 
+/** A window's end as the store makes it: a number, or a PostgreSQL snapshot (`xmin:xmax:xip,…`). */
+const POSITION = /^[0-9]{1,20}(:[0-9]{1,20}:([0-9]{1,20}(,[0-9]{1,20})*)?)?$/;
+
 function cursorOfText(id: number, text: string): ExtractCursor {
   const refused = new AppError('validation-failed', 'after is not a cursor of this extract', {
     errors: [{ path: '/querystring/after', message: 'must be the next cursor of an answer of this extract' }],
@@ -55,7 +64,7 @@ function cursorOfText(id: number, text: string): ExtractCursor {
   const part = (value: unknown) =>
     (typeof value === 'string' && value.length <= 1000) ||
     (typeof value === 'number' && Number.isSafeInteger(value));
-  if (typeof to !== 'string' || !/^[0-9]{1,20}$/.test(to) || !key.every(part)) throw refused;
+  if (typeof to !== 'string' || !POSITION.test(to) || !key.every(part)) throw refused;
   return { to, key: key as (string | number)[] };
 }
 
@@ -233,7 +242,15 @@ export const extractRoutes: FastifyPluginAsyncTypebox<{ extracts: ExtractService
         querystring: Type.Object(
           {
             limit: Type.Integer({ minimum: 1, maximum: EXTRACT_PAGE_ROWS_MAX, default: 100 }),
-            ...AfterQuery,
+            after: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: EXTRACT_CURSOR_LENGTH_MAX,
+                pattern: '^[A-Za-z0-9_-]+$',
+                description:
+                  'The `next` cursor of the previous page. A cursor of an acknowledged read, or not of this extract, is a 400 naming `after`.',
+              }),
+            ),
           },
           { additionalProperties: false },
         ),

@@ -204,8 +204,9 @@ export class ExtractService {
    */
   async window(config: StoredExtractConfiguration, cursorTo?: string): Promise<SourceWindow> {
     if (!config.incremental) {
-      if (config.source === 'balances') return { from: '0', to: '0' };
-      return { from: '0', to: cursorTo ?? (await this.#store.boundNow(config.source)) };
+      const from = this.#store.startPosition;
+      if (config.source === 'balances') return { from, to: from };
+      return { from, to: cursorTo ?? (await this.#store.boundNow(config.source)) };
     }
     let pending = config.pendingPosition;
     if (pending === null) {

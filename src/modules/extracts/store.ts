@@ -91,6 +91,8 @@ export interface SourceWindow {
 }
 
 export interface ExtractStore {
+  /** The position before every row: where offsets start, and other reads too. */
+  readonly startPosition: string;
   /** Stores a new configuration in Draft, its offset at the start of every source. */
   create(config: NewExtractConfiguration, actor: string, at: string): Promise<StoredExtractConfiguration>;
   find(id: number): Promise<StoredExtractConfiguration | undefined>;
@@ -105,7 +107,10 @@ export interface ExtractStore {
   ): Promise<StoredExtractConfiguration | undefined>;
   /** Deletes the configuration and its executions; false when none existed. */
   delete(id: number): Promise<boolean>;
-  /** The position every row of `source` written so far is under, and every later row at or above. */
+  /**
+   * The position that ends a window read now: every row of `source` committed so far is before
+   * it, every row committed later after it.
+   */
   boundNow(source: ExtractSource): Promise<string>;
   /**
    * Fixes the pending answer's end at `to` unless one is pending already (a conditional update:
@@ -125,4 +130,78 @@ export interface ExtractStore {
     after: RowKey | undefined,
     limit: number,
   ): Promise<{ rows: SourceRow[]; keys: RowKey[] }>;
+}
+
+/** The state of an asynchronous extraction. */
+export type ExecutionStatus = 'queued' | 'running' | 'completed' | 'failed';
+
+/** An asynchronous extraction as stored. */
+export interface StoredExecution {
+  id: number;
+  configurationId: number;
+  status: ExecutionStatus;
+  format: ExtractFormat;
+  window: SourceWindow;
+  /** The key of the last row written; null before the first run. */
+  cursor: RowKey | null;
+  records: number;
+  bytes: number;
+  runs: number;
+  requestedBy: string;
+  requestedAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  /** Until when the instance making it holds it; the instance's proof of holding it. */
+  leaseUntil: string | null;
+  failure: string | null;
+  expiresAt: string | null;
+}
+
+/** One run of an execution: a part of its file. */
+export interface ExecutionRun {
+  runNo: number;
+  records: number;
+  startedAt: string;
+  completedAt: string;
+}
+
+/** The storage of asynchronous extractions. Every change by the maker is conditional on its lease. */
+export interface ExecutionStore {
+  insert(execution: {
+    configurationId: number;
+    format: ExtractFormat;
+    window: SourceWindow;
+    requestedBy: string;
+    at: string;
+  }): Promise<StoredExecution>;
+  find(id: number): Promise<StoredExecution | undefined>;
+  /** The executions of a configuration, newest first, before id `before`; `limit + 1` read. */
+  list(configurationId: number, before: number, limit: number): Promise<StoredExecution[]>;
+  /** The runs of an execution, in order, at most `limit`. */
+  runs(id: number, limit: number): Promise<ExecutionRun[]>;
+  /**
+   * Takes the oldest execution that is queued, or running under a lease that ended before `now`
+   * (its maker died), leasing it until `leaseUntil`; one instance gets each.
+   */
+  claim(now: string, leaseUntil: string): Promise<StoredExecution | undefined>;
+  /**
+   * Stores one run's part and moves the execution's cursor, counts and lease, in one transaction,
+   * only while the lease is still `lease`. False when it is not (another instance took it over).
+   */
+  saveRun(
+    id: number,
+    lease: string,
+    run: ExecutionRun & { content: string; bytes: number; cursor: RowKey | null },
+    nextLease: string,
+  ): Promise<boolean>;
+  /** Ends the execution while its lease is `lease`; false when it is not. */
+  finish(
+    id: number,
+    lease: string,
+    outcome: { status: 'completed' | 'failed'; at: string; expiresAt: string; failure: string | null },
+  ): Promise<boolean>;
+  /** The parts of a file, in order, after run `after`, at most `limit`. */
+  parts(id: number, after: number, limit: number): Promise<{ runNo: number; content: string }[]>;
+  /** Deletes the executions whose file expired before `now`, with their parts; how many. */
+  sweep(now: string): Promise<number>;
 }

@@ -15,10 +15,7 @@ import type {
 } from '../../modules/extracts/store.js';
 import type { ExtractionConfigurationsTable } from '../schema.js';
 import type { Store } from '../store.js';
-import { boundOf, readSourceRows } from './source-reads.js';
-
-/** Where every offset starts: under every position either dialect hands out. */
-const START_POSITION = '0';
+import { boundOf, readSourceRows, START_POSITIONS } from './source-reads.js';
 
 function configurationOf(row: Selectable<ExtractionConfigurationsTable>): StoredExtractConfiguration {
   return {
@@ -54,6 +51,8 @@ export function createExtractStore(store: Store): ExtractStore {
     return row === undefined ? undefined : configurationOf(row);
   };
   return {
+    startPosition: START_POSITIONS[dialect],
+
     async create(config: NewExtractConfiguration, actor: string, at: string) {
       const row = await db
         .insertInto('extraction_configurations')
@@ -66,7 +65,7 @@ export function createExtractStore(store: Store): ExtractStore {
           format: config.format,
           incremental: config.incremental ? 1 : 0,
           state: 'Draft',
-          acked_position: START_POSITION,
+          acked_position: START_POSITIONS[dialect],
           pending_position: null,
           pending_since: null,
           acked_at: null,

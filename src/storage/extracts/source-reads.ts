@@ -16,9 +16,28 @@ import type {
 import type { Database } from '../schema.js';
 import type { Dialect } from '../store.js';
 
-/** A position as the dialect compares it. */
+/** The position of a row key as the dialect compares it: a transaction id, or a number. */
 function positionOf(dialect: Dialect, position: string | number): RawBuilder<unknown> {
   return dialect === 'postgres' ? sql`${String(position)}::xid8` : sql`${Number(position)}`;
+}
+
+/**
+ * The rows of `column` in `window`. On PostgreSQL a position is a snapshot
+ * (`pg_current_snapshot()` as text): the window holds the rows whose transaction is visible in
+ * its end snapshot and was not in its start snapshot, so a transaction enters exactly one window,
+ * the first whose snapshot was taken after it ended, however long another transaction runs. The
+ * range on the column lets the index bound the scan. On SQLite a position is a number: the
+ * window is `[from, to)`.
+ */
+function inWindow(dialect: Dialect, column: string, window: SourceWindow): RawBuilder<unknown> {
+  const ref = sql.ref(column);
+  if (dialect === 'postgres') {
+    const from = sql`${window.from}::pg_snapshot`;
+    const to = sql`${window.to}::pg_snapshot`;
+    return sql`${ref} >= pg_snapshot_xmin(${from}) and ${ref} < pg_snapshot_xmax(${to})
+      and pg_visible_in_snapshot(${ref}, ${to}) and not pg_visible_in_snapshot(${ref}, ${from})`;
+  }
+  return sql`${ref} >= ${Number(window.from)} and ${ref} < ${Number(window.to)}`;
 }
 
 /** The position column as text, whichever dialect. */
@@ -113,8 +132,7 @@ async function readJournals(
   const conditions = [
     // Journals written unposted: unposted still, or posted later by another transaction.
     source === 'posted-journals' ? sql`j.posted = 1` : sql`(j.posted = 0 or j.posted_xid <> j.written_xid)`,
-    sql`${sql.ref(column)} >= ${positionOf(dialect, window.from)}`,
-    sql`${sql.ref(column)} < ${positionOf(dialect, window.to)}`,
+    inWindow(dialect, column, window),
     ...journalFilters(dialect, filters),
   ];
   if (after !== undefined)
@@ -158,8 +176,7 @@ async function readLines(
 ): Promise<{ rows: SourceRow[]; keys: RowKey[] }> {
   const conditions = [
     sql`j.posted = 1`,
-    sql`j.posted_xid >= ${positionOf(dialect, window.from)}`,
-    sql`j.posted_xid < ${positionOf(dialect, window.to)}`,
+    inWindow(dialect, 'j.posted_xid', window),
     ...journalFilters(dialect, filters),
   ];
   if (after !== undefined) {
@@ -226,10 +243,7 @@ async function readErrors(
   limit: number,
 ): Promise<{ rows: SourceRow[]; keys: RowKey[] }> {
   const column = dialect === 'postgres' ? 'e.written_xid' : 'e.id';
-  const conditions = [
-    sql`${sql.ref(column)} >= ${positionOf(dialect, window.from)}`,
-    sql`${sql.ref(column)} < ${positionOf(dialect, window.to)}`,
-  ];
+  const conditions = [inWindow(dialect, column, window)];
   if (filters.namespace !== undefined) conditions.push(sql`e.namespace = ${filters.namespace}`);
   if (filters.entity !== undefined) conditions.push(sql`e.entity = ${filters.entity}`);
   if (filters.code !== undefined) conditions.push(sql`e.code = ${filters.code}`);
@@ -291,8 +305,7 @@ async function readRecords(
   const conditions = [
     sql`r.namespace = ${filters.namespace ?? ''}`,
     sql`r.entity = ${filters.entity ?? ''}`,
-    sql`${sql.ref(column)} >= ${positionOf(dialect, window.from)}`,
-    sql`${sql.ref(column)} < ${positionOf(dialect, window.to)}`,
+    inWindow(dialect, column, window),
   ];
   if (after !== undefined)
     conditions.push(
@@ -389,6 +402,9 @@ async function readBalances(
   };
 }
 
+/** Where every offset starts: before every row, in either dialect (a snapshot that sees no transaction). */
+export const START_POSITIONS: { readonly [D in Dialect]: string } = { postgres: '1:1:', sqlite: '0' };
+
 /** Up to `limit + 1` rows of `source` in `window` after `after`, with their keys. */
 export function readSourceRows(
   db: Kysely<Database>,
@@ -415,10 +431,9 @@ export function readSourceRows(
 }
 
 /**
- * The position every row of `source` written so far is under: on PostgreSQL the oldest
- * transaction still running (every transaction below it has ended, every later writer is at or
- * above it); on SQLite the last number handed out plus one (one writer: every number handed out
- * is committed when another connection reads it).
+ * The position that ends a new window: on PostgreSQL the current snapshot (which transactions
+ * have ended); on SQLite the last number handed out plus one (one writer: every number handed
+ * out is committed when another connection reads it).
  */
 export async function boundOf(
   db: Kysely<Database>,
@@ -427,9 +442,9 @@ export async function boundOf(
 ): Promise<string> {
   if (dialect === 'postgres') {
     const { rows } = await sql<{ bound: string }>`
-      select pg_snapshot_xmin(pg_current_snapshot())::text as bound
+      select pg_current_snapshot()::text as bound
     `.execute(db);
-    return rows[0]?.bound ?? '0';
+    return rows[0]?.bound ?? START_POSITIONS.postgres;
   }
   const query =
     source === 'processing-errors'
