@@ -2,6 +2,7 @@ import { EnvError } from '../env.js';
 import { CliError, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, type Io, processIo } from './output.js';
 import { configCommand } from './remote/config-commands.js';
 import { errorsCommand } from './remote/errors-command.js';
+import { extractCommand } from './remote/extract-command.js';
 import { ingestCommand } from './remote/ingest-command.js';
 import { ingestionsCommand } from './remote/ingestions-command.js';
 import { journalsCommand } from './remote/journals-command.js';
@@ -12,6 +13,7 @@ import {
   CONFIG_USAGE,
   CREDENTIALS_USAGE,
   ERRORS_USAGE,
+  EXTRACT_USAGE,
   INGEST_USAGE,
   INGESTIONS_USAGE,
   JOURNALS_USAGE,
@@ -32,6 +34,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   balances: { run: balancesCommand, usage: BALANCES_USAGE },
   'processing-errors': { run: processingErrorsCommand, usage: PROCESSING_ERRORS_USAGE },
   errors: { run: errorsCommand, usage: ERRORS_USAGE },
+  extract: { run: extractCommand, usage: EXTRACT_USAGE },
 };
 
 const HELP_FLAGS = new Set(['--help', '-h']);
