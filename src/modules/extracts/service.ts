@@ -241,6 +241,28 @@ export class ExtractService {
     };
   }
 
+  /**
+   * The first `limit` rows a read of configuration `id` would answer now, in any state, without
+   * fixing a pending read: for the administration interface's preview. Errors: `not-found`.
+   */
+  async preview(id: number, limit: number): Promise<Record<string, unknown>[]> {
+    const config = await this.get(id);
+    const from = config.incremental ? config.ackedPosition : this.#store.startPosition;
+    const to =
+      config.source === 'balances'
+        ? from
+        : (config.pendingPosition ?? (await this.#store.boundNow(config.source)));
+    const shaper = await this.#shaper(config.source);
+    const { rows } = await this.#store.readRows(
+      config.source,
+      config.filters,
+      { from, to },
+      undefined,
+      limit,
+    );
+    return rows.slice(0, limit).map((row) => projected(shaper(row), config.fields));
+  }
+
   /** The fields a CSV extract of `config` has, in order. */
   async fieldsOf(config: StoredExtractConfiguration): Promise<readonly string[]> {
     if (config.fields !== null) return config.fields;
