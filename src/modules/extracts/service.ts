@@ -330,13 +330,15 @@ export class ExtractService {
       switch (row.kind) {
         case 'journal':
           return { ...row.journal };
-        case 'line':
+        case 'line': {
           if (definition === undefined) throw new Error('a journal line read without a journal definition');
-          return {
-            ...lineRecord(definition, row.journal, row.line),
-            // Debit lines are positive, credit lines negative (docs/domain/accounting.md).
-            drCr: row.line.amount.startsWith('-') ? 'CR' : 'DR',
-          };
+          // A new object per line, given `drCr` in place rather than copied: a million-line
+          // download makes a million of them.
+          const record = lineRecord(definition, row.journal, row.line);
+          // Debit lines are positive, credit lines negative (docs/domain/accounting.md).
+          record.drCr = row.line.amount.startsWith('-') ? 'CR' : 'DR';
+          return record;
+        }
         case 'values':
           return row.values;
       }

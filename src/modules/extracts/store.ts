@@ -81,7 +81,7 @@ export interface ExtractJournal extends StoredJournalValues {
 /** One row of a source, as stored; the service shapes it. */
 export type SourceRow =
   | { kind: 'journal'; journal: ExtractJournal }
-  | { kind: 'line'; journal: ExtractJournal; line: StoredLineValues }
+  | { kind: 'line'; journal: StoredJournalValues; line: StoredLineValues }
   | { kind: 'values'; values: Record<string, unknown> };
 
 /** The rows of a window: `[from, to)` of positions, or a snapshot (balances) where both are unused. */

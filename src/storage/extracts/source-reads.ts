@@ -84,7 +84,16 @@ const JOURNAL_COLUMNS = sql`j.journal_id, j.ingestion_id, j.core_date, j.origina
   j.accounting_config, j.node, j.posted, j.reverses, j.reversed_by, j.withdrawn_by, j.origin_journal_id,
   j.line_count, j.created_at, j.revision`;
 
-function journalOf(row: JournalRow): ExtractJournal {
+/**
+ * The journal of a row; `nodes` keeps the parsed nodes of one page by their text, since a page's
+ * journals share a handful of nodes and the lines of one journal repeat its node.
+ */
+function journalOf(row: JournalRow, nodes: Map<string, Record<string, string>>): ExtractJournal {
+  let node = nodes.get(row.node);
+  if (node === undefined) {
+    node = JSON.parse(row.node) as Record<string, string>;
+    nodes.set(row.node, node);
+  }
   return {
     journalId: row.journal_id,
     status: Number(row.posted) === 1 ? 'posted' : 'unposted',
@@ -93,7 +102,7 @@ function journalOf(row: JournalRow): ExtractJournal {
     journalType: row.journal_type,
     accountingConfig: row.accounting_config,
     ingestionId: row.ingestion_id,
-    node: JSON.parse(row.node) as Record<string, string>,
+    node,
     reverses: row.reverses,
     reversedBy: row.reversed_by,
     withdrawnBy: row.withdrawn_by,
@@ -146,13 +155,24 @@ async function readJournals(
     order by ${sql.ref(column)}, j.journal_id
     limit ${limit + 1}
   `.execute(db);
+  const nodes = new Map<string, Record<string, string>>();
   return {
-    rows: rows.map((row) => ({ kind: 'journal', journal: journalOf(row) })),
+    rows: rows.map((row) => ({ kind: 'journal', journal: journalOf(row, nodes) })),
     keys: rows.map((row) => [row.position, row.journal_id]),
   };
 }
 
-interface LineRow extends JournalRow {
+interface LineRow {
+  journal_id: string;
+  ingestion_id: string;
+  core_date: string;
+  journal_type: string;
+  accounting_config: string;
+  node: string;
+  reverses: string | null;
+  reversed_by: string | null;
+  origin_journal_id: string | null;
+  position: string;
   line_id: string;
   line_no: number;
   account: string;
@@ -162,7 +182,8 @@ interface LineRow extends JournalRow {
 }
 
 /**
- * Lines of posted journals in the order of their posting, then journal and line number. The
+ * Lines of posted journals in the order of their posting, then journal and line number, with
+ * only the journal values a line record holds: this is the read of the largest extracts. The
  * journal part of the key is also a `>=` condition of its own, which the journals' posting index
  * serves; the line number is a filter on the first journal only.
  */
@@ -189,7 +210,8 @@ async function readLines(
   }
   const amount = dialect === 'postgres' ? sql`l.amount::text` : sql`l.amount`;
   const { rows } = await sql<LineRow>`
-    select ${JOURNAL_COLUMNS}, ${positionText(dialect, 'j.posted_xid')} as position,
+    select j.journal_id, j.ingestion_id, j.core_date, j.journal_type, j.accounting_config, j.node,
+      j.reverses, j.reversed_by, j.origin_journal_id, ${positionText(dialect, 'j.posted_xid')} as position,
       l.line_id, l.line_no, l.account, ${amount} as amount, l.currency, l.extras
     from journals as j
     join journal_lines as l on l.journal_id = j.journal_id
@@ -197,22 +219,43 @@ async function readLines(
     order by j.posted_xid, j.journal_id, l.line_no
     limit ${limit + 1}
   `.execute(db);
+  const nodes = new Map<string, Record<string, string>>();
   return {
-    rows: rows.map((row) => ({
-      kind: 'line',
-      journal: journalOf(row),
-      line: {
-        lineId: row.line_id,
-        lineNo: Number(row.line_no),
-        account: row.account,
-        amount: String(row.amount),
-        currency: row.currency,
-        extras: JSON.parse(row.extras) as Record<string, unknown>,
-      },
-    })),
+    rows: rows.map((row) => {
+      let node = nodes.get(row.node);
+      if (node === undefined) {
+        node = JSON.parse(row.node) as Record<string, string>;
+        nodes.set(row.node, node);
+      }
+      return {
+        kind: 'line',
+        journal: {
+          journalId: row.journal_id,
+          coreDate: row.core_date,
+          journalType: row.journal_type,
+          accountingConfig: row.accounting_config,
+          ingestionId: row.ingestion_id,
+          reverses: row.reverses,
+          reversedBy: row.reversed_by,
+          originJournalId: row.origin_journal_id,
+          node,
+        },
+        line: {
+          lineId: row.line_id,
+          lineNo: Number(row.line_no),
+          account: row.account,
+          amount: String(row.amount),
+          currency: row.currency,
+          extras: row.extras === '{}' ? NO_EXTRAS : (JSON.parse(row.extras) as Record<string, unknown>),
+        },
+      };
+    }),
     keys: rows.map((row) => [row.position, row.journal_id, Number(row.line_no)]),
   };
 }
+
+/** The extras of a line that has none, shared: most lines have none. */
+const NO_EXTRAS: Readonly<Record<string, unknown>> = Object.freeze({});
 
 interface ErrorRow {
   id: number | string;
