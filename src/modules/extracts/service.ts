@@ -211,8 +211,8 @@ export class ExtractService {
     let pending = config.pendingPosition;
     if (pending === null) {
       if (cursorTo !== undefined) throw staleCursor();
-      const bound = await this.#store.boundNow(config.source);
-      pending = (await this.#store.fixPending(config.id, bound, this.#now()))?.pendingPosition ?? null;
+      pending =
+        (await this.#store.fixPending(config.id, config.source, this.#now()))?.pendingPosition ?? null;
       if (pending === null) throw new AppError('not-found', `no extraction configuration ${config.id}`);
     } else if (cursorTo !== undefined && cursorTo !== pending) throw staleCursor();
     return { from: config.ackedPosition, to: pending };

@@ -113,10 +113,11 @@ export interface ExtractStore {
    */
   boundNow(source: ExtractSource): Promise<string>;
   /**
-   * Fixes the pending answer's end at `to` unless one is pending already (a conditional update:
-   * of two readers at once, one fixes it, both read it); returns the configuration as stored then.
+   * Fixes the pending answer's end at the position that ends a window read now, unless one is
+   * pending already (of two readers at once, one fixes it, both read it); returns the
+   * configuration as stored then.
    */
-  fixPending(id: number, to: string, at: string): Promise<StoredExtractConfiguration | undefined>;
+  fixPending(id: number, source: ExtractSource, at: string): Promise<StoredExtractConfiguration | undefined>;
   /**
    * Moves the offset to the pending end and clears it, in one conditional update. True when an
    * answer was pending.

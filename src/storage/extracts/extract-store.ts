@@ -4,7 +4,7 @@
  * conditional single-statement updates, so several instances sharing one PostgreSQL agree on
  * them without locks held across requests.
  */
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type {
   ExtractConfigurationChange,
   ExtractFilters,
@@ -15,7 +15,7 @@ import type {
 } from '../../modules/extracts/store.js';
 import type { ExtractionConfigurationsTable } from '../schema.js';
 import type { Store } from '../store.js';
-import { boundOf, readSourceRows, START_POSITIONS } from './source-reads.js';
+import { boundExpression, boundOf, readSourceRows, START_POSITIONS } from './source-reads.js';
 
 function configurationOf(row: Selectable<ExtractionConfigurationsTable>): StoredExtractConfiguration {
   return {
@@ -123,14 +123,19 @@ export function createExtractStore(store: Store): ExtractStore {
 
     boundNow: (source) => boundOf(db, dialect, source),
 
-    async fixPending(id: number, to: string, at: string) {
-      await db
+    async fixPending(id, source, at) {
+      // One statement: the end is taken in it unless one is pending, so of two readers at once
+      // one fixes it and both read it, in one round trip.
+      const row = await db
         .updateTable('extraction_configurations')
-        .set({ pending_position: to, pending_since: at })
+        .set({
+          pending_position: sql<string>`coalesce(pending_position, ${boundExpression(dialect, source)})`,
+          pending_since: sql<string>`coalesce(pending_since, ${at})`,
+        })
         .where('id', '=', id)
-        .where('pending_position', 'is', null)
-        .execute();
-      return find(id);
+        .returningAll()
+        .executeTakeFirst();
+      return row === undefined ? undefined : configurationOf(row);
     },
 
     async acknowledge(id: number, at: string) {

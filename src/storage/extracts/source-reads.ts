@@ -504,31 +504,25 @@ export function readSourceRows(
 }
 
 /**
- * The position that ends a new window: on PostgreSQL the current snapshot (which transactions
- * have ended); on SQLite the last number handed out plus one (one writer: every number handed
- * out is committed when another connection reads it).
+ * The position that ends a new window, as an SQL expression: on PostgreSQL the current snapshot
+ * (which transactions have ended); on SQLite the last number handed out plus one (one writer:
+ * every number handed out is committed when another connection reads it).
  */
+export function boundExpression(dialect: Dialect, source: ExtractSource): RawBuilder<string> {
+  if (dialect === 'postgres') return sql<string>`pg_current_snapshot()::text`;
+  if (source === 'processing-errors' || source === 'records')
+    return sql<string>`cast(coalesce((select seq from sqlite_sequence where name = ${source === 'records' ? 'records' : 'processing_errors'}), 0) + 1 as text)`;
+  return sql<string>`(select cast(value + 1 as text) from extract_sequences where name = 'journals')`;
+}
+
+/** The position that ends a window read now (`boundExpression`). */
 export async function boundOf(
   db: Kysely<Database>,
   dialect: Dialect,
   source: ExtractSource,
 ): Promise<string> {
-  if (dialect === 'postgres') {
-    const { rows } = await sql<{ bound: string }>`
-      select pg_current_snapshot()::text as bound
-    `.execute(db);
-    return rows[0]?.bound ?? START_POSITIONS.postgres;
-  }
-  const query =
-    source === 'processing-errors'
-      ? sql<{
-          bound: number;
-        }>`select coalesce((select seq from sqlite_sequence where name = 'processing_errors'), 0) + 1 as bound`
-      : source === 'records'
-        ? sql<{
-            bound: number;
-          }>`select coalesce((select seq from sqlite_sequence where name = 'records'), 0) + 1 as bound`
-        : sql<{ bound: number }>`select value + 1 as bound from extract_sequences where name = 'journals'`;
-  const { rows } = await query.execute(db);
-  return String(rows[0]?.bound ?? 1);
+  const { rows } = await sql<{ bound: string }>`select ${boundExpression(dialect, source)} as bound`.execute(
+    db,
+  );
+  return rows[0]?.bound ?? START_POSITIONS[dialect];
 }
