@@ -123,9 +123,51 @@ function journalFilters(dialect: Dialect, filters: ExtractFilters): RawBuilder<u
   return conditions;
 }
 
-/** The position column of journals in a source: posting for posted journals and their lines. */
-function journalPositionColumn(source: ExtractSource): 'j.posted_xid' | 'j.written_xid' {
-  return source === 'unposted-journals' ? 'j.written_xid' : 'j.posted_xid';
+/**
+ * Where the journals of a source and their positions are read. On PostgreSQL from the journals
+ * themselves: the posting transaction for posted journals and their lines, the writing one for
+ * journals written unposted. On SQLite from the append-only `extract_journal_log`, one row per
+ * journal written (posted or not) and one per posting, numbered in commit order; its rows of
+ * `posted = 1` are the posted journals, of `posted = 0` the journals written unposted. The log
+ * has no index but its number: a window is a range of it, and the few rows of the other kind in
+ * it are skipped as they are met.
+ */
+function journalSource(
+  dialect: Dialect,
+  posted: boolean,
+): { from: RawBuilder<unknown>; column: string; condition: RawBuilder<unknown> } {
+  if (dialect === 'postgres')
+    return posted
+      ? { from: sql`journals as j`, column: 'j.posted_xid', condition: sql`j.posted = 1` }
+      : {
+          from: sql`journals as j`,
+          column: 'j.written_xid',
+          // Written unposted: unposted still, or posted later by another transaction.
+          condition: sql`(j.posted = 0 or j.posted_xid <> j.written_xid)`,
+        };
+  return {
+    from: sql`extract_journal_log as g join journals as j on j.journal_id = g.journal_id`,
+    column: 'g.position',
+    condition: sql`g.posted = ${posted ? 1 : 0}`,
+  };
+}
+
+/**
+ * The rows after the journal key `after` (position, journal id): on SQLite a log position is
+ * unique, and the condition on it alone is what the log's index serves.
+ */
+function afterJournal(
+  dialect: Dialect,
+  column: string,
+  after: RowKey,
+  orEqual: boolean,
+): RawBuilder<unknown> {
+  const position = positionOf(dialect, after[0] ?? 0);
+  if (dialect === 'sqlite')
+    return orEqual ? sql`${sql.ref(column)} >= ${position}` : sql`${sql.ref(column)} > ${position}`;
+  return orEqual
+    ? sql`(${sql.ref(column)}, j.journal_id) >= (${position}, ${String(after[1])})`
+    : sql`(${sql.ref(column)}, j.journal_id) > (${position}, ${String(after[1])})`;
 }
 
 async function readJournals(
@@ -137,20 +179,12 @@ async function readJournals(
   after: RowKey | undefined,
   limit: number,
 ): Promise<{ rows: SourceRow[]; keys: RowKey[] }> {
-  const column = journalPositionColumn(source);
-  const conditions = [
-    // Journals written unposted: unposted still, or posted later by another transaction.
-    source === 'posted-journals' ? sql`j.posted = 1` : sql`(j.posted = 0 or j.posted_xid <> j.written_xid)`,
-    inWindow(dialect, column, window),
-    ...journalFilters(dialect, filters),
-  ];
-  if (after !== undefined)
-    conditions.push(
-      sql`(${sql.ref(column)}, j.journal_id) > (${positionOf(dialect, after[0] ?? 0)}, ${String(after[1])})`,
-    );
+  const { from, column, condition } = journalSource(dialect, source === 'posted-journals');
+  const conditions = [condition, inWindow(dialect, column, window), ...journalFilters(dialect, filters)];
+  if (after !== undefined) conditions.push(afterJournal(dialect, column, after, false));
   const { rows } = await sql<JournalRow>`
     select ${JOURNAL_COLUMNS}, ${positionText(dialect, column)} as position
-    from journals as j
+    from ${from}
     where ${allOf(conditions)}
     order by ${sql.ref(column)}, j.journal_id
     limit ${limit + 1}
@@ -195,17 +229,20 @@ async function readLines(
   after: RowKey | undefined,
   limit: number,
 ): Promise<{ rows: SourceRow[]; keys: RowKey[] }> {
+  const { from, column, condition } = journalSource(dialect, true);
   const journalConditions = [
-    sql`j.posted = 1`,
-    inWindow(dialect, 'j.posted_xid', window),
+    condition,
+    inWindow(dialect, column, window),
     ...journalFilters(dialect, filters),
   ];
   let lineCondition = sql`1 = 1`;
   if (after !== undefined) {
+    journalConditions.push(afterJournal(dialect, column, after, true));
     const position = positionOf(dialect, after[0] ?? 0);
-    const journalId = String(after[1]);
-    journalConditions.push(sql`(j.posted_xid, j.journal_id) >= (${position}, ${journalId})`);
-    lineCondition = sql`(j.posted_xid, j.journal_id, l.line_no) > (${position}, ${journalId}, ${Number(after[2])})`;
+    lineCondition =
+      dialect === 'postgres'
+        ? sql`(j.posted_xid, j.journal_id, l.line_no) > (${position}, ${String(after[1])}, ${Number(after[2])})`
+        : sql`(g.position, l.line_no) > (${position}, ${Number(after[2])})`;
   }
   let rows: LineRow[];
   if (dialect === 'postgres') {
@@ -237,15 +274,15 @@ async function readLines(
       limit ${limit + 1}
     `.execute(db));
   } else {
-    // SQLite's planner walks the posting index and looks each journal's lines up by itself.
+    // SQLite's planner walks the log in order and looks each journal and its lines up by itself.
     ({ rows } = await sql<LineRow>`
       select j.journal_id, j.ingestion_id, j.core_date, j.journal_type, j.accounting_config, j.node,
-        j.reverses, j.reversed_by, j.origin_journal_id, ${positionText(dialect, 'j.posted_xid')} as position,
+        j.reverses, j.reversed_by, j.origin_journal_id, ${positionText(dialect, column)} as position,
         l.line_id, l.line_no, l.account, l.amount, l.currency, l.extras
-      from journals as j
+      from ${from}
       join journal_lines as l on l.journal_id = j.journal_id
       where ${allOf([...journalConditions, lineCondition])}
-      order by j.posted_xid, j.journal_id, l.line_no
+      order by ${sql.ref(column)}, l.line_no
       limit ${limit + 1}
     `.execute(db));
   }
@@ -512,7 +549,7 @@ export function boundExpression(dialect: Dialect, source: ExtractSource): RawBui
   if (dialect === 'postgres') return sql<string>`pg_current_snapshot()::text`;
   if (source === 'processing-errors' || source === 'records')
     return sql<string>`cast(coalesce((select seq from sqlite_sequence where name = ${source === 'records' ? 'records' : 'processing_errors'}), 0) + 1 as text)`;
-  return sql<string>`(select cast(value + 1 as text) from extract_sequences where name = 'journals')`;
+  return sql<string>`cast(coalesce((select max(position) from extract_journal_log), 0) + 1 as text)`;
 }
 
 /** The position that ends a window read now (`boundExpression`). */

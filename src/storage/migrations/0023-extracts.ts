@@ -3,11 +3,16 @@ import type { Dialect } from '../store.js';
 
 /**
  * Extracts (docs/adr/0022-gap-free-extract-offsets.md):
- * - `journals.written_xid` and `journals.posted_xid`: the position of the transaction that wrote
- *   the journal and of the one that posted it. On PostgreSQL `xid8` columns defaulting to
- *   `pg_current_xact_id()`, the posting one set again by a trigger when `posted` turns 1; on
- *   SQLite integers set by triggers from the `extract_sequences` counter, which no wipe resets.
- *   No writer names them, so every insert and every posting fills them.
+ * - On PostgreSQL `journals.written_xid` and `journals.posted_xid`: the transaction that wrote
+ *   the journal and the one that posted it, `xid8` columns defaulting to `pg_current_xact_id()`,
+ *   the posting one set again by a trigger when `posted` turns 1. No writer names them, so every
+ *   insert and every posting fills them.
+ * - On SQLite `extract_journal_log`: one row per journal written and one per posting, appended
+ *   by triggers, numbered by its row id in commit order (one writer). Nothing ever deletes from
+ *   it (a wipe deletes journals, not their log, whose rows the reads join to journals and so
+ *   skip), so a number is never handed out twice. It has no index but its row id: an append to
+ *   a narrow table costs a journal insert about 1 µs, where updating the journal row just
+ *   inserted and two position indexes cost 40 µs (measured on 80,000 journals).
  * - On PostgreSQL `processing_errors.written_xid` and `records.written_xid`, likewise; on SQLite
  *   their `AUTOINCREMENT` ids are their positions already.
  * - `extraction_configurations`: what an extract reads and how, its state, and its incremental
@@ -46,6 +51,17 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
       for each row execute function journals_posted_xid()
     `.execute(db);
     await db.schema
+      .createIndex('journals_written')
+      .on('journals')
+      .columns(['written_xid', 'journal_id'])
+      .execute();
+    await db.schema
+      .createIndex('journals_posting')
+      .on('journals')
+      .columns(['posted_xid', 'journal_id'])
+      .where(sql.ref('posted'), '=', 1)
+      .execute();
+    await db.schema
       .createIndex('processing_errors_written')
       .on('processing_errors')
       .columns(['written_xid', 'id'])
@@ -57,50 +73,27 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
       .execute();
   } else {
     await db.schema
-      .createTable('extract_sequences')
-      .addColumn('name', 'text', (c) => c.primaryKey())
-      .addColumn('value', 'integer', (c) => c.notNull())
+      .createTable('extract_journal_log')
+      .addColumn('position', 'integer', (c) => c.primaryKey())
+      .addColumn('journal_id', 'text', (c) => c.notNull())
+      .addColumn('posted', 'integer', (c) => c.notNull())
       .execute();
-    await db.schema
-      .alterTable('journals')
-      .addColumn('written_xid', 'integer', (c) => c.notNull().defaultTo(0))
-      .execute();
-    await db.schema
-      .alterTable('journals')
-      .addColumn('posted_xid', 'integer', (c) => c.notNull().defaultTo(0))
-      .execute();
-    // Existing journals are the first window; the counter goes on after them.
-    await sql`update journals set written_xid = 1, posted_xid = 1`.execute(db);
-    await sql`insert into extract_sequences (name, value) values ('journals', 1)`.execute(db);
+    // Existing journals are the first entries, in the order they were stored.
     await sql`
-      create trigger journals_extract_written after insert on journals begin
-        update extract_sequences set value = value + 1 where name = 'journals';
-        update journals
-          set written_xid = (select value from extract_sequences where name = 'journals'),
-            posted_xid = (select value from extract_sequences where name = 'journals')
-          where rowid = new.rowid;
+      insert into extract_journal_log (journal_id, posted) select journal_id, posted from journals order by rowid
+    `.execute(db);
+    await sql`
+      create trigger extract_journal_written after insert on journals begin
+        insert into extract_journal_log (journal_id, posted) values (new.journal_id, new.posted);
       end
     `.execute(db);
     await sql`
-      create trigger journals_extract_posted after update of posted on journals
+      create trigger extract_journal_posted after update of posted on journals
       when new.posted = 1 and old.posted = 0 begin
-        update extract_sequences set value = value + 1 where name = 'journals';
-        update journals set posted_xid = (select value from extract_sequences where name = 'journals')
-          where rowid = new.rowid;
+        insert into extract_journal_log (journal_id, posted) values (new.journal_id, 1);
       end
     `.execute(db);
   }
-  await db.schema
-    .createIndex('journals_written')
-    .on('journals')
-    .columns(['written_xid', 'journal_id'])
-    .execute();
-  await db.schema
-    .createIndex('journals_posting')
-    .on('journals')
-    .columns(['posted_xid', 'journal_id'])
-    .where(sql.ref('posted'), '=', 1)
-    .execute();
 
   await db.schema
     .createTable('extraction_configurations')
