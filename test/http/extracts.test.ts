@@ -206,6 +206,14 @@ describe('extracts (business date pinned to Friday 2026-11-20)', () => {
       url: `/api/v1/extraction-configurations/${id}/extractions/paginated?after=bm9wZQ`,
     });
     expect(garbage.statusCode).toBe(400);
+    // A cursor made by hand whose window end no store would make.
+    const crafted = Buffer.from(JSON.stringify([`extract:${id}`, '9:5:', '1', 'x'])).toString('base64url');
+    const refusedCursor = await t.call(reader, {
+      method: 'GET',
+      url: `/api/v1/extraction-configurations/${id}/extractions/paginated?after=${crafted}`,
+    });
+    expect(refusedCursor.statusCode).toBe(400);
+    expect(refusedCursor.json().errors[0].path).toBe('/querystring/after');
 
     const plain = await create({ name: 'plain', source: 'posted-journals' });
     const refused = await increment(plain);

@@ -49,6 +49,18 @@ function cursorText(id: number, cursor: ExtractCursor): string {
 /** A window's end as the store makes it: a number, or a PostgreSQL snapshot (`xmin:xmax:xip,…`). */
 const POSITION = /^[0-9]{1,20}(:[0-9]{1,20}:([0-9]{1,20}(,[0-9]{1,20})*)?)?$/;
 
+/**
+ * True for a number, and for a snapshot whose running transactions lie, ascending, between its
+ * `xmin` and `xmax`: PostgreSQL refuses any other, and a cursor is refused before a query sees it.
+ */
+function wellOrdered(position: string): boolean {
+  const [xmin, xmax, list] = position.split(':');
+  if (xmax === undefined || xmin === undefined) return true;
+  const running = list === undefined || list === '' ? [] : list.split(',').map(BigInt);
+  const bounds = [BigInt(xmin), ...running, BigInt(xmax)];
+  return bounds.every((value, i) => i === 0 || (bounds[i - 1] ?? value) <= value);
+}
+
 function cursorOfText(id: number, text: string): ExtractCursor {
   const refused = new AppError('validation-failed', 'after is not a cursor of this extract', {
     errors: [{ path: '/querystring/after', message: 'must be the next cursor of an answer of this extract' }],
@@ -64,7 +76,7 @@ function cursorOfText(id: number, text: string): ExtractCursor {
   const part = (value: unknown) =>
     (typeof value === 'string' && value.length <= 1000) ||
     (typeof value === 'number' && Number.isSafeInteger(value));
-  if (typeof to !== 'string' || !POSITION.test(to) || !key.every(part)) throw refused;
+  if (typeof to !== 'string' || !POSITION.test(to) || !wellOrdered(to) || !key.every(part)) throw refused;
   return { to, key: key as (string | number)[] };
 }
 
