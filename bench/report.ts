@@ -43,10 +43,13 @@ const SECTION_ORDER = [
   'reverse-postgres',
   'rollback-sqlite',
   'rollback-postgres',
+  'extracts-sqlite',
+  'extracts-postgres',
   'reads-sqlite',
   'reads-postgres',
   'soak-sqlite',
   'soak-postgres',
+  'soak-notes',
 ];
 
 const INTRO = `# Benchmarks
@@ -56,7 +59,7 @@ again. The exceptions are the sections written by hand, which say so in their ti
 accounting engine before and after a change, and what stops the processing targets that are not
 met): a run measures one commit, so those comparisons are kept as they are by every run.
 \`npm run bench\` builds the service and runs every part but the soak on SQLite and PostgreSQL;
-\`npm run bench -- validator|token|ingestion|processing|processing-limit|ingestion-under-processing|processing-speed|flows|admin|reads|reprocess|reverse|soak\`
+\`npm run bench -- validator|token|ingestion|processing|processing-limit|ingestion-under-processing|processing-speed|flows|admin|reads|reprocess|reverse|rollback|extracts|soak\`
 runs the parts named and \`--dialect sqlite|postgres|both\` picks the storage. The soak runs 10
 minutes per dialect, or \`--soak-minutes N\`. A run replaces only the sections it measured, so
 each section names its own machine, date and command.
@@ -80,7 +83,11 @@ the time of the stored events' work: reading, engine, inserts, commits, so that 
 pace) is read per dialect as the median share of three rounds. The processing-speed part
 (processing as fast as storage allows) measures its five figures in rounds of one run per dialect, each ratio between
 measurements of the same round. The administration target (a page answers in well under a
-second on a store of a million records) is read as a p95 of at most 300 ms per page. The machine
+second on a store of a million records) is read as a p95 of at most 300 ms per page. The rollback
+part posts 20,000 business events, then sends the same events as \`ledger/businessEventRollback\`
+records and compares the two rates, each from the first chunk sent to the session processed,
+against the same half-of-processing target as reversals; a chunk's twins are found by their
+fingerprints in one read of the \`journals_event_fingerprint\` index. The machine
 is shared with other work; each section records the load average at its start, and figures of
 the same code varied by up to 40 % between runs.
 `;

@@ -1,4 +1,5 @@
 import { runAdmin } from './admin.js';
+import { EXTRACT_INCREMENTAL_JOURNALS_DEFAULT, runExtracts } from './extracts.js';
 import { runFlows } from './flows.js';
 import { runIngestion } from './ingestion.js';
 import { runIngestionUnderProcessing } from './ingestion-under-processing.js';
@@ -29,6 +30,8 @@ interface Options {
   readsJournals: number[];
   /** The failed events the reprocess part reprocesses. */
   reprocessEvents: number;
+  /** The store size the extracts part reads its incremental answers at, in journals. */
+  extractsJournals: number;
 }
 
 const PARTS = {
@@ -46,6 +49,7 @@ const PARTS = {
   reprocess: (context, dialects, options) => runReprocess(context, dialects, options.reprocessEvents),
   reverse: (context, dialects) => runReverse(context, dialects),
   rollback: (context, dialects) => runRollback(context, dialects),
+  extracts: (context, dialects, options) => runExtracts(context, dialects, options.extractsJournals),
 } satisfies Record<
   string,
   (context: RunContext, dialects: readonly Dialect[], options: Options) => Promise<Section[]>
@@ -74,7 +78,7 @@ function describeFailure(error: unknown): string {
   return error.cause === undefined ? text : `${text}\ncaused by: ${describeFailure(error.cause)}`;
 }
 
-const USAGE = `usage: npm run bench -- [${Object.keys(PARTS).join('|')}]... [--dialect sqlite|postgres|both] [--soak-minutes N] [--reads-journals N] [--reprocess-events N]`;
+const USAGE = `usage: npm run bench -- [${Object.keys(PARTS).join('|')}]... [--dialect sqlite|postgres|both] [--soak-minutes N] [--reads-journals N] [--reprocess-events N] [--extracts-journals N]`;
 
 /** Largest `--reprocess-events`: a run queues at most 200,000 records. */
 const REPROCESS_EVENTS_MAX = 200_000;
@@ -104,6 +108,7 @@ function parseArgs(args: readonly string[]): {
     soakMinutes: SOAK_MINUTES_DEFAULT,
     readsJournals: [...READS_JOURNALS_DEFAULT],
     reprocessEvents: REPROCESS_EVENTS_DEFAULT,
+    extractsJournals: EXTRACT_INCREMENTAL_JOURNALS_DEFAULT,
   };
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i] ?? '';
@@ -125,6 +130,14 @@ function parseArgs(args: readonly string[]): {
       if (!options.readsJournals.includes(journals)) {
         options.readsJournals = [...options.readsJournals, journals].sort((a, b) => a - b);
       }
+    } else if (arg === '--extracts-journals' || arg.startsWith('--extracts-journals=')) {
+      const { value, last } = optionValue(args, i, '--extracts-journals');
+      i = last;
+      const journals = Number(value);
+      if (!Number.isInteger(journals) || journals < 1 || journals > READS_JOURNALS_MAX) {
+        throw new Error(`--extracts-journals takes a whole number from 1 to ${READS_JOURNALS_MAX}\n${USAGE}`);
+      }
+      options.extractsJournals = journals;
     } else if (arg === '--reprocess-events' || arg.startsWith('--reprocess-events=')) {
       const { value, last } = optionValue(args, i, '--reprocess-events');
       i = last;

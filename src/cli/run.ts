@@ -3,6 +3,7 @@ import { CliError, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, type Io, processIo } from 
 import { configCommand } from './remote/config-commands.js';
 import { correctCommand } from './remote/correct-command.js';
 import { errorsCommand } from './remote/errors-command.js';
+import { extractCommand } from './remote/extract-command.js';
 import { ingestCommand } from './remote/ingest-command.js';
 import { ingestionsCommand } from './remote/ingestions-command.js';
 import { journalsCommand } from './remote/journals-command.js';
@@ -14,6 +15,7 @@ import {
   CORRECT_USAGE,
   CREDENTIALS_USAGE,
   ERRORS_USAGE,
+  EXTRACT_USAGE,
   INGEST_USAGE,
   INGESTIONS_USAGE,
   JOURNALS_USAGE,
@@ -35,6 +37,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   balances: { run: balancesCommand, usage: BALANCES_USAGE },
   'processing-errors': { run: processingErrorsCommand, usage: PROCESSING_ERRORS_USAGE },
   errors: { run: errorsCommand, usage: ERRORS_USAGE },
+  extract: { run: extractCommand, usage: EXTRACT_USAGE },
 };
 
 const HELP_FLAGS = new Set(['--help', '-h']);

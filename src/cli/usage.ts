@@ -112,6 +112,14 @@ export const JOURNALS_USAGE = `usage: ledgerflow journals export --format csv|js
 ${JOURNALS_REVERSE_TEXT.replace('usage: ', '       ')}
 ${CONNECTION}`;
 
+export const EXTRACT_USAGE = `usage: ledgerflow extract pull CONFIG --output FILE [--ack]
+  Reads the extract of CONFIG (an id, or the name of an Active extraction configuration) into
+  FILE, in its format (JSON Lines or CSV). FILE appears once the extract is complete; until then
+  the pull writes FILE.partial and FILE.extract-state, and run again it goes on from the last page
+  written. --ack then acknowledges the read of an incremental extract, so the next pull starts
+  after it; without --ack the next pull answers the same rows again.
+${CONNECTION}`;
+
 export const BALANCES_USAGE = `usage: ledgerflow balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A]
          [--currency C]
   Balances of posted journals per accounting configuration, node, account and currency, as
@@ -173,6 +181,9 @@ LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET):
          [--accounting-config NAME] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
   journals reverse SELECTION --reason TEXT [--posting-date D] [--dry-run]
                               withdraw journals with reversal journals, at most once each
+  extract pull CONFIG --output FILE [--ack]
+                              the rows of an extraction configuration, resumable; --ack
+                              acknowledges an incremental read once FILE is complete
   balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A] [--currency C]
   processing-errors [--ingestion ID] [--code C] [--limit 100 | --all]
   errors reprocess [--dry-run] [--ingestion ID] [--entity E] [--code C] [--from D] [--to D]

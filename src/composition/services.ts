@@ -19,6 +19,8 @@ import { ConfigurationService, type WhatIf } from '../modules/configuration/serv
 import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
 import { EntityCatalog } from '../modules/entities/catalog.js';
 import { storedDataRisksOf } from '../modules/entities/change-risks.js';
+import { EXTRACTS_IN_BULK_FLAG, ExtractExecutions } from '../modules/extracts/executions.js';
+import { ExtractService } from '../modules/extracts/service.js';
 import { FlowRunner } from '../modules/flows/runner.js';
 import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
 import { inlineChunkWorker, threadChunkWorker } from '../modules/ingestion/chunk-pool.js';
@@ -29,6 +31,8 @@ import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
 import { createReversalStore } from '../storage/accounting/reversal-store.js';
 import { createAuthStore } from '../storage/auth-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
+import { createExecutionStore } from '../storage/extracts/execution-store.js';
+import { createExtractStore } from '../storage/extracts/extract-store.js';
 import { createIngestionStore } from '../storage/ingestion-store.js';
 import { createRequestCountStore } from '../storage/request-count-store.js';
 import { createSignInStore } from '../storage/sign-in-store.js';
@@ -74,6 +78,13 @@ export interface Services {
   reprocessing: ReprocessingService<PreparedConfiguration>;
   /** Reversals by selection: corrections of posted journals, their dry runs and their list. */
   reversals: ReversalService<PreparedConfiguration>;
+  /** Extraction configurations, their reads and incremental offsets. */
+  extracts: ExtractService;
+  /**
+   * Asynchronous extractions: triggered when the feature flag `extracts-in-bulk` is on, made on
+   * this thread once `start` is called (main does), run by run.
+   */
+  extractExecutions: ExtractExecutions;
   /** Counts requests per client for the rate limit, shared through the store. */
   requestLimiter: RequestLimiter;
   /** Releases what the services hold besides the store (worker threads, script isolates, timers). */
@@ -192,6 +203,14 @@ export function createServices(
     const { wouldPost, wouldStillFail, examples } = dryRun;
     return { wouldPost, wouldStillFail, examples: examples.map((example) => ({ ...example })) };
   };
+  const extracts = new ExtractService(createExtractStore(store), snapshots, clock);
+  const extractExecutions = new ExtractExecutions(
+    createExecutionStore(store),
+    extracts,
+    clock,
+    async () => (await snapshots.current()).stored.configuration.featureFlags[EXTRACTS_IN_BULK_FLAG] === true,
+    onBackgroundError,
+  );
   const services: Services = {
     tokens: new TokenService(authStore, clock, settings),
     access: new AccessDirectory(authStore, clock),
@@ -217,8 +236,11 @@ export function createServices(
       newId: newTimeOrderedUuid,
       businessDatePinned: settings.businessDate,
     }),
+    extracts,
+    extractExecutions,
     requestLimiter,
     close: async () => {
+      await extractExecutions.close();
       await requestLimiter.close();
       await processing?.close();
       await chunkWorker.close();

@@ -17,6 +17,8 @@ import { configurationRoutes } from './api/configuration.js';
 import { configurationRevisionRoutes } from './api/configuration-revisions.js';
 import { documentedRoute, SHARED_ANSWER_SCHEMAS } from './api/documented-answers.js';
 import { entityRoutes } from './api/entities.js';
+import { extractRoutes } from './api/extract-configurations.js';
+import { extractExecutionRoutes } from './api/extract-executions.js';
 import { ingestionRoutes } from './api/ingestions.js';
 import { journalRoutes } from './api/journals.js';
 import { oauthRoutes } from './api/oauth/routes.js';
@@ -264,6 +266,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           description: 'Journals, balances and processing errors made by the accounting engine.',
         },
         { name: 'statistics', description: 'Counters of the operational dashboard.' },
+        {
+          name: 'extracts',
+          description:
+            'Extraction configurations, their reads and incremental offsets, and asynchronous extractions.',
+        },
         { name: 'operations', description: 'Liveness, readiness and metrics; no token and no rate limit.' },
       ],
       components: {
@@ -297,6 +304,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(journalRoutes, { journals: services.journals });
   await app.register(reprocessingRoutes, { reprocessing: services.reprocessing });
   await app.register(reversalRoutes, { reversals: services.reversals });
+  await app.register(extractRoutes, { extracts: services.extracts });
+  await app.register(extractExecutionRoutes, { executions: services.extractExecutions });
   await app.register(adminInterface, { services, publicUrl: deps.publicUrl });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -28,6 +28,7 @@ export const PROBLEM_STATUS: { readonly [C in ProblemCode]: number } = {
   'reversal-too-large': 422,
   'posting-date-closed': 422,
   'too-many-requests': 429,
+  'extract-not-incremental': 400,
   internal: 500,
   unavailable: 503,
 };

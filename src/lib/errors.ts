@@ -29,6 +29,7 @@ export const PROBLEMS = {
   'reversal-too-large': { title: 'The selection holds more journals than one reversal may' },
   'posting-date-closed': { title: 'The posting date cannot date a reversal' },
   'too-many-requests': { title: 'Too many requests' },
+  'extract-not-incremental': { title: 'The extraction configuration is not incremental' },
   internal: { title: 'Internal error' },
   unavailable: { title: 'The service is not ready' },
 } as const satisfies Record<string, { title: string }>;

@@ -17,6 +17,7 @@ import { notice, page, publicPage } from './layout.js';
 import { configurationPages } from './pages/configuration.js';
 import { credentialPages } from './pages/credentials.js';
 import { dashboardPages } from './pages/dashboard.js';
+import { extractPages } from './pages/extracts.js';
 import { ingestionPages } from './pages/ingestions.js';
 import { journalPages } from './pages/journals.js';
 import { reprocessingPages } from './pages/reprocessing.js';
@@ -214,4 +215,5 @@ export const adminInterface: FastifyPluginAsync<{
   journalPages(app, services);
   reprocessingPages(app, services);
   reversalPages(app, services);
+  extractPages(app, services);
 };

@@ -10,6 +10,7 @@ export const PERMISSIONS = [
   'journals:reverse',
   'credentials:manage',
   'users:manage',
+  'extracts:manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -26,7 +27,13 @@ const API_CLIENT: readonly Permission[] = [
 export const ROLES = {
   viewer: PERMISSIONS.filter((p) => p.endsWith(':read')),
   'api-client': API_CLIENT,
-  'bulk-operator': [...API_CLIENT, 'configuration:write', 'configuration:delete', 'journals:reverse'],
+  'bulk-operator': [
+    ...API_CLIENT,
+    'configuration:write',
+    'configuration:delete',
+    'journals:reverse',
+    'extracts:manage',
+  ],
   admin: PERMISSIONS,
 } as const satisfies Record<string, readonly Permission[]>;
 

@@ -26,6 +26,7 @@ import * as journalSessionPageIndex from './0019-journal-session-page-index.js';
 import * as counterStripes from './0020-counter-stripes.js';
 import * as journalWithdrawal from './0021-journal-withdrawal.js';
 import * as reversals from './0022-reversals.js';
+import * as extracts from './0023-extracts.js';
 import * as errorStateCounts from './0024-error-state-counts.js';
 
 /** A migration file: its `up` may write per dialect. */
@@ -57,6 +58,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0020-counter-stripes', counterStripes],
   ['0021-journal-withdrawal', journalWithdrawal],
   ['0022-reversals', reversals],
+  ['0023-extracts', extracts],
   ['0024-error-state-counts', errorStateCounts],
 ];
 

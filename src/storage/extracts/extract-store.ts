@@ -1,0 +1,161 @@
+/**
+ * The extracts adapter (`modules/extracts/store.ts`): extraction configurations with their
+ * incremental offsets, and the rows of the sources (`source-reads.ts`). Offsets move only by
+ * conditional single-statement updates, so several instances sharing one PostgreSQL agree on
+ * them without locks held across requests.
+ */
+import { type Selectable, sql } from 'kysely';
+import type {
+  ExtractConfigurationChange,
+  ExtractFilters,
+  ExtractState,
+  ExtractStore,
+  NewExtractConfiguration,
+  StoredExtractConfiguration,
+} from '../../modules/extracts/store.js';
+import type { ExtractionConfigurationsTable } from '../schema.js';
+import type { Store } from '../store.js';
+import { boundExpression, boundOf, readSourceRows, START_POSITIONS } from './source-reads.js';
+
+function configurationOf(row: Selectable<ExtractionConfigurationsTable>): StoredExtractConfiguration {
+  return {
+    id: Number(row.id),
+    name: row.name,
+    description: row.description,
+    source: row.source as StoredExtractConfiguration['source'],
+    filters: JSON.parse(row.filters) as ExtractFilters,
+    fields: row.fields === null ? null : (JSON.parse(row.fields) as string[]),
+    format: row.format,
+    incremental: Number(row.incremental) === 1,
+    state: row.state,
+    ackedPosition: row.acked_position,
+    pendingPosition: row.pending_position,
+    pendingSince: row.pending_since,
+    ackedAt: row.acked_at,
+    createdAt: row.created_at,
+    createdBy: row.created_by,
+    updatedAt: row.updated_at,
+    updatedBy: row.updated_by,
+  };
+}
+
+/** The extracts adapter over one store. */
+export function createExtractStore(store: Store): ExtractStore {
+  const { db, dialect } = store;
+  const find = async (id: number) => {
+    const row = await db
+      .selectFrom('extraction_configurations')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row === undefined ? undefined : configurationOf(row);
+  };
+  return {
+    startPosition: START_POSITIONS[dialect],
+
+    async create(config: NewExtractConfiguration, actor: string, at: string) {
+      const row = await db
+        .insertInto('extraction_configurations')
+        .values({
+          name: config.name,
+          description: config.description,
+          source: config.source,
+          filters: JSON.stringify(config.filters),
+          fields: config.fields === null ? null : JSON.stringify(config.fields),
+          format: config.format,
+          incremental: config.incremental ? 1 : 0,
+          state: 'Draft',
+          acked_position: START_POSITIONS[dialect],
+          pending_position: null,
+          pending_since: null,
+          acked_at: null,
+          created_at: at,
+          created_by: actor,
+          updated_at: at,
+          updated_by: actor,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return configurationOf(row);
+    },
+
+    find,
+
+    async list(state: ExtractState, after: number, limit: number) {
+      const rows = await db
+        .selectFrom('extraction_configurations')
+        .selectAll()
+        .where('state', '=', state)
+        .where('id', '>', after)
+        .orderBy('id')
+        .limit(limit + 1)
+        .execute();
+      return rows.map(configurationOf);
+    },
+
+    async update(id: number, change: ExtractConfigurationChange, actor: string, at: string) {
+      const row = await db
+        .updateTable('extraction_configurations')
+        .set({
+          ...(change.name === undefined ? {} : { name: change.name }),
+          ...(change.description === undefined ? {} : { description: change.description }),
+          ...(change.source === undefined ? {} : { source: change.source }),
+          ...(change.filters === undefined ? {} : { filters: JSON.stringify(change.filters) }),
+          ...(change.fields === undefined
+            ? {}
+            : { fields: change.fields === null ? null : JSON.stringify(change.fields) }),
+          ...(change.format === undefined ? {} : { format: change.format }),
+          ...(change.incremental === undefined ? {} : { incremental: change.incremental ? 1 : 0 }),
+          ...(change.state === undefined ? {} : { state: change.state }),
+          updated_at: at,
+          updated_by: actor,
+        })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
+      return row === undefined ? undefined : configurationOf(row);
+    },
+
+    async delete(id: number) {
+      const result = await db.deleteFrom('extraction_configurations').where('id', '=', id).executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+
+    boundNow: (source) => boundOf(db, dialect, source),
+
+    async fixPending(id, source, at) {
+      // One statement: the end is taken in it unless one is pending, so of two readers at once
+      // one fixes it and both read it, in one round trip.
+      const row = await db
+        .updateTable('extraction_configurations')
+        .set({
+          pending_position: sql<string>`coalesce(pending_position, ${boundExpression(dialect, source)})`,
+          pending_since: sql<string>`coalesce(pending_since, ${at})`,
+        })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
+      return row === undefined ? undefined : configurationOf(row);
+    },
+
+    async acknowledge(id: number, at: string) {
+      // One statement: the offset takes the pending end that the same row holds, so two
+      // acknowledgements at once move it once (the second finds nothing pending).
+      const result = await db
+        .updateTable('extraction_configurations')
+        .set((eb) => ({
+          acked_position: eb.ref('pending_position').$castTo<string>(),
+          pending_position: null,
+          pending_since: null,
+          acked_at: at,
+        }))
+        .where('id', '=', id)
+        .where('pending_position', 'is not', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
+    readRows: (source, filters, window, after, limit) =>
+      readSourceRows(db, dialect, source, filters, window, after, limit),
+  };
+}
