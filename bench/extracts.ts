@@ -54,6 +54,10 @@ async function fillJournals(filler: Filler, dialect: Dialect, from: number, coun
       select ${journalId(dialect, i)}, 'in_bench_extracts', ${i} + 1, '2026-11-20', null, 'STANDARD', 'ACC0',
         '{"legalEntity":"LE0"}', 1, null, null, null, ${lines}, '2026-11-20T12:00:00.000Z'
       from ${series(dialect, size)}`);
+    // SQLite: the writers of journals log them for extracts (storage/extract-journal-log.ts).
+    if (dialect === 'sqlite')
+      await filler.run(`insert into extract_journal_log (journal_id, posted)
+        select ${journalId(dialect, i)}, 1 from ${series(dialect, size)}`);
     if (lines === 0) continue;
     const amount = `case when l % 2 = 0 then '' else '-' end || cast(${i} % 100000 as text) || '.25'`;
     await filler.run(`insert into journal_lines (line_id, journal_id, line_no, account, amount, currency, extras)

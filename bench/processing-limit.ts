@@ -18,6 +18,7 @@ import {
   lineRows,
 } from '../src/storage/accounting/rows.js';
 import { createBulkInsert } from '../src/storage/bulk-insert.js';
+import { logWrittenJournals } from '../src/storage/extract-journal-log.js';
 import { createIngestionStore } from '../src/storage/ingestion-store.js';
 import { migrateToLatest } from '../src/storage/migrations/index.js';
 import { openStore, type Store } from '../src/storage/store.js';
@@ -194,6 +195,11 @@ async function processSession(
         'journals',
         JOURNAL_COLUMNS,
         outcome.journals.map(({ recordId, draft }) => journalRow(recordId, draft, at, prepared.revision)),
+      );
+      await logWrittenJournals(
+        trx,
+        store.dialect,
+        outcome.journals.map(({ draft }) => [draft.journalId, draft.status === 'posted' ? 1 : 0]),
       );
       await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, lineRows(outcome.journals));
       await keepBalances(trx, store.dialect, balanceMovesOf(outcome.journals, canonicalNodeJson));

@@ -26,6 +26,7 @@ export interface Database {
   journal_day_counts: JournalDayCountsTable;
   processing_error_days: ProcessingErrorDaysTable;
   processing_error_states: ProcessingErrorStatesTable;
+  extract_journal_log: ExtractJournalLogTable;
   entity_record_counts: EntityRecordCountsTable;
   session_day_counts: SessionDayCountsTable;
   session_entity_counts: SessionEntityCountsTable;
@@ -419,6 +420,16 @@ export interface ProcessingErrorDaysTable {
   day: string;
   code: string;
   errors: number;
+}
+
+/**
+ * SQLite only (migration 0023): one row per journal written and per posting, numbered by its row
+ * id in commit order (`extract-journal-log.ts`, the reads of `extracts/source-reads.ts`).
+ */
+export interface ExtractJournalLogTable {
+  position: Generated<number>;
+  journal_id: string;
+  posted: number;
 }
 
 /**

@@ -3,6 +3,7 @@ import { createServices, type Services } from '../../src/composition/services.js
 import { systemClock } from '../../src/lib/clock.js';
 import type { ExtractCursor } from '../../src/modules/extracts/service.js';
 import { postDueJournals } from '../../src/storage/accounting/balances.js';
+import { logWrittenJournals } from '../../src/storage/extract-journal-log.js';
 import { migrateTo, migrateToLatest } from '../../src/storage/migrations/index.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestDatabaseUrl, dropTestDatabase, insertOpenSession } from '../helpers/store.js';
@@ -91,6 +92,10 @@ describe('migration 0023: extract positions of the journals stored before it', (
       .insertInto('journals')
       .values([journal('after-a', true), journal('after-b', true)])
       .execute();
+    await logWrittenJournals(store.db, store.dialect, [
+      ['after-a', 1],
+      ['after-b', 1],
+    ]);
     expect(await postDueJournals(store.db, store.dialect, NODE, '2026-03-09')).toBe(1);
     expect((await readAndAck(made.id)).sort()).toEqual(['after-a', 'after-b', 'before-unposted']);
     expect(await readAndAck(made.id)).toEqual([]);

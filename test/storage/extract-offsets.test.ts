@@ -5,6 +5,7 @@ import { createServices, type Services } from '../../src/composition/services.js
 import { systemClock } from '../../src/lib/clock.js';
 import type { ExtractCursor } from '../../src/modules/extracts/service.js';
 import { postDueJournals } from '../../src/storage/accounting/balances.js';
+import { logWrittenJournals } from '../../src/storage/extract-journal-log.js';
 import type { Database } from '../../src/storage/schema.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { barrier } from '../helpers/barrier.js';
@@ -39,6 +40,11 @@ function journalRows(count: number, posted: boolean) {
 async function insertJournals(db: Kysely<Database>, count: number, posted: boolean): Promise<string[]> {
   const rows = journalRows(count, posted);
   await db.insertInto('journals').values(rows).execute();
+  await logWrittenJournals(
+    db,
+    TEST_DIALECT,
+    rows.map((row) => [row.journal_id, row.posted]),
+  );
   return rows.map((row) => row.journal_id);
 }
 

@@ -30,6 +30,7 @@ import {
   reversalJournalOf,
 } from '../../modules/accounting/store.js';
 import type { BulkInsert } from '../bulk-insert.js';
+import { logWrittenJournals } from '../extract-journal-log.js';
 import type { Database } from '../schema.js';
 import { countJournals, type JournalCount } from '../statistics-counters.js';
 import type { Dialect } from '../store.js';
@@ -429,6 +430,11 @@ async function withdrawOrPlan(
         ]),
       );
       await writer.bulkInsert(writer.trx, 'journal_lines', LINE_COLUMNS, lineRows(batchDrafts));
+      await logWrittenJournals(
+        writer.trx,
+        dialect,
+        batchDrafts.map(({ draft }) => [draft.journalId, draft.status === 'posted' ? 1 : 0]),
+      );
     }
     moves.push(...balanceMovesOf(batchDrafts, canonicalNodeJson));
     for (const { draft } of batchDrafts) {

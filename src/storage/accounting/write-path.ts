@@ -11,6 +11,7 @@ import { sql, type Transaction } from 'kysely';
 import type { ChunkRef, ClaimedChunk } from '../../modules/accounting/store.js';
 import type { BulkInsert } from '../bulk-insert.js';
 import { storedRevision } from '../configuration-store.js';
+import { logWrittenJournals } from '../extract-journal-log.js';
 import type { Database } from '../schema.js';
 import {
   countEntityRecords,
@@ -24,6 +25,7 @@ import { NOTHING_SETTLED, reprocessedRecords, settleReprocessed } from './reproc
 import { settleRollbacks } from './rollback-write.js';
 import { ERROR_COLUMNS, JOURNAL_COLUMNS, LINE_COLUMNS, type OutcomeRows } from './rows.js';
 
+const JOURNAL_ID = JOURNAL_COLUMNS.indexOf('journal_id');
 const JOURNAL_CORE_DATE = JOURNAL_COLUMNS.indexOf('core_date');
 const JOURNAL_POSTED = JOURNAL_COLUMNS.indexOf('posted');
 const JOURNAL_ACCOUNTING_CONFIG = JOURNAL_COLUMNS.indexOf('accounting_config');
@@ -99,6 +101,11 @@ export async function writeOutcome(
       ? rows.errors
       : rows.errors.filter((e) => !reprocessed.has(Number(e[ERROR_RECORD_ID])));
   await bulkInsert(trx, 'journals', JOURNAL_COLUMNS, rows.journals);
+  await logWrittenJournals(
+    trx,
+    dialect,
+    rows.journals.map((j) => [String(j[JOURNAL_ID]), Number(j[JOURNAL_POSTED])]),
+  );
   await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, rows.lines);
   await bulkInsert(trx, 'processing_errors', ERROR_COLUMNS, newErrors);
   await keepBalances(trx, dialect, rows.balanceMoves);

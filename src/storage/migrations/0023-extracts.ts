@@ -7,12 +7,14 @@ import type { Dialect } from '../store.js';
  *   the journal and the one that posted it, `xid8` columns defaulting to `pg_current_xact_id()`,
  *   the posting one set again by a trigger when `posted` turns 1. No writer names them, so every
  *   insert and every posting fills them.
- * - On SQLite `extract_journal_log`: one row per journal written and one per posting, appended
- *   by triggers, numbered by its row id in commit order (one writer). Nothing ever deletes from
- *   it (a wipe deletes journals, not their log, whose rows the reads join to journals and so
- *   skip), so a number is never handed out twice. It has no index but its row id: an append to
- *   a narrow table costs a journal insert about 1 µs, where updating the journal row just
- *   inserted and two position indexes cost 40 µs (measured on 80,000 journals).
+ * - On SQLite `extract_journal_log`: one row per journal written (appended by the writers of
+ *   journals, `storage/extract-journal-log.ts`: a trigger on insert slowed every journal insert)
+ *   and one per posting (appended by a trigger on the update of `posted`), numbered by its row
+ *   id in commit order (one writer). Nothing ever deletes from it (a wipe deletes journals, not
+ *   their log, whose rows the reads join to journals and so skip), so a number is never handed
+ *   out twice. It has no index but its row id: an append to a narrow table costs a journal
+ *   about 1 µs, where updating the journal row just inserted and two position indexes cost
+ *   40 µs (measured on 80,000 journals).
  * - On PostgreSQL `processing_errors.written_xid` and `records.written_xid`, likewise; on SQLite
  *   their `AUTOINCREMENT` ids are their positions already.
  * - `extraction_configurations`: what an extract reads and how, its state, and its incremental
@@ -81,11 +83,6 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     // Existing journals are the first entries, in the order they were stored.
     await sql`
       insert into extract_journal_log (journal_id, posted) select journal_id, posted from journals order by rowid
-    `.execute(db);
-    await sql`
-      create trigger extract_journal_written after insert on journals begin
-        insert into extract_journal_log (journal_id, posted) values (new.journal_id, new.posted);
-      end
     `.execute(db);
     await sql`
       create trigger extract_journal_posted after update of posted on journals
