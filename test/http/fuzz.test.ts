@@ -277,6 +277,18 @@ describe('fuzzing every route with hostile input', () => {
     'POST /api/v1/reversals',
     'GET /api/v1/reversals',
     'GET /api/v1/reversals/{reversalId}',
+    'POST /api/v1/extraction-configurations',
+    'GET /api/v1/extraction-configurations',
+    'GET /api/v1/extraction-configurations/{id}',
+    'PATCH /api/v1/extraction-configurations/{id}',
+    'DELETE /api/v1/extraction-configurations/{id}',
+    'GET /api/v1/extraction-configurations/{id}/extractions/paginated',
+    'GET /api/v1/extraction-configurations/{id}/extractions',
+    'POST /api/v1/extraction-configurations/{id}/increment',
+    'POST /api/v1/extraction-configurations/{id}/executions',
+    'GET /api/v1/extraction-configurations/{id}/executions',
+    'GET /api/v1/extraction-executions/{executionId}',
+    'GET /api/v1/extraction-executions/{executionId}/file',
   ];
 
   it('fuzzes every documented route but the configuration wipe', () => {
