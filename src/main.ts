@@ -211,8 +211,6 @@ async function main(): Promise<void> {
     processing.start();
     wakeProcessing = () => processing.wake();
   }
-  // Asynchronous extractions left queued or half made by a previous run of any instance go on.
-  services.extractExecutions.start();
   // Expired tokens, sign-in sessions (with the secrets they wait to show) and request counts of
   // ended windows are useless but would make their tables grow forever.
   const purge = setInterval(() => {

@@ -3,11 +3,15 @@ import type { Clock } from '../lib/clock.js';
 import { AccountingProcessor, type ChunkHandler, processChunk } from '../modules/accounting/processor.js';
 import { ReprocessingService } from '../modules/accounting/reprocessing.js';
 import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
+import { EXTRACTS_IN_BULK_FLAG, ExtractExecutions } from '../modules/extracts/executions.js';
+import { ExtractService } from '../modules/extracts/service.js';
 import { FlowRunner } from '../modules/flows/runner.js';
 import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
 import { createAccountingStore } from '../storage/accounting/accounting-store.js';
 import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
+import { createExecutionStore } from '../storage/extracts/execution-store.js';
+import { createExtractStore } from '../storage/extracts/extract-store.js';
 import { sweepEndedSessions } from '../storage/session-counters.js';
 import type { Store } from '../storage/store.js';
 import { type PreparedConfiguration, prepareConfiguration } from './prepared-configuration.js';
@@ -52,7 +56,10 @@ export interface Processing {
   processor: AccountingProcessor<PreparedConfiguration>;
   /** The reprocessing schedule's runs, started by this instance when due (`tick`). */
   reprocessing: ReprocessingService<PreparedConfiguration>;
-  /** Starts the processor, the session sweep and the reprocessing schedule's check. */
+  /**
+   * Starts the processor, the session sweep, the reprocessing schedule's check and, unless told
+   * otherwise, the maker of asynchronous extractions.
+   */
   start(): void;
   /** Stops the timers and the processor, then releases the script isolates of its flows. */
   close(): Promise<void>;
@@ -71,7 +78,18 @@ export function createProcessing(
   clock: Clock,
   settings: ProcessingSettings,
   onBackgroundError: (error: unknown) => void,
+  options: { makesExtracts: boolean } = { makesExtracts: true },
 ): Processing {
+  // Asynchronous extractions are made where processing runs, off the event loop that answers
+  // requests when that is the processing thread (docs/adr/0023-extract-executions.md).
+  const extractMaker = new ExtractExecutions(
+    createExecutionStore(store),
+    new ExtractService(createExtractStore(store), snapshots, clock),
+    clock,
+    extractsInBulkOf(snapshots),
+    onBackgroundError,
+    { makes: options.makesExtracts },
+  );
   const flows = new FlowRunner({
     timeoutMs: settings.flowScriptTimeoutMs ?? FLOW_SCRIPT_TIMEOUT_MS_DEFAULT,
     memoryMb: settings.flowScriptMemoryMb ?? FLOW_SCRIPT_MEMORY_MB_DEFAULT,
@@ -116,6 +134,7 @@ export function createProcessing(
     reprocessing,
     start: () => {
       processor.start();
+      extractMaker.start();
       sweepTimer ??= setInterval(sweep, settings.sessionSweepIntervalMs ?? SESSION_SWEEP_INTERVAL_MS).unref();
       scheduleTimer ??= setInterval(
         tick,
@@ -129,6 +148,7 @@ export function createProcessing(
       scheduleTimer = undefined;
       await sweeping;
       await ticking;
+      await extractMaker.close();
       await processor.stop();
       flows.close();
     },
@@ -166,6 +186,14 @@ export function processingOnDemand(
     wake: () => processing?.processor.wake(),
     stop: async () => processing?.close(),
   };
+}
+
+/** Whether the feature flag of asynchronous extractions is on in the current configuration. */
+export function extractsInBulkOf(
+  snapshots: ConfigurationSnapshots<PreparedConfiguration>,
+): () => Promise<boolean> {
+  return async () =>
+    (await snapshots.current()).stored.configuration.featureFlags[EXTRACTS_IN_BULK_FLAG] === true;
 }
 
 /** Configuration snapshots of a store, prepared for the modules. */

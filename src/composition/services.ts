@@ -19,7 +19,7 @@ import { ConfigurationService, type WhatIf } from '../modules/configuration/serv
 import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
 import { EntityCatalog } from '../modules/entities/catalog.js';
 import { storedDataRisksOf } from '../modules/entities/change-risks.js';
-import { EXTRACTS_IN_BULK_FLAG, ExtractExecutions } from '../modules/extracts/executions.js';
+import { ExtractExecutions } from '../modules/extracts/executions.js';
 import { ExtractService } from '../modules/extracts/service.js';
 import { FlowRunner } from '../modules/flows/runner.js';
 import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
@@ -40,7 +40,13 @@ import { createStatisticsStore } from '../storage/statistics-store.js';
 import type { Store } from '../storage/store.js';
 import { configurationReader } from './configuration-reader.js';
 import { type PreparedConfiguration, prepareConfiguration } from './prepared-configuration.js';
-import { chunkWork, createProcessing, type Processing, type ProcessingSettings } from './processing.js';
+import {
+  chunkWork,
+  createProcessing,
+  extractsInBulkOf,
+  type Processing,
+  type ProcessingSettings,
+} from './processing.js';
 
 /** The settings of `Env` that the modules use. */
 export type ServiceSettings = ProcessingSettings &
@@ -204,12 +210,15 @@ export function createServices(
     return { wouldPost, wouldStillFail, examples: examples.map((example) => ({ ...example })) };
   };
   const extracts = new ExtractService(createExtractStore(store), snapshots, clock);
+  // These services make asynchronous extractions only when they process here too (tests, the
+  // CLI); otherwise the maker runs with processing (`createProcessing`).
   const extractExecutions = new ExtractExecutions(
     createExecutionStore(store),
     extracts,
     clock,
-    async () => (await snapshots.current()).stored.configuration.featureFlags[EXTRACTS_IN_BULK_FLAG] === true,
+    extractsInBulkOf(snapshots),
     onBackgroundError,
+    { makes: place === 'here' },
   );
   const services: Services = {
     tokens: new TokenService(authStore, clock, settings),
@@ -252,7 +261,9 @@ export function createServices(
   return {
     ...services,
     get processor() {
-      processing ??= createProcessing(store, snapshots, clock, settings, onBackgroundError);
+      processing ??= createProcessing(store, snapshots, clock, settings, onBackgroundError, {
+        makesExtracts: false,
+      });
       return processing.processor;
     },
   };

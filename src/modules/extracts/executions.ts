@@ -74,20 +74,28 @@ export class ExtractExecutions {
   #working: Promise<void> | undefined;
   #again = false;
   #closed = false;
+  readonly #makes: boolean;
 
-  /** `flagOn` reads the feature flag from the current configuration. */
+  /**
+   * `flagOn` reads the feature flag from the current configuration. With `makes` false this
+   * instance triggers, lists and serves executions but never makes one: the maker of this process
+   * runs where its processing runs (`composition/processing.ts`), off the event loop that answers
+   * requests, and finds queued executions within `EXTRACT_POLL_MS`.
+   */
   constructor(
     store: ExecutionStore,
     extracts: ExtractService,
     clock: Clock,
     flagOn: () => Promise<boolean>,
     onError: (error: unknown) => void,
+    options: { makes: boolean } = { makes: true },
   ) {
     this.#store = store;
     this.#extracts = extracts;
     this.#clock = clock;
     this.#flagOn = flagOn;
     this.#onError = onError;
+    this.#makes = options.makes;
   }
 
   #now(): string {
@@ -169,7 +177,7 @@ export class ExtractExecutions {
 
   /** Starts looking for work every `EXTRACT_POLL_MS` (executions left by a restart included). */
   start(): void {
-    if (this.#timer !== undefined || this.#closed) return;
+    if (this.#timer !== undefined || this.#closed || !this.#makes) return;
     this.#timer = setInterval(() => this.wake(), EXTRACT_POLL_MS);
     this.#timer.unref();
     this.wake();
@@ -177,7 +185,7 @@ export class ExtractExecutions {
 
   /** Makes the waiting executions now; a call while making asks for one more look after. */
   wake(): void {
-    if (this.#closed) return;
+    if (this.#closed || !this.#makes) return;
     if (this.#working !== undefined) {
       this.#again = true;
       return;
