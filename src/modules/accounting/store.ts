@@ -3,6 +3,11 @@ import type { JournalDraft } from './journal-draft.js';
 import type { StoredJournalValues, StoredLineValues } from './line-record.js';
 import type { ReversalTotal, ReversalWindow } from './reversal-journals.js';
 
+/*
+ * The ports of the accounting module in one file: storage may import of a module only its
+ * `store.ts` (the layering test), and processing, reprocessing, reversals and rollbacks all
+ * have their adapters in storage/accounting.
+ */
 /**
  * What the storage adapter needs besides the port: the journal drafts it writes, and the name of
  * the entity whose chunks carry direct journals (their origin journal ids are read per claim).

@@ -32,6 +32,19 @@ const ROLLBACK_LOOKUPS_MAX = 4;
 /** Withdrawn journals read to name them in an `already-rolled-back` error. */
 const WITHDRAWN_READ_MAX = 6;
 
+/** What a rollback reads of a twin's journals. */
+const TWIN_COLUMNS = [
+  'journal_id',
+  'ingestion_id',
+  'record_id',
+  'core_date',
+  'journal_type',
+  'accounting_config',
+  'node',
+  'reverses',
+  'withdrawn_by',
+] as const;
+
 /** The journals of `recordId` with `fingerprint`, in the order written, with their lines. */
 async function journalsOfTwin(
   trx: Transaction<Database>,
@@ -40,17 +53,7 @@ async function journalsOfTwin(
 ): Promise<TwinJournal[]> {
   const rows = await trx
     .selectFrom('journals')
-    .select([
-      'journal_id',
-      'ingestion_id',
-      'record_id',
-      'core_date',
-      'journal_type',
-      'accounting_config',
-      'node',
-      'reverses',
-      'withdrawn_by',
-    ])
+    .select(TWIN_COLUMNS)
     .where('event_fingerprint', '=', fingerprint)
     .where('record_id', '=', recordId)
     .orderBy('created_at')
@@ -177,18 +180,7 @@ async function candidatesOf(
   const fingerprints = [...new Set(requests.map((r) => r.fingerprint))];
   const rows = await trx
     .selectFrom('journals')
-    .select([
-      'journal_id',
-      'ingestion_id',
-      'record_id',
-      'core_date',
-      'journal_type',
-      'accounting_config',
-      'node',
-      'reverses',
-      'withdrawn_by',
-      'event_fingerprint',
-    ])
+    .select([...TWIN_COLUMNS, 'event_fingerprint'])
     .where(among(dialect, 'event_fingerprint', fingerprints))
     .orderBy('event_fingerprint')
     .orderBy('created_at')

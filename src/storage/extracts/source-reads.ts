@@ -3,6 +3,8 @@
  * offsets.md): one keyed statement per page, read from an index in the order of the source's
  * key, so a page costs the same however deep, and a page of a window that is final always holds
  * the same rows. PostgreSQL positions are `xid8` values, SQLite's integers; both travel as text.
+ * One file on purpose: the six sources share the window, the key and the two dialects' position
+ * arithmetic, and each source's statement reads best beside the others.
  */
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type {
