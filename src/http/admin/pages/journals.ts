@@ -290,7 +290,7 @@ ${
   ${originHtml(journal, fields)}
   <dt>Total (debit = credit)</dt><dd>${journalTotal(journal, fields)}</dd>
 </dl>
-${context.principal.permissions.has('journals:reverse') && journal.withdrawnBy === null && journal.reversalId === null ? html`<p><a class="button" id="reverse" href="/admin/journals/${encodeURIComponent(journal.journalId)}/reverse">Reverse…</a> <span class="muted">shows what the reversal would do, then asks for the reason</span></p>` : ''}
+${context.principal.permissions.has('journals:reverse') && journal.withdrawnBy === null && journal.reverses === null ? html`<p><a class="button" id="reverse" href="/admin/journals/${encodeURIComponent(journal.journalId)}/reverse">Reverse…</a> <span class="muted">shows what the reversal would do, then asks for the reason</span></p>` : ''}
 <h2>Lines</h2>
 ${linesTable(journal, fields)}`;
       return sendPage(reply, page(context, `Journal ${journal.journalId}`, body));
