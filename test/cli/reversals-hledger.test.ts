@@ -1,17 +1,20 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/run.js';
 import { ingestClosedSession, realisticConfiguration } from '../helpers/fixtures.js';
+import {
+  apiBalances,
+  exportCheckedBooks,
+  HLEDGER,
+  hledgerBalances,
+  scaled,
+} from '../helpers/hledger-books.js';
 import { businessEvent } from '../helpers/records.js';
 import { expectCountersEqualCounts } from '../helpers/reprocessing.js';
 import { expectBalancesKept } from '../storage/balances-oracle.js';
-import { captureIo, type RunningService, startService } from './helpers.js';
-
-const HLEDGER = '/usr/bin/hledger';
+import { type RunningService, startService } from './helpers.js';
 
 type Journal = {
   journalId: string;
@@ -64,13 +67,6 @@ const stepArbitrary = fc.oneof(
   }),
 );
 
-const SCALE = 10n ** 18n;
-function scaled(amount: string): bigint {
-  const [whole = '0', fraction = ''] = amount.replace('-', '').split('.');
-  const value = BigInt(whole) * SCALE + BigInt(fraction.padEnd(18, '0'));
-  return amount.startsWith('-') ? -value : value;
-}
-
 /**
  * Issue 24: after any sequence of postings, reversals and rollbacks, the books exported for hledger pass
  * `hledger check`, hledger's cleared balances equal GET /api/v1/balances, the kept balances equal
@@ -114,52 +110,8 @@ describe.runIf(existsSync(HLEDGER) || process.env.CI !== undefined)(
 
     async function checkBooks(run: number): Promise<void> {
       const file = join(dir, `books-${run}.ledger`);
-      const io = captureIo();
-      const status = await runCli(
-        [
-          'journals',
-          'export',
-          '--format',
-          'ledger',
-          '--output',
-          file,
-          ...(await service.connectionArgs(['viewer'])),
-        ],
-        io,
-      );
-      expect(status, io.stderr()).toBe(0);
-      execFileSync(HLEDGER, ['-f', file, 'check'], { encoding: 'utf8' });
-      const csv = execFileSync(
-        HLEDGER,
-        ['-f', file, 'balance', '--flat', '--no-total', '--cleared', '-O', 'csv'],
-        {
-          encoding: 'utf8',
-        },
-      );
-      const books = new Map<string, bigint>();
-      for (const line of csv.trim().split('\n').slice(1)) {
-        const [, account = '', amounts = ''] = /^"(.*)","(.*)"$/.exec(line) ?? [];
-        for (const part of amounts.split(', ')) {
-          const [amount = '', currency = ''] = part.split(' ');
-          if (amount !== '0' && amount !== '') books.set(`${account} ${currency}`, scaled(amount));
-        }
-      }
-      const api = (await service.call(token, { method: 'GET', url: '/api/v1/balances' })).json().data as {
-        accountingConfig: string;
-        node: Record<string, string>;
-        account: string;
-        currency: string;
-        balance: string;
-      }[];
-      const expected = new Map<string, bigint>();
-      for (const row of api) {
-        if (scaled(row.balance) === 0n) continue;
-        expected.set(
-          `${[row.accountingConfig, ...Object.values(row.node), row.account].join(':')} ${row.currency}`,
-          scaled(row.balance),
-        );
-      }
-      expect(books).toEqual(expected);
+      await exportCheckedBooks(service, file);
+      expect(hledgerBalances(file, '--cleared')).toEqual(await apiBalances(service, token));
       expect(readFileSync(file, 'utf8').length).toBeGreaterThan(0);
       await expectBalancesKept(service.store, ['2026-11-19', '2026-11-20', '2026-11-24']);
       await expectCountersEqualCounts(service.store, service.clock);

@@ -1,15 +1,13 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/run.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
+import { apiBalances, exportCheckedBooks, HLEDGER, hledgerBalances } from '../helpers/hledger-books.js';
 import { seededRandom } from '../helpers/random.js';
 import { businessEvent } from '../helpers/records.js';
-import { captureIo, type RunningService, startService } from './helpers.js';
+import { type RunningService, startService } from './helpers.js';
 
-const HLEDGER = '/usr/bin/hledger';
 const SEED = 24;
 const ROUNDS = 6;
 
@@ -93,61 +91,9 @@ describe.runIf(existsSync(HLEDGER) || process.env.CI !== undefined)('ledger expo
     expect(Number(withdrawn.n)).toBeGreaterThan(10);
 
     const file = join(dir, 'books.ledger');
-    const io = captureIo();
-    const status = await runCli(
-      [
-        'journals',
-        'export',
-        '--format',
-        'ledger',
-        '--output',
-        file,
-        ...(await service.connectionArgs(['viewer'])),
-      ],
-      io,
-    );
-    expect(status, io.stderr()).toBe(0);
+    await exportCheckedBooks(service, file);
     expect(readFileSync(file, 'utf8').length).toBeGreaterThan(0);
-    execFileSync(HLEDGER, ['-f', file, 'check'], { encoding: 'utf8' });
-
-    const SCALE = 10n ** 18n;
-    const scaled = (amount: string) => {
-      const [whole = '0', fraction = ''] = amount.replace('-', '').split('.');
-      const value = BigInt(whole) * SCALE + BigInt(fraction.padEnd(18, '0'));
-      return amount.startsWith('-') ? -value : value;
-    };
-    const hledgerBalances = (...args: string[]) => {
-      const csv = execFileSync(
-        HLEDGER,
-        ['-f', file, 'balance', '--flat', '--no-total', '-O', 'csv', ...args],
-        {
-          encoding: 'utf8',
-        },
-      );
-      const balances = new Map<string, bigint>();
-      for (const line of csv.trim().split('\n').slice(1)) {
-        const [, account = '', amounts = ''] = /^"(.*)","(.*)"$/.exec(line) ?? [];
-        for (const part of amounts.split(', ')) {
-          const [amount = '', currency = ''] = part.split(' ');
-          if (amount !== '0' && amount !== '') balances.set(`${account} ${currency}`, scaled(amount));
-        }
-      }
-      return balances;
-    };
-    const api = (await service.call(token, { method: 'GET', url: '/api/v1/balances' })).json().data as {
-      accountingConfig: string;
-      node: Record<string, string>;
-      account: string;
-      currency: string;
-      balance: string;
-    }[];
-    const expected = new Map<string, bigint>();
-    for (const row of api) {
-      if (scaled(row.balance) === 0n) continue;
-      const account = [row.accountingConfig, ...Object.values(row.node), row.account].join(':');
-      expected.set(`${account} ${row.currency}`, scaled(row.balance));
-    }
-    expect(hledgerBalances('--cleared')).toEqual(expected);
-    expect(hledgerBalances('--depth', '1')).toEqual(new Map());
+    expect(hledgerBalances(file, '--cleared')).toEqual(await apiBalances(service, token));
+    expect(hledgerBalances(file, '--depth', '1')).toEqual(new Map());
   });
 });
