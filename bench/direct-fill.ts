@@ -18,6 +18,8 @@ export interface Filler {
   run(statement: string): Promise<void>;
   /** The first row a query answers, if any. */
   first(query: string): Promise<Record<string, unknown> | undefined>;
+  /** Every row a query answers. */
+  all(query: string): Promise<Record<string, unknown>[]>;
   close(): Promise<void>;
 }
 
@@ -32,6 +34,7 @@ export async function fillerOf(dialect: Dialect, databaseUrl: string): Promise<F
         sqlite.exec(statement);
       },
       first: async (query) => sqlite.prepare(query).get() as Record<string, unknown> | undefined,
+      all: async (query) => sqlite.prepare(query).all() as Record<string, unknown>[],
       close: async () => {
         // The fill went to the write-ahead log (gigabytes at ten million journals); copied into
         // the database here, so that the service's next write does not do it meanwhile.
@@ -47,6 +50,7 @@ export async function fillerOf(dialect: Dialect, databaseUrl: string): Promise<F
       await client.query(statement);
     },
     first: async (query) => (await client.query(query)).rows[0] as Record<string, unknown> | undefined,
+    all: async (query) => (await client.query(query)).rows as Record<string, unknown>[],
     close: () => client.end(),
   };
 }

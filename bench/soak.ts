@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../src/modules/configuration/model.js';
 import { loanRecord } from '../test/helpers/records.js';
 import { benchConfiguration } from './data.js';
+import { fillerOf } from './direct-fill.js';
 import {
   DIALECT_TITLE,
   formatNumber,
@@ -89,16 +90,22 @@ class Recorder {
   readonly #requests = new Map<Kind, number>();
   readonly #errors = new Map<Kind, number>();
   readonly #latenciesMs = new Map<Kind, number[]>(KINDS.map((kind) => [kind, []]));
+  /** When each answered request was sent, in ms since the load started, beside its latency. */
+  readonly #sentAtMs = new Map<Kind, number[]>(KINDS.map((kind) => [kind, []]));
   /** Every distinct error message, with how often it happened. */
   readonly distinct = new Map<string, number>();
   requests = 0;
   errors = 0;
+  /** `performance.now()` when the load started. */
+  originMs = 0;
 
-  /** A request was sent; `latencyMs` is undefined when it got no answer. */
-  sent(kind: Kind, latencyMs: number | undefined): void {
+  /** A request sent at `sentMs` (`performance.now()`); `latencyMs` is undefined when it got no answer. */
+  sent(kind: Kind, sentMs: number, latencyMs: number | undefined): void {
     this.requests += 1;
     this.#requests.set(kind, (this.#requests.get(kind) ?? 0) + 1);
-    if (latencyMs !== undefined) this.#latenciesMs.get(kind)?.push(latencyMs);
+    if (latencyMs === undefined) return;
+    this.#latenciesMs.get(kind)?.push(latencyMs);
+    this.#sentAtMs.get(kind)?.push(sentMs - this.originMs);
   }
 
   /**
@@ -120,6 +127,15 @@ class Recorder {
       errors: this.#errors.get(kind) ?? 0,
       latenciesMs: this.#latenciesMs.get(kind) ?? [],
     };
+  }
+
+  /** The latencies of the requests of `kind` sent from `fromMs` to before `toMs` after the start. */
+  between(kind: Kind, fromMs: number, toMs: number): number[] {
+    const sentAt = this.#sentAtMs.get(kind) ?? [];
+    return (this.#latenciesMs.get(kind) ?? []).filter((_, i) => {
+      const at = sentAt[i] as number;
+      return at >= fromMs && at < toMs;
+    });
   }
 }
 
@@ -201,12 +217,12 @@ async function call(
     const { status, text } = await send(agent, url, outgoing);
     reply = { status, body: text === '' ? undefined : parsed(text) };
   } catch (error) {
-    recorder.sent(kind, undefined);
+    recorder.sent(kind, startedMs, undefined);
     recorder.failed(kind, `${label}: ${error instanceof Error ? error.message : String(error)}`);
     await sleep(ERROR_PAUSE_MS);
     return undefined;
   }
-  recorder.sent(kind, performance.now() - startedMs);
+  recorder.sent(kind, startedMs, performance.now() - startedMs);
   if (reply.status !== expected) {
     const { message, detail } = describeProblem(reply.body);
     recorder.failed(kind, `${label}: ${reply.status} ${message}`, detail);
@@ -511,7 +527,7 @@ async function drain(service: BenchService): Promise<number | undefined> {
   }
 }
 
-/** What the final check found, session by session, through the API. */
+/** What the final check found, session by session: its view through the API, its rows in the store. */
 interface CheckResult {
   sessions: number;
   eventSessions: number;
@@ -519,10 +535,33 @@ interface CheckResult {
   storedRecords: number;
   acknowledgedJournals: number;
   storedJournals: number;
+  /** Journals in the store, counted row by row, of every session (the calibration sessions too). */
+  journalsInStore: number;
   mismatches: string[];
 }
 
+/** Rows per session in the store, counted by one grouped query per table beside the service. */
+async function rowsPerSession(
+  service: BenchService,
+  table: 'records' | 'journals',
+): Promise<Map<string, number>> {
+  const filler = await fillerOf(service.dialect, service.databaseUrl);
+  try {
+    const rows = await filler.all(`select ingestion_id, count(*) as n from ${table} group by ingestion_id`);
+    return new Map(rows.map((row) => [String(row.ingestion_id), Number(row.n)]));
+  } finally {
+    await filler.close();
+  }
+}
+
+/**
+ * Checks every session: its state and row counts through the API (one read of the session each),
+ * its records and journals counted in the store (two grouped queries in all, rather than two
+ * counting requests per session, which took minutes after a long run).
+ */
 async function check(service: BenchService, sessions: readonly SoakSession[]): Promise<CheckResult> {
+  const recordsStored = await rowsPerSession(service, 'records');
+  const journalsStored = await rowsPerSession(service, 'journals');
   const result: CheckResult = {
     sessions: sessions.length,
     eventSessions: 0,
@@ -530,6 +569,7 @@ async function check(service: BenchService, sessions: readonly SoakSession[]): P
     storedRecords: 0,
     acknowledgedJournals: 0,
     storedJournals: 0,
+    journalsInStore: [...journalsStored.values()].reduce((sum, n) => sum + n, 0),
     mismatches: [],
   };
   const within = (value: number, low: number, uncertain: number) => value >= low && value <= low + uncertain;
@@ -539,15 +579,7 @@ async function check(service: BenchService, sessions: readonly SoakSession[]): P
       const session = sessions[i] as SoakSession;
       const { ingestionId } = session;
       const view = await getSession(service, ingestionId);
-      const [namespace, entity] = session.events
-        ? [LEDGER_NAMESPACE, BUSINESS_EVENT_ENTITY_NAME]
-        : [LOANS_NAMESPACE, LOANS_ENTITY];
-      const records = await service.request(
-        'GET',
-        `/api/v1/namespaces/${namespace}/entities/${entity}/records?ingestionId=${ingestionId}&limit=1`,
-      );
-      expectStatus(records, 200, 'GET …/records');
-      const stored = (records.body as { totalSize: number }).totalSize;
+      const stored = recordsStored.get(ingestionId) ?? 0;
       result.acknowledgedRecords += session.acknowledgedRecords;
       result.storedRecords += stored;
       const problems: string[] = [];
@@ -562,9 +594,9 @@ async function check(service: BenchService, sessions: readonly SoakSession[]): P
         );
       }
       // Loan records make journals too, through the fixture's flow: every session is counted,
-      // or journal-metrics (every journal) cannot be compared with the listings.
+      // or journal-metrics (every journal) cannot be compared with the store.
       if (session.events) result.eventSessions += 1;
-      const journals = await journalsOf(service, ingestionId);
+      const journals = journalsStored.get(ingestionId) ?? 0;
       result.acknowledgedJournals += session.acknowledgedJournals;
       result.storedJournals += journals;
       if (view.processingStatus !== 'completed') problems.push(`processingStatus ${view.processingStatus}`);
@@ -632,6 +664,7 @@ async function soak(service: BenchService, minutes: number): Promise<SoakRun> {
     );
   }, 10 * MS_PER_SECOND);
   const startedMs = performance.now();
+  recorder.originMs = startedMs;
   let drainMs: number | undefined;
   let loadMs: number;
   try {
@@ -670,6 +703,8 @@ async function soak(service: BenchService, minutes: number): Promise<SoakRun> {
 
 const mib = (bytes: number) => `${formatNumber(bytes / MIB_BYTES, 1)} MiB`;
 const ms = (value: number) => `${formatNumber(value, value < 10 ? 1 : 0)} ms`;
+const p99Of = (latencies: readonly number[]) =>
+  latencies.length === 0 ? '' : ms(percentile(latencies, 0.99));
 
 function markdownOf(context: RunContext, run: SoakRun, stamp: ReturnType<typeof stampNow>, dialect: Dialect) {
   const { recorder, checked } = run;
@@ -682,6 +717,8 @@ function markdownOf(context: RunContext, run: SoakRun, stamp: ReturnType<typeof 
       errors === 0 ? '0' : `**${formatNumber(errors)}**`,
       latencies.length === 0 ? '' : ms(percentile(latencies, 0.5)),
       latencies.length === 0 ? '' : ms(percentile(latencies, 0.99)),
+      p99Of(recorder.between(kind, 0, MS_PER_MINUTE)),
+      p99Of(recorder.between(kind, run.loadMs - MS_PER_MINUTE, run.loadMs)),
     ];
   });
   const errors = [...recorder.distinct.entries()].sort((a, b) => b[1] - a[1]);
@@ -690,7 +727,8 @@ function markdownOf(context: RunContext, run: SoakRun, stamp: ReturnType<typeof 
     checked.mismatches.length === 0 &&
     checked.storedRecords === checked.acknowledgedRecords &&
     checked.storedJournals === checked.acknowledgedJournals &&
-    run.totalJournals.found === run.totalJournals.expected;
+    run.totalJournals.found === run.totalJournals.expected &&
+    checked.journalsInStore === run.totalJournals.expected;
   return [
     ...sectionHead({
       title: `Soak: ${CLIENTS} clients for ${formatNumber(run.minutes)} minute${run.minutes === 1 ? '' : 's'}, ${DIALECT_TITLE[dialect]}`,
@@ -706,13 +744,15 @@ function markdownOf(context: RunContext, run: SoakRun, stamp: ReturnType<typeof 
         ]
       : []),
     ...table(
-      ['request', 'requests', 'errors', 'latency p50', 'latency p99'],
+      ['request', 'requests', 'errors', 'latency p50', 'latency p99', 'p99 first minute', 'p99 last minute'],
       [
         ...kindRows,
         [
           '**all**',
           `${formatNumber(recorder.requests)} (${formatNumber(recorder.requests / seconds)}/s)`,
           recorder.errors === 0 ? '0' : `**${formatNumber(recorder.errors)}**`,
+          '',
+          '',
           '',
           '',
         ],
@@ -738,12 +778,16 @@ function markdownOf(context: RunContext, run: SoakRun, stamp: ReturnType<typeof 
           `${mib(run.rss.startBytes)}, ${mib(run.rss.peakBytes)}, ${mib(run.rss.endBytes)}`,
         ],
         [
-          'records acknowledged (201) and stored (the records listing of every session)',
+          'records acknowledged (201) and stored (counted in the store, session by session)',
           `${formatNumber(checked.acknowledgedRecords)} and ${formatNumber(checked.storedRecords)} in ${formatNumber(checked.sessions)} sessions (${formatNumber(checked.acknowledgedRecords / seconds)} records/s)`,
         ],
         [
-          'journals expected from the acknowledged records and found (journals listing of every session: events, and loan records through the flow)',
-          `${formatNumber(checked.acknowledgedJournals)} and ${formatNumber(checked.storedJournals)} in ${formatNumber(checked.sessions)} sessions (${formatNumber(checked.eventSessions)} of events); journal-metrics ${formatNumber(run.totalJournals.found)} of ${formatNumber(run.totalJournals.expected)} (with the calibration sessions)`,
+          'journals expected from the acknowledged records and found (counted in the store, session by session: events, and loan records through the flow)',
+          `${formatNumber(checked.acknowledgedJournals)} and ${formatNumber(checked.storedJournals)} in ${formatNumber(checked.sessions)} sessions (${formatNumber(checked.eventSessions)} of events)`,
+        ],
+        [
+          'all journals with the calibration sessions: expected, counted in the store, journal-metrics (kept counters)',
+          `${formatNumber(run.totalJournals.expected)}, ${formatNumber(checked.journalsInStore)}, ${formatNumber(run.totalJournals.found)}`,
         ],
         [
           'processing caught up after the load',
@@ -760,7 +804,7 @@ function markdownOf(context: RunContext, run: SoakRun, stamp: ReturnType<typeof 
       ],
     ),
     '',
-    `Method. ${CLIENTS} clients run at once against a freshly started service for ${formatNumber(run.minutes)} minute${run.minutes === 1 ? '' : 's'}, each without pause: it gets a token by client credentials (again every ${GRANT_EVERY_CYCLES} cycles) or refreshes it (every ${REFRESH_EVERY_CYCLES} cycles), opens a session of business events (\`${LEDGER_NAMESPACE}/${BUSINESS_EVENT_ENTITY_NAME}\`, every event type of the realistic fixture at each of its nodes) or of the fixture's loan entity, which a flow books (\`${LOANS_NAMESPACE}/${LOANS_ENTITY}\`) in turn, sends 1 to ${CHUNKS_PER_SESSION_MAX} chunks of ${RECORDS_PER_CHUNK} records with an idempotency key, closes the session, reads it back, reads the first page of journals and one statistics endpoint. The clients share ${CREDENTIALS} credentials of one \`api-client\` user. A request counts as an error when its status is not the expected one or it gets no answer within ${REQUEST_TIMEOUT_MS / MS_PER_SECOND} s. After the load the soak waits until no record waits for processing, then checks every session through the API. Journals per record are measured first on the same service (one event of each type and node, one loan record of each transaction type, which the fixture's flow books), so the expected count does not depend on reading the accounting rules; journal-metrics must equal the journals of every session and of these calibration sessions. Each client has its own keep-alive connection. Latencies are from sending a request to reading its whole answer, in the benchmark process on the same machine.`,
+    `Method. ${CLIENTS} clients run at once against a freshly started service for ${formatNumber(run.minutes)} minute${run.minutes === 1 ? '' : 's'}, each without pause: it gets a token by client credentials (again every ${GRANT_EVERY_CYCLES} cycles) or refreshes it (every ${REFRESH_EVERY_CYCLES} cycles), opens a session of business events (\`${LEDGER_NAMESPACE}/${BUSINESS_EVENT_ENTITY_NAME}\`, every event type of the realistic fixture at each of its nodes) or of the fixture's loan entity, which a flow books (\`${LOANS_NAMESPACE}/${LOANS_ENTITY}\`) in turn, sends 1 to ${CHUNKS_PER_SESSION_MAX} chunks of ${RECORDS_PER_CHUNK} records with an idempotency key, closes the session, reads it back, reads the first page of journals and one statistics endpoint. The clients share ${CREDENTIALS} credentials of one \`api-client\` user. A request counts as an error when its status is not the expected one or it gets no answer within ${REQUEST_TIMEOUT_MS / MS_PER_SECOND} s. After the load the soak waits until no record waits for processing, then checks every session: its state and counts through the API, its records and journals counted in the store. Journals per record are measured first on the same service (one event of each type and node, one loan record of each transaction type, which the fixture's flow books), so the expected count does not depend on reading the accounting rules; journal-metrics, which the service keeps as counters, must equal the journals counted in the store and the journals expected of every session and of these calibration sessions. The p99 of the first and the last minute are of the requests sent in that minute of the load. Each client has its own keep-alive connection. Latencies are from sending a request to reading its whole answer, in the benchmark process on the same machine.`,
   ].join('\n');
 }
 
