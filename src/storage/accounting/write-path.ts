@@ -11,6 +11,11 @@ import { sql, type Transaction } from 'kysely';
 import type { ChunkRef, ClaimedChunk } from '../../modules/accounting/store.js';
 import type { BulkInsert } from '../bulk-insert.js';
 import { storedRevision } from '../configuration-store.js';
+import {
+  mayReportProcessed,
+  PROCESSED_CHECK_COLUMNS,
+  reportProcessedIfDone,
+} from '../events/session-events.js';
 import { logWrittenJournals } from '../extract-journal-log.js';
 import type { Database } from '../schema.js';
 import {
@@ -45,13 +50,16 @@ interface RecordRange {
  * Marks the waiting records of `chunk` within `range` processed and adds them to their
  * session's processed rows, and `failedOf(marked)` of them to its failed rows. Returns how many
  * were marked: fewer than the claim held when someone else processed them meanwhile (SQLite
- * works on a chunk outside the transaction) or an upload wiped them.
+ * works on a chunk outside the transaction) or an upload wiped them. The update reads back what
+ * tells whether the session, ended, is now fully processed: only then is its
+ * `ingestion.processed` recorded (`events/session-events.ts`), at most once per session.
  */
 async function markProcessedAndCount(
   trx: Transaction<Database>,
   chunk: ChunkRef,
   range: RecordRange,
   failedOf: (marked: number) => number,
+  at: string,
 ): Promise<number> {
   const result = await trx
     .updateTable('records')
@@ -65,14 +73,18 @@ async function markProcessedAndCount(
     .executeTakeFirst();
   const marked = Number(result.numUpdatedRows);
   if (marked === 0) return 0;
-  await trx
+  const session = await trx
     .updateTable('ingestions')
     .set((eb) => ({
       processed_rows: eb('processed_rows', '+', marked),
       processing_failed_rows: eb('processing_failed_rows', '+', failedOf(marked)),
     }))
     .where('ingestion_id', '=', chunk.ingestionId)
-    .execute();
+    .returning(PROCESSED_CHECK_COLUMNS)
+    .executeTakeFirst();
+  const nowMs = Date.parse(at);
+  if (session !== undefined && mayReportProcessed(session, nowMs))
+    await reportProcessedIfDone(trx, chunk.ingestionId, nowMs);
   return marked;
 }
 
@@ -92,7 +104,7 @@ export async function writeOutcome(
   // and written in the one transaction (docs/domain/accounting.md, Rollback of business events).
   const rows = outcome.rollbacks.length === 0 ? outcome : await settleRollbacks(trx, dialect, chunk, outcome);
   const range = { first: chunk.records[0]?.recordId ?? 0, last: chunk.records.at(-1)?.recordId ?? 0 };
-  const marked = await markProcessedAndCount(trx, chunk, range, () => rows.failedRecords);
+  const marked = await markProcessedAndCount(trx, chunk, range, () => rows.failedRecords, rows.at);
   if (marked !== chunk.records.length) return false;
   // Records put back into the queue by a reprocessing run settle their open error instead.
   const reprocessed = reprocessedRecords(chunk);
@@ -215,7 +227,7 @@ export async function writeFailure(
     )
     .executeTakeFirst();
   const errors = Number(inserted.numInsertedOrUpdatedRows ?? 0) + rerun.length;
-  const marked = await markProcessedAndCount(trx, chunk, range, (n) => n);
+  const marked = await markProcessedAndCount(trx, chunk, range, (n) => n, at);
   await countProcessingErrors(trx, [
     { createdAt: at, code: failure.code, errors: errors - rerun.length },
     ...settled.reopened,
