@@ -91,7 +91,15 @@ export interface AttemptResult {
 export interface EventAuditEntry {
   at: string;
   actor: string;
-  action: string;
+  action:
+    | 'webhooks.subscription-create'
+    | 'webhooks.subscription-update'
+    | 'webhooks.subscription-pause'
+    | 'webhooks.subscription-resume'
+    | 'webhooks.subscription-delete'
+    | 'webhooks.secret-create'
+    | 'webhooks.secret-rotate'
+    | 'webhooks.redeliver';
   details: Record<string, unknown>;
 }
 

@@ -60,6 +60,10 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     .addColumn('created_by', 'text', (c) => c.notNull())
     .addColumn('expires_at', 'text')
     .execute();
+  // One current secret: of two creations or rotations at once, the second fails here.
+  await sql`create unique index event_secrets_current on event_secrets ((expires_at is null)) where expires_at is null`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('event_deliveries')
