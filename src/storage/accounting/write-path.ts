@@ -50,9 +50,9 @@ interface RecordRange {
  * Marks the waiting records of `chunk` within `range` processed and adds them to their
  * session's processed rows, and `failedOf(marked)` of them to its failed rows. Returns how many
  * were marked: fewer than the claim held when someone else processed them meanwhile (SQLite
- * works on a chunk outside the transaction) or an upload wiped them. The update reads back what
- * tells whether the session, ended, is now fully processed: only then is its
- * `ingestion.processed` recorded (`events/session-events.ts`), at most once per session.
+ * works on a chunk outside the transaction) or an upload wiped them, and whether the session,
+ * ended, may now be fully processed: then the caller, once it has written the processing errors,
+ * records its `ingestion.processed` (`events/session-events.ts`), at most once per session.
  */
 async function markProcessedAndCount(
   trx: Transaction<Database>,
@@ -60,7 +60,7 @@ async function markProcessedAndCount(
   range: RecordRange,
   failedOf: (marked: number) => number,
   at: string,
-): Promise<number> {
+): Promise<{ marked: number; mayReport: boolean }> {
   const result = await trx
     .updateTable('records')
     .set({ processing: 0, reprocess_run: null })
@@ -72,7 +72,7 @@ async function markProcessedAndCount(
     .where('record_id', '<=', range.last)
     .executeTakeFirst();
   const marked = Number(result.numUpdatedRows);
-  if (marked === 0) return 0;
+  if (marked === 0) return { marked, mayReport: false };
   const session = await trx
     .updateTable('ingestions')
     .set((eb) => ({
@@ -82,10 +82,7 @@ async function markProcessedAndCount(
     .where('ingestion_id', '=', chunk.ingestionId)
     .returning(PROCESSED_CHECK_COLUMNS)
     .executeTakeFirst();
-  const nowMs = Date.parse(at);
-  if (session !== undefined && mayReportProcessed(session, nowMs))
-    await reportProcessedIfDone(trx, chunk.ingestionId, nowMs);
-  return marked;
+  return { marked, mayReport: session !== undefined && mayReportProcessed(session, Date.parse(at)) };
 }
 
 /**
@@ -104,7 +101,13 @@ export async function writeOutcome(
   // and written in the one transaction (docs/domain/accounting.md, Rollback of business events).
   const rows = outcome.rollbacks.length === 0 ? outcome : await settleRollbacks(trx, dialect, chunk, outcome);
   const range = { first: chunk.records[0]?.recordId ?? 0, last: chunk.records.at(-1)?.recordId ?? 0 };
-  const marked = await markProcessedAndCount(trx, chunk, range, () => rows.failedRecords, rows.at);
+  const { marked, mayReport } = await markProcessedAndCount(
+    trx,
+    chunk,
+    range,
+    () => rows.failedRecords,
+    rows.at,
+  );
   if (marked !== chunk.records.length) return false;
   // Records put back into the queue by a reprocessing run settle their open error instead.
   const reprocessed = reprocessedRecords(chunk);
@@ -165,6 +168,7 @@ export async function writeOutcome(
   await countErrorStates(trx, [
     { ingestionId: chunk.ingestionId, queued: -settled.unqueued, closed: settled.closed },
   ]);
+  if (mayReport) await reportProcessedIfDone(trx, chunk.ingestionId, Date.parse(rows.at));
   return true;
 }
 
@@ -227,7 +231,7 @@ export async function writeFailure(
     )
     .executeTakeFirst();
   const errors = Number(inserted.numInsertedOrUpdatedRows ?? 0) + rerun.length;
-  const marked = await markProcessedAndCount(trx, chunk, range, (n) => n, at);
+  const { marked, mayReport } = await markProcessedAndCount(trx, chunk, range, (n) => n, at);
   await countProcessingErrors(trx, [
     { createdAt: at, code: failure.code, errors: errors - rerun.length },
     ...settled.reopened,
@@ -243,5 +247,6 @@ export async function writeFailure(
   await countErrorStates(trx, [
     { ingestionId: chunk.ingestionId, queued: -settled.unqueued, closed: settled.closed },
   ]);
+  if (mayReport) await reportProcessedIfDone(trx, chunk.ingestionId, Date.parse(at));
   return marked;
 }
