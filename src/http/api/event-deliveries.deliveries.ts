@@ -116,6 +116,7 @@ export const eventDeliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookS
           {
             since: Type.String({
               format: 'date-time',
+              maxLength: 40,
               description: 'The earliest `occurred_at` delivered again, RFC 3339 with an offset.',
               examples: ['2026-11-25T00:00:00Z'],
             }),
