@@ -27,7 +27,12 @@ export class AddressRefused extends Error {
   }
 }
 
-/** Ranges no webhook is sent to, whatever the settings (IANA special-purpose registries, RFC 6890). */
+/**
+ * Ranges no webhook is sent to, whatever the settings (IANA special-purpose registries, RFC 6890).
+ * `BlockList` checks an IPv4-mapped IPv6 address (`::ffff:10.0.0.1`) against the IPv4 ranges, so
+ * writing an address as IPv6 does not get past them (and a rule on `::ffff:0:0/96` would refuse
+ * every IPv4 address: test/unit/webhook-rules.test.ts).
+ */
 const BLOCKED = new BlockList();
 for (const [network, prefix] of [
   ['0.0.0.0', 8], // "this network"
@@ -48,7 +53,6 @@ for (const [network, prefix] of [
   BLOCKED.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of [
   ['::', 128], // unspecified
-  ['::ffff:0:0', 96], // IPv4-mapped: the IPv4 rules cannot be bypassed by writing it as IPv6
   ['64:ff9b::', 96], // IPv4/IPv6 translation, likewise
   ['100::', 64], // discard-only
   ['2001:db8::', 32], // documentation
