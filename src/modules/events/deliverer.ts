@@ -28,6 +28,13 @@ export const EVENT_RETRY_DELAY_MS_MAX = 4 * 3_600_000;
 export const EVENT_DELIVERY_TIMEOUT_MS = 10_000;
 /** Attempts of one subscription in flight at once on one instance. */
 export const EVENT_DELIVERY_CONCURRENCY_PER_SUBSCRIPTION = 16;
+/**
+ * Rounds of attempts of one subscription claimed at once: a slot that frees starts the next
+ * attempt without a claim, and each claim (a commit, on SQLite a sync of the file) serves many
+ * attempts. The deliveries waiting for a slot are covered by the lease.
+ */
+const CLAIMED_ROUNDS = 4;
+const CLAIMED_PER_SUBSCRIPTION = CLAIMED_ROUNDS * EVENT_DELIVERY_CONCURRENCY_PER_SUBSCRIPTION;
 /** Attempts in flight at once on one instance. */
 export const EVENT_DELIVERIES_IN_FLIGHT_MAX = 256;
 /** Deliveries claimed per claim. */
@@ -36,8 +43,8 @@ export const EVENT_CLAIM_BATCH = 200;
 export const EVENT_FAN_OUT_BATCH = 500;
 /** Results settled per transaction. */
 export const EVENT_SETTLE_BATCH = 200;
-/** How long results wait to be settled with others. */
-const SETTLE_DELAY_MS = 20;
+/** How long results wait to be settled with others: each settle is a commit. */
+const SETTLE_DELAY_MS = 50;
 /** How often the deliverer looks for work besides being woken (events recorded by other threads and instances). */
 export const EVENT_POLL_MS = 500;
 /** How long recorded events are kept once nothing waits to deliver them. */
@@ -104,6 +111,8 @@ export class EventDeliverer {
   #timer: NodeJS.Timeout | undefined;
   #working: Promise<void> | undefined;
   #again = false;
+  /** Whether the round asked for after the one in progress fans out too, or only claims. */
+  #againFansOut = false;
   #closed = false;
   #lastPurgeMs = 0;
   readonly #attempts = new Set<Promise<void>>();
@@ -139,18 +148,29 @@ export class EventDeliverer {
 
   /** Fans out, claims and sends now; a call while working asks for one more round after. */
   wake(): void {
+    this.#round(true);
+  }
+
+  /**
+   * A round: fan out new events (when `fanOut`; the poll and `wake` do, a freed slot only
+   * claims), then claim and send while there is room. One at a time.
+   */
+  #round(fanOut: boolean): void {
     if (this.#closed) return;
     if (this.#working !== undefined) {
       this.#again = true;
+      this.#againFansOut ||= fanOut;
       return;
     }
-    this.#working = this.#work()
+    this.#working = this.#work(fanOut)
       .catch(this.#onError)
       .finally(() => {
         this.#working = undefined;
         if (this.#again) {
+          const next = this.#againFansOut;
           this.#again = false;
-          this.wake();
+          this.#againFansOut = false;
+          this.#round(next);
         }
       });
   }
@@ -182,31 +202,33 @@ export class EventDeliverer {
     return this.#clock.now();
   }
 
-  async #work(): Promise<void> {
+  async #work(fanOut: boolean): Promise<void> {
     const nowMs = this.#now().getTime();
     if (nowMs - this.#lastPurgeMs > PURGE_INTERVAL_MS) {
       this.#lastPurgeMs = nowMs;
       await this.#store.purge(new Date(nowMs - EVENT_RETENTION_DAYS * 86_400_000).toISOString());
     }
-    while (!this.#closed) {
+    while (fanOut && !this.#closed) {
       const fanned = await this.#store.fanOut(EVENT_FAN_OUT_BATCH, this.#now().toISOString());
       if (fanned < EVENT_FAN_OUT_BATCH) break;
     }
     while (!this.#closed) {
       const free = EVENT_DELIVERIES_IN_FLIGHT_MAX - this.#inFlightTotal;
       if (free <= 0) return;
-      const busy = [...this.#inFlight]
-        .filter(([, n]) => n >= EVENT_DELIVERY_CONCURRENCY_PER_SUBSCRIPTION)
-        .map(([id]) => id);
+      // A subscription with deliveries waiting for a slot has enough for now.
+      const busy = [...this.#waiting].filter(([, waiting]) => waiting.length > 0).map(([id]) => id);
       const now = this.#now();
-      // The lease covers a wait for a slot of the subscription and the attempt itself.
-      const leaseUntil = new Date(now.getTime() + 3 * this.#schedule.timeoutMs + 10_000).toISOString();
+      // The lease covers the wait for a slot of the subscription (the rounds claimed ahead) and
+      // the attempt itself.
+      const leaseUntil = new Date(
+        now.getTime() + (CLAIMED_ROUNDS + 1) * this.#schedule.timeoutMs + 10_000,
+      ).toISOString();
       const limit = Math.min(free, EVENT_CLAIM_BATCH);
       const claimed = await this.#store.claim(
         now.toISOString(),
         leaseUntil,
         limit,
-        EVENT_DELIVERY_CONCURRENCY_PER_SUBSCRIPTION,
+        CLAIMED_PER_SUBSCRIPTION,
         busy,
       );
       for (const delivery of claimed) this.#queue(delivery);
@@ -237,7 +259,7 @@ export class EventDeliverer {
       if (next !== undefined) {
         this.#inFlightTotal -= 1;
         this.#queue(next);
-      } else if (!this.#closed) this.wake();
+      } else if (!this.#closed) this.#round(false);
     });
     this.#attempts.add(attempt);
   }
