@@ -430,7 +430,8 @@ describe('fuzzing every route with hostile input', () => {
         const url = operation.path
           .replace('{ns}', 'loans')
           .replace('{entity}', 'loanTransaction')
-          .replace('{ingestionId}', id);
+          .replace('{ingestionId}', id)
+          .replace('{id}', '1');
         for (const page of ['1e20', '99999999999999999999', '-1', '1e400', '9007199254740992']) {
           const response = await send({
             method: 'GET',
