@@ -15,6 +15,7 @@ import type { Dialect } from './service.js';
 import { runSoak, SOAK_MINUTES_DEFAULT } from './soak.js';
 import { runToken } from './token.js';
 import { runValidator } from './validator.js';
+import { runWebhooks } from './webhooks.js';
 
 /**
  * `npm run bench [-- part...] [--dialect sqlite|postgres|both] [--soak-minutes N] [--reads-journals N]`: builds the
@@ -50,6 +51,7 @@ const PARTS = {
   reverse: (context, dialects) => runReverse(context, dialects),
   rollback: (context, dialects) => runRollback(context, dialects),
   extracts: (context, dialects, options) => runExtracts(context, dialects, options.extractsJournals),
+  webhooks: (context, dialects) => runWebhooks(context, dialects),
 } satisfies Record<
   string,
   (context: RunContext, dialects: readonly Dialect[], options: Options) => Promise<Section[]>

@@ -69,6 +69,16 @@ export interface Env {
    * store cannot be shared, so its processor always runs on the event loop.
    */
   processingThread: boolean;
+  /**
+   * Whether webhooks may be sent over plain `http` and to loopback addresses
+   * (`WEBHOOK_ALLOW_HTTP_LOOPBACK`, off by default: for tests and local development only).
+   */
+  webhookAllowHttpLoopback: boolean;
+  /**
+   * The key that seals webhook signing secrets at rest (`WEBHOOK_SECRETS_KEY`, base64 of 32
+   * bytes); unset, a key made once is kept in the store (docs/adr/0024-webhook-outbox.md).
+   */
+  webhookSecretsKey: string | undefined;
 }
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -87,6 +97,9 @@ const RATE_LIMIT_WINDOW_MS_MAX = 24 * 60 * 60 * 1000;
  * its secret must resist guessing: 24 characters of a random base64 string carry 144 bits.
  */
 export const BOOTSTRAP_CLIENT_SECRET_LENGTH_MIN = 24;
+
+/** Bytes of `WEBHOOK_SECRETS_KEY` once decoded from base64. */
+const WEBHOOK_SECRETS_KEY_BYTES = 32;
 
 /** Thrown for a setting that cannot be used; main prints it and exits with status 2. */
 export class EnvError extends Error {}
@@ -167,6 +180,19 @@ function booleanSetting(vars: NodeJS.ProcessEnv, name: string, fallback: boolean
   if (text === 'true') return true;
   if (text === 'false') return false;
   throw new EnvError(`${name} must be true or false, got "${text}"`);
+}
+
+/** `WEBHOOK_SECRETS_KEY`: base64 of exactly 32 bytes, so the sealing key has 256 bits. */
+function webhookSecretsKeySetting(text: string | undefined): string | undefined {
+  if (text === undefined || text === '') return undefined;
+  if (
+    !/^[A-Za-z0-9+/]+={0,2}$/.test(text) ||
+    Buffer.from(text, 'base64').length !== WEBHOOK_SECRETS_KEY_BYTES
+  )
+    throw new EnvError(
+      `WEBHOOK_SECRETS_KEY must be the base64 of ${WEBHOOK_SECRETS_KEY_BYTES} random bytes; make one with: openssl rand -base64 32`,
+    );
+  return text;
 }
 
 function isRealDate(text: string): boolean {
@@ -265,5 +291,7 @@ export function parseEnv(vars: NodeJS.ProcessEnv): Env {
       RATE_LIMIT_WINDOW_MS_MAX,
     ),
     processingThread: booleanSetting(vars, 'PROCESSING_THREAD', true),
+    webhookAllowHttpLoopback: booleanSetting(vars, 'WEBHOOK_ALLOW_HTTP_LOOPBACK', false),
+    webhookSecretsKey: webhookSecretsKeySetting(vars.WEBHOOK_SECRETS_KEY),
   };
 }

@@ -25,6 +25,8 @@ export const LOG_REDACT_PATHS = [
   'access_token',
   'refresh_token',
   'password',
+  'secret',
+  'req.headers["webhook-signature"]',
 ];
 
 /**
@@ -211,6 +213,9 @@ async function main(): Promise<void> {
     processing.start();
     wakeProcessing = () => processing.wake();
   }
+  // Webhooks are sent from this thread's event loop: sending is I/O, and the deliverer's store
+  // calls are small batches (docs/adr/0024-webhook-outbox.md).
+  services.deliverer.start();
   // Expired tokens, sign-in sessions (with the secrets they wait to show) and request counts of
   // ended windows are useless but would make their tables grow forever.
   const purge = setInterval(() => {

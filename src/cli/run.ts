@@ -8,6 +8,7 @@ import { ingestCommand } from './remote/ingest-command.js';
 import { ingestionsCommand } from './remote/ingestions-command.js';
 import { journalsCommand } from './remote/journals-command.js';
 import { balancesCommand, processingErrorsCommand } from './remote/report-commands.js';
+import { webhooksCommand } from './remote/webhooks-command.js';
 import { credentialsCommand, usersCommand } from './store-commands.js';
 import {
   BALANCES_USAGE,
@@ -22,6 +23,7 @@ import {
   PROCESSING_ERRORS_USAGE,
   USAGE,
   USERS_USAGE,
+  WEBHOOKS_USAGE,
 } from './usage.js';
 
 type Command = (args: string[], io: Io) => Promise<void>;
@@ -38,6 +40,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   'processing-errors': { run: processingErrorsCommand, usage: PROCESSING_ERRORS_USAGE },
   errors: { run: errorsCommand, usage: ERRORS_USAGE },
   extract: { run: extractCommand, usage: EXTRACT_USAGE },
+  webhooks: { run: webhooksCommand, usage: WEBHOOKS_USAGE },
 };
 
 const HELP_FLAGS = new Set(['--help', '-h']);

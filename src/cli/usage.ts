@@ -120,6 +120,19 @@ export const EXTRACT_USAGE = `usage: ledgerflow extract pull CONFIG --output FIL
   after it; without --ack the next pull answers the same rows again.
 ${CONNECTION}`;
 
+export const WEBHOOKS_USAGE = `usage: ledgerflow webhooks list
+       ledgerflow webhooks create --endpoint URL --event TYPE [--event TYPE2] [--description D]
+       ledgerflow webhooks deliveries [--subscription ID] [--status pending|delivering|delivered|failed]
+         [--limit 50]
+       ledgerflow webhooks redeliver DELIVERY_ID
+       ledgerflow webhooks redeliver --subscription ID --since 2026-11-25T00:00:00Z
+  list        the subscriptions: id, status (FLAGGED after a delivery failed for good), URL, types
+  create      subscribe the receiver at URL (https) to event types; the signing secret must exist
+              (POST /api/v1/event-deliveries/secrets, or the administration interface)
+  deliveries  the newest deliveries with their attempts, last answer and next attempt
+  redeliver   attempt one delivery again now, or every event of a subscription since a time
+${CONNECTION}`;
+
 export const BALANCES_USAGE = `usage: ledgerflow balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A]
          [--currency C]
   Balances of posted journals per accounting configuration, node, account and currency, as
@@ -184,6 +197,9 @@ LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET):
   extract pull CONFIG --output FILE [--ack]
                               the rows of an extraction configuration, resumable; --ack
                               acknowledges an incremental read once FILE is complete
+  webhooks list | create --endpoint URL --event TYPE ... | deliveries [--subscription ID]
+         | redeliver DELIVERY_ID | redeliver --subscription ID --since TIME
+                              webhook subscriptions, their deliveries, redelivery
   balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A] [--currency C]
   processing-errors [--ingestion ID] [--code C] [--limit 100 | --all]
   errors reprocess [--dry-run] [--ingestion ID] [--entity E] [--code C] [--from D] [--to D]

@@ -19,6 +19,9 @@ import { ConfigurationService, type WhatIf } from '../modules/configuration/serv
 import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
 import { EntityCatalog } from '../modules/entities/catalog.js';
 import { storedDataRisksOf } from '../modules/entities/change-risks.js';
+import { DEFAULT_SCHEDULE, type DeliverySchedule, EventDeliverer } from '../modules/events/deliverer.js';
+import { createSender } from '../modules/events/sender.js';
+import { WebhookService } from '../modules/events/webhooks.js';
 import { ExtractExecutions } from '../modules/extracts/executions.js';
 import { ExtractService } from '../modules/extracts/service.js';
 import { FlowRunner } from '../modules/flows/runner.js';
@@ -31,6 +34,7 @@ import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
 import { createReversalStore } from '../storage/accounting/reversal-store.js';
 import { createAuthStore } from '../storage/auth-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
+import { createEventStore } from '../storage/events/event-store.js';
 import { createExecutionStore } from '../storage/extracts/execution-store.js';
 import { createExtractStore } from '../storage/extracts/extract-store.js';
 import { createIngestionStore } from '../storage/ingestion-store.js';
@@ -61,6 +65,12 @@ export type ServiceSettings = ProcessingSettings &
     rateLimitMax?: number;
     /** RATE_LIMIT_WINDOW_MS; `RATE_LIMIT_WINDOW_MS_DEFAULT` when unset. */
     rateLimitWindowMs?: number;
+    /** WEBHOOK_ALLOW_HTTP_LOOPBACK; off when unset. */
+    webhookAllowHttpLoopback?: boolean;
+    /** WEBHOOK_SECRETS_KEY; a key kept in the store when unset. */
+    webhookSecretsKey?: string | undefined;
+    /** The delays and limits of webhook deliveries (tests shorten them); `DEFAULT_SCHEDULE` when unset. */
+    webhookSchedule?: DeliverySchedule;
   };
 
 /** Every module service, wired to one store and one clock; shared by the app, main and the CLI. */
@@ -93,6 +103,13 @@ export interface Services {
   extractExecutions: ExtractExecutions;
   /** Counts requests per client for the rate limit, shared through the store. */
   requestLimiter: RequestLimiter;
+  /** Webhook subscriptions, the signing secret, deliveries and their redelivery. */
+  webhooks: WebhookService;
+  /**
+   * Sends the events recorded by every thread and instance to their subscriptions, once `start`
+   * is called (main does; tests call `wake` and `idle`).
+   */
+  deliverer: EventDeliverer;
   /** Releases what the services hold besides the store (worker threads, script isolates, timers). */
   close(): Promise<void>;
 }
@@ -220,6 +237,21 @@ export function createServices(
     onBackgroundError,
     { makes: place === 'here' },
   );
+  const webhookPolicy = { allowHttpLoopback: settings.webhookAllowHttpLoopback ?? false };
+  const webhookSchedule = settings.webhookSchedule ?? DEFAULT_SCHEDULE;
+  const eventStore = createEventStore(store);
+  let deliverer: EventDeliverer | undefined;
+  const webhooks = new WebhookService(eventStore, clock, webhookPolicy, settings.webhookSecretsKey, () =>
+    deliverer?.wake(),
+  );
+  deliverer = new EventDeliverer(
+    eventStore,
+    clock,
+    createSender(webhookPolicy, webhookSchedule.timeoutMs),
+    webhooks.signer(),
+    onBackgroundError,
+    webhookSchedule,
+  );
   const services: Services = {
     tokens: new TokenService(authStore, clock, settings),
     access: new AccessDirectory(authStore, clock),
@@ -248,7 +280,10 @@ export function createServices(
     extracts,
     extractExecutions,
     requestLimiter,
+    webhooks,
+    deliverer,
     close: async () => {
+      await deliverer?.close();
       await extractExecutions.close();
       await requestLimiter.close();
       await processing?.close();

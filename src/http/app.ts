@@ -17,6 +17,9 @@ import { configurationRoutes } from './api/configuration.js';
 import { configurationRevisionRoutes } from './api/configuration-revisions.js';
 import { documentedRoute, SHARED_ANSWER_SCHEMAS } from './api/documented-answers.js';
 import { entityRoutes } from './api/entities.js';
+import { eventDeliveryRoutes } from './api/event-deliveries.deliveries.js';
+import { eventSubscriptionRoutes } from './api/event-deliveries.js';
+import { eventSecretRoutes } from './api/event-deliveries.secrets.js';
 import { extractRoutes } from './api/extract-configurations.js';
 import { extractExecutionRoutes } from './api/extract-executions.js';
 import { ingestionRoutes } from './api/ingestions.js';
@@ -218,6 +221,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       this.inc((await services.reprocessing.runs(0, 1)).total);
     },
   });
+  // Webhook attempts of this instance (each attempt is made by one instance: sum over them).
+  const webhookAttempts = new Counter({
+    name: 'webhook_delivery_attempts_total',
+    help: 'Webhook delivery attempts made by this instance, by outcome: delivered (2xx), retry (will be tried again), failed (for good).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const webhookLatency = new Histogram({
+    name: 'webhook_delivery_duration_seconds',
+    help: 'How long webhook delivery attempts of this instance took, until the answer or the failure.',
+    labelNames: ['outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  services.deliverer.observe(({ outcome, seconds }) => {
+    webhookAttempts.inc({ outcome });
+    webhookLatency.observe({ outcome }, seconds);
+  });
   app.addHook('onResponse', async (request, reply) => {
     const labels = {
       method: request.method,
@@ -271,6 +292,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           description:
             'Extraction configurations, their reads and incremental offsets, and asynchronous extractions.',
         },
+        {
+          name: 'webhooks',
+          description:
+            'Events delivered to subscribed URLs: subscriptions, the signing secret, deliveries and their redelivery.',
+        },
         { name: 'operations', description: 'Liveness, readiness and metrics; no token and no rate limit.' },
       ],
       components: {
@@ -306,6 +332,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(reversalRoutes, { reversals: services.reversals });
   await app.register(extractRoutes, { extracts: services.extracts });
   await app.register(extractExecutionRoutes, { executions: services.extractExecutions });
+  await app.register(eventSubscriptionRoutes, { webhooks: services.webhooks });
+  await app.register(eventSecretRoutes, { webhooks: services.webhooks });
+  await app.register(eventDeliveryRoutes, { webhooks: services.webhooks });
   await app.register(adminInterface, { services, publicUrl: deps.publicUrl });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -29,6 +29,7 @@ export const PROBLEM_STATUS: { readonly [C in ProblemCode]: number } = {
   'posting-date-closed': 422,
   'too-many-requests': 429,
   'extract-not-incremental': 400,
+  'redelivery-too-large': 422,
   internal: 500,
   unavailable: 503,
 };

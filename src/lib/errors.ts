@@ -30,6 +30,7 @@ export const PROBLEMS = {
   'posting-date-closed': { title: 'The posting date cannot date a reversal' },
   'too-many-requests': { title: 'Too many requests' },
   'extract-not-incremental': { title: 'The extraction configuration is not incremental' },
+  'redelivery-too-large': { title: 'More events than one redelivery may queue' },
   internal: { title: 'Internal error' },
   unavailable: { title: 'The service is not ready' },
 } as const satisfies Record<string, { title: string }>;

@@ -15,6 +15,7 @@ import {
   readRevisionDocument,
 } from './configuration-revisions.js';
 import { countRows } from './count.js';
+import { recordEvent } from './events/outbox.js';
 import type { Database } from './schema.js';
 import { clearStatisticsCounters } from './statistics-counters.js';
 import type { Store } from './store.js';
@@ -218,6 +219,27 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
             deleted: JSON.stringify(deleted),
           })
           .execute();
+        // The outbox (`events/outbox.ts`): the change is reported exactly when it commits.
+        if (input.action === 'configuration.delete')
+          await recordEvent(
+            trx,
+            'configuration.wiped',
+            { revision: next, actor: input.actor, deleted: { ...deleted } },
+            input.at,
+          );
+        else
+          await recordEvent(
+            trx,
+            'configuration.changed',
+            {
+              revision: next,
+              version: input.version,
+              actor: input.actor,
+              processingData: input.keep === undefined ? 'wiped' : 'kept',
+              deleted: { ...deleted },
+            },
+            input.at,
+          );
         await insertRevision(trx, {
           revision: next,
           at: input.at,

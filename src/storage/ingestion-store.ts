@@ -10,6 +10,7 @@ import { createBulkInsert } from './bulk-insert.js';
 import { storedRevision } from './configuration-store.js';
 import { countRows } from './count.js';
 import { counterStripe } from './counter-stripes.js';
+import { reportSessionEnded } from './events/session-events.js';
 import { chunkRow, toOutcome, toSession } from './ingestion-rows.js';
 import { keyedPageOf } from './keyed-page.js';
 import type { Database } from './schema.js';
@@ -284,6 +285,7 @@ export function createIngestionStore(store: Store): IngestionStore {
         if (row === undefined) return undefined;
         // The session counters last (`session-counters.ts`): the session is counted now, once.
         await countSession(trx, row);
+        await reportSessionEnded(trx, row, { closedBy, at }, nowMs);
         return toSession(row);
       });
     },

@@ -35,6 +35,7 @@ import {
 } from 'kysely';
 import type { SessionFilter } from '../modules/ingestion/store.js';
 import { counterStripe } from './counter-stripes.js';
+import { reportSessionEnded } from './events/session-events.js';
 import type { Database, IngestionsTable } from './schema.js';
 
 /** The ended sessions a sweep reads at once; it reads again until none is left. */
@@ -192,10 +193,18 @@ export async function sweepEndedSessions(db: Kysely<Database>, nowMs: number): P
           .where('ingestion_id', '=', id)
           .where('counted', '=', 0)
           .where(ended)
-          .returning(COUNTED_COLUMNS)
+          .returning([...COUNTED_COLUMNS, 'ingestion_name', 'expires_at_ms'])
           .executeTakeFirst();
         if (row === undefined) return false;
         await countSession(trx, row);
+        // A session the close did not count expired: its end is reported here, once.
+        if (row.state !== 'closed')
+          await reportSessionEnded(
+            trx,
+            row,
+            { expiredOn: new Date(Number(row.expires_at_ms)).toISOString() },
+            nowMs,
+          );
         return true;
       });
       if (done) counted += 1;

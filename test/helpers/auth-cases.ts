@@ -85,6 +85,22 @@ export const ROUTE_ACCESS: Readonly<Record<string, typeof PUBLIC | Permission | 
   'POST /api/v1/reversals': 'journals:reverse',
   'GET /api/v1/reversals': 'journals:read',
   'GET /api/v1/reversals/:reversalId': 'journals:read',
+  'GET /api/v1/event-deliveries/event-types': 'webhooks:read',
+  'POST /api/v1/event-deliveries/subscriptions': 'webhooks:manage',
+  'GET /api/v1/event-deliveries/subscriptions': 'webhooks:read',
+  'GET /api/v1/event-deliveries/subscriptions/:id': 'webhooks:read',
+  'PATCH /api/v1/event-deliveries/subscriptions/:id': 'webhooks:manage',
+  'POST /api/v1/event-deliveries/subscriptions/:id/pause': 'webhooks:manage',
+  'POST /api/v1/event-deliveries/subscriptions/:id/resume': 'webhooks:manage',
+  'DELETE /api/v1/event-deliveries/subscriptions/:id': 'webhooks:manage',
+  'GET /api/v1/event-deliveries/subscriptions/:id/deliveries': 'webhooks:read',
+  'POST /api/v1/event-deliveries/subscriptions/:id/redeliver': 'webhooks:manage',
+  'POST /api/v1/event-deliveries/secrets': 'webhooks:manage',
+  'POST /api/v1/event-deliveries/secrets/rotate': 'webhooks:manage',
+  'GET /api/v1/event-deliveries/secrets': 'webhooks:manage',
+  'GET /api/v1/event-deliveries/deliveries': 'webhooks:read',
+  'GET /api/v1/event-deliveries/deliveries/:id': 'webhooks:read',
+  'POST /api/v1/event-deliveries/deliveries/:id/redeliver': 'webhooks:manage',
 };
 
 /** The permissions of which any one lets a caller through, as a list. */

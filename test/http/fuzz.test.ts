@@ -289,6 +289,22 @@ describe('fuzzing every route with hostile input', () => {
     'GET /api/v1/extraction-configurations/{id}/executions',
     'GET /api/v1/extraction-executions/{executionId}',
     'GET /api/v1/extraction-executions/{executionId}/file',
+    'GET /api/v1/event-deliveries/event-types',
+    'POST /api/v1/event-deliveries/subscriptions',
+    'GET /api/v1/event-deliveries/subscriptions',
+    'GET /api/v1/event-deliveries/subscriptions/{id}',
+    'PATCH /api/v1/event-deliveries/subscriptions/{id}',
+    'POST /api/v1/event-deliveries/subscriptions/{id}/pause',
+    'POST /api/v1/event-deliveries/subscriptions/{id}/resume',
+    'DELETE /api/v1/event-deliveries/subscriptions/{id}',
+    'GET /api/v1/event-deliveries/subscriptions/{id}/deliveries',
+    'POST /api/v1/event-deliveries/subscriptions/{id}/redeliver',
+    'POST /api/v1/event-deliveries/secrets',
+    'POST /api/v1/event-deliveries/secrets/rotate',
+    'GET /api/v1/event-deliveries/secrets',
+    'GET /api/v1/event-deliveries/deliveries',
+    'GET /api/v1/event-deliveries/deliveries/{id}',
+    'POST /api/v1/event-deliveries/deliveries/{id}/redeliver',
   ];
 
   it('fuzzes every documented route but the configuration wipe', () => {
@@ -414,7 +430,8 @@ describe('fuzzing every route with hostile input', () => {
         const url = operation.path
           .replace('{ns}', 'loans')
           .replace('{entity}', 'loanTransaction')
-          .replace('{ingestionId}', id);
+          .replace('{ingestionId}', id)
+          .replace('{id}', '1');
         for (const page of ['1e20', '99999999999999999999', '-1', '1e400', '9007199254740992']) {
           const response = await send({
             method: 'GET',

@@ -26,7 +26,22 @@ describe('environment', () => {
       rateLimitMax: 20_000,
       rateLimitWindowMs: 60_000,
       processingThread: true,
+      webhookAllowHttpLoopback: false,
+      webhookSecretsKey: undefined,
     });
+  });
+
+  it('reads the webhook settings and refuses a sealing key that is not 32 bytes of base64', () => {
+    const key = Buffer.alloc(32, 7).toString('base64');
+    expect(parseEnv({ WEBHOOK_ALLOW_HTTP_LOOPBACK: 'true', WEBHOOK_SECRETS_KEY: key })).toMatchObject({
+      webhookAllowHttpLoopback: true,
+      webhookSecretsKey: key,
+    });
+    expect(() => parseEnv({ WEBHOOK_SECRETS_KEY: 'short' })).toThrow(
+      /WEBHOOK_SECRETS_KEY must be the base64 of 32/,
+    );
+    expect(() => parseEnv({ WEBHOOK_SECRETS_KEY: Buffer.alloc(16).toString('base64') })).toThrow(EnvError);
+    expect(() => parseEnv({ WEBHOOK_ALLOW_HTTP_LOOPBACK: 'yes' })).toThrow(EnvError);
   });
 
   it('holds ADMIN_PASSWORD to the rule of every password', () => {

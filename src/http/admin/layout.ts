@@ -26,6 +26,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { href: '/admin/reprocessing', label: 'Reprocessing', anyOf: ['journals:read'] },
   { href: '/admin/reversals', label: 'Reversals', anyOf: ['journals:read'] },
   { href: '/admin/extracts', label: 'Extracts', anyOf: ['journals:read'] },
+  { href: '/admin/webhooks', label: 'Webhooks', anyOf: ['webhooks:read'] },
   { href: '/admin/configuration', label: 'Configuration', anyOf: ['configuration:read'] },
   { href: '/admin/configuration/revisions', label: 'Revisions', anyOf: ['configuration:read'] },
   { href: '/admin/audit', label: 'Audit log', anyOf: ['users:manage', 'configuration:read'] },

@@ -25,6 +25,7 @@ import { reversalPages } from './pages/reversals.js';
 import { revisionPages } from './pages/revisions.js';
 import { signInPages } from './pages/sign-in.js';
 import { userPages } from './pages/users.js';
+import { webhookPages } from './pages/webhooks.js';
 import { AdminPageError, formOf, SIGN_IN_COOKIE, sendPage } from './request.js';
 
 declare module 'fastify' {
@@ -216,4 +217,5 @@ export const adminInterface: FastifyPluginAsync<{
   reprocessingPages(app, services);
   reversalPages(app, services);
   extractPages(app, services);
+  webhookPages(app, services);
 };

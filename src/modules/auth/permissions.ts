@@ -11,6 +11,8 @@ export const PERMISSIONS = [
   'credentials:manage',
   'users:manage',
   'extracts:manage',
+  'webhooks:read',
+  'webhooks:manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

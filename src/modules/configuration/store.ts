@@ -42,7 +42,16 @@ export interface AuditEntry {
     | 'configuration.delete'
     | 'processing.reprocess'
     | 'processing.reprocess-schedule'
-    | 'journals.reverse';
+    | 'journals.reverse'
+    /** A change of webhook subscriptions or secrets, or a redelivery (`modules/events`). */
+    | 'webhooks.subscription-create'
+    | 'webhooks.subscription-update'
+    | 'webhooks.subscription-pause'
+    | 'webhooks.subscription-resume'
+    | 'webhooks.subscription-delete'
+    | 'webhooks.secret-create'
+    | 'webhooks.secret-rotate'
+    | 'webhooks.redeliver';
   version: string | null;
   revision: number;
   sections: Record<string, number>;

@@ -22,6 +22,7 @@ import {
 import { createBulkInsert } from '../bulk-insert.js';
 import { countRows } from '../count.js';
 import { errorCodeOf, isRetryableStoreError } from '../errors.js';
+import { recordEvent } from '../events/outbox.js';
 import { keyedPageOf } from '../keyed-page.js';
 import type { Database, ReversalsTable } from '../schema.js';
 import type { Store } from '../store.js';
@@ -232,6 +233,21 @@ export function createReversalStore(store: Store): ReversalStore {
           }),
         })
         .execute();
+      await recordEvent(
+        trx,
+        'reversal.completed',
+        {
+          reversalId: input.reversalId,
+          createdBy: input.createdBy,
+          reason: input.reason,
+          postingDate: input.postingDate ?? null,
+          journals: counts.journals,
+          lines: counts.lines,
+          alreadyReversed: counts.alreadyReversed,
+          notReversible: counts.notReversible,
+        },
+        input.at,
+      );
       return { kind: 'stored' as const, reversal: reversalOf(row) };
     });
   }

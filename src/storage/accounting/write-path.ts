@@ -11,6 +11,11 @@ import { sql, type Transaction } from 'kysely';
 import type { ChunkRef, ClaimedChunk } from '../../modules/accounting/store.js';
 import type { BulkInsert } from '../bulk-insert.js';
 import { storedRevision } from '../configuration-store.js';
+import {
+  mayReportProcessed,
+  PROCESSED_CHECK_COLUMNS,
+  reportProcessedIfDone,
+} from '../events/session-events.js';
 import { logWrittenJournals } from '../extract-journal-log.js';
 import type { Database } from '../schema.js';
 import {
@@ -45,14 +50,17 @@ interface RecordRange {
  * Marks the waiting records of `chunk` within `range` processed and adds them to their
  * session's processed rows, and `failedOf(marked)` of them to its failed rows. Returns how many
  * were marked: fewer than the claim held when someone else processed them meanwhile (SQLite
- * works on a chunk outside the transaction) or an upload wiped them.
+ * works on a chunk outside the transaction) or an upload wiped them, and whether the session,
+ * ended, may now be fully processed: then the caller, once it has written the processing errors,
+ * records its `ingestion.processed` (`events/session-events.ts`), at most once per session.
  */
 async function markProcessedAndCount(
   trx: Transaction<Database>,
   chunk: ChunkRef,
   range: RecordRange,
   failedOf: (marked: number) => number,
-): Promise<number> {
+  at: string,
+): Promise<{ marked: number; mayReport: boolean }> {
   const result = await trx
     .updateTable('records')
     .set({ processing: 0, reprocess_run: null })
@@ -64,16 +72,17 @@ async function markProcessedAndCount(
     .where('record_id', '<=', range.last)
     .executeTakeFirst();
   const marked = Number(result.numUpdatedRows);
-  if (marked === 0) return 0;
-  await trx
+  if (marked === 0) return { marked, mayReport: false };
+  const session = await trx
     .updateTable('ingestions')
     .set((eb) => ({
       processed_rows: eb('processed_rows', '+', marked),
       processing_failed_rows: eb('processing_failed_rows', '+', failedOf(marked)),
     }))
     .where('ingestion_id', '=', chunk.ingestionId)
-    .execute();
-  return marked;
+    .returning(PROCESSED_CHECK_COLUMNS)
+    .executeTakeFirst();
+  return { marked, mayReport: session !== undefined && mayReportProcessed(session, Date.parse(at)) };
 }
 
 /**
@@ -92,7 +101,13 @@ export async function writeOutcome(
   // and written in the one transaction (docs/domain/accounting.md, Rollback of business events).
   const rows = outcome.rollbacks.length === 0 ? outcome : await settleRollbacks(trx, dialect, chunk, outcome);
   const range = { first: chunk.records[0]?.recordId ?? 0, last: chunk.records.at(-1)?.recordId ?? 0 };
-  const marked = await markProcessedAndCount(trx, chunk, range, () => rows.failedRecords);
+  const { marked, mayReport } = await markProcessedAndCount(
+    trx,
+    chunk,
+    range,
+    () => rows.failedRecords,
+    rows.at,
+  );
   if (marked !== chunk.records.length) return false;
   // Records put back into the queue by a reprocessing run settle their open error instead.
   const reprocessed = reprocessedRecords(chunk);
@@ -153,6 +168,7 @@ export async function writeOutcome(
   await countErrorStates(trx, [
     { ingestionId: chunk.ingestionId, queued: -settled.unqueued, closed: settled.closed },
   ]);
+  if (mayReport) await reportProcessedIfDone(trx, chunk.ingestionId, Date.parse(rows.at));
   return true;
 }
 
@@ -215,7 +231,7 @@ export async function writeFailure(
     )
     .executeTakeFirst();
   const errors = Number(inserted.numInsertedOrUpdatedRows ?? 0) + rerun.length;
-  const marked = await markProcessedAndCount(trx, chunk, range, (n) => n);
+  const { marked, mayReport } = await markProcessedAndCount(trx, chunk, range, (n) => n, at);
   await countProcessingErrors(trx, [
     { createdAt: at, code: failure.code, errors: errors - rerun.length },
     ...settled.reopened,
@@ -231,5 +247,6 @@ export async function writeFailure(
   await countErrorStates(trx, [
     { ingestionId: chunk.ingestionId, queued: -settled.unqueued, closed: settled.closed },
   ]);
+  if (mayReport) await reportProcessedIfDone(trx, chunk.ingestionId, Date.parse(at));
   return marked;
 }

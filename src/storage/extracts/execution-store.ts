@@ -8,6 +8,7 @@
  */
 import { type Selectable, sql } from 'kysely';
 import type { ExecutionStore, RowKey, StoredExecution } from '../../modules/extracts/store.js';
+import { recordEvent } from '../events/outbox.js';
 import type { ExtractionExecutionsTable } from '../schema.js';
 import type { Store } from '../store.js';
 
@@ -153,20 +154,36 @@ export function createExecutionStore(store: Store): ExecutionStore {
     },
 
     async finish(id, lease, outcome) {
-      const result = await db
-        .updateTable('extraction_executions')
-        .set({
-          status: outcome.status,
-          completed_at: outcome.at,
-          expires_at: outcome.expiresAt,
-          failure: outcome.failure,
-          lease_until: null,
-        })
-        .where('id', '=', id)
-        .where('status', '=', 'running')
-        .where('lease_until', '=', lease)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+      return db.transaction().execute(async (trx) => {
+        const row = await trx
+          .updateTable('extraction_executions')
+          .set({
+            status: outcome.status,
+            completed_at: outcome.at,
+            expires_at: outcome.expiresAt,
+            failure: outcome.failure,
+            lease_until: null,
+          })
+          .where('id', '=', id)
+          .where('status', '=', 'running')
+          .where('lease_until', '=', lease)
+          .returning('configuration_id')
+          .executeTakeFirst();
+        if (row === undefined) return false;
+        // The outbox (`events/outbox.ts`): reported once, by the maker whose lease ended it.
+        await recordEvent(
+          trx,
+          'extraction.completed',
+          {
+            executionId: id,
+            extractConfigurationId: Number(row.configuration_id),
+            status: outcome.status,
+            failure: outcome.failure,
+          },
+          outcome.at,
+        );
+        return true;
+      });
     },
 
     async parts(id, after, limit) {
