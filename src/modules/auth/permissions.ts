@@ -11,6 +11,8 @@ export const PERMISSIONS = [
   'credentials:manage',
   'users:manage',
   'extracts:manage',
+  'approvals:read',
+  'approvals:approve',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -33,6 +35,7 @@ export const ROLES = {
     'configuration:delete',
     'journals:reverse',
     'extracts:manage',
+    'approvals:read',
   ],
   admin: PERMISSIONS,
 } as const satisfies Record<string, readonly Permission[]>;
