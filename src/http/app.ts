@@ -268,6 +268,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         },
         { name: 'statistics', description: 'Counters of the operational dashboard.' },
         {
+          name: 'approvals',
+          description:
+            'Four-eyes approval: configuration uploads, deletions and reversals that wait for a second user.',
+        },
+        {
           name: 'extracts',
           description:
             'Extraction configurations, their reads and incremental offsets, and asynchronous extractions.',

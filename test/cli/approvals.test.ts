@@ -54,7 +54,7 @@ describe('ledgerflow approvals', () => {
 
     const shown = await cli(approver, 'approvals', 'show', id);
     expect(shown.io.stdout()).toContain('status    pending-approval');
-    expect(shown.io.stdout()).toMatch(/document  sha256 [0-9a-f]{64}/);
+    expect(shown.io.stdout()).toMatch(/document {2}sha256 [0-9a-f]{64}/);
 
     const own = await cli(maker, 'approvals', 'approve', id);
     expect(own.status).toBe(EXIT_REFUSED);
