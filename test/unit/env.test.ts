@@ -26,7 +26,17 @@ describe('environment', () => {
       rateLimitMax: 20_000,
       rateLimitWindowMs: 60_000,
       processingThread: true,
+      approvalRequired: [],
     });
+  });
+
+  it('reads APPROVAL_REQUIRED as a list of kinds of action, and names a kind it does not know', () => {
+    expect(
+      parseEnv({ APPROVAL_REQUIRED: ' reversal, configuration.delete,reversal' }).approvalRequired,
+    ).toEqual(['reversal', 'configuration.delete']);
+    expect(() => parseEnv({ APPROVAL_REQUIRED: 'reversal,wipe' })).toThrow(
+      /APPROVAL_REQUIRED must list kinds of action among configuration.upload, configuration.delete, reversal.*"wipe"/,
+    );
   });
 
   it('holds ADMIN_PASSWORD to the rule of every password', () => {
