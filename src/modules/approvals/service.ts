@@ -210,7 +210,8 @@ export class ApprovalService {
       at: this.#clock.now().toISOString(),
       reason,
     });
-    return decided ?? Promise.reject(notPending(await this.get(requestId)));
+    if (decided === undefined) throw notPending(await this.get(requestId));
+    return decided;
   }
 
   /**
@@ -228,7 +229,8 @@ export class ApprovalService {
       byClientId: maker.clientId,
       at: this.#clock.now().toISOString(),
     });
-    return decided ?? Promise.reject(notPending(await this.get(requestId)));
+    if (decided === undefined) throw notPending(await this.get(requestId));
+    return decided;
   }
 }
 
