@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { APPROVAL_KIND_NAMES, type ApprovalKindName, isApprovalKindName } from './modules/approvals/kinds.js';
 import { PASSWORD_LENGTH_MAX_CHARS, PASSWORD_LENGTH_MIN_CHARS } from './modules/auth/inputs.js';
 import { RATE_LIMIT_MAX_DEFAULT, RATE_LIMIT_WINDOW_MS_DEFAULT } from './modules/auth/request-limiter.js';
 import {
@@ -79,6 +80,12 @@ export interface Env {
    * bytes); unset, a key made once is kept in the store (docs/adr/0024-webhook-outbox.md).
    */
   webhookSecretsKey: string | undefined;
+  /**
+   * The kinds of action that wait for four-eyes approval (`APPROVAL_REQUIRED`, a comma-separated
+   * list; empty by default). A process setting, not a stored one, so that no single user can
+   * turn it off (docs/adr/0027-four-eyes-approval.md).
+   */
+  approvalRequired: ApprovalKindName[];
 }
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -172,6 +179,21 @@ function publicUrlSetting(text: string | undefined): string | undefined {
     );
   }
   return url.href.replace(/\/+$/, '');
+}
+
+/** `APPROVAL_REQUIRED`: kinds of action, comma-separated, each named once. */
+function approvalRequiredSetting(text: string | undefined): ApprovalKindName[] {
+  if (text === undefined || text.trim() === '') return [];
+  const kinds: ApprovalKindName[] = [];
+  for (const part of text.split(',')) {
+    const name = part.trim();
+    if (!isApprovalKindName(name))
+      throw new EnvError(
+        `APPROVAL_REQUIRED must list kinds of action among ${APPROVAL_KIND_NAMES.join(', ')}, separated by commas; got "${name}"`,
+      );
+    if (!kinds.includes(name)) kinds.push(name);
+  }
+  return kinds;
 }
 
 function booleanSetting(vars: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
@@ -293,5 +315,6 @@ export function parseEnv(vars: NodeJS.ProcessEnv): Env {
     processingThread: booleanSetting(vars, 'PROCESSING_THREAD', true),
     webhookAllowHttpLoopback: booleanSetting(vars, 'WEBHOOK_ALLOW_HTTP_LOOPBACK', false),
     webhookSecretsKey: webhookSecretsKeySetting(vars.WEBHOOK_SECRETS_KEY),
+    approvalRequired: approvalRequiredSetting(vars.APPROVAL_REQUIRED),
   };
 }

@@ -1,5 +1,6 @@
 import { EnvError } from '../env.js';
 import { CliError, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, type Io, processIo } from './output.js';
+import { approvalsCommand } from './remote/approvals-command.js';
 import { configCommand } from './remote/config-commands.js';
 import { correctCommand } from './remote/correct-command.js';
 import { errorsCommand } from './remote/errors-command.js';
@@ -11,6 +12,7 @@ import { balancesCommand, processingErrorsCommand } from './remote/report-comman
 import { webhooksCommand } from './remote/webhooks-command.js';
 import { credentialsCommand, usersCommand } from './store-commands.js';
 import {
+  APPROVALS_USAGE,
   BALANCES_USAGE,
   CONFIG_USAGE,
   CORRECT_USAGE,
@@ -41,6 +43,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   errors: { run: errorsCommand, usage: ERRORS_USAGE },
   extract: { run: extractCommand, usage: EXTRACT_USAGE },
   webhooks: { run: webhooksCommand, usage: WEBHOOKS_USAGE },
+  approvals: { run: approvalsCommand, usage: APPROVALS_USAGE },
 };
 
 const HELP_FLAGS = new Set(['--help', '-h']);

@@ -133,6 +133,21 @@ export const WEBHOOKS_USAGE = `usage: ledgerflow webhooks list
   redeliver   attempt one delivery again now, or every event of a subscription since a time
 ${CONNECTION}`;
 
+export const APPROVALS_USAGE = `usage: ledgerflow approvals list [--status pending-approval|all|STATUS] [--limit 50 | --all] [--json]
+       ledgerflow approvals show ID [--json]
+       ledgerflow approvals approve ID [--json]
+       ledgerflow approvals reject ID --reason TEXT [--json]
+       ledgerflow approvals cancel ID [--json]
+  Four-eyes approval: when the service requires it (APPROVAL_REQUIRED), config push, config wipe
+  and journals reverse make a request that waits for another user instead of running.
+  list     requests, newest first: those pending approval unless --status says otherwise
+  show     one request: its kind, maker, document hash, dry run and what became of it
+  approve  run it now, as your action on behalf of its maker (never your own request); refused
+           when the data it binds to moved since it was made (the request becomes invalid)
+  reject   refuse it with a reason; it never runs
+  cancel   withdraw your own pending request
+${CONNECTION}`;
+
 export const BALANCES_USAGE = `usage: ledgerflow balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A]
          [--currency C]
   Balances of posted journals per accounting configuration, node, account and currency, as
@@ -206,6 +221,8 @@ LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET):
          [--all] [--no-wait]      run failed records again; --dry-run shows what would post
   errors run ID | errors schedule [show | set ...]
                               a reprocessing run; the schedule of automatic runs
+  approvals list|show|approve|reject|cancel
+                              four-eyes approval requests: list, read, decide, withdraw
 
 ledgerflow <command> --help prints the details of a command.
 Exit status: 0 success, 1 refused request or failed records, 2 bad usage.`;

@@ -5,6 +5,8 @@ import { JournalQueries } from '../modules/accounting/journal-queries.js';
 import type { AccountingProcessor } from '../modules/accounting/processor.js';
 import { ReprocessingService } from '../modules/accounting/reprocessing.js';
 import { ReversalService } from '../modules/accounting/reversals.js';
+import type { ApprovalKindName } from '../modules/approvals/kinds.js';
+import { ApprovalService } from '../modules/approvals/service.js';
 import { AccessDirectory } from '../modules/auth/access-directory.js';
 import type { Wait } from '../modules/auth/failure-limiter.js';
 import {
@@ -32,6 +34,7 @@ import { StatisticsService } from '../modules/statistics/service.js';
 import { createAccountingStore } from '../storage/accounting/accounting-store.js';
 import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
 import { createReversalStore } from '../storage/accounting/reversal-store.js';
+import { createApprovalStore } from '../storage/approval-store.js';
 import { createAuthStore } from '../storage/auth-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
 import { createEventStore } from '../storage/events/event-store.js';
@@ -42,6 +45,7 @@ import { createRequestCountStore } from '../storage/request-count-store.js';
 import { createSignInStore } from '../storage/sign-in-store.js';
 import { createStatisticsStore } from '../storage/statistics-store.js';
 import type { Store } from '../storage/store.js';
+import { approvalKinds } from './approval-kinds.js';
 import { configurationReader } from './configuration-reader.js';
 import { type PreparedConfiguration, prepareConfiguration } from './prepared-configuration.js';
 import {
@@ -71,6 +75,8 @@ export type ServiceSettings = ProcessingSettings &
     webhookSecretsKey?: string | undefined;
     /** The delays and limits of webhook deliveries (tests shorten them); `DEFAULT_SCHEDULE` when unset. */
     webhookSchedule?: DeliverySchedule;
+    /** The kinds of action that wait for four-eyes approval (APPROVAL_REQUIRED); none when unset. */
+    approvalRequired?: readonly ApprovalKindName[];
   };
 
 /** Every module service, wired to one store and one clock; shared by the app, main and the CLI. */
@@ -110,6 +116,11 @@ export interface Services {
    * is called (main does; tests call `wake` and `idle`).
    */
   deliverer: EventDeliverer;
+  /**
+   * Four-eyes approval: whether a kind of action waits for a second person, its requests, and
+   * their approval (which runs the action), rejection and cancellation.
+   */
+  approvals: ApprovalService;
   /** Releases what the services hold besides the store (worker threads, script isolates, timers). */
   close(): Promise<void>;
 }
@@ -252,18 +263,30 @@ export function createServices(
     onBackgroundError,
     webhookSchedule,
   );
+  const configuration = new ConfigurationService(
+    configurationStore,
+    snapshots,
+    clock,
+    configurationReading.validate,
+    { risks: storedDataRisksOf, whatIf: options.whatIf ?? whatIf },
+  );
+  const reversals = new ReversalService(createReversalStore(store), snapshots, clock, {
+    newId: newTimeOrderedUuid,
+    businessDatePinned: settings.businessDate,
+  });
+  const approvals = new ApprovalService(
+    createApprovalStore(store.db),
+    approvalKinds({ configuration, reversals }),
+    settings.approvalRequired ?? [],
+    clock,
+    newTimeOrderedUuid,
+  );
   const services: Services = {
     tokens: new TokenService(authStore, clock, settings),
     access: new AccessDirectory(authStore, clock),
     signIns: new SignIns(authStore, createSignInStore(store.db), clock, settings.authFailureWait),
     snapshots,
-    configuration: new ConfigurationService(
-      configurationStore,
-      snapshots,
-      clock,
-      configurationReading.validate,
-      { risks: storedDataRisksOf, whatIf: options.whatIf ?? whatIf },
-    ),
+    configuration,
     revisions: new ConfigurationRevisions(configurationStore, clock),
     catalog,
     ingestion: new IngestionService(createIngestionStore(store), catalog, clock, {
@@ -273,15 +296,13 @@ export function createServices(
     statistics: new StatisticsService(createStatisticsStore(store), clock),
     journals: new JournalQueries(createAccountingStore(store), snapshots),
     reprocessing,
-    reversals: new ReversalService(createReversalStore(store), snapshots, clock, {
-      newId: newTimeOrderedUuid,
-      businessDatePinned: settings.businessDate,
-    }),
+    reversals,
     extracts,
     extractExecutions,
     requestLimiter,
     webhooks,
     deliverer,
+    approvals,
     close: async () => {
       await deliverer?.close();
       await extractExecutions.close();

@@ -13,6 +13,7 @@ import type { ProcessingStatus } from '../processing/messages.js';
 import type { Store } from '../storage/store.js';
 import { adminInterface } from './admin/plugin.js';
 import { accessRoutes } from './api/access.js';
+import { approvalRequestRoutes } from './api/approval-requests.js';
 import { configurationRoutes } from './api/configuration.js';
 import { configurationRevisionRoutes } from './api/configuration-revisions.js';
 import { documentedRoute, SHARED_ANSWER_SCHEMAS } from './api/documented-answers.js';
@@ -288,6 +289,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         },
         { name: 'statistics', description: 'Counters of the operational dashboard.' },
         {
+          name: 'approvals',
+          description:
+            'Four-eyes approval: configuration uploads, deletions and reversals that wait for a second user.',
+        },
+        {
           name: 'extracts',
           description:
             'Extraction configurations, their reads and incremental offsets, and asynchronous extractions.',
@@ -322,14 +328,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   operationsRoutes(app, store, registry, processingStatus);
   oauthRoutes(app, services.tokens, deps.publicUrl);
   await app.register(accessRoutes, { access: services.access });
-  await app.register(configurationRoutes, { configuration: services.configuration });
+  await app.register(configurationRoutes, {
+    configuration: services.configuration,
+    approvals: services.approvals,
+  });
   await app.register(configurationRevisionRoutes, { revisions: services.revisions });
   await app.register(entityRoutes, { catalog: services.catalog });
   await app.register(ingestionRoutes, { ingestion: services.ingestion });
   await app.register(statisticsRoutes, { statistics: services.statistics });
   await app.register(journalRoutes, { journals: services.journals });
   await app.register(reprocessingRoutes, { reprocessing: services.reprocessing });
-  await app.register(reversalRoutes, { reversals: services.reversals });
+  await app.register(reversalRoutes, { reversals: services.reversals, approvals: services.approvals });
+  await app.register(approvalRequestRoutes, { approvals: services.approvals });
   await app.register(extractRoutes, { extracts: services.extracts });
   await app.register(extractExecutionRoutes, { executions: services.extractExecutions });
   await app.register(eventSubscriptionRoutes, { webhooks: services.webhooks });

@@ -69,6 +69,11 @@ async function countProcessingData(db: Kysely<Database>): Promise<ProcessingData
   };
 }
 
+/** Whether two counts of processing data are equal, member by member. */
+function sameCounts(a: ProcessingDataCounts, b: ProcessingDataCounts): boolean {
+  return (Object.keys(a) as (keyof ProcessingDataCounts)[]).every((key) => a[key] === b[key]);
+}
+
 /**
  * The configuration port over Kysely. The document is one row, replaced in one transaction
  * with the wipe of the processing data and the audit entry; on PostgreSQL the row is locked
@@ -186,6 +191,8 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
           if (blocking.length > 0) return { replaced: false, revision: Number(revision), blocking };
         } else {
           deleted = await countProcessingData(trx);
+          if (input.ifDeletes !== undefined && !sameCounts(deleted, input.ifDeletes))
+            return { replaced: false, revision: Number(revision), wouldDelete: deleted };
           // Deleting the sessions cascades to their chunks, records, errors and journals; the
           // balances kept from those journals go with them (`accounting/balances.ts`), and so do
           // the statistics counters (`statistics-counters.ts`).

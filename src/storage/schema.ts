@@ -46,6 +46,8 @@ export interface Database {
   event_secrets: EventSecretsTable;
   event_deliveries: EventDeliveriesTable;
   event_keys: EventKeysTable;
+  approval_requests: ApprovalRequestsTable;
+  approval_day_counts: ApprovalDayCountsTable;
 }
 
 export interface UsersTable {
@@ -615,4 +617,43 @@ export interface EventKeysTable {
   id: number;
   key: string;
   created_at: string;
+}
+
+/** An action waiting, or that waited, for a second person (migration 0028). */
+export interface ApprovalRequestsTable {
+  /** A time-ordered UUID. */
+  id: string;
+  kind: string;
+  status: string;
+  /** The e-mail of the user whose credential (or sign-in) made the request: the maker. */
+  maker_email: string;
+  maker_client_id: string;
+  created_at: string;
+  idempotency_key: string | null;
+  /** The action as its kind executes it (JSON); read only to execute it. */
+  payload: string;
+  document_sha256: string;
+  /** The configuration revision the dry run was made against. */
+  revision: number;
+  /** JSON of the dry run's counts shown to the approver. */
+  dry_run: string;
+  /** JSON of what the approver reads besides the counts (a configuration's changes). */
+  summary: string;
+  decided_by: string | null;
+  decided_by_client_id: string | null;
+  decided_at: string | null;
+  /** Why it was rejected; null otherwise. */
+  reason: string | null;
+  finished_at: string | null;
+  /** JSON of what the execution did; null until it did. */
+  outcome: string | null;
+  /** JSON `{ code, detail }` of why it was invalid or failed; null otherwise. */
+  problem: string | null;
+}
+
+/** Requests awaiting approval and rejected, per UTC day made (migration 0028). */
+export interface ApprovalDayCountsTable {
+  day: string;
+  awaiting: number;
+  denied: number;
 }

@@ -230,14 +230,21 @@ export function createStatisticsStore(store: Store): StatisticsStore {
         ])
         .executeTakeFirstOrThrow();
       const errors = (await errorsByDay(range)).reduce((sum, day) => sum + day.errors, 0);
+      // Approval requests by the UTC day they were made: those waiting now, and those rejected
+      // (docs/domain/approvals.md), from the counters kept with each change of status.
+      let approvals = db.selectFrom('approval_day_counts');
+      if (days.from !== undefined) approvals = approvals.where('day', '>=', days.from);
+      if (days.to !== undefined) approvals = approvals.where('day', '<', days.to);
+      const approvalRow = await approvals
+        .select((eb) => [eb.fn.sum('awaiting').as('awaiting'), eb.fn.sum('denied').as('denied')])
+        .executeTakeFirstOrThrow();
       return {
         postedJournals: n(row.posted),
         unpostedJournals: n(row.unposted),
         totalJournalLines: n(row.lines),
         errors,
-        // No approval workflow exists; the fields are kept for clients that read them.
-        awaitingApproval: 0,
-        deniedApproval: 0,
+        awaitingApproval: n(approvalRow.awaiting),
+        deniedApproval: n(approvalRow.denied),
       };
     },
 

@@ -101,6 +101,11 @@ export const ROUTE_ACCESS: Readonly<Record<string, typeof PUBLIC | Permission | 
   'GET /api/v1/event-deliveries/deliveries': 'webhooks:read',
   'GET /api/v1/event-deliveries/deliveries/:id': 'webhooks:read',
   'POST /api/v1/event-deliveries/deliveries/:id/redeliver': 'webhooks:manage',
+  'GET /api/v1/approval-requests': ['approvals:read', 'approvals:approve'],
+  'GET /api/v1/approval-requests/:requestId': ['approvals:read', 'approvals:approve'],
+  'POST /api/v1/approval-requests/:requestId/approve': 'approvals:approve',
+  'POST /api/v1/approval-requests/:requestId/reject': 'approvals:approve',
+  'POST /api/v1/approval-requests/:requestId/cancel': ['approvals:read', 'approvals:approve'],
 };
 
 /** The permissions of which any one lets a caller through, as a list. */

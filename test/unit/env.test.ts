@@ -28,6 +28,7 @@ describe('environment', () => {
       processingThread: true,
       webhookAllowHttpLoopback: false,
       webhookSecretsKey: undefined,
+      approvalRequired: [],
     });
   });
 
@@ -42,6 +43,15 @@ describe('environment', () => {
     );
     expect(() => parseEnv({ WEBHOOK_SECRETS_KEY: Buffer.alloc(16).toString('base64') })).toThrow(EnvError);
     expect(() => parseEnv({ WEBHOOK_ALLOW_HTTP_LOOPBACK: 'yes' })).toThrow(EnvError);
+  });
+
+  it('reads APPROVAL_REQUIRED as a list of kinds of action, and names a kind it does not know', () => {
+    expect(
+      parseEnv({ APPROVAL_REQUIRED: ' reversal, configuration.delete,reversal' }).approvalRequired,
+    ).toEqual(['reversal', 'configuration.delete']);
+    expect(() => parseEnv({ APPROVAL_REQUIRED: 'reversal,wipe' })).toThrow(
+      /APPROVAL_REQUIRED must list kinds of action among configuration.upload, configuration.delete, reversal.*"wipe"/,
+    );
   });
 
   it('holds ADMIN_PASSWORD to the rule of every password', () => {

@@ -19,6 +19,8 @@ import {
   usageError,
 } from '../output.js';
 import { CONFIG_USAGE } from '../usage.js';
+import { answerOf } from './answers.js';
+import { reportPendingApproval } from './approvals-command.js';
 import { ApiClient, CONNECTION_OPTIONS, connectionOf } from './client.js';
 import { diffCommand, revisionsCommand } from './config-revisions-command.js';
 
@@ -162,7 +164,9 @@ async function pushKeeping(client: ApiClient, file: string, document: unknown, d
     io.out('dry run: nothing was changed');
     return;
   }
-  const result = await client.json({ method: 'PUT', path: BULK_PATH, query, json: document }, UploadRead);
+  const answer = await client.request({ method: 'PUT', path: BULK_PATH, query, json: document });
+  if (reportPendingApproval(io, `PUT ${BULK_PATH}`, answer)) return;
+  const result = answerOf(`PUT ${BULK_PATH}`, UploadRead, answer.body);
   io.out(`pushed configuration ${result.version} from ${file}; the processing data was kept`);
   printSections(io, result.sections);
 }
@@ -188,7 +192,9 @@ async function push(args: string[], io: Io): Promise<void> {
     return;
   }
   await confirmDeletion(io, wouldDelete, `push configuration ${checked.version}`, yes);
-  const result = await client.json({ method: 'PUT', path: BULK_PATH, json: document }, UploadRead);
+  const answer = await client.request({ method: 'PUT', path: BULK_PATH, json: document });
+  if (reportPendingApproval(io, `PUT ${BULK_PATH}`, answer)) return;
+  const result = answerOf(`PUT ${BULK_PATH}`, UploadRead, answer.body);
   io.out(`pushed configuration ${result.version} from ${file}`);
   printSections(io, result.sections);
   printDeleted(io, countsOf(result, 'deleted'));
@@ -207,7 +213,8 @@ async function wipe(args: string[], io: Io): Promise<void> {
     return;
   }
   await confirmDeletion(io, wouldDelete, 'wipe the configuration', yes);
-  await client.request({ method: 'DELETE', path: BULK_PATH });
+  const answer = await client.request({ method: 'DELETE', path: BULK_PATH });
+  if (reportPendingApproval(io, `DELETE ${BULK_PATH}`, answer)) return;
   io.out('configuration wiped (users and credentials kept)');
   // The wipe's own counts are in its audit log entry, the newest one.
   let deleted: Counts | null | undefined;

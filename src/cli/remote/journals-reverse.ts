@@ -4,6 +4,8 @@ import type { Static } from '@sinclair/typebox';
 import { Reversal, ReversalDryRun } from '../../http/api/reversal-answers.js';
 import { type Io, usageError } from '../output.js';
 import { JOURNALS_REVERSE_USAGE } from '../usage.js';
+import { answerOf } from './answers.js';
+import { reportPendingApproval } from './approvals-command.js';
 import { ApiClient, CONNECTION_OPTIONS, connectionOf } from './client.js';
 import { checkDateOption } from './report-commands.js';
 
@@ -103,15 +105,14 @@ export async function reverseJournals(args: string[], io: Io): Promise<void> {
     io.out('dry run: nothing was changed');
     return;
   }
-  const reversal = await client.json(
-    {
-      method: 'POST',
-      path: REVERSALS_PATH,
-      json: body,
-      idempotencyKey: values['idempotency-key'] ?? randomUUID(),
-    },
-    Reversal,
-  );
+  const answer = await client.request({
+    method: 'POST',
+    path: REVERSALS_PATH,
+    json: body,
+    idempotencyKey: values['idempotency-key'] ?? randomUUID(),
+  });
+  if (reportPendingApproval(io, `POST ${REVERSALS_PATH}`, answer)) return;
+  const reversal = answerOf(`POST ${REVERSALS_PATH}`, Reversal, answer.body);
   io.out(
     `reversal ${reversal.reversalId}: ${reversal.journals} reversal journals (${reversal.lines} lines) written`,
   );

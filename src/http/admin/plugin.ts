@@ -14,6 +14,7 @@ import { StoreUnavailableError } from '../../storage/errors.js';
 import { PROBLEM_STATUS } from '../problems.js';
 import { type Html, html } from './html.js';
 import { notice, page, publicPage } from './layout.js';
+import { approvalPages } from './pages/approvals.js';
 import { configurationPages } from './pages/configuration.js';
 import { credentialPages } from './pages/credentials.js';
 import { dashboardPages } from './pages/dashboard.js';
@@ -216,6 +217,7 @@ export const adminInterface: FastifyPluginAsync<{
   journalPages(app, services);
   reprocessingPages(app, services);
   reversalPages(app, services);
+  approvalPages(app, services);
   extractPages(app, services);
   webhookPages(app, services);
 };

@@ -10,6 +10,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { JOURNAL_LINES_MAX } from '../../modules/accounting/journal-assembly.js';
+import { APPROVAL_AUDIT_ACTIONS } from '../../modules/approvals/store.js';
 import { TOKEN_LENGTH_MAX } from '../../modules/auth/token-service.js';
 import { CONFIGURATION_DIFF_CHANGES_MAX } from '../../modules/configuration/diff.js';
 import { CONFIGURATION_SECTIONS } from '../../modules/configuration/document.js';
@@ -353,6 +354,7 @@ export const AuditEntry = Type.Object({
     Type.Literal('webhooks.secret-create'),
     Type.Literal('webhooks.secret-rotate'),
     Type.Literal('webhooks.redeliver'),
+    ...APPROVAL_AUDIT_ACTIONS.map((action) => Type.Literal(action)),
   ]),
   version: Type.Union([Type.String(), Type.Null()]),
   revision: Type.Integer({
@@ -369,7 +371,7 @@ export const AuditEntry = Type.Object({
   details: Type.Optional(
     Type.Record(Type.String(), Type.Unknown(), {
       description:
-        'What a reprocessing run (run id, trigger, selection, records queued and skipped), a schedule change (the new settings) or a reversal (reversal id, client id, reason, selection, posting date and counts) did.',
+        'What a reprocessing run (run id, trigger, selection, records queued and skipped), a schedule change (the new settings), a reversal (reversal id, client id, reason, selection, posting date and counts) or an approval request (request id, kind, maker, approver, reason, document hash, dry run, outcome or problem) did.',
     }),
   ),
 });

@@ -3,8 +3,10 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
+import type { ConfigurationUploadPayload } from '../../composition/approval-kinds.js';
 import { AppError } from '../../lib/errors.js';
 import { JSON_MEDIA_TYPES } from '../../lib/json-body.js';
+import type { ApprovalService } from '../../modules/approvals/service.js';
 import {
   CONFIGURATION_BODY_BYTES_MAX,
   IfMatch,
@@ -17,6 +19,7 @@ import type { ConfigurationService } from '../../modules/configuration/service.j
 import { principalOf } from '../authenticate.js';
 import { ajvErrorsToPaths } from '../problem.js';
 import { AuditEntry, UploadResult, WipeDryRunResult } from './answer-schemas.js';
+import { approvalCallerOf, PendingApprovalAnswer, sendPendingApproval } from './approval-requests.js';
 import { Page, PageQuery, Problem, pageOf } from './schemas.js';
 
 const dryRun = Type.Boolean({
@@ -52,6 +55,15 @@ function revisionsOf(ifMatch: string | undefined): readonly number[] | undefined
   return [...ifMatch.matchAll(STRONG_REVISION_TAG)].map((match) => Number(match[2]));
 }
 
+/** The body of an upload as text; an upload is JSON, which is UTF-8 (RFC 8259 8.1). */
+function utf8Of(body: unknown): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(body as Uint8Array);
+  } catch {
+    throw new AppError('malformed-json', 'the body is not UTF-8 text, so it is not JSON');
+  }
+}
+
 const IfMatchHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch) });
 
 /**
@@ -82,7 +94,8 @@ export async function* inTurns(pieces: Iterable<string>): AsyncGenerator<string>
 /** Configuration Data bulk download, upload and delete, and the audit log. */
 export const configurationRoutes: FastifyPluginAsyncTypebox<{
   configuration: ConfigurationService<unknown>;
-}> = async (app, { configuration }) => {
+  approvals: ApprovalService;
+}> = async (app, { configuration, approvals }) => {
   const compileValidator = app.validatorCompiler;
   if (compileValidator === undefined) {
     // Without it the dryRun flag would go unparsed, and a dry run could become a real upload.
@@ -153,17 +166,39 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
           querystring: UploadQuery,
           headers: IfMatchHeaders,
           body: ConfigurationUploadSchema,
-          response: { 200: UploadResult, 400: Problem, 409: Problem, 412: Problem, 413: Problem },
+          response: {
+            200: UploadResult,
+            202: PendingApprovalAnswer,
+            400: Problem,
+            409: Problem,
+            412: Problem,
+            413: Problem,
+          },
         },
       },
       async (request, reply) => {
+        const keepProcessingData = request.query.keep === KEEP_PROCESSING_DATA;
+        if (!request.query.dryRun && approvals.isRequired('configuration.upload')) {
+          await configuration.checkedRevision(revisionsOf(request.headers['if-match']));
+          const payload: ConfigurationUploadPayload = {
+            document: utf8Of(request.body),
+            keepProcessingData,
+          };
+          const pending = await approvals.request(
+            'configuration.upload',
+            payload,
+            approvalCallerOf(request),
+            undefined,
+          );
+          return sendPendingApproval(reply, pending);
+        }
         const { revision, ...answer } = await configuration.upload(
           request.body,
           principalOf(request).ownerEmail,
           {
             dryRun: request.query.dryRun,
             ifRevisionIn: revisionsOf(request.headers['if-match']),
-            keepProcessingData: request.query.keep === KEEP_PROCESSING_DATA,
+            keepProcessingData,
           },
         );
         reply.header('etag', etagOf(revision));
@@ -184,7 +219,14 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
           'Empties every section and deletes every ingestion session with its records, journals, journal lines and processing errors; users, credentials and the audit log stay, and the audit entry records what was wiped. With `dryRun=true` nothing changes and the answer (200) counts what a deletion would wipe now. It takes no body; an empty object is accepted, and any member is refused (400 naming it). With `If-Match`, the deletion (or its dry run) is made only while the stored configuration is the one that `ETag` names, else 412 `configuration-changed` and nothing changes. The `ETag` of the answer names the revision stored after it.',
         querystring: DryRunQuery,
         headers: IfMatchHeaders,
-        response: { 200: WipeDryRunResult, 204: Type.Null(), 400: Problem, 412: Problem },
+        response: {
+          200: WipeDryRunResult,
+          202: PendingApprovalAnswer,
+          204: Type.Null(),
+          400: Problem,
+          409: Problem,
+          412: Problem,
+        },
       },
       preValidation: async (request) => {
         if (request.body === undefined || deleteBodyValid(request.body) === true) return;
@@ -205,6 +247,16 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
       if (request.query.dryRun) {
         const { wouldDelete, revision } = await configuration.wipeDryRun(ifRevisionIn);
         return reply.header('etag', etagOf(revision)).send({ wouldDelete });
+      }
+      if (approvals.isRequired('configuration.delete')) {
+        await configuration.checkedRevision(ifRevisionIn);
+        const pending = await approvals.request(
+          'configuration.delete',
+          {},
+          approvalCallerOf(request),
+          undefined,
+        );
+        return sendPendingApproval(reply, pending);
       }
       const { revision } = await configuration.wipe(actor, ifRevisionIn);
       return reply.code(204).header('etag', etagOf(revision)).send(null);

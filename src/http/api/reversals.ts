@@ -11,8 +11,10 @@ import {
   type ReversalService,
 } from '../../modules/accounting/reversals.js';
 import type { ReversalSelection, StoredReversal } from '../../modules/accounting/store.js';
+import type { ApprovalService } from '../../modules/approvals/service.js';
 import { IdempotencyKey } from '../../modules/ingestion/inputs.js';
 import { principalOf } from '../authenticate.js';
+import { approvalCallerOf, PendingApprovalAnswer, sendPendingApproval } from './approval-requests.js';
 import { keyOfCursor, nextCursor } from './cursor.js';
 import { Reversal, ReversalDryRun, ReversalListItem } from './reversal-answers.js';
 import {
@@ -144,7 +146,8 @@ function reversalCursor(key: { createdAt: string; reversalId: string } | undefin
 /** Reversals by selection: request, dry run, list and one. */
 export const reversalRoutes: FastifyPluginAsyncTypebox<{
   reversals: ReversalService<PreparedConfiguration>;
-}> = async (app, { reversals }) => {
+  approvals: ApprovalService;
+}> = async (app, { reversals, approvals }) => {
   app.post(
     '/api/v1/reversals',
     {
@@ -168,6 +171,7 @@ export const reversalRoutes: FastifyPluginAsyncTypebox<{
         response: {
           200: Type.Union([Reversal, ReversalDryRun]),
           201: Reversal,
+          202: PendingApprovalAnswer,
           400: Problem,
           404: Problem,
           409: Problem,
@@ -183,6 +187,15 @@ export const reversalRoutes: FastifyPluginAsyncTypebox<{
         ...(postingDate === undefined ? {} : { postingDate }),
       };
       if (request.query.dryRun) return { dryRun: true as const, ...(await reversals.dryRun(input)) };
+      if (approvals.isRequired('reversal')) {
+        const pending = await approvals.request(
+          'reversal',
+          input,
+          approvalCallerOf(request),
+          request.headers['idempotency-key'],
+        );
+        return sendPendingApproval(reply, pending);
+      }
       const principal = principalOf(request);
       const { reversal, replayed } = await reversals.reverse(
         input,

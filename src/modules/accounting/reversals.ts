@@ -188,6 +188,7 @@ export class ReversalService<T extends PreparedAccountingRevision> {
       });
       if (result.kind === 'stored') return { reversal: await this.#view(result.reversal), replayed: false };
       if (result.kind === 'replay') return this.#replay(result, digest, idempotencyKey ?? '');
+      if (result.kind === 'moved') throw new Error('a reversal without expected counts cannot have moved');
       if (attempt >= STALE_CONFIGURATION_ATTEMPTS_MAX)
         throw new AppError('conflict', 'the configuration kept changing while the reversal was prepared');
     }
@@ -202,6 +203,72 @@ export class ReversalService<T extends PreparedAccountingRevision> {
       postingDate: request.postingDate,
       openWindowOf,
     });
+  }
+
+  /**
+   * What an approver of a reversal is shown (docs/domain/approvals.md): the dry run, the
+   * configuration revision it was worked out under and the request's digest. Writes nothing.
+   * Errors as {@link dryRun}'s.
+   */
+  async review(
+    request: ReversalRequest,
+  ): Promise<{ revision: number; counts: ReversalCounts; digest: string }> {
+    checkRequest(request);
+    const { revision, openWindowOf } = await this.#windows(this.#clock.now());
+    const counts = await this.#store.dryRun({
+      selection: request.selection,
+      postingDate: request.postingDate,
+      openWindowOf,
+    });
+    return { revision, counts, digest: requestDigest(request) };
+  }
+
+  /**
+   * The reversal of an approved request, for `caller` (the approver): made only while the
+   * configuration is at `bound.revision` and the reversal comes to exactly `bound.counts`
+   * (checked in its transaction), else nothing is written and the answer is `moved`, saying
+   * what moved. Errors as {@link reverse}'s, but the key's.
+   */
+  async reverseBound(
+    request: ReversalRequest,
+    caller: ReversalCaller,
+    bound: { revision: number; counts: ReversalCounts },
+  ): Promise<{ kind: 'done'; reversal: ReversalView } | { kind: 'moved'; detail: string }> {
+    checkRequest(request);
+    const now = this.#clock.now();
+    const { revision, openWindowOf } = await this.#windows(now);
+    const revisionMoved = (found: number) => ({
+      kind: 'moved' as const,
+      detail: `the configuration moved from revision ${bound.revision} to revision ${found}`,
+    });
+    if (revision !== bound.revision) return revisionMoved(revision);
+    const result = await this.#store.reverse({
+      reversalId: this.#newId(),
+      selection: request.selection,
+      reason: request.reason,
+      postingDate: request.postingDate,
+      createdBy: caller.ownerEmail,
+      clientId: caller.clientId,
+      at: now.toISOString(),
+      idempotencyKey: undefined,
+      digest: requestDigest(request),
+      revision,
+      openWindowOf,
+      newId: this.#newId,
+      expectCounts: bound.counts,
+    });
+    if (result.kind === 'stored') return { kind: 'done', reversal: await this.#view(result.reversal) };
+    if (result.kind === 'moved')
+      return {
+        kind: 'moved',
+        detail: `the journals it would reverse changed: ${result.counts.journals} journal(s) and ${result.counts.lines} line(s) now, ${bound.counts.journals} and ${bound.counts.lines} when approved`,
+      };
+    if (result.kind === 'stale') return revisionMoved(await this.#currentRevision());
+    throw new Error('a reversal without an idempotency key cannot be a replay');
+  }
+
+  async #currentRevision(): Promise<number> {
+    return (await this.#snapshots.current()).prepared.revision;
   }
 
   /** One reversal with its first reversal journal ids. Errors: `not-found`. */

@@ -480,17 +480,25 @@ export interface ReversalInput {
   revision: number;
   openWindowOf: OpenWindowOf;
   newId: () => string;
+  /**
+   * When set (an approved request, docs/domain/approvals.md), the reversal is made only when its
+   * counts and totals, worked out in its transaction, are these; otherwise nothing is written
+   * and the result is `moved` with the counts found.
+   */
+  expectCounts?: ReversalCounts;
 }
 
 /**
  * What storing a reversal came to: `stored`, written now; `replay`, an earlier request of the
  * same client with the same idempotency key (the caller compares its digest); `stale`, the
- * configuration changed since `revision` (nothing written: prepare the new one and try again).
+ * configuration changed since `revision` (nothing written: prepare the new one and try again);
+ * `moved`, the counts were not the `expectCounts` asked for (nothing written).
  */
 export type ReversalResult =
   | { kind: 'stored'; reversal: StoredReversal }
   | { kind: 'replay'; reversal: StoredReversal; digest: string }
-  | { kind: 'stale' };
+  | { kind: 'stale' }
+  | { kind: 'moved'; counts: ReversalCounts };
 
 /**
  * Reversals over the store. `reverse` is one transaction: everything the request reverses, its

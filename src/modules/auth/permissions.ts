@@ -13,6 +13,8 @@ export const PERMISSIONS = [
   'extracts:manage',
   'webhooks:read',
   'webhooks:manage',
+  'approvals:read',
+  'approvals:approve',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -35,6 +37,7 @@ export const ROLES = {
     'configuration:delete',
     'journals:reverse',
     'extracts:manage',
+    'approvals:read',
   ],
   admin: PERMISSIONS,
 } as const satisfies Record<string, readonly Permission[]>;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import type { ConfigurationError } from './configuration-errors.js';
+import { type ConfigurationDiff, diffConfigurations } from './diff.js';
 import {
   canonicalConfiguration,
   canonicalConfigurationText,
@@ -18,6 +19,7 @@ import type {
   ConfigurationStore,
   KeepCheck,
   ProcessingDataCounts,
+  ReplaceOutcome,
   StoredConfiguration,
 } from './store.js';
 
@@ -116,6 +118,22 @@ export interface UploadOptions {
   keepProcessingData?: boolean;
 }
 
+/** What an approved change is bound to: the revision it was reviewed against and what it would wipe. */
+export interface BoundChange {
+  revision: number;
+  wouldDelete: ProcessingDataCounts;
+}
+
+/** What an approved change came to: made, or not, since the data it was bound to moved. */
+export type BoundOutcome =
+  | { kind: 'done'; revision: number; deleted: ProcessingDataCounts }
+  | { kind: 'moved'; detail: string };
+
+/** The `moved` outcome of a revision that changed since the review. */
+function revisionMoved(bound: number, found: number): BoundOutcome {
+  return { kind: 'moved', detail: `the configuration moved from revision ${bound} to revision ${found}` };
+}
+
 /** The error of a change whose revision condition failed (`configuration-changed`, 412). */
 function configurationChanged(revision: number): AppError {
   return new AppError(
@@ -194,9 +212,10 @@ export class ConfigurationService<T> {
   /**
    * The stored revision, read before what a dry run counts (so that counts read after a change
    * go with the revision before it, and a change made against that revision is refused), checked
-   * against the condition. Errors: `configuration-changed` (412).
+   * against the condition; also what an action that waits for approval checks `If-Match`
+   * against when it is made. Errors: `configuration-changed` (412).
    */
-  async #checkedRevision(condition: RevisionCondition): Promise<number> {
+  async checkedRevision(condition: RevisionCondition): Promise<number> {
     const revision = await this.#store.readRevision();
     if (condition !== undefined && !condition.includes(revision)) throw configurationChanged(revision);
     return revision;
@@ -216,6 +235,14 @@ export class ConfigurationService<T> {
    * validator cannot read, `malformed-json` or `validation-failed` (400).
    */
   async upload(body: unknown, actor: string, options: UploadOptions = {}): Promise<UploadResult> {
+    return this.#uploadChecked(await this.#checked(body), actor, options);
+  }
+
+  /**
+   * The body checked completely. Errors: `configuration-invalid` (400) with every problem; for
+   * a raw body the validator cannot read, `malformed-json` or `validation-failed` (400).
+   */
+  async #checked(body: unknown): Promise<{ configuration: Configuration; version: string }> {
     const checked = await this.#validate(body);
     if (checked.kind === 'invalid') {
       const first = checked.errors[0];
@@ -234,12 +261,21 @@ export class ConfigurationService<T> {
         },
       );
     }
+    return { configuration: checked.configuration, version: checked.version };
+  }
+
+  /** {@link upload} of a checked document. */
+  async #uploadChecked(
+    checked: { configuration: Configuration; version: string },
+    actor: string,
+    options: UploadOptions,
+  ): Promise<UploadResult> {
     const { configuration, version } = checked;
     const sections = sectionCounts(configuration);
     if (options.keepProcessingData === true)
       return this.#uploadKeeping(configuration, version, actor, options);
     if (options.dryRun === true) {
-      const revision = await this.#checkedRevision(options.ifRevisionIn);
+      const revision = await this.checkedRevision(options.ifRevisionIn);
       const wouldDelete = await this.#store.countProcessingData();
       const { blocking } = await this.#keepCheck(configuration);
       const keepProcessingData: KeepPossibility =
@@ -363,8 +399,104 @@ export class ConfigurationService<T> {
   async wipeDryRun(
     ifRevisionIn?: RevisionCondition,
   ): Promise<{ wouldDelete: ProcessingDataCounts; revision: number }> {
-    const revision = await this.#checkedRevision(ifRevisionIn);
+    const revision = await this.checkedRevision(ifRevisionIn);
     return { wouldDelete: await this.#store.countProcessingData(), revision };
+  }
+
+  /**
+   * What an approver of an upload is shown (docs/domain/approvals.md): the upload's dry run
+   * (as {@link upload} with `dryRun` answers it), the SHA-256 of the document's canonical text
+   * (as its revision would keep it) and the changes from the stored configuration. Changes
+   * nothing. Errors: those of {@link upload}.
+   */
+  async review(
+    body: unknown,
+    actor: string,
+    keepProcessingData: boolean,
+  ): Promise<{ dryRun: UploadResult; documentSha256: string; diff: ConfigurationDiff }> {
+    const checked = await this.#checked(body);
+    const dryRun = await this.#uploadChecked(checked, actor, { dryRun: true, keepProcessingData });
+    const { stored } = await this.#snapshots.current();
+    return {
+      dryRun,
+      documentSha256: revisionDocument(checked.configuration).sha256,
+      diff: diffConfigurations(stored.configuration, checked.configuration),
+    };
+  }
+
+  /**
+   * The upload of an approved request: made only while the document still hashes to
+   * `bound.documentSha256`, the stored revision is `bound.revision` and, for an upload that
+   * wipes, what it wipes is exactly `bound.wouldDelete` (counted under the upload's locks);
+   * otherwise nothing changes and the answer is `moved`, saying what moved. Errors: those of
+   * {@link upload}.
+   */
+  async uploadBound(
+    body: unknown,
+    actor: string,
+    bound: BoundChange & { documentSha256: string; keepProcessingData: boolean },
+  ): Promise<BoundOutcome> {
+    const { configuration, version } = await this.#checked(body);
+    const document = revisionDocument(configuration);
+    if (document.sha256 !== bound.documentSha256)
+      return { kind: 'moved', detail: 'the document no longer has the hash that was approved' };
+    const sections = sectionCounts(configuration);
+    let keep: KeepCheck | undefined;
+    if (bound.keepProcessingData) {
+      const check = await this.#keepCheck(configuration);
+      if (check.revision !== bound.revision) return revisionMoved(bound.revision, check.revision);
+      if (check.blocking.length > 0) throw changeUnsafe(check.blocking);
+      keep = { risks: check.risks, checkedUpTo: check.checkedUpTo };
+    }
+    const outcome = await this.#store.replace({
+      version,
+      configuration,
+      document,
+      at: this.#clock.now().toISOString(),
+      actor,
+      action: 'configuration.upload',
+      sections,
+      ifRevisionIn: [bound.revision],
+      keep,
+      ifDeletes: keep === undefined ? bound.wouldDelete : undefined,
+    });
+    return this.#boundOutcome(outcome, bound);
+  }
+
+  /**
+   * The deletion of an approved request, made only while the stored revision is
+   * `bound.revision` and what it wipes is exactly `bound.wouldDelete`; otherwise `moved`.
+   */
+  async wipeBound(actor: string, bound: BoundChange): Promise<BoundOutcome> {
+    const configuration = emptyConfiguration();
+    const outcome = await this.#store.replace({
+      version: CONFIGURATION_FORMAT_VERSION,
+      configuration,
+      document: revisionDocument(configuration),
+      at: this.#clock.now().toISOString(),
+      actor,
+      action: 'configuration.delete',
+      sections: sectionCounts(configuration),
+      ifRevisionIn: [bound.revision],
+      ifDeletes: bound.wouldDelete,
+    });
+    return this.#boundOutcome(outcome, bound);
+  }
+
+  /** The SHA-256 of the empty configuration's canonical text: the document a deletion stores. */
+  emptyDocumentSha256(): string {
+    return revisionDocument(emptyConfiguration()).sha256;
+  }
+
+  #boundOutcome(outcome: ReplaceOutcome, bound: BoundChange): BoundOutcome {
+    if (outcome.replaced) return { kind: 'done', revision: outcome.revision, deleted: outcome.deleted };
+    if (outcome.blocking !== undefined) throw changeUnsafe(outcome.blocking);
+    if (outcome.wouldDelete !== undefined)
+      return {
+        kind: 'moved',
+        detail: `the processing data it would delete changed: it would delete ${JSON.stringify(outcome.wouldDelete)} now, not ${JSON.stringify(bound.wouldDelete)}`,
+      };
+    return revisionMoved(bound.revision, outcome.revision);
   }
 
   /** The audit log, newest first. */

@@ -1,4 +1,5 @@
 import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
+import type { ApprovalAuditAction } from '../approvals/store.js';
 import type { BlockingChange, StoredDataRisk } from './keep-data.js';
 import type { Configuration } from './model.js';
 
@@ -51,7 +52,8 @@ export interface AuditEntry {
     | 'webhooks.subscription-delete'
     | 'webhooks.secret-create'
     | 'webhooks.secret-rotate'
-    | 'webhooks.redeliver';
+    | 'webhooks.redeliver'
+    | ApprovalAuditAction;
   version: string | null;
   revision: number;
   sections: Record<string, number>;
@@ -68,7 +70,13 @@ export interface AuditEntry {
  */
 export type ReplaceOutcome =
   | { replaced: true; revision: number; deleted: ProcessingDataCounts }
-  | { replaced: false; revision: number; blocking?: BlockingChange[] };
+  | {
+      replaced: false;
+      revision: number;
+      blocking?: BlockingChange[];
+      /** What the change would have wiped, when that was not the `ifDeletes` asked for. */
+      wouldDelete?: ProcessingDataCounts;
+    };
 
 /** One configuration revision: who made it, when, how, and what its document holds. */
 export interface RevisionSummary {
@@ -128,6 +136,12 @@ export interface ConfigurationStore {
     sections: Record<string, number>;
     ifRevisionIn?: readonly number[] | undefined;
     keep?: KeepCheck | undefined;
+    /**
+     * When set (an approved request, docs/domain/approvals.md), replaces only when what it wipes,
+     * counted under the transaction's locks, is exactly this; otherwise changes nothing and
+     * answers the counts found as `wouldDelete`.
+     */
+    ifDeletes?: ProcessingDataCounts | undefined;
   }): Promise<ReplaceOutcome>;
   /**
    * The risks that the data stored now makes blocking, read without a transaction and, on a

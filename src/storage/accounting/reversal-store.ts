@@ -70,6 +70,30 @@ function countsOf(withdrawal: Withdrawal): ReversalCounts {
   };
 }
 
+/**
+ * Thrown inside a reversal's transaction to roll it back when what it reversed is not what an
+ * approved request was bound to (`ReversalInput.expectCounts`).
+ */
+class CountsMoved extends Error {
+  readonly counts: ReversalCounts;
+  constructor(counts: ReversalCounts) {
+    super('the reversal counts differ from those approved');
+    this.counts = counts;
+  }
+}
+
+/** The counts and totals of a reversal in one comparable text, whatever the order of its totals. */
+function countsText(counts: ReversalCounts): string {
+  const totals = counts.totals.map((total) => JSON.stringify(Object.entries(total).sort())).sort();
+  return JSON.stringify([
+    counts.journals,
+    counts.lines,
+    counts.alreadyReversed,
+    counts.notReversible,
+    totals,
+  ]);
+}
+
 /** Whether `error` is the unique index of idempotency keys refusing a second row. */
 function isUniqueViolation(error: unknown): boolean {
   const code = errorCodeOf(error);
@@ -193,6 +217,8 @@ export function createReversalStore(store: Store): ReversalStore {
           newId: input.newId,
         }),
       );
+      if (input.expectCounts !== undefined && countsText(counts) !== countsText(input.expectCounts))
+        throw new CountsMoved(counts);
       const details: ReversalDetails = {
         alreadyReversedIds: counts.alreadyReversedIds,
         notReversibleIds: counts.notReversibleIds,
@@ -262,6 +288,7 @@ export function createReversalStore(store: Store): ReversalStore {
         try {
           return await reverseOnce(input);
         } catch (error) {
+          if (error instanceof CountsMoved) return { kind: 'moved', counts: error.counts };
           // A concurrent request with the same key committed first: its answer is this one's.
           if (input.idempotencyKey !== undefined && isUniqueViolation(error)) {
             const earlier = await findByKey(db, input.clientId, input.idempotencyKey);

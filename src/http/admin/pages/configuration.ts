@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ConfigurationUploadPayload } from '../../../composition/approval-kinds.js';
 import type { Services } from '../../../composition/services.js';
 import { AppError } from '../../../lib/errors.js';
 import { keepsRule } from '../../../lib/input-rule.js';
@@ -9,6 +10,7 @@ import type { AuditEntry, ProcessingDataCounts } from '../../../modules/configur
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
 import { AdminPageError, contextOf, formOf, pagingOf, sendPage } from '../request.js';
+import { adminCallerOf, approvalPagePath } from './approvals.js';
 
 /**
  * Largest form that carries a configuration document: the API's document limit, with room for
@@ -154,7 +156,10 @@ function actionHtml(entry: AuditEntry): Html | string {
  * run naming what would be deleted and an explicit confirmation; the wipe with its dry run and
  * confirmation; the audit log.
  */
-export function configurationPages(app: FastifyInstance, services: Pick<Services, 'configuration'>): void {
+export function configurationPages(
+  app: FastifyInstance,
+  services: Pick<Services, 'configuration' | 'approvals'>,
+): void {
   app.get(
     '/admin/configuration',
     { config: { adminPermission: 'configuration:read' } },
@@ -260,8 +265,20 @@ ${isNothing(wouldDelete) ? html`<p>No processing data exists, so nothing is dele
           'Tick the confirmation box, then upload.',
         );
       }
-      const { body } = documentOf(form);
+      const { text, body } = documentOf(form);
       const keep = keepOf(form);
+      if (services.approvals.isRequired('configuration.upload')) {
+        // Four eyes: the upload waits for another user (docs/domain/approvals.md).
+        await unlessChanged(() => services.configuration.checkedRevision([checkedRevisionOf(form)]));
+        const payload: ConfigurationUploadPayload = { document: text, keepProcessingData: keep };
+        const { request: made } = await services.approvals.request(
+          'configuration.upload',
+          payload,
+          adminCallerOf(context),
+          undefined,
+        );
+        return reply.redirect(approvalPagePath(made.requestId), 303);
+      }
       const result = await unlessChanged(async () => {
         try {
           return await services.configuration.upload(body, context.principal.user.email, {
@@ -322,6 +339,16 @@ ${notice('warning', html`<strong>Wiping empties the configuration and deletes:</
           'The wipe was not confirmed, so nothing was deleted.',
           'Tick the confirmation box, then wipe.',
         );
+      }
+      if (services.approvals.isRequired('configuration.delete')) {
+        await unlessChanged(() => services.configuration.checkedRevision([checkedRevisionOf(form)]));
+        const { request: made } = await services.approvals.request(
+          'configuration.delete',
+          {},
+          adminCallerOf(context),
+          undefined,
+        );
+        return reply.redirect(approvalPagePath(made.requestId), 303);
       }
       const { deleted } = await unlessChanged(() =>
         services.configuration.wipe(context.principal.user.email, [checkedRevisionOf(form)]),

@@ -10,6 +10,7 @@ import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
 import { amountHtml, formatCount } from '../money.js';
 import { AdminPageError, contextOf, formOf, pagingOf, sendPage } from '../request.js';
+import { adminCallerOf, approvalPagePath } from './approvals.js';
 
 /**
  * What a "Reverse…" action of the administration interface withdraws: one journal (its page) or
@@ -142,7 +143,10 @@ function requestOf(request: FastifyRequest, selection: ActionSelection): Reversa
  * ingestion session (the dry run, then the reason and the confirmation), every reversal made,
  * and one reversal with its journals.
  */
-export function reversalPages(app: FastifyInstance, services: Pick<Services, 'reversals'>): void {
+export function reversalPages(
+  app: FastifyInstance,
+  services: Pick<Services, 'reversals' | 'approvals'>,
+): void {
   const reverse = { adminPermission: 'journals:reverse' as const };
   const read = { adminPermission: 'journals:read' as const };
 
@@ -160,6 +164,16 @@ export function reversalPages(app: FastifyInstance, services: Pick<Services, 're
     app.post<{ Params: { id: string } }>(path, { config: reverse }, async (request, reply) => {
       const context = contextOf(request);
       const { user } = context.principal;
+      if (services.approvals.isRequired('reversal')) {
+        // Four eyes: the reversal waits for another user (docs/domain/approvals.md).
+        const { request: made } = await services.approvals.request(
+          'reversal',
+          requestOf(request, selectionOf(request.params.id)),
+          adminCallerOf(context),
+          undefined,
+        );
+        return reply.redirect(approvalPagePath(made.requestId), 303);
+      }
       const answer = await services.reversals.reverse(
         requestOf(request, selectionOf(request.params.id)),
         // Idempotency keys are the API's; a form post has none, so this scope holds none.

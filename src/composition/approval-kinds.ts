@@ -1,0 +1,150 @@
+/**
+ * The kinds of action four-eyes approval can hold back, wired to the services that review and
+ * run them (docs/domain/approvals.md). A kind is one entry of `approvalKinds`: its name (listed
+ * in `APPROVAL_KIND_NAMES`), a `review` that works out the binding without changing anything,
+ * and an `execute` that runs the action only while the stored data is still what the binding
+ * says. The payload of each kind is the JSON value its route stores; each reads back what it
+ * wrote.
+ */
+
+import type { ReversalRequest, ReversalService } from '../modules/accounting/reversals.js';
+import type { ReversalCounts } from '../modules/accounting/store.js';
+import { APPROVAL_KIND_NAMES, type ApprovalKind, type ApprovalKinds } from '../modules/approvals/kinds.js';
+import type { ConfigurationDiff } from '../modules/configuration/diff.js';
+import type { ConfigurationService } from '../modules/configuration/service.js';
+import type { ProcessingDataCounts } from '../modules/configuration/store.js';
+import type { PreparedConfiguration } from './prepared-configuration.js';
+
+/** The payload of a configuration upload: the body as sent (UTF-8 text) and the keep option. */
+export interface ConfigurationUploadPayload {
+  document: string;
+  keepProcessingData: boolean;
+}
+
+/** Who a review's dry run is made for: no one changes anything in a review. */
+const REVIEWER = 'approval-review';
+
+/** The changes of a configuration listed with a request: the first ones, by path. */
+const CHANGES_LISTED_MAX = 50;
+
+/** How an approver reads a configuration change at a glance: the counts, and the first changes. */
+function diffSummary(diff: ConfigurationDiff): Record<string, unknown> {
+  const count = (kind: string) => diff.changes.filter((change) => change.kind === kind).length;
+  return {
+    added: count('added'),
+    removed: count('removed'),
+    changed: count('changed'),
+    truncated: diff.truncated,
+    changes: diff.changes.slice(0, CHANGES_LISTED_MAX).map(({ path, kind }) => ({ path, kind })),
+  };
+}
+
+/** The counts of a dry run as the binding of a change that wipes keeps them. */
+function wouldDeleteOf(dryRun: Record<string, unknown>): ProcessingDataCounts {
+  return dryRun.wouldDelete as ProcessingDataCounts;
+}
+
+/** A configuration upload (plain, or keeping the processing data). */
+function configurationUploadKind(configuration: ConfigurationService<PreparedConfiguration>): ApprovalKind {
+  const bytesOf = (payload: ConfigurationUploadPayload) => Buffer.from(payload.document, 'utf8');
+  return {
+    name: 'configuration.upload',
+    async review(payload) {
+      const upload = payload as ConfigurationUploadPayload;
+      const { dryRun, documentSha256, diff } = await configuration.review(
+        bytesOf(upload),
+        REVIEWER,
+        upload.keepProcessingData,
+      );
+      if (!('wouldDelete' in dryRun)) throw new Error('a dry run answers what it would delete');
+      return {
+        documentSha256,
+        revision: dryRun.revision,
+        dryRun: {
+          version: dryRun.version,
+          sections: dryRun.sections,
+          keepProcessingData: upload.keepProcessingData,
+          wouldDelete: dryRun.wouldDelete,
+        },
+        summary: diffSummary(diff),
+      };
+    },
+    async execute(payload, bound, actor) {
+      const upload = payload as ConfigurationUploadPayload;
+      const outcome = await configuration.uploadBound(bytesOf(upload), actor.approverEmail, {
+        documentSha256: bound.documentSha256,
+        keepProcessingData: upload.keepProcessingData,
+        revision: bound.revision,
+        wouldDelete: wouldDeleteOf(bound.dryRun),
+      });
+      return outcome.kind === 'moved'
+        ? outcome
+        : { kind: 'done', outcome: { revision: outcome.revision, deleted: outcome.deleted } };
+    },
+  };
+}
+
+/** A configuration deletion: it wipes the processing data. */
+function configurationDeleteKind(configuration: ConfigurationService<PreparedConfiguration>): ApprovalKind {
+  return {
+    name: 'configuration.delete',
+    async review() {
+      const { wouldDelete, revision } = await configuration.wipeDryRun();
+      return {
+        documentSha256: configuration.emptyDocumentSha256(),
+        revision,
+        dryRun: { wouldDelete },
+        summary: {},
+      };
+    },
+    async execute(_payload, bound, actor) {
+      const outcome = await configuration.wipeBound(actor.approverEmail, {
+        revision: bound.revision,
+        wouldDelete: wouldDeleteOf(bound.dryRun),
+      });
+      return outcome.kind === 'moved'
+        ? outcome
+        : { kind: 'done', outcome: { revision: outcome.revision, deleted: outcome.deleted } };
+    },
+  };
+}
+
+/** A reversal by selection (`POST /api/v1/reversals`). */
+function reversalKind(reversals: ReversalService<PreparedConfiguration>): ApprovalKind {
+  return {
+    name: 'reversal',
+    async review(payload) {
+      const { revision, counts, digest } = await reversals.review(payload as ReversalRequest);
+      return { documentSha256: digest, revision, dryRun: { ...counts }, summary: {} };
+    },
+    async execute(payload, bound, actor) {
+      const outcome = await reversals.reverseBound(
+        payload as ReversalRequest,
+        { ownerEmail: actor.approverEmail, clientId: actor.approverClientId },
+        { revision: bound.revision, counts: bound.dryRun as unknown as ReversalCounts },
+      );
+      if (outcome.kind === 'moved') return outcome;
+      const { reversalId, journals, lines } = outcome.reversal;
+      return { kind: 'done', outcome: { reversalId, journals, lines } };
+    },
+  };
+}
+
+/**
+ * Every kind, by name. A new kind (a period reopen, say) is one more function like those above
+ * and one more entry here, with its name added to `APPROVAL_KIND_NAMES`.
+ */
+export function approvalKinds(services: {
+  configuration: ConfigurationService<PreparedConfiguration>;
+  reversals: ReversalService<PreparedConfiguration>;
+}): ApprovalKinds {
+  const kinds = [
+    configurationUploadKind(services.configuration),
+    configurationDeleteKind(services.configuration),
+    reversalKind(services.reversals),
+  ];
+  const byName: ApprovalKinds = new Map(kinds.map((kind) => [kind.name, kind]));
+  const missing = APPROVAL_KIND_NAMES.filter((name) => !byName.has(name));
+  if (missing.length > 0) throw new Error(`approval kinds without an implementation: ${missing.join(', ')}`);
+  return byName;
+}

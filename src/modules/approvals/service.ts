@@ -1,0 +1,244 @@
+import type { Clock } from '../../lib/clock.js';
+import { AppError } from '../../lib/errors.js';
+import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
+import { APPROVAL_PENDING_REQUESTS_MAX } from './inputs.js';
+import type { ApprovalExecution, ApprovalKindName, ApprovalKinds } from './kinds.js';
+import type { ApprovalKey, ApprovalStatus, ApprovalStore, StoredApprovalRequest } from './store.js';
+
+/**
+ * Who acts on a request. Identity is the user (docs/adr/0027-four-eyes-approval.md): every
+ * credential and every sign-in of the administration interface belongs to one user, named by
+ * e-mail, so the same person through another credential is still the maker. The client id is
+ * recorded (and scopes idempotency keys) but never tells people apart.
+ */
+export interface ApprovalCaller {
+  email: string;
+  clientId: string;
+}
+
+/** True when two callers are the same user: e-mail addresses compared without case. */
+function samePerson(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
+
+/** A problem of an action as a request keeps it. */
+function problemOf(error: unknown): { code: string; detail: string } {
+  if (error instanceof AppError) return { code: error.code, detail: error.message };
+  return { code: 'internal', detail: 'the action failed unexpectedly; the server log has the reason' };
+}
+
+/**
+ * Four-eyes approval (docs/domain/approvals.md): when the process settings require approval for
+ * a kind of action (APPROVAL_REQUIRED), that action becomes a request instead of running; a
+ * second user with `approvals:approve` approves (it runs, as the approver's action on behalf of
+ * the maker) or rejects it, and its maker may cancel it. A request binds to the document hash,
+ * revision and dry run its kind's `review` gave when it was made; the approved action runs only
+ * while the stored data is still what that binding says, else the request becomes `invalid` and
+ * nothing changes. Every change of status is a conditional update of the store, so however many
+ * instances share it, a request is decided once and runs at most once.
+ */
+export class ApprovalService {
+  readonly #store: ApprovalStore;
+  readonly #kinds: ApprovalKinds;
+  readonly #required: ReadonlySet<ApprovalKindName>;
+  readonly #clock: Clock;
+  readonly #newId: () => string;
+
+  constructor(
+    store: ApprovalStore,
+    kinds: ApprovalKinds,
+    required: readonly ApprovalKindName[],
+    clock: Clock,
+    newId: () => string,
+  ) {
+    this.#store = store;
+    this.#kinds = kinds;
+    this.#required = new Set(required);
+    this.#clock = clock;
+    this.#newId = newId;
+  }
+
+  /** Whether actions of `kind` wait for approval (off unless the settings name the kind). */
+  isRequired(kind: ApprovalKindName): boolean {
+    return this.#required.has(kind);
+  }
+
+  /** The kinds that wait for approval, in registry order. */
+  required(): ApprovalKindName[] {
+    return [...this.#kinds.keys()].filter((kind) => this.#required.has(kind));
+  }
+
+  #kind(name: ApprovalKindName) {
+    const kind = this.#kinds.get(name);
+    if (kind === undefined) throw new Error(`no approval kind ${name} is registered`);
+    return kind;
+  }
+
+  /**
+   * Makes a request of `kind` for `payload` (what the kind executes), after its review: the
+   * action's own request errors are thrown here, and nothing is stored. With an idempotency key,
+   * a repeat of the same client answers its first request (`replayed`), whatever the payload.
+   * Errors: the kind's review errors; `conflict` when APPROVAL_PENDING_REQUESTS_MAX requests
+   * already wait.
+   */
+  async request(
+    kind: ApprovalKindName,
+    payload: unknown,
+    maker: ApprovalCaller,
+    idempotencyKey: string | undefined,
+  ): Promise<{ request: StoredApprovalRequest; replayed: boolean }> {
+    if (idempotencyKey !== undefined) {
+      const earlier = await this.#store.findByIdempotencyKey(maker.clientId, idempotencyKey);
+      if (earlier !== undefined) return { request: earlier, replayed: true };
+    }
+    if ((await this.#store.count('pending-approval')) >= APPROVAL_PENDING_REQUESTS_MAX)
+      throw new AppError(
+        'conflict',
+        `${APPROVAL_PENDING_REQUESTS_MAX} requests already wait for approval: decide some before making more`,
+      );
+    const review = await this.#kind(kind).review(payload);
+    const { kind: stored, request } = await this.#store.create({
+      ...review,
+      requestId: this.#newId(),
+      kind,
+      makerEmail: maker.email,
+      makerClientId: maker.clientId,
+      at: this.#clock.now().toISOString(),
+      idempotencyKey,
+      payload,
+    });
+    return { request, replayed: stored === 'replay' };
+  }
+
+  /** One request. Errors: `not-found`. */
+  async get(requestId: string): Promise<StoredApprovalRequest> {
+    const found = await this.#store.find(requestId);
+    if (found === undefined) throw new AppError('not-found', `no approval request ${requestId}`);
+    return found;
+  }
+
+  /** A page of requests, newest first, of one status or all; with page paging, their number too. */
+  async list(
+    status: ApprovalStatus | undefined,
+    start: PageStart<ApprovalKey>,
+    limit: number,
+  ): Promise<KeyedPage<StoredApprovalRequest, ApprovalKey> & { total?: number }> {
+    const page = await this.#store.list(status, start, limit);
+    return 'page' in start ? { ...page, total: await this.#store.count(status) } : page;
+  }
+
+  /** The request, pending, that `caller` may decide. Errors: `not-found`, `approval-not-pending`, `approval-by-maker`. */
+  async #decidable(requestId: string, caller: ApprovalCaller): Promise<StoredApprovalRequest> {
+    const found = await this.get(requestId);
+    if (found.status !== 'pending-approval') throw notPending(found);
+    if (samePerson(found.makerEmail, caller.email))
+      throw new AppError(
+        'approval-by-maker',
+        'four eyes: the maker of a request cannot approve or reject it, through any credential; another user must',
+      );
+    return found;
+  }
+
+  /**
+   * Approves a pending request and runs it, as `approver`'s action on behalf of its maker. The
+   * request moves to `processing` by a conditional update, so only one approval of it, on any
+   * instance, runs it; then to `approved` with what it did, to `invalid` when the data it would
+   * change moved since it was made (and nothing changed), or to `failed` with the action's
+   * problem. Errors: `not-found`; `approval-not-pending` (decided already, or another approval
+   * won); `approval-by-maker`; `approval-invalidated` (the request is now `invalid`); the
+   * action's own errors (the request is now `failed`).
+   */
+  async approve(requestId: string, approver: ApprovalCaller): Promise<StoredApprovalRequest> {
+    const found = await this.#decidable(requestId, approver);
+    const at = this.#clock.now().toISOString();
+    const claimed = await this.#store.decide(requestId, {
+      to: 'processing',
+      by: approver.email,
+      byClientId: approver.clientId,
+      at,
+    });
+    if (claimed === undefined) throw notPending(await this.get(requestId));
+    const payload = await this.#store.payload(requestId);
+    let execution: ApprovalExecution;
+    try {
+      execution = await this.#kind(found.kind).execute(payload, found, {
+        approverEmail: approver.email,
+        approverClientId: approver.clientId,
+        makerEmail: found.makerEmail,
+      });
+    } catch (error) {
+      await this.#store.finish(requestId, {
+        to: 'failed',
+        at: this.#clock.now().toISOString(),
+        problem: problemOf(error),
+      });
+      throw error;
+    }
+    if (execution.kind === 'moved') {
+      await this.#store.finish(requestId, {
+        to: 'invalid',
+        at: this.#clock.now().toISOString(),
+        problem: { code: 'approval-invalidated', detail: execution.detail },
+      });
+      throw new AppError(
+        'approval-invalidated',
+        `nothing was changed and the request is invalid now: ${execution.detail}; make the request again to have it reviewed anew`,
+        { requestId, requestStatus: 'invalid' },
+      );
+    }
+    return this.#store.finish(requestId, {
+      to: 'approved',
+      at: this.#clock.now().toISOString(),
+      outcome: execution.outcome,
+    });
+  }
+
+  /**
+   * Rejects a pending request with a reason; it never runs. Errors: `not-found`,
+   * `approval-not-pending`, `approval-by-maker`, `validation-failed` (a blank reason).
+   */
+  async reject(requestId: string, approver: ApprovalCaller, reason: string): Promise<StoredApprovalRequest> {
+    if (reason.trim() === '')
+      throw new AppError('validation-failed', 'a reason is required', {
+        errors: [{ path: '/reason', message: 'must not be blank' }],
+      });
+    await this.#decidable(requestId, approver);
+    const decided = await this.#store.decide(requestId, {
+      to: 'rejected',
+      by: approver.email,
+      byClientId: approver.clientId,
+      at: this.#clock.now().toISOString(),
+      reason,
+    });
+    if (decided === undefined) throw notPending(await this.get(requestId));
+    return decided;
+  }
+
+  /**
+   * Cancels a pending request; only its maker may (through any of their credentials). Errors:
+   * `not-found`, `approval-not-pending`, `forbidden` (another user's request).
+   */
+  async cancel(requestId: string, maker: ApprovalCaller): Promise<StoredApprovalRequest> {
+    const found = await this.get(requestId);
+    if (!samePerson(found.makerEmail, maker.email))
+      throw new AppError('forbidden', 'only the maker of a request may cancel it; an approver rejects it');
+    if (found.status !== 'pending-approval') throw notPending(found);
+    const decided = await this.#store.decide(requestId, {
+      to: 'canceled',
+      by: maker.email,
+      byClientId: maker.clientId,
+      at: this.#clock.now().toISOString(),
+    });
+    if (decided === undefined) throw notPending(await this.get(requestId));
+    return decided;
+  }
+}
+
+/** The error of a request that is not pending approval any more. */
+function notPending(request: StoredApprovalRequest): AppError {
+  return new AppError(
+    'approval-not-pending',
+    `approval request ${request.requestId} is ${request.status}, not pending approval`,
+    { requestStatus: request.status },
+  );
+}

@@ -1,0 +1,297 @@
+/**
+ * The approvals port over Kysely (docs/adr/0027-four-eyes-approval.md). Each change of a
+ * request's status is one transaction: a conditional update (`where status = <the status it
+ * leaves>`), its audit entry (`writeApprovalAudit`, the one writer of approval entries) and its
+ * day counters. Two instances deciding one request both run the update; the one that changed no
+ * row lost and writes nothing more.
+ */
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type {
+  ApprovalDecision,
+  ApprovalFinish,
+  ApprovalStatus,
+  ApprovalStore,
+  NewApprovalRequest,
+  StoredApprovalRequest,
+} from '../modules/approvals/store.js';
+import { countRows } from './count.js';
+import { errorCodeOf } from './errors.js';
+import { keyedPageOf } from './keyed-page.js';
+import type { ApprovalRequestsTable, Database } from './schema.js';
+
+/** The columns a request is answered with: every one but its payload, which only execution reads. */
+const VIEW_COLUMNS = [
+  'id',
+  'kind',
+  'status',
+  'maker_email',
+  'maker_client_id',
+  'created_at',
+  'document_sha256',
+  'revision',
+  'dry_run',
+  'summary',
+  'decided_by',
+  'decided_by_client_id',
+  'decided_at',
+  'reason',
+  'finished_at',
+  'outcome',
+  'problem',
+] as const;
+
+type ViewRow = Pick<Selectable<ApprovalRequestsTable>, (typeof VIEW_COLUMNS)[number]>;
+
+function requestOf(row: ViewRow): StoredApprovalRequest {
+  return {
+    requestId: row.id,
+    kind: row.kind as StoredApprovalRequest['kind'],
+    status: row.status as ApprovalStatus,
+    makerEmail: row.maker_email,
+    makerClientId: row.maker_client_id,
+    createdAt: row.created_at,
+    documentSha256: row.document_sha256,
+    revision: Number(row.revision),
+    dryRun: JSON.parse(row.dry_run) as Record<string, unknown>,
+    summary: JSON.parse(row.summary) as Record<string, unknown>,
+    decidedBy: row.decided_by,
+    decidedByClientId: row.decided_by_client_id,
+    decidedAt: row.decided_at,
+    reason: row.reason,
+    finishedAt: row.finished_at,
+    outcome: row.outcome === null ? null : (JSON.parse(row.outcome) as Record<string, unknown>),
+    problem: row.problem === null ? null : (JSON.parse(row.problem) as StoredApprovalRequest['problem']),
+  };
+}
+
+/** Whether `error` is the unique index of idempotency keys refusing a second row. */
+function isUniqueViolation(error: unknown): boolean {
+  const code = errorCodeOf(error);
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/**
+ * Writes one audit entry of an approval request, inside the caller's transaction: the one
+ * function that writes approval entries, so the audit log's writer can change in one place.
+ * `actor` is who acted (the maker, or the approver); `details` names the request and says what
+ * changed.
+ */
+export async function writeApprovalAudit(
+  trx: Transaction<Database>,
+  entry: { at: string; actor: string; action: string; revision: number; details: Record<string, unknown> },
+): Promise<void> {
+  await trx
+    .insertInto('audit_log')
+    .values({
+      at: entry.at,
+      actor: entry.actor,
+      action: entry.action,
+      version: null,
+      revision: entry.revision,
+      sections: '{}',
+      deleted: null,
+      details: JSON.stringify(entry.details),
+    })
+    .execute();
+}
+
+/** Adds to the counters of the day a request was made (`approval_day_counts`), inside the caller's transaction. */
+async function addToDay(
+  trx: Transaction<Database>,
+  createdAt: string,
+  change: { awaiting: number; denied: number },
+): Promise<void> {
+  await trx
+    .insertInto('approval_day_counts')
+    .values({ day: createdAt.slice(0, 10), ...change })
+    .onConflict((oc) =>
+      oc.column('day').doUpdateSet((eb) => ({
+        awaiting: eb('approval_day_counts.awaiting', '+', change.awaiting),
+        denied: eb('approval_day_counts.denied', '+', change.denied),
+      })),
+    )
+    .execute();
+}
+
+/** The audit action of each status a decision or a finish moves to. */
+const AUDIT_ACTION: Record<Exclude<ApprovalStatus, 'pending-approval'>, string> = {
+  processing: 'approval.approved',
+  rejected: 'approval.rejected',
+  canceled: 'approval.canceled',
+  approved: 'approval.approved',
+  invalid: 'approval.invalidated',
+  failed: 'approval.failed',
+};
+
+/** What an audit entry says of a request. */
+function auditDetails(request: StoredApprovalRequest): Record<string, unknown> {
+  return {
+    requestId: request.requestId,
+    kind: request.kind,
+    status: request.status,
+    maker: request.makerEmail,
+    makerClientId: request.makerClientId,
+    documentSha256: request.documentSha256,
+    dryRun: request.dryRun,
+  };
+}
+
+export function createApprovalStore(db: Kysely<Database>): ApprovalStore {
+  const view = (from: Kysely<Database> | Transaction<Database>) =>
+    from.selectFrom('approval_requests').select(VIEW_COLUMNS);
+
+  async function find(requestId: string): Promise<StoredApprovalRequest | undefined> {
+    const row = await view(db).where('id', '=', requestId).executeTakeFirst();
+    return row === undefined ? undefined : requestOf(row);
+  }
+
+  async function findByIdempotencyKey(clientId: string, key: string) {
+    const row = await view(db)
+      .where('maker_client_id', '=', clientId)
+      .where('idempotency_key', '=', key)
+      .executeTakeFirst();
+    return row === undefined ? undefined : requestOf(row);
+  }
+
+  return {
+    findByIdempotencyKey,
+    find,
+
+    async create(input: NewApprovalRequest) {
+      try {
+        const request = await db.transaction().execute(async (trx) => {
+          const row = await trx
+            .insertInto('approval_requests')
+            .values({
+              id: input.requestId,
+              kind: input.kind,
+              status: 'pending-approval',
+              maker_email: input.makerEmail,
+              maker_client_id: input.makerClientId,
+              created_at: input.at,
+              idempotency_key: input.idempotencyKey ?? null,
+              payload: JSON.stringify(input.payload),
+              document_sha256: input.documentSha256,
+              revision: input.revision,
+              dry_run: JSON.stringify(input.dryRun),
+              summary: JSON.stringify(input.summary),
+            })
+            .returning(VIEW_COLUMNS)
+            .executeTakeFirstOrThrow();
+          const created = requestOf(row);
+          await addToDay(trx, input.at, { awaiting: 1, denied: 0 });
+          await writeApprovalAudit(trx, {
+            at: input.at,
+            actor: input.makerEmail,
+            action: 'approval.requested',
+            revision: input.revision,
+            details: auditDetails(created),
+          });
+          return created;
+        });
+        return { kind: 'created' as const, request };
+      } catch (error) {
+        // A concurrent request of the same client with the same key won: answer it.
+        if (input.idempotencyKey === undefined || !isUniqueViolation(error)) throw error;
+        const earlier = await findByIdempotencyKey(input.makerClientId, input.idempotencyKey);
+        if (earlier === undefined) throw error;
+        return { kind: 'replay' as const, request: earlier };
+      }
+    },
+
+    async payload(requestId) {
+      const row = await db
+        .selectFrom('approval_requests')
+        .select('payload')
+        .where('id', '=', requestId)
+        .executeTakeFirstOrThrow();
+      return JSON.parse(row.payload) as unknown;
+    },
+
+    async list(status, start, limit) {
+      let query = view(db);
+      if (status !== undefined) query = query.where('status', '=', status);
+      if ('after' in start) {
+        const { createdAt, requestId } = start.after;
+        query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(createdAt, requestId)));
+      } else query = query.offset(start.page * limit);
+      const rows = await query
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit + 1)
+        .execute();
+      const page = keyedPageOf(rows, limit, (row) => ({ createdAt: row.created_at, requestId: row.id }));
+      return { rows: page.rows.map(requestOf), next: page.next };
+    },
+
+    count(status) {
+      let query = db.selectFrom('approval_requests');
+      if (status !== undefined) query = query.where('status', '=', status);
+      return countRows(query);
+    },
+
+    decide(requestId: string, decision: ApprovalDecision) {
+      return db.transaction().execute(async (trx) => {
+        const row = await trx
+          .updateTable('approval_requests')
+          .set({
+            status: decision.to,
+            decided_by: decision.by,
+            decided_by_client_id: decision.byClientId,
+            decided_at: decision.at,
+            reason: decision.reason ?? null,
+          })
+          .where('id', '=', requestId)
+          .where('status', '=', 'pending-approval')
+          .returning(VIEW_COLUMNS)
+          .executeTakeFirst();
+        if (row === undefined) return undefined;
+        const decided = requestOf(row);
+        await addToDay(trx, decided.createdAt, {
+          awaiting: -1,
+          denied: decision.to === 'rejected' ? 1 : 0,
+        });
+        await writeApprovalAudit(trx, {
+          at: decision.at,
+          actor: decision.by,
+          action: AUDIT_ACTION[decision.to],
+          revision: decided.revision,
+          details: {
+            ...auditDetails(decided),
+            decidedByClientId: decision.byClientId,
+            ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+          },
+        });
+        return decided;
+      });
+    },
+
+    finish(requestId: string, finish: ApprovalFinish) {
+      return db.transaction().execute(async (trx) => {
+        const row = await trx
+          .updateTable('approval_requests')
+          .set({
+            status: finish.to,
+            finished_at: finish.at,
+            outcome: finish.to === 'approved' ? JSON.stringify(finish.outcome) : null,
+            problem: finish.to === 'approved' ? null : JSON.stringify(finish.problem),
+          })
+          .where('id', '=', requestId)
+          .where('status', '=', 'processing')
+          .returning(VIEW_COLUMNS)
+          .executeTakeFirstOrThrow();
+        const finished = requestOf(row);
+        // An approval that ran has its entry from the decision; the action wrote its own.
+        if (finish.to !== 'approved')
+          await writeApprovalAudit(trx, {
+            at: finish.at,
+            actor: finished.decidedBy ?? finished.makerEmail,
+            action: AUDIT_ACTION[finish.to],
+            revision: finished.revision,
+            details: { ...auditDetails(finished), problem: finish.problem },
+          });
+        return finished;
+      });
+    },
+  };
+}

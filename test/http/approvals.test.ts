@@ -1,0 +1,378 @@
+import type { FastifyInstance } from 'fastify';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createServices, type Services } from '../../src/composition/services.js';
+import { buildApp } from '../../src/http/app.js';
+import { ManualClock } from '../../src/lib/clock.js';
+import { openStore, type Store } from '../../src/storage/store.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { ingestClosedSession, realisticConfiguration } from '../helpers/fixtures.js';
+import { businessEvent } from '../helpers/records.js';
+import { TEST_DIALECT } from '../helpers/store.js';
+
+/** Friday 2026-11-20, 10:00 UTC: the business date of the Amsterdam node is 2026-11-20. */
+const NOW = '2026-11-20T10:00:00Z';
+const ALL_KINDS = ['configuration.upload', 'configuration.delete', 'reversal'] as const;
+
+type ApprovalRequest = {
+  requestId: string;
+  kind: string;
+  status: string;
+  makerEmail: string;
+  documentSha256: string;
+  revision: number;
+  dryRun: Record<string, unknown>;
+  summary: Record<string, unknown>;
+  decidedBy: string | null;
+  reason: string | null;
+  outcome: Record<string, unknown> | null;
+  problem: { code: string; detail: string } | null;
+};
+
+let t: TestApp;
+/** A bulk operator: the maker. */
+let maker: { token: string; email: string };
+/** An administrator: the approver. */
+let approver: string;
+
+async function userToken(roles: string[]): Promise<{ token: string; email: string }> {
+  const credential = await t.credentialFor(roles);
+  const { access_token: token } = await t.services.tokens.clientCredentialsGrant(credential);
+  return { token, email: credential.ownerEmail };
+}
+
+beforeEach(async () => {
+  t = await createTestApp({ approvalRequired: [...ALL_KINDS] }, { clock: new ManualClock(NOW) });
+  // The first configuration is stored by the service itself: only requests through the API wait.
+  await t.services.configuration.upload(realisticConfiguration(), 'setup@example.test');
+  maker = await userToken(['bulk-operator']);
+  approver = (await userToken(['admin'])).token;
+});
+afterEach(async () => {
+  await t.close();
+});
+
+async function revision(): Promise<string | undefined> {
+  const download = await t.call(maker.token, { method: 'GET', url: '/api/v1/configuration/bulk' });
+  return download.headers.etag as string | undefined;
+}
+
+function act(token: string, requestId: string, action: 'approve' | 'reject' | 'cancel', reason?: string) {
+  return t.call(token, {
+    method: 'POST',
+    url: `/api/v1/approval-requests/${requestId}/${action}`,
+    ...(reason === undefined ? {} : { payload: { reason } }),
+  });
+}
+
+async function metrics(): Promise<{ awaitingApproval: number; deniedApproval: number }> {
+  const answer = await t.call(approver, {
+    method: 'GET',
+    url: '/api/v1/statistics/operational-dashboard/journal-metrics?from=2026-11-01&to=2026-12-01',
+  });
+  expect(answer.statusCode, answer.body).toBe(200);
+  return answer.json();
+}
+
+async function ingest(data: unknown[]): Promise<string> {
+  const ingestionId = await ingestClosedSession(t, maker.token, 'businessEvent', data);
+  await t.services.processor.drain();
+  return ingestionId;
+}
+
+function upload(token: string, body: unknown, query = '') {
+  return t.call(token, {
+    method: 'PUT',
+    url: `/api/v1/configuration/bulk${query}`,
+    payload: body as Record<string, unknown>,
+  });
+}
+
+/** The realistic configuration with one more optional attribute: a change that keeps the data. */
+function withNote(): ReturnType<typeof realisticConfiguration> {
+  const document = realisticConfiguration();
+  const entity = document.configuration.entities[0];
+  if (entity === undefined) throw new Error('no entity');
+  entity.attributes.push({
+    name: 'approvalNote',
+    label: 'Approval note',
+    mandatory: false,
+    source: 'input',
+    type: { typeName: 'PrimitiveType', primitive: 'TEXT' },
+  });
+  return document;
+}
+
+describe('a configuration upload waiting for approval', () => {
+  it('changes nothing until another user approves it; then it runs as the approver, on behalf of the maker', async () => {
+    const before = await revision();
+    const made = await upload(maker.token, withNote(), '?keep=processing-data');
+    expect(made.statusCode, made.body).toBe(202);
+    const request = made.json() as ApprovalRequest;
+    expect(made.headers.location).toBe(`/api/v1/approval-requests/${request.requestId}`);
+    expect(request).toMatchObject({
+      kind: 'configuration.upload',
+      status: 'pending-approval',
+      makerEmail: maker.email,
+      decidedBy: null,
+      outcome: null,
+    });
+    expect(request.documentSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(request.dryRun).toMatchObject({ keepProcessingData: true, wouldDelete: { ingestions: 0 } });
+    expect(request.summary).toMatchObject({ added: 1, removed: 0 });
+    expect(await revision()).toBe(before);
+    expect(await metrics()).toEqual(expect.objectContaining({ awaitingApproval: 1, deniedApproval: 0 }));
+
+    // Four eyes: not the maker, not through another credential of the maker either.
+    const own = await act(maker.token, request.requestId, 'approve');
+    expect(own.statusCode).toBe(403);
+    const makerAdminCredential = await t.services.access.createCredential({ ownerEmail: maker.email });
+    await t.services.access.updateUser(maker.email, { roles: ['bulk-operator', 'admin'] });
+    const { access_token: sameUser } = await t.services.tokens.clientCredentialsGrant(makerAdminCredential);
+    const other = await act(sameUser, request.requestId, 'approve');
+    expect(other.statusCode, other.body).toBe(403);
+    expect(other.json().type).toBe('urn:ledgerflow:problem:approval-by-maker');
+
+    const approved = await act(approver, request.requestId, 'approve');
+    expect(approved.statusCode, approved.body).toBe(200);
+    const done = approved.json() as ApprovalRequest;
+    expect(done.status).toBe('approved');
+    expect(done.outcome).toMatchObject({ revision: request.revision + 1 });
+    expect(await revision()).toBe(`"revision-${request.revision + 1}"`);
+    const kept = await t.services.revisions.list(0, 1);
+    expect(kept.rows[0]?.sha256).toBe(request.documentSha256);
+    expect(await metrics()).toEqual(expect.objectContaining({ awaitingApproval: 0, deniedApproval: 0 }));
+
+    const again = await act(approver, request.requestId, 'approve');
+    expect(again.statusCode).toBe(409);
+    expect(again.json().type).toBe('urn:ledgerflow:problem:approval-not-pending');
+
+    const audit = await t.call(approver, { method: 'GET', url: '/api/v1/audit-log?limit=10' });
+    const actions = (audit.json().data as { action: string }[]).map((entry) => entry.action);
+    expect(actions.slice(0, 3)).toEqual(['configuration.upload', 'approval.approved', 'approval.requested']);
+  });
+
+  it('a bad document is refused at once, and no request is made', async () => {
+    const made = await upload(maker.token, { version: '1', configuration: { entities: 'no' } });
+    expect(made.statusCode).toBe(400);
+    const list = await t.call(approver, { method: 'GET', url: '/api/v1/approval-requests' });
+    expect(list.json().totalSize).toBe(0);
+  });
+
+  it('is invalidated by another upload in between: nothing changes', async () => {
+    const first = (await upload(maker.token, withNote(), '?keep=processing-data')).json() as ApprovalRequest;
+    // Another change lands first (made directly by the service, as an earlier approval would).
+    await t.services.configuration.upload(realisticConfiguration(), 'other@example.test');
+    const moved = await revision();
+    const approved = await act(approver, first.requestId, 'approve');
+    expect(approved.statusCode, approved.body).toBe(409);
+    expect(approved.json().type).toBe('urn:ledgerflow:problem:approval-invalidated');
+    expect(await revision()).toBe(moved);
+    const after = await t.call(approver, {
+      method: 'GET',
+      url: `/api/v1/approval-requests/${first.requestId}`,
+    });
+    expect(after.json()).toMatchObject({ status: 'invalid', problem: { code: 'approval-invalidated' } });
+  });
+});
+
+describe('a configuration deletion waiting for approval', () => {
+  it('wipes nothing while it waits; a rejection with a reason counts as denied and never runs', async () => {
+    await ingest([businessEvent()]);
+    const made = await t.call(maker.token, { method: 'DELETE', url: '/api/v1/configuration/bulk' });
+    expect(made.statusCode, made.body).toBe(202);
+    const request = made.json() as ApprovalRequest;
+    expect(request.dryRun).toMatchObject({ wouldDelete: { ingestions: 1, records: 1 } });
+    const sessions = await t.call(maker.token, { method: 'GET', url: '/api/v1/ingestions' });
+    expect(sessions.json().totalSize).toBe(1);
+
+    const blank = await act(approver, request.requestId, 'reject', ' ');
+    expect(blank.statusCode).toBe(400);
+    const rejected = await act(approver, request.requestId, 'reject', 'not announced');
+    expect(rejected.statusCode, rejected.body).toBe(200);
+    expect(rejected.json()).toMatchObject({ status: 'rejected', reason: 'not announced' });
+    expect(await metrics()).toEqual(expect.objectContaining({ awaitingApproval: 0, deniedApproval: 1 }));
+    expect((await act(approver, request.requestId, 'approve')).statusCode).toBe(409);
+  });
+
+  it('is invalidated when the data it would wipe changed, even at the same revision', async () => {
+    const request = (
+      await t.call(maker.token, { method: 'DELETE', url: '/api/v1/configuration/bulk' })
+    ).json() as ApprovalRequest;
+    await ingest([businessEvent()]);
+    const approved = await act(approver, request.requestId, 'approve');
+    expect(approved.statusCode, approved.body).toBe(409);
+    const sessions = await t.call(maker.token, { method: 'GET', url: '/api/v1/ingestions' });
+    expect(sessions.json().totalSize).toBe(1);
+  });
+
+  it('its maker may cancel it, no one else; an approved deletion wipes', async () => {
+    await ingest([businessEvent()]);
+    const first = (
+      await t.call(maker.token, { method: 'DELETE', url: '/api/v1/configuration/bulk' })
+    ).json() as ApprovalRequest;
+    expect((await act(approver, first.requestId, 'cancel')).statusCode).toBe(403);
+    const canceled = await act(maker.token, first.requestId, 'cancel');
+    expect(canceled.statusCode, canceled.body).toBe(200);
+    expect(canceled.json().status).toBe('canceled');
+
+    const second = (
+      await t.call(maker.token, { method: 'DELETE', url: '/api/v1/configuration/bulk' })
+    ).json() as ApprovalRequest;
+    const approved = await act(approver, second.requestId, 'approve');
+    expect(approved.statusCode, approved.body).toBe(200);
+    expect(approved.json().outcome).toMatchObject({ deleted: { ingestions: 1 } });
+    const sessions = await t.call(maker.token, { method: 'GET', url: '/api/v1/ingestions' });
+    expect(sessions.json().totalSize).toBe(0);
+
+    const pending = await t.call(approver, {
+      method: 'GET',
+      url: '/api/v1/approval-requests?status=canceled',
+    });
+    expect(pending.json().data.map((r: ApprovalRequest) => r.requestId)).toEqual([first.requestId]);
+  });
+});
+
+describe('a reversal waiting for approval', () => {
+  const range = { accountingConfig: 'IFRS', from: '2026-11-01', to: '2026-11-30' };
+
+  it('reverses nothing until approved; an idempotent repeat answers the same request', async () => {
+    const ingestionId = await ingest([businessEvent({ effectiveDate: '2026-11-18' })]);
+    const body = { selection: { ingestionId }, reason: 'wrong amount' };
+    const dryRun = await t.call(maker.token, {
+      method: 'POST',
+      url: '/api/v1/reversals?dryRun=true',
+      payload: body,
+    });
+    expect(dryRun.statusCode).toBe(200);
+    const made = await t.call(maker.token, {
+      method: 'POST',
+      url: '/api/v1/reversals',
+      payload: body,
+      headers: { 'idempotency-key': 'k1' },
+    });
+    expect(made.statusCode, made.body).toBe(202);
+    const request = made.json() as ApprovalRequest;
+    const { dryRun: _flag, ...counts } = dryRun.json();
+    expect(request.dryRun).toEqual(counts);
+    const repeat = await t.call(maker.token, {
+      method: 'POST',
+      url: '/api/v1/reversals',
+      payload: body,
+      headers: { 'idempotency-key': 'k1' },
+    });
+    expect(repeat.statusCode).toBe(202);
+    expect(repeat.headers['idempotent-replayed']).toBe('true');
+    expect(repeat.json().requestId).toBe(request.requestId);
+    const reversals = await t.call(maker.token, { method: 'GET', url: '/api/v1/reversals' });
+    expect(reversals.json().totalSize).toBe(0);
+
+    const approved = await act(approver, request.requestId, 'approve');
+    expect(approved.statusCode, approved.body).toBe(200);
+    const outcome = approved.json().outcome as { reversalId: string; journals: number };
+    expect(outcome.journals).toBe(counts.journals);
+    const journals = await t.call(maker.token, {
+      method: 'GET',
+      url: `/api/v1/journals?reversalId=${outcome.reversalId}`,
+    });
+    expect(journals.json().totalSize).toBe(counts.journals);
+  });
+
+  it('is invalidated by new journals that change its dry-run counts', async () => {
+    await ingest([businessEvent({ effectiveDate: '2026-11-18' })]);
+    const made = await t.call(maker.token, {
+      method: 'POST',
+      url: '/api/v1/reversals',
+      payload: { selection: range, reason: 'month wrong' },
+    });
+    expect(made.statusCode, made.body).toBe(202);
+    await ingest([businessEvent({ effectiveDate: '2026-11-19' })]);
+    const approved = await act(approver, made.json().requestId, 'approve');
+    expect(approved.statusCode, approved.body).toBe(409);
+    expect(approved.json().type).toBe('urn:ledgerflow:problem:approval-invalidated');
+    const reversals = await t.call(maker.token, { method: 'GET', url: '/api/v1/reversals' });
+    expect(reversals.json().totalSize).toBe(0);
+  });
+
+  it('two approvals at once run it once', async () => {
+    await ingest([businessEvent({ effectiveDate: '2026-11-18' })]);
+    const made = await t.call(maker.token, {
+      method: 'POST',
+      url: '/api/v1/reversals',
+      payload: { selection: range, reason: 'month wrong' },
+    });
+    const second = (await userToken(['admin'])).token;
+    const answers = await Promise.all([
+      act(approver, made.json().requestId, 'approve'),
+      act(second, made.json().requestId, 'approve'),
+    ]);
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 409]);
+    const reversals = await t.call(maker.token, { method: 'GET', url: '/api/v1/reversals' });
+    expect(reversals.json().totalSize).toBe(1);
+  });
+});
+
+describe('approval off (the default)', () => {
+  it('runs every action at once, as before', async () => {
+    const plain = await createTestApp({}, { clock: new ManualClock(NOW) });
+    try {
+      const token = await plain.tokenFor(['bulk-operator']);
+      const put = await plain.call(token, {
+        method: 'PUT',
+        url: '/api/v1/configuration/bulk',
+        payload: realisticConfiguration(),
+      });
+      expect(put.statusCode).toBe(200);
+      const wipe = await plain.call(token, { method: 'DELETE', url: '/api/v1/configuration/bulk' });
+      expect(wipe.statusCode).toBe(204);
+    } finally {
+      await plain.close();
+    }
+  });
+});
+
+describe.runIf(TEST_DIALECT === 'postgres')('two instances on one PostgreSQL', () => {
+  let second: Store;
+  let services: Services;
+  let app: FastifyInstance;
+
+  beforeEach(async () => {
+    second = openStore(t.url);
+    services = createServices(second, t.clock, {
+      accessTokenTtlSeconds: 300,
+      refreshTokenTtlSeconds: 1800,
+      businessDate: undefined,
+      approvalRequired: [...ALL_KINDS],
+    });
+    app = await buildApp({ store: second, services, logger: false });
+    await app.ready();
+  });
+  afterEach(async () => {
+    await app.close();
+    await second.close();
+  });
+
+  it('approving one request through both at once runs it once', async () => {
+    await ingest([businessEvent({ effectiveDate: '2026-11-18' })]);
+    const made = await t.call(maker.token, {
+      method: 'POST',
+      url: '/api/v1/reversals',
+      payload: {
+        selection: { accountingConfig: 'IFRS', from: '2026-11-01', to: '2026-11-30' },
+        reason: 'both at once',
+      },
+    });
+    const requestId = made.json().requestId as string;
+    const other = (await userToken(['admin'])).token;
+    const answers = await Promise.all([
+      act(approver, requestId, 'approve'),
+      app.inject({
+        method: 'POST',
+        url: `/api/v1/approval-requests/${requestId}/approve`,
+        headers: { authorization: `Bearer ${other}` },
+      }),
+    ]);
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 409]);
+    const reversals = await t.call(maker.token, { method: 'GET', url: '/api/v1/reversals' });
+    expect(reversals.json().totalSize).toBe(1);
+  });
+});
