@@ -5,6 +5,7 @@ import { JournalQueries } from '../modules/accounting/journal-queries.js';
 import type { AccountingProcessor } from '../modules/accounting/processor.js';
 import { ReprocessingService } from '../modules/accounting/reprocessing.js';
 import { ReversalService } from '../modules/accounting/reversals.js';
+import { AuditTrail } from '../modules/audit/trail.js';
 import { AccessDirectory } from '../modules/auth/access-directory.js';
 import type { Wait } from '../modules/auth/failure-limiter.js';
 import {
@@ -29,6 +30,7 @@ import { StatisticsService } from '../modules/statistics/service.js';
 import { createAccountingStore } from '../storage/accounting/accounting-store.js';
 import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
 import { createReversalStore } from '../storage/accounting/reversal-store.js';
+import { createAuditStore } from '../storage/audit-trail.js';
 import { createAuthStore } from '../storage/auth-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
 import { createExecutionStore } from '../storage/extracts/execution-store.js';
@@ -72,6 +74,8 @@ export interface Services {
   snapshots: ConfigurationSnapshots<PreparedConfiguration>;
   configuration: ConfigurationService<PreparedConfiguration>;
   revisions: ConfigurationRevisions;
+  /** The audit trail's reads: pages, export, verification (its entries are written by the changes). */
+  audit: AuditTrail;
   catalog: EntityCatalog;
   ingestion: IngestionService;
   statistics: StatisticsService;
@@ -233,6 +237,7 @@ export function createServices(
       { risks: storedDataRisksOf, whatIf: options.whatIf ?? whatIf },
     ),
     revisions: new ConfigurationRevisions(configurationStore, clock),
+    audit: new AuditTrail(createAuditStore(store.db)),
     catalog,
     ingestion: new IngestionService(createIngestionStore(store), catalog, clock, {
       chunkWorker,

@@ -13,6 +13,7 @@ import type { ProcessingStatus } from '../processing/messages.js';
 import type { Store } from '../storage/store.js';
 import { adminInterface } from './admin/plugin.js';
 import { accessRoutes } from './api/access.js';
+import { auditLogRoutes } from './api/audit-log.js';
 import { configurationRoutes } from './api/configuration.js';
 import { configurationRevisionRoutes } from './api/configuration-revisions.js';
 import { documentedRoute, SHARED_ANSWER_SCHEMAS } from './api/documented-answers.js';
@@ -251,7 +252,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         { name: 'access', description: 'Users, their roles, and the API credentials that act for them.' },
         {
           name: 'configuration',
-          description: 'The Configuration Data document and the audit log of its changes.',
+          description: 'The Configuration Data document, its revisions and their changes.',
+        },
+        {
+          name: 'audit',
+          description: 'The tamper-evident audit trail of every change: its pages, export and verification.',
         },
         {
           name: 'entities',
@@ -297,6 +302,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   oauthRoutes(app, services.tokens, deps.publicUrl);
   await app.register(accessRoutes, { access: services.access });
   await app.register(configurationRoutes, { configuration: services.configuration });
+  await app.register(auditLogRoutes, { audit: services.audit });
   await app.register(configurationRevisionRoutes, { revisions: services.revisions });
   await app.register(entityRoutes, { catalog: services.catalog });
   await app.register(ingestionRoutes, { ingestion: services.ingestion });

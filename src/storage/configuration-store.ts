@@ -1,6 +1,5 @@
 import { type Kysely, sql } from 'kysely';
 import {
-  type AuditEntry,
   CONFIGURATION_FORMAT_VERSION,
   type Configuration,
   type ConfigurationStore,
@@ -14,6 +13,7 @@ import {
   listRevisions,
   readRevisionDocument,
 } from './configuration-revisions.js';
+import { appendAudit } from './audit-trail.js';
 import { countRows } from './count.js';
 import type { Database } from './schema.js';
 import { clearStatisticsCounters } from './statistics-counters.js';
@@ -206,18 +206,14 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
           })
           .where('id', '=', CONFIGURATION_ROW_ID)
           .execute();
-        await trx
-          .insertInto('audit_log')
-          .values({
-            at: input.at,
-            actor: input.actor,
-            action: input.action,
-            version: input.version,
-            revision: next,
-            sections: JSON.stringify(input.sections),
-            deleted: JSON.stringify(deleted),
-          })
-          .execute();
+        await appendAudit(trx, {
+          at: input.at,
+          action: input.action,
+          actor: { user: input.actor, clientId: input.clientId ?? null },
+          before: { revision: Number(revision) },
+          after: { revision: next, version: input.version, sha256: input.document.sha256 },
+          configuration: { version: input.version, revision: next, sections: input.sections, deleted: { ...deleted } },
+        });
         await insertRevision(trx, {
           revision: next,
           at: input.at,
@@ -232,33 +228,5 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
       });
     },
 
-    async listAudit(page, limit) {
-      const rows = await db
-        .selectFrom('audit_log')
-        .selectAll()
-        // Ids are handed out inside the transaction that holds the configuration row, so they
-        // follow the order in which the changes were made.
-        .orderBy('id', 'desc')
-        .limit(limit)
-        .offset(page * limit)
-        .execute();
-      const total = await countRows(db.selectFrom('audit_log'));
-      return {
-        rows: rows.map(
-          (row): AuditEntry => ({
-            id: Number(row.id),
-            at: row.at,
-            actor: row.actor,
-            action: row.action as AuditEntry['action'],
-            version: row.version,
-            revision: Number(row.revision),
-            sections: JSON.parse(row.sections) as Record<string, number>,
-            deleted: row.deleted === null ? null : (JSON.parse(row.deleted) as ProcessingDataCounts),
-            ...(row.details === null ? {} : { details: JSON.parse(row.details) as Record<string, unknown> }),
-          }),
-        ),
-        total,
-      };
-    },
   };
 }

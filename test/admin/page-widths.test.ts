@@ -112,7 +112,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface at a 1,024 px win
 
   beforeAll(async () => {
     t = await createTestApp({ businessDate: '2026-11-20' });
-    await t.services.configuration.upload(wideConfiguration(), 'width-test@example.test');
+    await t.services.configuration.upload(wideConfiguration(), { user: 'width-test@example.test' });
     const token = await t.tokenFor(['api-client']);
     ingestionId = await ingest(
       token,

@@ -13,8 +13,8 @@ import {
 import type { BlockingChange, KeepPossibility, StoredDataRisks, WhatIfAnswer } from './keep-data.js';
 import { CONFIGURATION_FORMAT_VERSION, type Configuration, type ConfigurationDocument } from './model.js';
 import type { ConfigurationSnapshots } from './snapshot.js';
+import type { AuditActor } from '../audit/entry.js';
 import type {
-  AuditEntry,
   ConfigurationStore,
   KeepCheck,
   ProcessingDataCounts,
@@ -215,7 +215,7 @@ export class ConfigurationService<T> {
    * `configuration-changed` (412) when the revision condition fails; for a raw body the
    * validator cannot read, `malformed-json` or `validation-failed` (400).
    */
-  async upload(body: unknown, actor: string, options: UploadOptions = {}): Promise<UploadResult> {
+  async upload(body: unknown, actor: AuditActor, options: UploadOptions = {}): Promise<UploadResult> {
     const checked = await this.#validate(body);
     if (checked.kind === 'invalid') {
       const first = checked.errors[0];
@@ -251,7 +251,8 @@ export class ConfigurationService<T> {
       configuration,
       document: revisionDocument(configuration),
       at: this.#clock.now().toISOString(),
-      actor,
+      actor: actor.user,
+      clientId: actor.clientId ?? null,
       action: 'configuration.upload',
       sections,
       ifRevisionIn: options.ifRevisionIn,
@@ -284,7 +285,7 @@ export class ConfigurationService<T> {
   async #uploadKeeping(
     configuration: Configuration,
     version: string,
-    actor: string,
+    actor: AuditActor,
     options: UploadOptions,
   ): Promise<UploadResult> {
     const sections = sectionCounts(configuration);
@@ -300,7 +301,7 @@ export class ConfigurationService<T> {
           version,
           configuration,
           updatedAt: this.#clock.now().toISOString(),
-          updatedBy: actor,
+          updatedBy: actor.user,
         });
         const answer: UploadResult = {
           version,
@@ -316,7 +317,8 @@ export class ConfigurationService<T> {
         configuration,
         document: revisionDocument(configuration),
         at: this.#clock.now().toISOString(),
-        actor,
+        actor: actor.user,
+        clientId: actor.clientId ?? null,
         action: 'configuration.upload',
         sections,
         ifRevisionIn: [check.revision],
@@ -337,7 +339,7 @@ export class ConfigurationService<T> {
    * `configuration-changed` (412) when that condition fails.
    */
   async wipe(
-    actor: string,
+    actor: AuditActor,
     ifRevisionIn?: RevisionCondition,
   ): Promise<{ deleted: ProcessingDataCounts; revision: number }> {
     const configuration = emptyConfiguration();
@@ -346,7 +348,8 @@ export class ConfigurationService<T> {
       configuration,
       document: revisionDocument(configuration),
       at: this.#clock.now().toISOString(),
-      actor,
+      actor: actor.user,
+      clientId: actor.clientId ?? null,
       action: 'configuration.delete',
       sections: sectionCounts(configuration),
       ifRevisionIn,
@@ -365,10 +368,5 @@ export class ConfigurationService<T> {
   ): Promise<{ wouldDelete: ProcessingDataCounts; revision: number }> {
     const revision = await this.#checkedRevision(ifRevisionIn);
     return { wouldDelete: await this.#store.countProcessingData(), revision };
-  }
-
-  /** The audit log, newest first. */
-  audit(page: number, limit: number): Promise<{ rows: AuditEntry[]; total: number }> {
-    return this.#store.listAudit(page, limit);
   }
 }

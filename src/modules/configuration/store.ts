@@ -32,26 +32,6 @@ export interface ProcessingDataCounts {
   processingErrors: number;
 }
 
-/** One audit log entry: who changed the configuration, when, to what, and what it wiped. */
-export interface AuditEntry {
-  id: number;
-  at: string;
-  actor: string;
-  action:
-    | 'configuration.upload'
-    | 'configuration.delete'
-    | 'processing.reprocess'
-    | 'processing.reprocess-schedule'
-    | 'journals.reverse';
-  version: string | null;
-  revision: number;
-  sections: Record<string, number>;
-  /** What the change wiped; null on entries written before the counts were recorded. */
-  deleted: ProcessingDataCounts | null;
-  /** What a reprocessing run, a schedule change or a reversal did (migration 0018). */
-  details?: Record<string, unknown>;
-}
-
 /**
  * What a `replace` did: the new revision and what it wiped (nothing when it kept the data), or
  * nothing, since the revision was not one of those allowed, or since the stored data forbids a
@@ -115,7 +95,9 @@ export interface ConfigurationStore {
     document: { text: string; sha256: string };
     at: string;
     actor: string;
-    action: AuditEntry['action'];
+    /** The credential that made the change through the API, when it did (for the audit trail). */
+    clientId?: string | null;
+    action: 'configuration.upload' | 'configuration.delete';
     sections: Record<string, number>;
     ifRevisionIn?: readonly number[] | undefined;
     keep?: KeepCheck | undefined;
@@ -134,6 +116,4 @@ export interface ConfigurationStore {
   countRevisions(): Promise<number>;
   /** One revision with its document text; undefined when there is none with that number. */
   readRevisionDocument(revision: number): Promise<RevisionDocument | undefined>;
-  /** One page of the audit log, newest first (by the order the entries were written). */
-  listAudit(page: number, limit: number): Promise<{ rows: AuditEntry[]; total: number }>;
 }
