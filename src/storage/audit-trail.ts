@@ -4,7 +4,12 @@
  * only if its change was committed.
  */
 import type { Kysely, Selectable } from 'kysely';
-import type { AuditConfigurationFields, AuditEntry, AuditRecord, AuditStore } from '../modules/audit/store.js';
+import type {
+  AuditConfigurationFields,
+  AuditEntry,
+  AuditRecord,
+  AuditStore,
+} from '../modules/audit/store.js';
 import { auditHashOf, GENESIS_HASH, secretKeyIn } from '../modules/audit/store.js';
 import { countRows } from './count.js';
 import { keyedPageOf } from './keyed-page.js';
@@ -47,7 +52,13 @@ export async function appendAudit(trx: Kysely<Database>, input: AuditAppend): Pr
   const configuration = input.configuration ?? {
     version: null,
     revision: Number(
-      (await trx.selectFrom('configuration').select('revision').where('id', '=', CONFIGURATION_ROW_ID).executeTakeFirst())?.revision ?? 0,
+      (
+        await trx
+          .selectFrom('configuration')
+          .select('revision')
+          .where('id', '=', CONFIGURATION_ROW_ID)
+          .executeTakeFirst()
+      )?.revision ?? 0,
     ),
     sections: {},
     deleted: null,
@@ -149,7 +160,9 @@ export function createAuditStore(db: Kysely<Database>): AuditStore {
         .select((eb) => eb.fn.min('id').as('first'))
         .where('seq', '>', afterSeq)
         .executeTakeFirst();
-      return row?.first === null || row?.first === undefined ? Number.MAX_SAFE_INTEGER : Number(row.first) - 1;
+      return row?.first === null || row?.first === undefined
+        ? Number.MAX_SAFE_INTEGER
+        : Number(row.first) - 1;
     },
 
     async hasSeq(seq) {

@@ -7,14 +7,13 @@ import {
   type ProcessingDataCounts,
   type ReplaceOutcome,
 } from '../modules/configuration/store.js';
+import { appendAudit } from './audit-trail.js';
 import {
   countRevisions,
   insertRevision,
   listRevisions,
   readRevisionDocument,
 } from './configuration-revisions.js';
-import { appendAudit } from './audit-trail.js';
-import { countRows } from './count.js';
 import type { Database } from './schema.js';
 import { clearStatisticsCounters } from './statistics-counters.js';
 import type { Store } from './store.js';
@@ -212,7 +211,12 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
           actor: { user: input.actor, clientId: input.clientId ?? null },
           before: { revision: Number(revision) },
           after: { revision: next, version: input.version, sha256: input.document.sha256 },
-          configuration: { version: input.version, revision: next, sections: input.sections, deleted: { ...deleted } },
+          configuration: {
+            version: input.version,
+            revision: next,
+            sections: input.sections,
+            deleted: { ...deleted },
+          },
         });
         await insertRevision(trx, {
           revision: next,
@@ -227,6 +231,5 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
         return { replaced: true, revision: next, deleted };
       });
     },
-
   };
 }

@@ -368,7 +368,10 @@ export const AuditEntry = Type.Object({
     description:
       'What the change did beyond its summaries: a reprocessing run (run id, trigger, selection, records queued and skipped), a schedule change (the new settings), a reversal (reversal id, client id, reason, selection, posting date and counts), a password change (whether generated, sign-ins ended), the failed sign-ins of an hour (user, window, count). Never a secret.',
   }),
-  before: { ...Summary, description: 'The changed thing before the change (null when it did not exist); never a secret.' },
+  before: {
+    ...Summary,
+    description: 'The changed thing before the change (null when it did not exist); never a secret.',
+  },
   after: { ...Summary, description: 'The changed thing after the change; never a secret.' },
   prevHash: { ...Sha256, description: 'The hash of the entry before (64 zeros for the first).' },
   hash: {

@@ -6,7 +6,14 @@ import type { AuditEntry as Entry } from '../../modules/audit/entry.js';
 import type { AuditTrail } from '../../modules/audit/trail.js';
 import { AuditEntry, AuditVerification } from './answer-schemas.js';
 import { keyOfCursor, nextCursor } from './cursor.js';
-import { AfterQuery, CURSOR_PAGING_DESCRIPTION, CursorPage, cursorPageOf, PageQuery, Problem } from './schemas.js';
+import {
+  AfterQuery,
+  CURSOR_PAGING_DESCRIPTION,
+  CursorPage,
+  cursorPageOf,
+  PageQuery,
+  Problem,
+} from './schemas.js';
 
 /** Who may read the audit trail: the administrators and the configuration readers, as before. */
 const AUDIT_READ = ['users:manage', 'configuration:read'] as const;
@@ -68,7 +75,9 @@ export const auditLogRoutes: FastifyPluginAsyncTypebox<{ audit: AuditTrail }> = 
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.String({ description: 'JSON Lines (`application/jsonl`), one entry per line.' }) },
+        response: {
+          200: Type.String({ description: 'JSON Lines (`application/jsonl`), one entry per line.' }),
+        },
       },
     },
     async (request, reply) => {

@@ -157,15 +157,11 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
         },
       },
       async (request, reply) => {
-        const { revision, ...answer } = await configuration.upload(
-          request.body,
-          actorOf(request),
-          {
-            dryRun: request.query.dryRun,
-            ifRevisionIn: revisionsOf(request.headers['if-match']),
-            keepProcessingData: request.query.keep === KEEP_PROCESSING_DATA,
-          },
-        );
+        const { revision, ...answer } = await configuration.upload(request.body, actorOf(request), {
+          dryRun: request.query.dryRun,
+          ifRevisionIn: revisionsOf(request.headers['if-match']),
+          keepProcessingData: request.query.keep === KEEP_PROCESSING_DATA,
+        });
         reply.header('etag', etagOf(revision));
         return answer;
       },

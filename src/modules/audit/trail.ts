@@ -19,7 +19,10 @@ export class AuditTrail {
   }
 
   /** A page of entries, newest first; `total` only for a numbered page (it costs a count). */
-  async list(start: PageStart<number>, limit: number): Promise<KeyedPage<AuditEntry, number> & { total?: number }> {
+  async list(
+    start: PageStart<number>,
+    limit: number,
+  ): Promise<KeyedPage<AuditEntry, number> & { total?: number }> {
     const page = await this.#store.listEntries(start, limit);
     return 'page' in start ? { ...page, total: await this.#store.countEntries() } : page;
   }

@@ -44,7 +44,11 @@ export interface ChainCheck {
   refreshHead?(): Promise<ChainHead>;
 }
 
-function fault(problem: ChainProblem, entry: Pick<AuditEntry, 'seq' | 'id'> | number, message: string): ChainFault {
+function fault(
+  problem: ChainProblem,
+  entry: Pick<AuditEntry, 'seq' | 'id'> | number,
+  message: string,
+): ChainFault {
   return typeof entry === 'number'
     ? { problem, seq: entry, id: null, message }
     : { problem, seq: entry.seq, id: entry.id, message };
@@ -60,14 +64,26 @@ async function faultOf(
 ): Promise<ChainFault | undefined> {
   const expected = prevSeq + 1;
   if (head !== undefined && entry.seq > head.seq) {
-    return fault('inserted', entry, `entry ${entry.seq} lies past the chain head (${head.seq}): it was inserted`);
+    return fault(
+      'inserted',
+      entry,
+      `entry ${entry.seq} lies past the chain head (${head.seq}): it was inserted`,
+    );
   }
   if (entry.seq < expected) {
-    return fault('inserted', entry, `entry ${entry.seq} appears again after entry ${prevSeq}: it was inserted`);
+    return fault(
+      'inserted',
+      entry,
+      `entry ${entry.seq} appears again after entry ${prevSeq}: it was inserted`,
+    );
   }
   if (entry.seq > expected) {
     return (await check.hasSeq(expected))
-      ? fault('reordered', expected, `entry ${expected} is out of its place: entry ${entry.seq} comes where it should`)
+      ? fault(
+          'reordered',
+          expected,
+          `entry ${expected} is out of its place: entry ${entry.seq} comes where it should`,
+        )
       : fault('deleted', expected, `entry ${expected} is missing: it was deleted`);
   }
   if (auditHashOf(entry) !== entry.hash) {
@@ -89,7 +105,10 @@ async function faultOf(
  * short of it means the last entries were deleted, a different last hash that the last was
  * replaced.
  */
-export async function verifyChain(entries: AsyncIterable<AuditEntry>, check: ChainCheck): Promise<ChainReport> {
+export async function verifyChain(
+  entries: AsyncIterable<AuditEntry>,
+  check: ChainCheck,
+): Promise<ChainReport> {
   let prevSeq = 0;
   let prevHash = GENESIS_HASH;
   let count = 0;
@@ -107,17 +126,22 @@ export async function verifyChain(entries: AsyncIterable<AuditEntry>, check: Cha
       prevHash = entry.seq === 1 ? GENESIS_HASH : entry.prevHash;
     }
     count += 1;
-    if (head !== undefined && entry.seq > head.seq && check.refreshHead !== undefined) head = await check.refreshHead();
+    if (head !== undefined && entry.seq > head.seq && check.refreshHead !== undefined)
+      head = await check.refreshHead();
     const found = await faultOf(entry, prevSeq, prevHash, check, head);
     if (found !== undefined) return report(found);
     prevSeq = entry.seq;
     prevHash = entry.hash;
   }
   if (head !== undefined && prevSeq < head.seq) {
-    return report(fault('deleted', prevSeq + 1, `entries ${prevSeq + 1} to ${head.seq} are missing: they were deleted`));
+    return report(
+      fault('deleted', prevSeq + 1, `entries ${prevSeq + 1} to ${head.seq} are missing: they were deleted`),
+    );
   }
   if (head !== undefined && prevHash !== head.hash) {
-    return report(fault('changed', prevSeq, `entry ${prevSeq} is not the entry the chain head names: it was replaced`));
+    return report(
+      fault('changed', prevSeq, `entry ${prevSeq} is not the entry the chain head names: it was replaced`),
+    );
   }
   return report();
 }

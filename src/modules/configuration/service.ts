@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
+import type { AuditActor } from '../audit/entry.js';
 import type { ConfigurationError } from './configuration-errors.js';
 import {
   canonicalConfiguration,
@@ -13,13 +14,7 @@ import {
 import type { BlockingChange, KeepPossibility, StoredDataRisks, WhatIfAnswer } from './keep-data.js';
 import { CONFIGURATION_FORMAT_VERSION, type Configuration, type ConfigurationDocument } from './model.js';
 import type { ConfigurationSnapshots } from './snapshot.js';
-import type { AuditActor } from '../audit/entry.js';
-import type {
-  ConfigurationStore,
-  KeepCheck,
-  ProcessingDataCounts,
-  StoredConfiguration,
-} from './store.js';
+import type { ConfigurationStore, KeepCheck, ProcessingDataCounts, StoredConfiguration } from './store.js';
 
 /**
  * What checking an upload found: a valid document (every section present), the problems of an

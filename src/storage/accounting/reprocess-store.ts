@@ -422,7 +422,12 @@ export function createReprocessStore(store: Store): ReprocessStore {
           actor: { user: actor },
           before: previous === undefined ? null : scheduleSummaryOf(previous),
           after: scheduleSummaryOf(row),
-          configuration: { version: null, revision: Number(revision?.revision ?? 0), sections: {}, deleted: null },
+          configuration: {
+            version: null,
+            revision: Number(revision?.revision ?? 0),
+            sections: {},
+            deleted: null,
+          },
           details: { ...settings },
         });
         return scheduleOf(row);

@@ -30,10 +30,7 @@ interface ExistingRow {
  */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   const bigint = dialect === 'postgres' ? 'bigint' : 'integer';
-  await db.schema
-    .alterTable('audit_log')
-    .addColumn('seq', bigint)
-    .execute();
+  await db.schema.alterTable('audit_log').addColumn('seq', bigint).execute();
   for (const column of ['client_id', 'summary_before', 'summary_after', 'prev_hash', 'hash']) {
     await db.schema.alterTable('audit_log').addColumn(column, 'text').execute();
   }

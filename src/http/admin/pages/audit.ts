@@ -15,7 +15,9 @@ function shortText(value: Record<string, unknown> | null): string {
   const text = Object.entries(value)
     .map(([key, member]) => `${key}: ${typeof member === 'string' ? member : JSON.stringify(member)}`)
     .join(', ');
-  return text.length > SUMMARY_SHOWN_CHARS_MAX ? `${text.slice(0, SUMMARY_SHOWN_CHARS_MAX - 1)}…` : text || '—';
+  return text.length > SUMMARY_SHOWN_CHARS_MAX
+    ? `${text.slice(0, SUMMARY_SHOWN_CHARS_MAX - 1)}…`
+    : text || '—';
 }
 
 /** An entry's action; a reversal's with its reason and a link to it. */
@@ -28,7 +30,9 @@ function actionHtml(entry: AuditEntry): Html | string {
 /** What a configuration change wiped, or nothing. */
 function deletedText(entry: AuditEntry): string {
   const d = entry.deleted;
-  return d === null ? '' : ` (wiped ${d.ingestions ?? 0} sessions, ${d.records ?? 0} records, ${d.journals ?? 0} journals)`;
+  return d === null
+    ? ''
+    : ` (wiped ${d.ingestions ?? 0} sessions, ${d.records ?? 0} records, ${d.journals ?? 0} journals)`;
 }
 
 function whoHtml(entry: AuditEntry): Html {
@@ -72,7 +76,9 @@ export function auditPages(app: FastifyInstance, services: Pick<Services, 'audit
           : chainNotice(report);
       const body =
         found.rows.length === 0
-          ? emptyState('No change yet. Every change (configuration, users, credentials, sign-ins, sessions closed by hand, reprocessing, reversals) is recorded here.')
+          ? emptyState(
+              'No change yet. Every change (configuration, users, credentials, sign-ins, sessions closed by hand, reprocessing, reversals) is recorded here.',
+            )
           : html`${table(
               'audit',
               ['#', 'When', 'Who', 'Action', 'Before', 'After', 'Details'],

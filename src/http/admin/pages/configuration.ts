@@ -7,8 +7,8 @@ import type { BlockingChange, WhatIfAnswer } from '../../../modules/configuratio
 import type { UploadResult } from '../../../modules/configuration/service.js';
 import type { ProcessingDataCounts } from '../../../modules/configuration/store.js';
 import { type Html, html } from '../html.js';
-import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
-import { AdminPageError, contextOf, formOf, pagingOf, sendPage } from '../request.js';
+import { csrfField, notice, type PageContext, page } from '../layout.js';
+import { AdminPageError, actorOf, contextOf, formOf, sendPage } from '../request.js';
 
 /**
  * Largest form that carries a configuration document: the API's document limit, with room for
@@ -190,7 +190,7 @@ ${
       const { text, body } = documentOf(form);
       const keep = keepOf(form);
       try {
-        const result = await services.configuration.upload(body, { user: context.principal.user.email }, {
+        const result = await services.configuration.upload(body, actorOf(request), {
           dryRun: true,
           keepProcessingData: keep,
         });
@@ -257,7 +257,7 @@ ${isNothing(wouldDelete) ? html`<p>No processing data exists, so nothing is dele
       const keep = keepOf(form);
       const result = await unlessChanged(async () => {
         try {
-          return await services.configuration.upload(body, { user: context.principal.user.email }, {
+          return await services.configuration.upload(body, actorOf(request), {
             ifRevisionIn: [checkedRevisionOf(form)],
             keepProcessingData: keep,
           });
@@ -317,7 +317,7 @@ ${notice('warning', html`<strong>Wiping empties the configuration and deletes:</
         );
       }
       const { deleted } = await unlessChanged(() =>
-        services.configuration.wipe({ user: context.principal.user.email }, [checkedRevisionOf(form)]),
+        services.configuration.wipe(actorOf(request), [checkedRevisionOf(form)]),
       );
       return sendPage(
         reply,
