@@ -206,7 +206,23 @@ export interface OneTimeViewRow {
  * them.
  */
 export interface SignInStore {
-  insert(session: SignInRow): Promise<void>;
+  /**
+   * Stores a new session with the sign-in's audit entry (`auth.sign-in`, by its user, with the
+   * address it came from) in one transaction.
+   */
+  insert(session: SignInRow, address: string | null): Promise<void>;
+  /**
+   * Counts one failed sign-in of `subject` (a user's e-mail, or `SIGN_IN_UNKNOWN_SUBJECT`) in
+   * the window that began at `windowStartedAt`, in one statement.
+   */
+  countFailure(subject: string, windowStartedAt: string): Promise<void>;
+  /**
+   * Turns the failure counts of every window that began at or before `windowsStartedBy` into
+   * audit entries (`auth.sign-in-failures`, one per subject and window, at `at`) and forgets
+   * them, in one transaction: of several instances flushing at once, one writes each count.
+   * Returns how many entries were written.
+   */
+  flushFailures(windowsStartedBy: string, windowMs: number, at: string): Promise<number>;
   /** The session and its user, when the session exists and has not expired at `now`. */
   find(sessionHash: string, now: string): Promise<{ session: SignInRow; user: UserRow } | undefined>;
   /** Moves the idle deadline. */
