@@ -37,7 +37,7 @@ export function storeOf(databaseUrl: string): { url: string; label: string; sqli
  * said); otherwise the command is refused (exit 2): run from another folder, a relative path
  * would silently give a new empty store.
  */
-async function withServices<T>(
+export async function withServices<T>(
   io: Io,
   mayCreate: boolean,
   run: (services: Services) => Promise<T>,

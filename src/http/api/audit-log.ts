@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import type { AuditEntry as Entry } from '../../modules/audit/entry.js';
+import { auditExportLine } from '../../modules/audit/export-lines.js';
 import type { AuditTrail } from '../../modules/audit/trail.js';
 import { AuditEntry, AuditVerification } from './answer-schemas.js';
 import { keyOfCursor, nextCursor } from './cursor.js';
@@ -21,11 +21,6 @@ const AUDIT_READ = ['users:manage', 'configuration:read'] as const;
 /** The `next` cursor of an audit page: the row id of its last entry. */
 function auditCursor(id: number | undefined): string | null {
   return nextCursor('audit-log', id, (k) => [k]);
-}
-
-/** One export line: the entry as the list answers it, in its hashed field order. */
-function exportLine(entry: Entry): string {
-  return `${JSON.stringify(entry)}\n`;
 }
 
 /** The audit trail: its pages, its export as JSON Lines, and the verification of its chain. */
@@ -83,7 +78,7 @@ export const auditLogRoutes: FastifyPluginAsyncTypebox<{ audit: AuditTrail }> = 
     async (request, reply) => {
       const entries = audit.entries(request.query.afterSeq);
       async function* lines(): AsyncGenerator<string> {
-        for await (const entry of entries) yield exportLine(entry);
+        for await (const entry of entries) yield auditExportLine(entry);
       }
       const untyped: FastifyReply = reply;
       return untyped
