@@ -41,6 +41,8 @@ export const ROUTE_ACCESS: Readonly<Record<string, typeof PUBLIC | Permission | 
   'GET /api/v1/configuration/revisions/:revision': 'configuration:read',
   'GET /api/v1/configuration/revisions/:revision/diff': 'configuration:read',
   'GET /api/v1/audit-log': ['users:manage', 'configuration:read'],
+  'GET /api/v1/audit-log/export': ['users:manage', 'configuration:read'],
+  'GET /api/v1/audit-log/verification': ['users:manage', 'configuration:read'],
 
   'GET /api/v1/namespaces': 'configuration:read',
   'GET /api/v1/namespaces/:ns/entities': 'configuration:read',
