@@ -64,6 +64,7 @@ export const auditLogRoutes: FastifyPluginAsyncTypebox<{ audit: AuditTrail }> = 
           {
             afterSeq: Type.Integer({
               minimum: 0,
+              maximum: Number.MAX_SAFE_INTEGER,
               default: 0,
               description: 'Only entries at positions past this one (0: all).',
             }),
