@@ -123,14 +123,6 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
 
     async updateUser(email, change, keepEnabledHolderOf, { actor, at }) {
       return db.transaction().execute(async (trx) => {
-        // The user as it was, for the audit entry; on PostgreSQL locked, so the picture is the
-        // one this change replaces.
-        const currentQuery = trx.selectFrom('users').selectAll().where('email', '=', email);
-        const current = await (dialect === 'postgres'
-          ? currentQuery.forUpdate()
-          : currentQuery
-        ).executeTakeFirst();
-        if (current === undefined) return undefined;
         const takesRoleAway = (role: string) =>
           change.disabled === true || (change.roles !== undefined && !change.roles.includes(role));
         if (keepEnabledHolderOf !== undefined && takesRoleAway(keepEnabledHolderOf)) {
@@ -146,6 +138,15 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
           const holders = await (dialect === 'postgres' ? holdersQuery.forUpdate() : holdersQuery).execute();
           if (holders.length === 1 && holders[0]?.email === email) return 'last-holder';
         }
+        // The user as it was, for the audit entry; on PostgreSQL locked, so the picture is the
+        // one this change replaces; after the holders, so every change takes its row locks in
+        // the holders' order and none deadlocks.
+        const currentQuery = trx.selectFrom('users').selectAll().where('email', '=', email);
+        const current = await (dialect === 'postgres'
+          ? currentQuery.forUpdate()
+          : currentQuery
+        ).executeTakeFirst();
+        if (current === undefined) return undefined;
         const values: Updateable<UsersTable> = {};
         if (change.roles !== undefined) values.roles = JSON.stringify(change.roles);
         if (change.disabled !== undefined) values.disabled = change.disabled ? 1 : 0;
