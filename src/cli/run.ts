@@ -1,4 +1,5 @@
 import { EnvError } from '../env.js';
+import { auditCommand } from './audit-commands.js';
 import { CliError, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, type Io, processIo } from './output.js';
 import { approvalsCommand } from './remote/approvals-command.js';
 import { configCommand } from './remote/config-commands.js';
@@ -13,6 +14,7 @@ import { webhooksCommand } from './remote/webhooks-command.js';
 import { credentialsCommand, usersCommand } from './store-commands.js';
 import {
   APPROVALS_USAGE,
+  AUDIT_USAGE,
   BALANCES_USAGE,
   CONFIG_USAGE,
   CORRECT_USAGE,
@@ -33,6 +35,7 @@ type Command = (args: string[], io: Io) => Promise<void>;
 const COMMANDS: Record<string, { run: Command; usage: string }> = {
   users: { run: usersCommand, usage: USERS_USAGE },
   credentials: { run: credentialsCommand, usage: CREDENTIALS_USAGE },
+  audit: { run: auditCommand, usage: AUDIT_USAGE },
   config: { run: configCommand, usage: CONFIG_USAGE },
   ingest: { run: ingestCommand, usage: INGEST_USAGE },
   ingestions: { run: ingestionsCommand, usage: INGESTIONS_USAGE },

@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createServices, type Services } from '../composition/services.js';
 import { parseEnv } from '../env.js';
 import { systemClock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
+import type { AuditActor } from '../modules/audit/entry.js';
 import { checkPassword } from '../modules/auth/access-directory.js';
 import { migrateToLatest } from '../storage/migrations/index.js';
 import { openStore } from '../storage/store.js';
@@ -35,7 +37,7 @@ export function storeOf(databaseUrl: string): { url: string; label: string; sqli
  * said); otherwise the command is refused (exit 2): run from another folder, a relative path
  * would silently give a new empty store.
  */
-async function withServices<T>(
+export async function withServices<T>(
   io: Io,
   mayCreate: boolean,
   run: (services: Services) => Promise<T>,
@@ -62,6 +64,20 @@ async function withServices<T>(
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Who the audit trail names for a change made by a command on the store: `cli:` and the
+ * operating-system user that ran it (the command has no signed-in user or credential).
+ */
+export function cliActor(): AuditActor {
+  let name = process.env.USER ?? 'unknown';
+  try {
+    name = userInfo().username;
+  } catch {
+    // A user without a passwd entry (some containers): the environment's name is what there is.
+  }
+  return { user: `cli:${name}` };
 }
 
 /** The most standard input `users set-password --password-stdin` reads. */
@@ -107,7 +123,7 @@ async function setPasswordCommand(rest: string[], io: Io): Promise<void> {
     if (error instanceof AppError) throw new CliError(error.message, EXIT_REFUSED);
     throw error;
   }
-  await withServices(io, false, (services) => services.access.setPassword(email, password));
+  await withServices(io, false, (services) => services.access.setPassword(email, password, cliActor()));
   io.out(`set the password of ${email.toLowerCase()}; their sign-in sessions were ended`);
 }
 
@@ -133,11 +149,14 @@ export async function usersCommand(args: string[], io: Io): Promise<void> {
     throw usageError('users create needs --email and --role');
   const { email, role, name } = values;
   const user = await withServices(io, true, (services) =>
-    services.access.createUser({
-      email,
-      roles: role,
-      ...(name === undefined ? {} : { displayName: name }),
-    }),
+    services.access.createUser(
+      {
+        email,
+        roles: role,
+        ...(name === undefined ? {} : { displayName: name }),
+      },
+      cliActor(),
+    ),
   );
   io.out(`created user ${user.email} with roles ${user.roles.join(', ')}`);
 }
@@ -161,11 +180,14 @@ export async function credentialsCommand(args: string[], io: Io): Promise<void> 
     const { owner, name } = values;
     // A new store has no user to own the credential: it is never created here.
     const created = await withServices(io, false, (services) =>
-      services.access.createCredential({
-        ownerEmail: owner,
-        ...(name === undefined ? {} : { name }),
-        ...(days === undefined ? {} : { expiresInDays: Number(days) }),
-      }),
+      services.access.createCredential(
+        {
+          ownerEmail: owner,
+          ...(name === undefined ? {} : { name }),
+          ...(days === undefined ? {} : { expiresInDays: Number(days) }),
+        },
+        cliActor(),
+      ),
     );
     io.out(`client_id:     ${created.clientId}`);
     io.out(`client_secret: ${created.clientSecret}`);
@@ -186,7 +208,7 @@ export async function credentialsCommand(args: string[], io: Io): Promise<void> 
   if (action === 'revoke') {
     const clientId = rest[0];
     if (clientId === undefined || rest.length !== 1) throw usageError(CREDENTIALS_USAGE);
-    await withServices(io, false, (services) => services.access.revokeCredential(clientId));
+    await withServices(io, false, (services) => services.access.revokeCredential(clientId, cliActor()));
     io.out(`revoked ${clientId}`);
     return;
   }

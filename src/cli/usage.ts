@@ -23,6 +23,16 @@ export const CREDENTIALS_USAGE = `usage: ledgerflow credentials create --owner E
        ledgerflow credentials revoke CLIENT_ID
   On the store named by DATABASE_URL, which must exist. create prints the secret once.`;
 
+export const AUDIT_USAGE = `usage: ledgerflow audit verify [--file FILE]
+       ledgerflow audit export [--after-seq N] [--output FILE]
+  On the store named by DATABASE_URL, which must exist.
+  verify   checks the audit chain from its first entry to its head: every hash, link and
+           position; exit 1 names the first bad entry (changed, deleted, reordered, inserted).
+           With --file, checks an export file instead (no store needed); a file that starts
+           past position 1 is checked from its first entry.
+  export   writes the audit trail as JSON Lines, oldest first (to standard output without
+           --output or with --output -); --after-seq N starts after position N.`;
+
 export const CONFIG_USAGE = `usage: ledgerflow config pull FILE
        ledgerflow config push FILE [--dry-run] [--yes] [--keep-data]
        ledgerflow config wipe [--dry-run] [--yes]
@@ -186,6 +196,9 @@ On the store (DATABASE_URL; the store used is printed on standard error):
   credentials create --owner EMAIL [--name N] [--expires-in-days N]
   credentials list
   credentials revoke CLIENT_ID
+  audit verify [--file FILE]  check the audit chain (or an export file); names the first bad entry
+  audit export [--after-seq N] [--output FILE]
+                              the audit trail as JSON Lines, oldest first
 
 Against a running service (--url, --client-id, --client-secret or LEDGERFLOW_URL,
 LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET):

@@ -9,7 +9,13 @@
 
 import type { ReversalRequest, ReversalService } from '../modules/accounting/reversals.js';
 import type { ReversalCounts } from '../modules/accounting/store.js';
-import { APPROVAL_KIND_NAMES, type ApprovalKind, type ApprovalKinds } from '../modules/approvals/kinds.js';
+import {
+  APPROVAL_KIND_NAMES,
+  type ApprovalActor,
+  type ApprovalKind,
+  type ApprovalKinds,
+} from '../modules/approvals/kinds.js';
+import type { AuditActor } from '../modules/audit/entry.js';
 import type { ConfigurationDiff } from '../modules/configuration/diff.js';
 import type { ConfigurationService } from '../modules/configuration/service.js';
 import type { ProcessingDataCounts } from '../modules/configuration/store.js';
@@ -22,7 +28,7 @@ export interface ConfigurationUploadPayload {
 }
 
 /** Who a review's dry run is made for: no one changes anything in a review. */
-const REVIEWER = 'approval-review';
+const REVIEWER: AuditActor = { user: 'approval-review' };
 
 /** The changes of a configuration listed with a request: the first ones, by path. */
 const CHANGES_LISTED_MAX = 50;
@@ -37,6 +43,11 @@ function diffSummary(diff: ConfigurationDiff): Record<string, unknown> {
     truncated: diff.truncated,
     changes: diff.changes.slice(0, CHANGES_LISTED_MAX).map(({ path, kind }) => ({ path, kind })),
   };
+}
+
+/** The approver, who runs an approved action, as the audit trail names who made a change. */
+function approverOf(actor: ApprovalActor): AuditActor {
+  return { user: actor.approverEmail, clientId: actor.approverClientId };
 }
 
 /** The counts of a dry run as the binding of a change that wipes keeps them. */
@@ -71,7 +82,7 @@ function configurationUploadKind(configuration: ConfigurationService<PreparedCon
     },
     async execute(payload, bound, actor) {
       const upload = payload as ConfigurationUploadPayload;
-      const outcome = await configuration.uploadBound(bytesOf(upload), actor.approverEmail, {
+      const outcome = await configuration.uploadBound(bytesOf(upload), approverOf(actor), {
         documentSha256: bound.documentSha256,
         keepProcessingData: upload.keepProcessingData,
         revision: bound.revision,
@@ -98,7 +109,7 @@ function configurationDeleteKind(configuration: ConfigurationService<PreparedCon
       };
     },
     async execute(_payload, bound, actor) {
-      const outcome = await configuration.wipeBound(actor.approverEmail, {
+      const outcome = await configuration.wipeBound(approverOf(actor), {
         revision: bound.revision,
         wouldDelete: wouldDeleteOf(bound.dryRun),
       });

@@ -7,6 +7,7 @@ import { ReprocessingService } from '../modules/accounting/reprocessing.js';
 import { ReversalService } from '../modules/accounting/reversals.js';
 import type { ApprovalKindName } from '../modules/approvals/kinds.js';
 import { ApprovalService } from '../modules/approvals/service.js';
+import { AuditTrail } from '../modules/audit/trail.js';
 import { AccessDirectory } from '../modules/auth/access-directory.js';
 import type { Wait } from '../modules/auth/failure-limiter.js';
 import {
@@ -35,6 +36,7 @@ import { createAccountingStore } from '../storage/accounting/accounting-store.js
 import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
 import { createReversalStore } from '../storage/accounting/reversal-store.js';
 import { createApprovalStore } from '../storage/approval-store.js';
+import { createAuditStore } from '../storage/audit-trail.js';
 import { createAuthStore } from '../storage/auth-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
 import { createEventStore } from '../storage/events/event-store.js';
@@ -88,6 +90,8 @@ export interface Services {
   snapshots: ConfigurationSnapshots<PreparedConfiguration>;
   configuration: ConfigurationService<PreparedConfiguration>;
   revisions: ConfigurationRevisions;
+  /** The audit trail's reads: pages, export, verification (its entries are written by the changes). */
+  audit: AuditTrail;
   catalog: EntityCatalog;
   ingestion: IngestionService;
   statistics: StatisticsService;
@@ -288,6 +292,7 @@ export function createServices(
     snapshots,
     configuration,
     revisions: new ConfigurationRevisions(configurationStore, clock),
+    audit: new AuditTrail(createAuditStore(store.db)),
     catalog,
     ingestion: new IngestionService(createIngestionStore(store), catalog, clock, {
       chunkWorker,

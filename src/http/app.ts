@@ -14,6 +14,7 @@ import type { Store } from '../storage/store.js';
 import { adminInterface } from './admin/plugin.js';
 import { accessRoutes } from './api/access.js';
 import { approvalRequestRoutes } from './api/approval-requests.js';
+import { auditLogRoutes } from './api/audit-log.js';
 import { configurationRoutes } from './api/configuration.js';
 import { configurationRevisionRoutes } from './api/configuration-revisions.js';
 import { documentedRoute, SHARED_ANSWER_SCHEMAS } from './api/documented-answers.js';
@@ -273,7 +274,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         { name: 'access', description: 'Users, their roles, and the API credentials that act for them.' },
         {
           name: 'configuration',
-          description: 'The Configuration Data document and the audit log of its changes.',
+          description: 'The Configuration Data document, its revisions and their changes.',
+        },
+        {
+          name: 'audit',
+          description: 'The tamper-evident audit trail of every change: its pages, export and verification.',
         },
         {
           name: 'entities',
@@ -332,6 +337,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     configuration: services.configuration,
     approvals: services.approvals,
   });
+  await app.register(auditLogRoutes, { audit: services.audit });
   await app.register(configurationRevisionRoutes, { revisions: services.revisions });
   await app.register(entityRoutes, { catalog: services.catalog });
   await app.register(ingestionRoutes, { ingestion: services.ingestion });

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.js';
+import type { AuditActor } from '../modules/audit/entry.js';
 import type { Permission } from '../modules/auth/permissions.js';
 import type { Principal, TokenService } from '../modules/auth/token-service.js';
 
@@ -23,6 +24,12 @@ const BEARER = /^bearer +([A-Za-z0-9._~+/-]+=*)$/i;
 export function principalOf(request: FastifyRequest): Principal {
   if (request.principal === undefined) throw new AppError('unauthorized', 'no authenticated caller');
   return request.principal;
+}
+
+/** Who the audit trail names for a change made by this request: the owner and the credential. */
+export function actorOf(request: FastifyRequest): AuditActor {
+  const principal = principalOf(request);
+  return { user: principal.ownerEmail, clientId: principal.clientId };
 }
 
 /**

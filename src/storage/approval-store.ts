@@ -7,6 +7,7 @@
  */
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type {
+  ApprovalAuditAction,
   ApprovalDecision,
   ApprovalFinish,
   ApprovalStatus,
@@ -14,6 +15,7 @@ import type {
   NewApprovalRequest,
   StoredApprovalRequest,
 } from '../modules/approvals/store.js';
+import { appendAudit } from './audit-trail.js';
 import { countRows } from './count.js';
 import { errorCodeOf } from './errors.js';
 import { keyedPageOf } from './keyed-page.js';
@@ -78,21 +80,21 @@ function isUniqueViolation(error: unknown): boolean {
  */
 export async function writeApprovalAudit(
   trx: Transaction<Database>,
-  entry: { at: string; actor: string; action: string; revision: number; details: Record<string, unknown> },
+  entry: {
+    at: string;
+    actor: string;
+    action: ApprovalAuditAction;
+    revision: number;
+    details: Record<string, unknown>;
+  },
 ): Promise<void> {
-  await trx
-    .insertInto('audit_log')
-    .values({
-      at: entry.at,
-      actor: entry.actor,
-      action: entry.action,
-      version: null,
-      revision: entry.revision,
-      sections: '{}',
-      deleted: null,
-      details: JSON.stringify(entry.details),
-    })
-    .execute();
+  await appendAudit(trx, {
+    at: entry.at,
+    action: entry.action,
+    actor: { user: entry.actor },
+    configuration: { version: null, revision: entry.revision, sections: {}, deleted: null },
+    details: entry.details,
+  });
 }
 
 /** Adds to the counters of the day a request was made (`approval_day_counts`), inside the caller's transaction. */
@@ -114,7 +116,7 @@ async function addToDay(
 }
 
 /** The audit action of each status a decision or a finish moves to. */
-const AUDIT_ACTION: Record<Exclude<ApprovalStatus, 'pending-approval'>, string> = {
+const AUDIT_ACTION: Record<Exclude<ApprovalStatus, 'pending-approval'>, ApprovalAuditAction> = {
   processing: 'approval.approved',
   rejected: 'approval.rejected',
   canceled: 'approval.canceled',

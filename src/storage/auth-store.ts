@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import type { AuthStore, CredentialRow, TokenRow, UserRow } from '../modules/auth/store.js';
+import { appendAudit } from './audit-trail.js';
 import { countRows } from './count.js';
 import type { CredentialsTable, Database, OAuthTokensTable, UsersTable } from './schema.js';
 import type { Dialect } from './store.js';
@@ -12,6 +13,22 @@ function toUser(row: Selectable<UsersTable>): UserRow {
     roles: JSON.parse(row.roles) as string[],
     disabled: Number(row.disabled) === 1,
     createdAt: row.created_at,
+  };
+}
+
+/** A user as the audit trail pictures it: never the password hash. */
+function userSummary(user: UserRow): Record<string, unknown> {
+  return { email: user.email, displayName: user.displayName, roles: user.roles, disabled: user.disabled };
+}
+
+/** A credential as the audit trail pictures it: never the secret hash. */
+function credentialSummary(credential: CredentialRow): Record<string, unknown> {
+  return {
+    clientId: credential.clientId,
+    ownerEmail: credential.ownerEmail,
+    name: credential.name,
+    expiresAt: credential.expiresAt,
+    revokedAt: credential.revokedAt,
   };
 }
 
@@ -78,23 +95,33 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
       return { rows: rows.map(toUser), total };
     },
 
-    async insertUser(user) {
-      const result = await db
-        .insertInto('users')
-        .values({
-          email: user.email,
-          display_name: user.displayName,
-          password_hash: user.passwordHash,
-          roles: JSON.stringify(user.roles),
-          disabled: user.disabled ? 1 : 0,
-          created_at: user.createdAt,
-        })
-        .onConflict((oc) => oc.column('email').doNothing())
-        .executeTakeFirst();
-      return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+    async insertUser(user, actor) {
+      return db.transaction().execute(async (trx) => {
+        const result = await trx
+          .insertInto('users')
+          .values({
+            email: user.email,
+            display_name: user.displayName,
+            password_hash: user.passwordHash,
+            roles: JSON.stringify(user.roles),
+            disabled: user.disabled ? 1 : 0,
+            created_at: user.createdAt,
+          })
+          .onConflict((oc) => oc.column('email').doNothing())
+          .executeTakeFirst();
+        if (Number(result.numInsertedOrUpdatedRows ?? 0) !== 1) return false;
+        await appendAudit(trx, {
+          at: user.createdAt,
+          action: 'users.create',
+          actor,
+          before: null,
+          after: userSummary(user),
+        });
+        return true;
+      });
     },
 
-    async updateUser(email, change, keepEnabledHolderOf) {
+    async updateUser(email, change, keepEnabledHolderOf, { actor, at }) {
       return db.transaction().execute(async (trx) => {
         const takesRoleAway = (role: string) =>
           change.disabled === true || (change.roles !== undefined && !change.roles.includes(role));
@@ -111,6 +138,15 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
           const holders = await (dialect === 'postgres' ? holdersQuery.forUpdate() : holdersQuery).execute();
           if (holders.length === 1 && holders[0]?.email === email) return 'last-holder';
         }
+        // The user as it was, for the audit entry; on PostgreSQL locked, so the picture is the
+        // one this change replaces; after the holders, so every change takes its row locks in
+        // the holders' order and none deadlocks.
+        const currentQuery = trx.selectFrom('users').selectAll().where('email', '=', email);
+        const current = await (dialect === 'postgres'
+          ? currentQuery.forUpdate()
+          : currentQuery
+        ).executeTakeFirst();
+        if (current === undefined) return undefined;
         const values: Updateable<UsersTable> = {};
         if (change.roles !== undefined) values.roles = JSON.stringify(change.roles);
         if (change.disabled !== undefined) values.disabled = change.disabled ? 1 : 0;
@@ -119,11 +155,17 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
           await trx.updateTable('users').set(values).where('email', '=', email).execute();
         }
         const row = await trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
-        return row === undefined ? undefined : toUser(row);
+        if (row === undefined) return undefined;
+        const before = userSummary(toUser(current));
+        const after = userSummary(toUser(row));
+        if (JSON.stringify(before) !== JSON.stringify(after)) {
+          await appendAudit(trx, { at, action: 'users.update', actor, before, after });
+        }
+        return toUser(row);
       });
     },
 
-    async setPassword(email, passwordHash) {
+    async setPassword(email, passwordHash, { actor, at, generated }) {
       return db.transaction().execute(async (trx) => {
         const result = await trx
           .updateTable('users')
@@ -131,7 +173,16 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
           .where('email', '=', email)
           .executeTakeFirst();
         if (Number(result.numUpdatedRows) !== 1) return false;
-        await trx.deleteFrom('admin_sign_ins').where('user_email', '=', email).execute();
+        const ended = await trx
+          .deleteFrom('admin_sign_ins')
+          .where('user_email', '=', email)
+          .executeTakeFirst();
+        await appendAudit(trx, {
+          at,
+          action: 'users.set-password',
+          actor,
+          details: { email, generated, signInsEnded: Number(ended.numDeletedRows) },
+        });
         return true;
       });
     },
@@ -150,7 +201,7 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
       return row === undefined ? undefined : toCredential(row);
     },
 
-    async upsertCredential(credential) {
+    async upsertCredential(credential, actor) {
       const values = {
         client_id: credential.clientId,
         secret_hash: credential.secretHash,
@@ -160,18 +211,33 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
         expires_at: credential.expiresAt,
         revoked_at: credential.revokedAt,
       };
-      await db
-        .insertInto('credentials')
-        .values(values)
-        .onConflict((oc) =>
-          oc.column('client_id').doUpdateSet({
-            secret_hash: values.secret_hash,
-            owner_email: values.owner_email,
-            expires_at: values.expires_at,
-            revoked_at: null,
-          }),
-        )
-        .execute();
+      await db.transaction().execute(async (trx) => {
+        const previous = await trx
+          .selectFrom('credentials')
+          .selectAll()
+          .where('client_id', '=', credential.clientId)
+          .executeTakeFirst();
+        const row = await trx
+          .insertInto('credentials')
+          .values(values)
+          .onConflict((oc) =>
+            oc.column('client_id').doUpdateSet({
+              secret_hash: values.secret_hash,
+              owner_email: values.owner_email,
+              expires_at: values.expires_at,
+              revoked_at: null,
+            }),
+          )
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        await appendAudit(trx, {
+          at: credential.createdAt,
+          action: 'credentials.create',
+          actor,
+          before: previous === undefined ? null : credentialSummary(toCredential(previous)),
+          after: credentialSummary(toCredential(row)),
+        });
+      });
     },
 
     async listCredentials(page, limit) {
@@ -187,20 +253,33 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
       return { rows: rows.map(toCredential), total };
     },
 
-    async revokeCredential(clientId, at) {
-      const exists = await db
-        .selectFrom('credentials')
-        .select('client_id')
-        .where('client_id', '=', clientId)
-        .executeTakeFirst();
-      if (exists === undefined) return false;
-      await db
-        .updateTable('credentials')
-        .set({ revoked_at: at })
-        .where('client_id', '=', clientId)
-        .where('revoked_at', 'is', null)
-        .execute();
-      return true;
+    async revokeCredential(clientId, at, actor) {
+      return db.transaction().execute(async (trx) => {
+        const exists = await trx
+          .selectFrom('credentials')
+          .select('client_id')
+          .where('client_id', '=', clientId)
+          .executeTakeFirst();
+        if (exists === undefined) return false;
+        const revoked = await trx
+          .updateTable('credentials')
+          .set({ revoked_at: at })
+          .where('client_id', '=', clientId)
+          .where('revoked_at', 'is', null)
+          .returningAll()
+          .executeTakeFirst();
+        if (revoked !== undefined) {
+          const after = toCredential(revoked);
+          await appendAudit(trx, {
+            at,
+            action: 'credentials.revoke',
+            actor,
+            before: credentialSummary({ ...after, revokedAt: null }),
+            after: credentialSummary(after),
+          });
+        }
+        return true;
+      });
     },
 
     async markCredentialUsed(clientId, at) {

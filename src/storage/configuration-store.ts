@@ -1,6 +1,5 @@
 import { type Kysely, sql } from 'kysely';
 import {
-  type AuditEntry,
   CONFIGURATION_FORMAT_VERSION,
   type Configuration,
   type ConfigurationStore,
@@ -8,13 +7,13 @@ import {
   type ProcessingDataCounts,
   type ReplaceOutcome,
 } from '../modules/configuration/store.js';
+import { appendAudit } from './audit-trail.js';
 import {
   countRevisions,
   insertRevision,
   listRevisions,
   readRevisionDocument,
 } from './configuration-revisions.js';
-import { countRows } from './count.js';
 import { recordEvent } from './events/outbox.js';
 import type { Database } from './schema.js';
 import { clearStatisticsCounters } from './statistics-counters.js';
@@ -214,18 +213,19 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
           })
           .where('id', '=', CONFIGURATION_ROW_ID)
           .execute();
-        await trx
-          .insertInto('audit_log')
-          .values({
-            at: input.at,
-            actor: input.actor,
-            action: input.action,
+        await appendAudit(trx, {
+          at: input.at,
+          action: input.action,
+          actor: { user: input.actor, clientId: input.clientId ?? null },
+          before: { revision: Number(revision) },
+          after: { revision: next, version: input.version, sha256: input.document.sha256 },
+          configuration: {
             version: input.version,
             revision: next,
-            sections: JSON.stringify(input.sections),
-            deleted: JSON.stringify(deleted),
-          })
-          .execute();
+            sections: input.sections,
+            deleted: { ...deleted },
+          },
+        });
         // The outbox (`events/outbox.ts`): the change is reported exactly when it commits.
         if (input.action === 'configuration.delete')
           await recordEvent(
@@ -259,35 +259,6 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
         });
         return { replaced: true, revision: next, deleted };
       });
-    },
-
-    async listAudit(page, limit) {
-      const rows = await db
-        .selectFrom('audit_log')
-        .selectAll()
-        // Ids are handed out inside the transaction that holds the configuration row, so they
-        // follow the order in which the changes were made.
-        .orderBy('id', 'desc')
-        .limit(limit)
-        .offset(page * limit)
-        .execute();
-      const total = await countRows(db.selectFrom('audit_log'));
-      return {
-        rows: rows.map(
-          (row): AuditEntry => ({
-            id: Number(row.id),
-            at: row.at,
-            actor: row.actor,
-            action: row.action as AuditEntry['action'],
-            version: row.version,
-            revision: Number(row.revision),
-            sections: JSON.parse(row.sections) as Record<string, number>,
-            deleted: row.deleted === null ? null : (JSON.parse(row.deleted) as ProcessingDataCounts),
-            ...(row.details === null ? {} : { details: JSON.parse(row.details) as Record<string, unknown> }),
-          }),
-        ),
-        total,
-      };
     },
   };
 }

@@ -6,6 +6,7 @@ import type {
   SessionFilter,
   StoredChunkOutcome,
 } from '../modules/ingestion/store.js';
+import { appendAudit } from './audit-trail.js';
 import { createBulkInsert } from './bulk-insert.js';
 import { storedRevision } from './configuration-store.js';
 import { countRows } from './count.js';
@@ -269,7 +270,7 @@ export function createIngestionStore(store: Store): IngestionStore {
           .updateTable('ingestions')
           .set((eb) => ({
             state: 'closed',
-            closed_by: closedBy,
+            closed_by: closedBy.user,
             closed_on: at,
             close_reason: 'manual',
             last_activity_on: at,
@@ -285,7 +286,15 @@ export function createIngestionStore(store: Store): IngestionStore {
         if (row === undefined) return undefined;
         // The session counters last (`session-counters.ts`): the session is counted now, once.
         await countSession(trx, row);
-        await reportSessionEnded(trx, row, { closedBy, at }, nowMs);
+        await reportSessionEnded(trx, row, { closedBy: closedBy.user, at }, nowMs);
+        await appendAudit(trx, {
+          at,
+          action: 'ingestions.close',
+          actor: closedBy,
+          before: { state: 'pending' },
+          after: { state: 'closed', closeReason: 'manual' },
+          details: { ingestionId, ingestionName: row.ingestion_name, namespace: row.namespace },
+        });
         return toSession(row);
       });
     },

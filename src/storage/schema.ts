@@ -13,6 +13,8 @@ export interface Database {
   oauth_tokens: OAuthTokensTable;
   configuration: ConfigurationTable;
   audit_log: AuditLogTable;
+  audit_chain: AuditChainTable;
+  sign_in_failure_tallies: SignInFailureTalliesTable;
   configuration_revisions: ConfigurationRevisionsTable;
   ingestions: IngestionsTable;
   chunks: ChunksTable;
@@ -159,6 +161,36 @@ export interface AuditLogTable {
   deleted: string | null;
   /** JSON of what a reprocessing run or a schedule change did (migration 0018); null otherwise. */
   details: Generated<string | null>;
+  /** The entry's position in the chain, from 1 without a gap (migration 0027). */
+  seq: number;
+  /** The credential that made the change through the API, when it did. */
+  client_id: string | null;
+  /** JSON pictures of the changed thing before and after the change; null when there was none. */
+  summary_before: string | null;
+  summary_after: string | null;
+  /** The previous entry's hash and this entry's (`modules/audit/entry.ts`, `auditHashOf`). */
+  prev_hash: string;
+  hash: string;
+}
+
+/**
+ * The head of the audit chain, one row (id 1): the last position handed out and its hash. Every
+ * append updates it first, which serialises appends across instances (`storage/audit-trail.ts`).
+ */
+export interface AuditChainTable {
+  id: number;
+  seq: number;
+  hash: string;
+}
+
+/**
+ * Failed sign-ins counted per user (or `*unknown*`) and hour until the hour's entry is written
+ * to the audit trail (`storage/sign-in-store.ts`).
+ */
+export interface SignInFailureTalliesTable {
+  subject: string;
+  window_started_at: string;
+  failures: number;
 }
 
 /**

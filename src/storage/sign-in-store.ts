@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { SignInRow, SignInStore } from '../modules/auth/store.js';
+import { appendAudit } from './audit-trail.js';
 import type { AdminSignInsTable, Database } from './schema.js';
 
 function toSignIn(row: Selectable<AdminSignInsTable>): SignInRow {
@@ -19,18 +20,68 @@ function toSignIn(row: Selectable<AdminSignInsTable>): SignInRow {
  */
 export function createSignInStore(db: Kysely<Database>): SignInStore {
   return {
-    async insert(signIn) {
+    async insert(signIn, address) {
+      await db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('admin_sign_ins')
+          .values({
+            sign_in_hash: signIn.sessionHash,
+            user_email: signIn.userEmail,
+            created_at: signIn.createdAt,
+            last_seen_at: signIn.lastSeenAt,
+            expires_at: signIn.expiresAt,
+            ends_at: signIn.endsAt,
+          })
+          .execute();
+        await appendAudit(trx, {
+          at: signIn.createdAt,
+          action: 'auth.sign-in',
+          actor: { user: signIn.userEmail },
+          details: { address, endsAt: signIn.endsAt },
+        });
+      });
+    },
+
+    async countFailure(subject, windowStartedAt) {
       await db
-        .insertInto('admin_sign_ins')
-        .values({
-          sign_in_hash: signIn.sessionHash,
-          user_email: signIn.userEmail,
-          created_at: signIn.createdAt,
-          last_seen_at: signIn.lastSeenAt,
-          expires_at: signIn.expiresAt,
-          ends_at: signIn.endsAt,
-        })
+        .insertInto('sign_in_failure_tallies')
+        .values({ subject, window_started_at: windowStartedAt, failures: 1 })
+        .onConflict((oc) =>
+          oc.columns(['subject', 'window_started_at']).doUpdateSet({
+            failures: sql<number>`sign_in_failure_tallies.failures + 1`,
+          }),
+        )
         .execute();
+    },
+
+    async flushFailures(windowsStartedBy, windowMs, at) {
+      return db.transaction().execute(async (trx) => {
+        // Deleting first takes the rows: an instance flushing at the same time finds them gone.
+        const ended = await trx
+          .deleteFrom('sign_in_failure_tallies')
+          .where('window_started_at', '<=', windowsStartedBy)
+          .returningAll()
+          .execute();
+        ended.sort((a, b) =>
+          a.window_started_at === b.window_started_at
+            ? a.subject.localeCompare(b.subject)
+            : a.window_started_at.localeCompare(b.window_started_at),
+        );
+        for (const tally of ended) {
+          await appendAudit(trx, {
+            at,
+            action: 'auth.sign-in-failures',
+            actor: { user: 'system' },
+            details: {
+              email: tally.subject,
+              windowStartedAt: tally.window_started_at,
+              windowEndedAt: new Date(Date.parse(tally.window_started_at) + windowMs).toISOString(),
+              failures: Number(tally.failures),
+            },
+          });
+        }
+        return ended.length;
+      });
     },
 
     async find(signInHash, now) {

@@ -22,7 +22,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('approval queue in Chromium', () => {
       { authFailureWait: async () => {}, approvalRequired: ['configuration.delete', 'reversal'] },
       { clock: new ManualClock('2026-11-20T10:00:00Z') },
     );
-    await t.services.configuration.upload(realisticConfiguration(), 'setup@example.test');
+    await t.services.configuration.upload(realisticConfiguration(), { user: 'setup@example.test' });
     const token = await t.tokenFor(['bulk-operator']);
     const ingestionId = await ingestClosedSession(t, token, 'businessEvent', [
       businessEvent({ effectiveDate: '2026-11-18' }),

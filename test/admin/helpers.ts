@@ -11,12 +11,15 @@ let counter = 0;
 export async function userWith(t: { services: Services }, roles: string[]): Promise<string> {
   counter += 1;
   const email = `admin-test${counter}-${Date.now()}@example.test`;
-  await t.services.access.createUser({
-    email,
-    roles,
-    password: PASSWORD,
-    displayName: `Tester ${counter}`,
-  });
+  await t.services.access.createUser(
+    {
+      email,
+      roles,
+      password: PASSWORD,
+      displayName: `Tester ${counter}`,
+    },
+    { user: 'test-setup' },
+  );
   return email;
 }
 

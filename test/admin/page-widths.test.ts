@@ -112,7 +112,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface at a 1,024 px win
 
   beforeAll(async () => {
     t = await createTestApp({ businessDate: '2026-11-20' });
-    await t.services.configuration.upload(wideConfiguration(), 'width-test@example.test');
+    await t.services.configuration.upload(wideConfiguration(), { user: 'width-test@example.test' });
     const token = await t.tokenFor(['api-client']);
     ingestionId = await ingest(
       token,
@@ -141,16 +141,22 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface at a 1,024 px win
     journalId = journals.rows[0]?.journalId ?? '';
 
     const owner = await userWith(t, ['api-client']);
-    await t.services.access.createCredential({
-      ownerEmail: owner,
-      name: `nightly-import-of-the-loan-servicing-platform-${'n'.repeat(120)}`,
-    });
-    await t.services.access.createUser({
-      email: `a.very.long.mailbox.name.of.the.treasury.operations.team.${'m'.repeat(60)}@example.test`,
-      displayName: `Treasury operations and funding, Amsterdam Zuidas ${'d'.repeat(80)}`,
-      roles: ['viewer', 'bulk-operator', 'api-client'],
-      password: PASSWORD,
-    });
+    await t.services.access.createCredential(
+      {
+        ownerEmail: owner,
+        name: `nightly-import-of-the-loan-servicing-platform-${'n'.repeat(120)}`,
+      },
+      { user: 'test-setup' },
+    );
+    await t.services.access.createUser(
+      {
+        email: `a.very.long.mailbox.name.of.the.treasury.operations.team.${'m'.repeat(60)}@example.test`,
+        displayName: `Treasury operations and funding, Amsterdam Zuidas ${'d'.repeat(80)}`,
+        roles: ['viewer', 'bulk-operator', 'api-client'],
+        password: PASSWORD,
+      },
+      { user: 'test-setup' },
+    );
 
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;

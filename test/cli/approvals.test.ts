@@ -17,7 +17,7 @@ describe('ledgerflow approvals', () => {
       { approvalRequired: ['configuration.delete', 'reversal'] },
       { clock: new ManualClock('2026-11-20T10:00:00Z') },
     );
-    await service.services.configuration.upload(realisticConfiguration(), 'setup@example.test');
+    await service.services.configuration.upload(realisticConfiguration(), { user: 'setup@example.test' });
     maker = await service.connectionArgs(['bulk-operator']);
     approver = await service.connectionArgs(['admin']);
     const token = await service.tokenFor(['bulk-operator']);

@@ -93,11 +93,14 @@ describe('CLI commands on the store', () => {
     const store = openStore(databaseUrl);
     try {
       const services = createServices(store, systemClock, parseEnv({}));
-      await services.access.createUser({
-        email: 'lost@example.com',
-        roles: ['admin'],
-        password: 'first password 1',
-      });
+      await services.access.createUser(
+        {
+          email: 'lost@example.com',
+          roles: ['admin'],
+          password: 'first password 1',
+        },
+        { user: 'test-setup' },
+      );
       const before = await services.signIns.signIn('lost@example.com', 'first password 1', undefined);
       if (!before.ok) throw new Error('the first sign-in failed');
 

@@ -41,6 +41,8 @@ export const ROUTE_ACCESS: Readonly<Record<string, typeof PUBLIC | Permission | 
   'GET /api/v1/configuration/revisions/:revision': 'configuration:read',
   'GET /api/v1/configuration/revisions/:revision/diff': 'configuration:read',
   'GET /api/v1/audit-log': ['users:manage', 'configuration:read'],
+  'GET /api/v1/audit-log/export': ['users:manage', 'configuration:read'],
+  'GET /api/v1/audit-log/verification': ['users:manage', 'configuration:read'],
 
   'GET /api/v1/namespaces': 'configuration:read',
   'GET /api/v1/namespaces/:ns/entities': 'configuration:read',
@@ -170,7 +172,7 @@ export function itRequiresPermission(
     const credential = await t.credentialFor(['viewer']);
     const token = (await t.services.tokens.clientCredentialsGrant(credential)).access_token;
     for (const roles of roleSets) {
-      await t.services.access.updateUser(credential.ownerEmail, { roles });
+      await t.services.access.updateUser(credential.ownerEmail, { roles }, { user: 'test-setup' });
       const response = await t.call(token, request);
       expect(response.statusCode, roles.join(', ')).toBe(403);
       expect(response.json()).toMatchObject({

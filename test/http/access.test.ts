@@ -87,13 +87,19 @@ describe('users and credentials endpoints', () => {
 
   it('holds the password of a new user to the password rule, whoever creates the user', async () => {
     await expect(
-      t.services.access.createUser({ email: 'short@example.test', roles: ['viewer'], password: 'short' }),
+      t.services.access.createUser(
+        { email: 'short@example.test', roles: ['viewer'], password: 'short' },
+        { user: 'test-setup' },
+      ),
     ).rejects.toMatchObject({ code: 'validation-failed' });
-    const made = await t.services.access.createUser({
-      email: 'long@example.test',
-      roles: ['viewer'],
-      password: 'long enough to be a password',
-    });
+    const made = await t.services.access.createUser(
+      {
+        email: 'long@example.test',
+        roles: ['viewer'],
+        password: 'long enough to be a password',
+      },
+      { user: 'test-setup' },
+    );
     expect(made.email).toBe('long@example.test');
   });
 

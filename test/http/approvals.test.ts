@@ -43,7 +43,7 @@ async function userToken(roles: string[]): Promise<{ token: string; email: strin
 beforeEach(async () => {
   t = await createTestApp({ approvalRequired: [...ALL_KINDS] }, { clock: new ManualClock(NOW) });
   // The first configuration is stored by the service itself: only requests through the API wait.
-  await t.services.configuration.upload(realisticConfiguration(), 'setup@example.test');
+  await t.services.configuration.upload(realisticConfiguration(), { user: 'setup@example.test' });
   maker = await userToken(['bulk-operator']);
   approver = (await userToken(['admin'])).token;
 });
@@ -125,8 +125,15 @@ describe('a configuration upload waiting for approval', () => {
     // Four eyes: not the maker, not through another credential of the maker either.
     const own = await act(maker.token, request.requestId, 'approve');
     expect(own.statusCode).toBe(403);
-    const makerAdminCredential = await t.services.access.createCredential({ ownerEmail: maker.email });
-    await t.services.access.updateUser(maker.email, { roles: ['bulk-operator', 'admin'] });
+    const makerAdminCredential = await t.services.access.createCredential(
+      { ownerEmail: maker.email },
+      { user: 'test-setup' },
+    );
+    await t.services.access.updateUser(
+      maker.email,
+      { roles: ['bulk-operator', 'admin'] },
+      { user: 'test-setup' },
+    );
     const { access_token: sameUser } = await t.services.tokens.clientCredentialsGrant(makerAdminCredential);
     const other = await act(sameUser, request.requestId, 'approve');
     expect(other.statusCode, other.body).toBe(403);
@@ -161,7 +168,7 @@ describe('a configuration upload waiting for approval', () => {
   it('is invalidated by another upload in between: nothing changes', async () => {
     const first = (await upload(maker.token, withNote(), '?keep=processing-data')).json() as ApprovalRequest;
     // Another change lands first (made directly by the service, as an earlier approval would).
-    await t.services.configuration.upload(realisticConfiguration(), 'other@example.test');
+    await t.services.configuration.upload(realisticConfiguration(), { user: 'other@example.test' });
     const moved = await revision();
     const approved = await act(approver, first.requestId, 'approve');
     expect(approved.statusCode, approved.body).toBe(409);

@@ -73,7 +73,7 @@ describe('configuration revisions: ETag and If-Match', () => {
       url: `${BULK}${query}`,
       headers: ifMatch === undefined ? {} : { 'if-match': ifMatch },
     });
-  const auditTotal = async () => (await t.services.configuration.audit(0, 1)).total;
+  const auditTotal = async () => (await t.services.audit.list({ page: 0 }, 1)).total ?? 0;
 
   it('gives a strong, quoted ETag that every upload and deletion changes, and answers with the new one', async () => {
     const first = await etag();
@@ -188,7 +188,7 @@ describe('administration interface: a confirmed change is bound to the revision 
     const after = await t.call(operator, { method: 'GET', url: BULK });
     expect(after.headers.etag).toBe(stored.headers.etag);
     expect(after.headers.etag).toBe(theirs.headers.etag);
-    expect((await t.services.configuration.audit(0, 10)).rows[0]?.actor).not.toContain('admin-test');
+    expect((await t.services.audit.list({ page: 0 }, 10)).rows[0]?.actor).not.toContain('admin-test');
 
     // Checked again, the confirmation goes through.
     const again = await admin.post('/admin/configuration/check', { document: JSON.stringify(mine) });

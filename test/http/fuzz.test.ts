@@ -249,6 +249,8 @@ describe('fuzzing every route with hostile input', () => {
     'GET /api/v1/configuration/revisions/{revision}',
     'GET /api/v1/configuration/revisions/{revision}/diff',
     'GET /api/v1/audit-log',
+    'GET /api/v1/audit-log/export',
+    'GET /api/v1/audit-log/verification',
     'GET /api/v1/namespaces',
     'GET /api/v1/namespaces/{ns}/entities',
     'GET /api/v1/namespaces/{ns}/entities/{entity}',

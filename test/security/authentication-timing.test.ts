@@ -94,12 +94,15 @@ describe('failed authentication takes the same time whether the name exists or n
     // The real scrypt cost, whose time a leak would show missing.
     useTestHashCost(false);
     t = await createTestApp();
-    await t.services.access.createUser({
-      email: knownEmail,
-      roles: ['viewer'],
-      password: 'the right password, long enough',
-    });
-    known = await t.services.access.createCredential({ ownerEmail: knownEmail });
+    await t.services.access.createUser(
+      {
+        email: knownEmail,
+        roles: ['viewer'],
+        password: 'the right password, long enough',
+      },
+      { user: 'test-setup' },
+    );
+    known = await t.services.access.createCredential({ ownerEmail: knownEmail }, { user: 'test-setup' });
   });
   afterAll(async () => t?.close());
 

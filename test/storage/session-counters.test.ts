@@ -143,7 +143,7 @@ async function runWorkload(t: TestApp, seed: number, steps: number): Promise<voi
         })
         .catch(() => undefined);
     } else if (action < 0.8) {
-      await ingestion.closeSession(pick(sessions).id, 'tester@example.test').catch(() => undefined);
+      await ingestion.closeSession(pick(sessions).id, { user: 'tester@example.test' }).catch(() => undefined);
     } else {
       await sweepEndedSessions(t.store.db, t.clock.now().getTime());
     }
@@ -199,7 +199,7 @@ describe('session counters', () => {
     );
     const arrivedAt = t.clock.now();
     t.clock.advance(1_000);
-    await ingestion.closeSession(view.ingestionId, 'tester@example.test');
+    await ingestion.closeSession(view.ingestionId, { user: 'tester@example.test' });
     const counted = await t.store.db
       .selectFrom('ingestions')
       .where('ingestion_id', '=', view.ingestionId)
@@ -295,7 +295,7 @@ describe('session counters with several instances', () => {
         .map((id, i) =>
           createIngestionStore(i % 2 === 0 ? store : other).closeOpenSession(
             id,
-            'tester',
+            { user: 'tester' },
             nowMs,
             clock.now().toISOString(),
           ),

@@ -2,9 +2,7 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { type Static, Type } from '@sinclair/typebox';
 import {
-  AuditEntry,
-  Page,
-  type ProcessingDataCounts,
+  ProcessingDataCounts,
   Sections,
   UploadResult,
   WipeDryRunResult,
@@ -81,10 +79,14 @@ const UploadRead = Type.Composite([
 ]);
 
 /** The newest audit log entry as far as a wipe reads it. */
-const AuditLogRead = Type.Pick(
-  Page(Type.Composite([Type.Pick(AuditEntry, ['action']), Type.Partial(Type.Pick(AuditEntry, ['deleted']))])),
-  ['data'],
-);
+const AuditLogRead = Type.Object({
+  data: Type.Array(
+    Type.Object({
+      action: Type.String(),
+      deleted: Type.Optional(Type.Union([ProcessingDataCounts, Type.Null()])),
+    }),
+  ),
+});
 
 /** The `wouldDelete` (or `deleted`) counts of an upload answer; a CliError when they are missing. */
 function countsOf(answer: Static<typeof UploadRead>, name: 'wouldDelete' | 'deleted'): Counts {

@@ -29,13 +29,13 @@ import { pagedItems } from './paging.js';
 import { checkDateOption } from './report-commands.js';
 
 /** Where the export goes: a file (written beside and renamed at the end) or standard output. */
-interface Sink {
+export interface Sink {
   write(text: string): Promise<void>;
   commit(): Promise<void>;
   discard(): Promise<void>;
 }
 
-function fileSink(file: string): Sink {
+export function fileSink(file: string): Sink {
   const partial = `${file}.partial`;
   const stream: WriteStream = createWriteStream(partial, { encoding: 'utf8' });
   // A failed open or write (the folder went away, the disk is full) is kept and thrown by the
@@ -66,9 +66,9 @@ function fileSink(file: string): Sink {
 }
 
 /** Thrown when the reader of standard output went away (`... | head`): the export just stops. */
-class ReaderGone extends Error {}
+export class ReaderGone extends Error {}
 
-function outputSink(io: Io): Sink {
+export function outputSink(io: Io): Sink {
   if (io !== processIo) {
     return {
       async write(text) {

@@ -15,6 +15,7 @@ import { PROBLEM_STATUS } from '../problems.js';
 import { type Html, html } from './html.js';
 import { notice, page, publicPage } from './layout.js';
 import { approvalPages } from './pages/approvals.js';
+import { auditPages } from './pages/audit.js';
 import { configurationPages } from './pages/configuration.js';
 import { credentialPages } from './pages/credentials.js';
 import { dashboardPages } from './pages/dashboard.js';
@@ -213,6 +214,7 @@ export const adminInterface: FastifyPluginAsync<{
   userPages(app, services);
   ingestionPages(app, services);
   configurationPages(app, services);
+  auditPages(app, services);
   revisionPages(app, services);
   journalPages(app, services);
   reprocessingPages(app, services);

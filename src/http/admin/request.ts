@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../lib/errors.js';
+import type { AuditActor } from '../../modules/audit/entry.js';
 import type { Html } from './html.js';
 import { DEFAULT_PAGING_KEYS, type PageContext, type PagingKeys } from './layout.js';
 
@@ -71,6 +72,11 @@ export function sendPage(reply: FastifyReply, body: Html, status = 200): Fastify
 function wholeNumber(value: unknown, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   const n = typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : fallback;
   return Math.min(n, max);
+}
+
+/** Who the audit trail names for a change made from a page: the signed-in user (no credential). */
+export function actorOf(request: FastifyRequest): AuditActor {
+  return { user: contextOf(request).principal.user.email };
 }
 
 /** The page (from 0) and rows per page of a list, from the query parameters `keys` names. */

@@ -9,6 +9,7 @@ import {
   RoleList,
   UserEmail,
 } from '../../modules/auth/inputs.js';
+import { actorOf } from '../authenticate.js';
 import { Page, PageQuery, PathParam, Problem, pageOf } from './schemas.js';
 
 const Credential = Type.Object({
@@ -55,7 +56,8 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
         },
       },
     },
-    async (request, reply) => reply.code(201).send(await access.createCredential(request.body)),
+    async (request, reply) =>
+      reply.code(201).send(await access.createCredential(request.body, actorOf(request))),
   );
 
   app.get(
@@ -90,7 +92,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
       },
     },
     async (request, reply) => {
-      await access.revokeCredential(request.params.clientId);
+      await access.revokeCredential(request.params.clientId, actorOf(request));
       return reply.code(204).send(null);
     },
   );
@@ -115,7 +117,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
         response: { 201: User, 409: Problem },
       },
     },
-    async (request, reply) => reply.code(201).send(await access.createUser(request.body)),
+    async (request, reply) => reply.code(201).send(await access.createUser(request.body, actorOf(request))),
   );
 
   app.get(
@@ -157,6 +159,6 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
         response: { 200: User, 404: Problem },
       },
     },
-    async (request) => access.updateUser(request.params.email, request.body),
+    async (request) => access.updateUser(request.params.email, request.body, actorOf(request)),
   );
 };

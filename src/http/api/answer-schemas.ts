@@ -10,7 +10,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { JOURNAL_LINES_MAX } from '../../modules/accounting/journal-assembly.js';
-import { APPROVAL_AUDIT_ACTIONS } from '../../modules/approvals/store.js';
+import { AUDIT_ACTIONS } from '../../modules/audit/entry.js';
 import { TOKEN_LENGTH_MAX } from '../../modules/auth/token-service.js';
 import { CONFIGURATION_DIFF_CHANGES_MAX } from '../../modules/configuration/diff.js';
 import { CONFIGURATION_SECTIONS } from '../../modules/configuration/document.js';
@@ -332,46 +332,72 @@ export const WipeDryRunResult = Type.Object({
   },
 });
 
-/** One configuration upload or deletion, reprocessing run or schedule change in the audit log. */
+const Summary = Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]);
+const Sha256 = Type.String({ pattern: '^[0-9a-f]{64}$' });
+
+/** One entry of the audit trail: who changed what, when, before and after, and its place in the hash chain. */
 export const AuditEntry = Type.Object({
-  id: Type.Integer({ minimum: 1 }),
+  id: Type.Integer({ minimum: 1, description: 'Row id: the order in which the entries were written.' }),
+  seq: Type.Integer({ minimum: 1, description: 'Position in the hash chain, from 1 without a gap.' }),
   at: Type.String({ format: 'date-time' }),
   actor: Type.String({
     description:
-      'E-mail of the owner of the credential that made the change (or asked for the reversal); `schedule` for a scheduled reprocessing run.',
+      'E-mail of the user who made the change (through the administration interface, or as the owner of the calling credential), or the service itself: `schedule` (a scheduled reprocessing run), `bootstrap` (the first administrator and the bootstrap credential), `system` (the hourly count of failed sign-ins), `cli:<os user>` (a command run on the store).',
   }),
-  action: Type.Union([
-    Type.Literal('configuration.upload'),
-    Type.Literal('configuration.delete'),
-    Type.Literal('processing.reprocess'),
-    Type.Literal('processing.reprocess-schedule'),
-    Type.Literal('journals.reverse'),
-    Type.Literal('webhooks.subscription-create'),
-    Type.Literal('webhooks.subscription-update'),
-    Type.Literal('webhooks.subscription-pause'),
-    Type.Literal('webhooks.subscription-resume'),
-    Type.Literal('webhooks.subscription-delete'),
-    Type.Literal('webhooks.secret-create'),
-    Type.Literal('webhooks.secret-rotate'),
-    Type.Literal('webhooks.redeliver'),
-    ...APPROVAL_AUDIT_ACTIONS.map((action) => Type.Literal(action)),
-  ]),
+  clientId: Type.Union([Type.String(), Type.Null()], {
+    description: 'The credential that made the change through the API; null for any other way.',
+  }),
+  action: Type.Union(
+    AUDIT_ACTIONS.map((action) => Type.Literal(action)),
+    { description: 'What was done (docs/reference.md, Audit trail, lists each action and its summaries).' },
+  ),
   version: Type.Union([Type.String(), Type.Null()]),
   revision: Type.Integer({
     minimum: 0,
     description:
-      'Configuration revision the change made; for a reprocessing or reversal entry, the revision stored at the time (0: none).',
+      'Configuration revision the change made; for any other entry, the revision stored at the time (0: none).',
   }),
   sections: Type.Record(Type.String(), Type.Integer(), {
-    description: 'Items per section of the configuration the change stored.',
+    description: 'Items per section of the configuration the change stored; empty for other entries.',
   }),
-  deleted: Type.Union([{ ...ProcessingDataCounts, description: 'What the change wiped.' }, Type.Null()], {
-    description: 'What the change wiped; null on entries written before these counts were recorded.',
+  deleted: Type.Union([Type.Record(Type.String(), Type.Integer()), Type.Null()], {
+    description:
+      'What a configuration change wiped, as `ingestions`, `records`, `journals`, `journalLines` and `processingErrors` counts; null for other entries and those written before the counts.',
   }),
-  details: Type.Optional(
-    Type.Record(Type.String(), Type.Unknown(), {
-      description:
-        'What a reprocessing run (run id, trigger, selection, records queued and skipped), a schedule change (the new settings), a reversal (reversal id, client id, reason, selection, posting date and counts) or an approval request (request id, kind, maker, approver, reason, document hash, dry run, outcome or problem) did.',
+  details: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
+    description:
+      'What the change did beyond its summaries: a reprocessing run (run id, trigger, selection, records queued and skipped), a schedule change (the new settings), a reversal (reversal id, client id, reason, selection, posting date and counts), a password change (whether generated, sign-ins ended), the failed sign-ins of an hour (user, window, count), a webhook subscription or secret change, or an approval request (request id, kind, maker, approver, reason, document hash, dry run, outcome or problem). Never a secret.',
+  }),
+  before: {
+    ...Summary,
+    description: 'The changed thing before the change (null when it did not exist); never a secret.',
+  },
+  after: { ...Summary, description: 'The changed thing after the change; never a secret.' },
+  prevHash: { ...Sha256, description: 'The hash of the entry before (64 zeros for the first).' },
+  hash: {
+    ...Sha256,
+    description:
+      'SHA-256 (hex) over the canonical JSON (keys sorted, no white space) of every field above but `id` and `hash`, `prevHash` included.',
+  },
+});
+
+/** The outcome of verifying the stored audit chain. */
+export const AuditVerification = Type.Object({
+  ok: Type.Boolean(),
+  entries: Type.Integer({ minimum: 0, description: 'Entries read.' }),
+  lastSeq: Type.Integer({ minimum: 0, description: 'Position of the last good entry.' }),
+  lastHash: Sha256,
+  fault: Type.Optional(
+    Type.Object({
+      problem: Type.Union([
+        Type.Literal('changed'),
+        Type.Literal('deleted'),
+        Type.Literal('reordered'),
+        Type.Literal('inserted'),
+      ]),
+      seq: Type.Integer({ minimum: 0, description: 'Position of the first bad entry.' }),
+      id: Type.Union([Type.Integer(), Type.Null()], { description: 'Its row id, when it has one.' }),
+      message: Type.String(),
     }),
   ),
 });

@@ -16,11 +16,11 @@ import {
 } from '../../modules/configuration/inputs.js';
 import { ConfigurationDocumentSchema, ConfigurationUploadSchema } from '../../modules/configuration/model.js';
 import type { ConfigurationService } from '../../modules/configuration/service.js';
-import { principalOf } from '../authenticate.js';
+import { actorOf, principalOf } from '../authenticate.js';
 import { ajvErrorsToPaths } from '../problem.js';
-import { AuditEntry, UploadResult, WipeDryRunResult } from './answer-schemas.js';
+import { UploadResult, WipeDryRunResult } from './answer-schemas.js';
 import { approvalCallerOf, PendingApprovalAnswer, sendPendingApproval } from './approval-requests.js';
-import { Page, PageQuery, Problem, pageOf } from './schemas.js';
+import { Problem } from './schemas.js';
 
 const dryRun = Type.Boolean({
   default: false,
@@ -91,7 +91,7 @@ export async function* inTurns(pieces: Iterable<string>): AsyncGenerator<string>
   if (batch.length > 0) yield batch;
 }
 
-/** Configuration Data bulk download, upload and delete, and the audit log. */
+/** Configuration Data bulk download, upload and delete. */
 export const configurationRoutes: FastifyPluginAsyncTypebox<{
   configuration: ConfigurationService<unknown>;
   approvals: ApprovalService;
@@ -192,15 +192,11 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
           );
           return sendPendingApproval(reply, pending);
         }
-        const { revision, ...answer } = await configuration.upload(
-          request.body,
-          principalOf(request).ownerEmail,
-          {
-            dryRun: request.query.dryRun,
-            ifRevisionIn: revisionsOf(request.headers['if-match']),
-            keepProcessingData,
-          },
-        );
+        const { revision, ...answer } = await configuration.upload(request.body, actorOf(request), {
+          dryRun: request.query.dryRun,
+          ifRevisionIn: revisionsOf(request.headers['if-match']),
+          keepProcessingData,
+        });
         reply.header('etag', etagOf(revision));
         return answer;
       },
@@ -242,7 +238,7 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const actor = principalOf(request).ownerEmail;
+      const actor = actorOf(request);
       const ifRevisionIn = revisionsOf(request.headers['if-match']);
       if (request.query.dryRun) {
         const { wouldDelete, revision } = await configuration.wipeDryRun(ifRevisionIn);
@@ -260,27 +256,6 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
       }
       const { revision } = await configuration.wipe(actor, ifRevisionIn);
       return reply.code(204).header('etag', etagOf(revision)).send(null);
-    },
-  );
-
-  app.get(
-    '/api/v1/audit-log',
-    {
-      config: { permission: ['users:manage', 'configuration:read'] },
-      schema: {
-        operationId: 'listAuditEntries',
-        tags: ['configuration'],
-        summary: 'Configuration uploads and deletions, newest first',
-        description:
-          'One entry per upload or deletion, newest first (in the order the changes were made): who, when, the version, the revision it made, the section counts and what it wiped. Dry runs leave no entry.',
-        querystring: Type.Object(PageQuery),
-        response: { 200: Page(AuditEntry) },
-      },
-    },
-    async (request) => {
-      const { page, limit } = request.query;
-      const { rows, total } = await configuration.audit(page, limit);
-      return pageOf(rows, page, limit, total);
     },
   );
 };

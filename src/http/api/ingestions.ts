@@ -26,7 +26,7 @@ import type {
   SessionKey,
   StoredRecord,
 } from '../../modules/ingestion/store.js';
-import { principalOf } from '../authenticate.js';
+import { actorOf, principalOf } from '../authenticate.js';
 import { problemContextOf } from '../problem.js';
 import { PROBLEM_STATUS, problemBody } from '../problems.js';
 import { ChunkAccepted, Session, SessionError } from './answer-schemas.js';
@@ -182,7 +182,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
           errors: [{ path: '/state', message: 'must be closed' }],
         });
       }
-      return ingestion.closeSession(request.params.ingestionId, principalOf(request).ownerEmail);
+      return ingestion.closeSession(request.params.ingestionId, actorOf(request));
     },
   );
 

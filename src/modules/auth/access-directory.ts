@@ -1,6 +1,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { newOpaqueToken } from '../../lib/ids.js';
+import type { AuditActor } from '../audit/entry.js';
 import {
   CREDENTIAL_EXPIRY_DAYS_DEFAULT,
   CREDENTIAL_EXPIRY_DAYS_MAX,
@@ -103,10 +104,14 @@ export function checkExpiryDays(days: number): void {
   }
 }
 
+/** Who the audit trail names for the service's own start-up changes (first administrator, bootstrap credential). */
+const BOOTSTRAP_ACTOR: AuditActor = { user: 'bootstrap' };
+
 /**
  * Users and API credentials (docs/reference.md, Users, roles and credentials), shared by the HTTP
  * endpoints and the CLI. Secrets and passwords are hashed with scrypt before they reach the store;
- * a new secret is returned once, to the caller that created it.
+ * a new secret is returned once, to the caller that created it. Every change names its `actor`
+ * and is written to the audit trail with it, in the change's transaction.
  */
 export class AccessDirectory {
   readonly #store: AuthStore;
@@ -121,12 +126,15 @@ export class AccessDirectory {
    * Creates a user. Errors: `validation-failed` (bad e-mail, role or password, see
    * `checkPassword`), `conflict` (the e-mail exists).
    */
-  async createUser(input: {
-    email: string;
-    displayName?: string;
-    roles: string[];
-    password?: string;
-  }): Promise<UserView> {
+  async createUser(
+    input: {
+      email: string;
+      displayName?: string;
+      roles: string[];
+      password?: string;
+    },
+    actor: AuditActor,
+  ): Promise<UserView> {
     if (!EMAIL_PATTERN.test(input.email)) {
       throw new AppError('validation-failed', 'email must be an e-mail address', {
         errors: [{ path: '/email', message: 'must be an e-mail address' }],
@@ -142,7 +150,7 @@ export class AccessDirectory {
       disabled: false,
       createdAt: this.#clock.now().toISOString(),
     };
-    if (!(await this.#store.insertUser(row))) {
+    if (!(await this.#store.insertUser(row, actor))) {
       throw new AppError('conflict', `a user with e-mail ${row.email} exists already`);
     }
     return userView(row);
@@ -156,9 +164,11 @@ export class AccessDirectory {
   async updateUser(
     email: string,
     change: { roles?: string[]; disabled?: boolean; displayName?: string },
+    actor: AuditActor,
   ): Promise<UserView> {
     if (change.roles !== undefined) checkRoles(change.roles);
-    const row = await this.#store.updateUser(email.toLowerCase(), change, ADMIN_ROLE);
+    const at = this.#clock.now().toISOString();
+    const row = await this.#store.updateUser(email.toLowerCase(), change, ADMIN_ROLE, { actor, at });
     if (row === undefined) throw new AppError('not-found', `no user with e-mail ${email}`);
     if (row === 'last-holder') {
       throw new AppError(
@@ -174,9 +184,15 @@ export class AccessDirectory {
    * Gives a user a new password and ends every sign-in session of that user (API credentials
    * are not touched). Errors: `validation-failed` (see `checkPassword`), `not-found`.
    */
-  async setPassword(email: string, password: string): Promise<void> {
+  async setPassword(email: string, password: string, actor: AuditActor): Promise<void> {
+    await this.#setPassword(email, password, actor, false);
+  }
+
+  async #setPassword(email: string, password: string, actor: AuditActor, generated: boolean): Promise<void> {
     checkPassword(password);
-    if (!(await this.#store.setPassword(email.toLowerCase(), await hashSecret(password)))) {
+    const hash = await hashSecret(password);
+    const at = this.#clock.now().toISOString();
+    if (!(await this.#store.setPassword(email.toLowerCase(), hash, { actor, at, generated }))) {
       throw new AppError('not-found', `no user with e-mail ${email}`);
     }
   }
@@ -185,9 +201,9 @@ export class AccessDirectory {
    * Gives a user a generated password (see `setPassword`) and returns it, the only time it is
    * ever available. Errors: `not-found`.
    */
-  async resetPassword(email: string): Promise<string> {
+  async resetPassword(email: string, actor: AuditActor): Promise<string> {
     const password = newOpaqueToken('');
-    await this.setPassword(email, password);
+    await this.#setPassword(email, password, actor, true);
     return password;
   }
 
@@ -206,11 +222,14 @@ export class AccessDirectory {
    * Creates a credential for an existing owner and returns it with its secret, the only time
    * the secret is ever available. Errors: `not-found` (no such owner), `validation-failed`.
    */
-  async createCredential(input: {
-    ownerEmail: string;
-    name?: string;
-    expiresInDays?: number;
-  }): Promise<CredentialView & { clientSecret: string }> {
+  async createCredential(
+    input: {
+      ownerEmail: string;
+      name?: string;
+      expiresInDays?: number;
+    },
+    actor: AuditActor,
+  ): Promise<CredentialView & { clientSecret: string }> {
     const owner = await this.#store.findUser(input.ownerEmail.toLowerCase());
     if (owner === undefined) throw new AppError('not-found', `no user with e-mail ${input.ownerEmail}`);
     const days = input.expiresInDays ?? CREDENTIAL_EXPIRY_DAYS_DEFAULT;
@@ -218,7 +237,14 @@ export class AccessDirectory {
     const clientId = newOpaqueToken(CLIENT_ID_PREFIX).slice(0, CLIENT_ID_PREFIX.length + 24);
     const clientSecret = newOpaqueToken(CLIENT_SECRET_PREFIX);
     return {
-      ...(await this.#saveCredential(clientId, clientSecret, owner.email, input.name ?? clientId, days)),
+      ...(await this.#saveCredential(
+        clientId,
+        clientSecret,
+        owner.email,
+        input.name ?? clientId,
+        days,
+        actor,
+      )),
       clientSecret,
     };
   }
@@ -239,13 +265,21 @@ export class AccessDirectory {
     if (usable && (await verifySecret(clientSecret, existing.secretHash))) return;
     if ((await this.#store.findUser(ownerEmail)) === undefined) {
       // The store was first started with another ADMIN_EMAIL: the bootstrap owner is made here.
-      await this.createUser({ email: ownerEmail, displayName: 'Administrator', roles: [ADMIN_ROLE] }).catch(
-        (error: unknown) => {
-          if (!(error instanceof AppError && error.code === 'conflict')) throw error;
-        },
-      );
+      await this.createUser(
+        { email: ownerEmail, displayName: 'Administrator', roles: [ADMIN_ROLE] },
+        BOOTSTRAP_ACTOR,
+      ).catch((error: unknown) => {
+        if (!(error instanceof AppError && error.code === 'conflict')) throw error;
+      });
     }
-    await this.#saveCredential(clientId, clientSecret, ownerEmail, 'bootstrap', CREDENTIAL_EXPIRY_DAYS_MAX);
+    await this.#saveCredential(
+      clientId,
+      clientSecret,
+      ownerEmail,
+      'bootstrap',
+      CREDENTIAL_EXPIRY_DAYS_MAX,
+      BOOTSTRAP_ACTOR,
+    );
   }
 
   async listCredentials(page: number, limit: number): Promise<{ rows: CredentialView[]; total: number }> {
@@ -254,8 +288,8 @@ export class AccessDirectory {
   }
 
   /** Revokes a credential at once; its live tokens stop working. Errors: `not-found`. */
-  async revokeCredential(clientId: string): Promise<void> {
-    if (!(await this.#store.revokeCredential(clientId, this.#clock.now().toISOString()))) {
+  async revokeCredential(clientId: string, actor: AuditActor): Promise<void> {
+    if (!(await this.#store.revokeCredential(clientId, this.#clock.now().toISOString(), actor))) {
       throw new AppError('not-found', `no credential with client id ${clientId}`);
     }
   }
@@ -272,12 +306,10 @@ export class AccessDirectory {
     if ((await this.#store.countUsers()) > 0) return { created: false };
     const generated = password === undefined ? newOpaqueToken('') : undefined;
     try {
-      await this.createUser({
-        email,
-        displayName: 'Administrator',
-        roles: [ADMIN_ROLE],
-        password: password ?? generated,
-      });
+      await this.createUser(
+        { email, displayName: 'Administrator', roles: [ADMIN_ROLE], password: password ?? generated },
+        BOOTSTRAP_ACTOR,
+      );
     } catch (error) {
       // Another instance starting on the same empty store created it first.
       if (error instanceof AppError && error.code === 'conflict') return { created: false };
@@ -292,6 +324,7 @@ export class AccessDirectory {
     ownerEmail: string,
     name: string,
     days: number,
+    actor: AuditActor,
   ): Promise<CredentialView> {
     const now = this.#clock.now();
     const row: CredentialRow = {
@@ -304,7 +337,7 @@ export class AccessDirectory {
       revokedAt: null,
       lastUsedAt: null,
     };
-    await this.#store.upsertCredential(row);
+    await this.#store.upsertCredential(row, actor);
     return credentialView(row);
   }
 }

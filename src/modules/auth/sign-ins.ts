@@ -8,6 +8,11 @@ import { openSealed, seal } from './sealed-answer.js';
 import { dummyHash, verifySecret } from './secret-hash.js';
 import type { AuthStore, SignInRow, SignInStore } from './store.js';
 
+/** The start of the failure-count window that holds `ms` (epoch milliseconds), as an ISO instant. */
+function windowStartOf(ms: number): string {
+  return new Date(Math.floor(ms / SIGN_IN_FAILURE_WINDOW_MS) * SIGN_IN_FAILURE_WINDOW_MS).toISOString();
+}
+
 /** A sign-in session ends after this long without a request. */
 export const WEB_SESSION_IDLE_MS = 30 * 60 * 1000;
 /** A sign-in session ends this long after sign-in, however active it is. */
@@ -20,6 +25,17 @@ export const SIGN_IN_FIELD_LENGTH_MAX = 256;
 export const ONE_TIME_VIEW_TTL_MS = 5 * 60 * 1000;
 /** Most one-time views a session has waiting; keeping another drops the oldest. */
 export const ONE_TIME_VIEWS_PER_SESSION_MAX = 10;
+/**
+ * Failed sign-ins are counted per user and window of this length, and each window's count is
+ * written to the audit trail once it has ended: one entry per user and hour, however many
+ * attempts (docs/adr/0026-audit-trail.md).
+ */
+export const SIGN_IN_FAILURE_WINDOW_MS = 3600 * 1000;
+/**
+ * The subject of failed sign-ins with an e-mail that names no user: what was typed is never
+ * kept, since people type their password into the e-mail field.
+ */
+export const SIGN_IN_UNKNOWN_SUBJECT = '(unknown user)';
 
 /**
  * The CSRF token of a session, derived from its cookie value: SHA-256 over a label and the value,
@@ -84,20 +100,27 @@ export class SignIns {
     const { retryAfterSeconds } = attempt;
     if (retryAfterSeconds > 0) return { ok: false, reason: 'limited', retryAfterSeconds };
     await this.#failures.hold(attempt);
-    const fail = async (): Promise<SignInResult> => {
-      await this.#failures.failed(attempt, now.getTime());
+    const fail = async (subject: string): Promise<SignInResult> => {
+      await Promise.all([
+        this.#failures.failed(attempt, now.getTime()),
+        this.#sessions.countFailure(subject, windowStartOf(now.getTime())),
+      ]);
       return { ok: false, reason: 'invalid' };
     };
-    if (email.length > SIGN_IN_FIELD_LENGTH_MAX || password.length > SIGN_IN_FIELD_LENGTH_MAX) return fail();
+    if (email.length > SIGN_IN_FIELD_LENGTH_MAX || password.length > SIGN_IN_FIELD_LENGTH_MAX)
+      return fail(SIGN_IN_UNKNOWN_SUBJECT);
     const user = await this.#users.findUser(key);
     const hash = user?.passwordHash ?? null;
     // Spend the same time when the user is unknown or has no password, so timing reveals nothing.
     const verified = await verifySecret(password, hash ?? dummyHash());
-    if (user === undefined || hash === null || !verified) return fail();
+    if (user === undefined || hash === null || !verified) return fail(user?.email ?? SIGN_IN_UNKNOWN_SUBJECT);
     await this.#failures.succeeded(attempt);
-    if (user.disabled) return { ok: false, reason: 'disabled' };
     const permissions = permissionsOf(user.roles);
-    if (permissions.size === 0) return { ok: false, reason: 'no-role' };
+    if (user.disabled || permissions.size === 0) {
+      // The right password, refused all the same: a failed sign-in for the audit trail's count.
+      await this.#sessions.countFailure(user.email, windowStartOf(now.getTime()));
+      return { ok: false, reason: user.disabled ? 'disabled' : 'no-role' };
+    }
     const sessionId = newOpaqueToken('');
     const session: SignInRow = {
       sessionHash: sha256Hex(sessionId),
@@ -107,7 +130,7 @@ export class SignIns {
       expiresAt: new Date(now.getTime() + WEB_SESSION_IDLE_MS).toISOString(),
       endsAt: new Date(now.getTime() + WEB_SESSION_LIFETIME_MAX_MS).toISOString(),
     };
-    await this.#sessions.insert(session);
+    await this.#sessions.insert(session, address ?? null);
     return {
       ok: true,
       sessionId,
@@ -179,10 +202,17 @@ export class SignIns {
     return openSealed(sessionId, view.sealed, 'one-time view');
   }
 
-  /** Deletes expired sessions and expired one-time views; returns how many rows. */
+  /**
+   * Deletes expired sessions and expired one-time views, and writes the failed sign-ins of every
+   * ended window to the audit trail; returns how many rows.
+   */
   async purgeExpired(): Promise<number> {
-    const now = this.#clock.now().toISOString();
-    const sessions = await this.#sessions.purgeExpired(now);
-    return sessions + (await this.#sessions.purgeOneTimeViews(now));
+    const now = this.#clock.now();
+    const at = now.toISOString();
+    const windowMs = SIGN_IN_FAILURE_WINDOW_MS;
+    const lastEnded = windowStartOf(now.getTime() - windowMs);
+    const sessions = await this.#sessions.purgeExpired(at);
+    const views = await this.#sessions.purgeOneTimeViews(at);
+    return sessions + views + (await this.#sessions.flushFailures(lastEnded, windowMs, at));
   }
 }

@@ -1,3 +1,5 @@
+import type { AuditActor } from '../audit/entry.js';
+
 /** A user as stored (docs/reference.md, Users, roles and credentials). */
 export interface UserRow {
   email: string;
@@ -58,31 +60,49 @@ export interface TokenGrantView {
 export interface AuthStore {
   findUser(email: string): Promise<UserRow | undefined>;
   listUsers(page: number, limit: number): Promise<{ rows: UserRow[]; total: number }>;
-  /** Inserts a user; returns false when the e-mail exists already. */
-  insertUser(user: UserRow): Promise<boolean>;
+  /**
+   * Inserts a user with its audit entry (`users.create`, by `actor`) in one transaction; returns
+   * false, and writes nothing, when the e-mail exists already.
+   */
+  insertUser(user: UserRow, actor: AuditActor): Promise<boolean>;
   /**
    * Changes a user in one transaction; undefined when no user has this e-mail. With
    * `keepEnabledHolderOf`, a change that would leave no enabled user holding that role is not
-   * made and `'last-holder'` is returned; concurrent changes see each other's outcome.
+   * made and `'last-holder'` is returned; concurrent changes see each other's outcome. A change
+   * that changes something is audited (`users.update`, by `actor`, before and after) in the same
+   * transaction.
    */
   updateUser(
     email: string,
     change: { roles?: string[]; disabled?: boolean; displayName?: string },
-    keepEnabledHolderOf?: string,
+    keepEnabledHolderOf: string | undefined,
+    audit: { actor: AuditActor; at: string },
   ): Promise<UserRow | undefined | 'last-holder'>;
   countUsers(): Promise<number>;
   /**
-   * Replaces a user's password hash and ends every sign-in session of that user, in one
-   * transaction; returns false (and changes nothing) when no user has this e-mail.
+   * Replaces a user's password hash and ends every sign-in session of that user, with the audit
+   * entry (`users.set-password`: whether the password was `generated`, how many sign-ins ended;
+   * never the password or its hash), in one transaction; returns false (and changes nothing)
+   * when no user has this e-mail.
    */
-  setPassword(email: string, passwordHash: string): Promise<boolean>;
+  setPassword(
+    email: string,
+    passwordHash: string,
+    audit: { actor: AuditActor; at: string; generated: boolean },
+  ): Promise<boolean>;
 
   findCredential(clientId: string): Promise<CredentialRow | undefined>;
-  /** Inserts a credential, or replaces the secret hash and owner of an existing one (bootstrap). */
-  upsertCredential(credential: CredentialRow): Promise<void>;
+  /**
+   * Inserts a credential, or replaces the secret hash and owner of an existing one (bootstrap),
+   * with its audit entry (`credentials.create`: never the secret or its hash) in one transaction.
+   */
+  upsertCredential(credential: CredentialRow, actor: AuditActor): Promise<void>;
   listCredentials(page: number, limit: number): Promise<{ rows: CredentialRow[]; total: number }>;
-  /** Marks a credential revoked; returns false when it does not exist. */
-  revokeCredential(clientId: string, at: string): Promise<boolean>;
+  /**
+   * Marks a credential revoked, audited (`credentials.revoke`) when it was not revoked before;
+   * returns false when it does not exist.
+   */
+  revokeCredential(clientId: string, at: string, actor: AuditActor): Promise<boolean>;
   /** Records that the credential authenticated successfully at `at`. */
   markCredentialUsed(clientId: string, at: string): Promise<void>;
 
@@ -186,7 +206,23 @@ export interface OneTimeViewRow {
  * them.
  */
 export interface SignInStore {
-  insert(session: SignInRow): Promise<void>;
+  /**
+   * Stores a new session with the sign-in's audit entry (`auth.sign-in`, by its user, with the
+   * address it came from) in one transaction.
+   */
+  insert(session: SignInRow, address: string | null): Promise<void>;
+  /**
+   * Counts one failed sign-in of `subject` (a user's e-mail, or `SIGN_IN_UNKNOWN_SUBJECT`) in
+   * the window that began at `windowStartedAt`, in one statement.
+   */
+  countFailure(subject: string, windowStartedAt: string): Promise<void>;
+  /**
+   * Turns the failure counts of every window that began at or before `windowsStartedBy` into
+   * audit entries (`auth.sign-in-failures`, one per subject and window, at `at`) and forgets
+   * them, in one transaction: of several instances flushing at once, one writes each count.
+   * Returns how many entries were written.
+   */
+  flushFailures(windowsStartedBy: string, windowMs: number, at: string): Promise<number>;
   /** The session and its user, when the session exists and has not expired at `now`. */
   find(sessionHash: string, now: string): Promise<{ session: SignInRow; user: UserRow } | undefined>;
   /** Moves the idle deadline. */

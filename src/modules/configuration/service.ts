@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
+import type { AuditActor } from '../audit/entry.js';
 import type { ConfigurationError } from './configuration-errors.js';
 import { type ConfigurationDiff, diffConfigurations } from './diff.js';
 import {
@@ -15,7 +16,6 @@ import type { BlockingChange, KeepPossibility, StoredDataRisks, WhatIfAnswer } f
 import { CONFIGURATION_FORMAT_VERSION, type Configuration, type ConfigurationDocument } from './model.js';
 import type { ConfigurationSnapshots } from './snapshot.js';
 import type {
-  AuditEntry,
   ConfigurationStore,
   KeepCheck,
   ProcessingDataCounts,
@@ -234,7 +234,7 @@ export class ConfigurationService<T> {
    * `configuration-changed` (412) when the revision condition fails; for a raw body the
    * validator cannot read, `malformed-json` or `validation-failed` (400).
    */
-  async upload(body: unknown, actor: string, options: UploadOptions = {}): Promise<UploadResult> {
+  async upload(body: unknown, actor: AuditActor, options: UploadOptions = {}): Promise<UploadResult> {
     return this.#uploadChecked(await this.#checked(body), actor, options);
   }
 
@@ -267,7 +267,7 @@ export class ConfigurationService<T> {
   /** {@link upload} of a checked document. */
   async #uploadChecked(
     checked: { configuration: Configuration; version: string },
-    actor: string,
+    actor: AuditActor,
     options: UploadOptions,
   ): Promise<UploadResult> {
     const { configuration, version } = checked;
@@ -287,7 +287,8 @@ export class ConfigurationService<T> {
       configuration,
       document: revisionDocument(configuration),
       at: this.#clock.now().toISOString(),
-      actor,
+      actor: actor.user,
+      clientId: actor.clientId ?? null,
       action: 'configuration.upload',
       sections,
       ifRevisionIn: options.ifRevisionIn,
@@ -320,7 +321,7 @@ export class ConfigurationService<T> {
   async #uploadKeeping(
     configuration: Configuration,
     version: string,
-    actor: string,
+    actor: AuditActor,
     options: UploadOptions,
   ): Promise<UploadResult> {
     const sections = sectionCounts(configuration);
@@ -336,7 +337,7 @@ export class ConfigurationService<T> {
           version,
           configuration,
           updatedAt: this.#clock.now().toISOString(),
-          updatedBy: actor,
+          updatedBy: actor.user,
         });
         const answer: UploadResult = {
           version,
@@ -352,7 +353,8 @@ export class ConfigurationService<T> {
         configuration,
         document: revisionDocument(configuration),
         at: this.#clock.now().toISOString(),
-        actor,
+        actor: actor.user,
+        clientId: actor.clientId ?? null,
         action: 'configuration.upload',
         sections,
         ifRevisionIn: [check.revision],
@@ -373,7 +375,7 @@ export class ConfigurationService<T> {
    * `configuration-changed` (412) when that condition fails.
    */
   async wipe(
-    actor: string,
+    actor: AuditActor,
     ifRevisionIn?: RevisionCondition,
   ): Promise<{ deleted: ProcessingDataCounts; revision: number }> {
     const configuration = emptyConfiguration();
@@ -382,7 +384,8 @@ export class ConfigurationService<T> {
       configuration,
       document: revisionDocument(configuration),
       at: this.#clock.now().toISOString(),
-      actor,
+      actor: actor.user,
+      clientId: actor.clientId ?? null,
       action: 'configuration.delete',
       sections: sectionCounts(configuration),
       ifRevisionIn,
@@ -411,7 +414,7 @@ export class ConfigurationService<T> {
    */
   async review(
     body: unknown,
-    actor: string,
+    actor: AuditActor,
     keepProcessingData: boolean,
   ): Promise<{ dryRun: UploadResult; documentSha256: string; diff: ConfigurationDiff }> {
     const checked = await this.#checked(body);
@@ -433,7 +436,7 @@ export class ConfigurationService<T> {
    */
   async uploadBound(
     body: unknown,
-    actor: string,
+    actor: AuditActor,
     bound: BoundChange & { documentSha256: string; keepProcessingData: boolean },
   ): Promise<BoundOutcome> {
     const { configuration, version } = await this.#checked(body);
@@ -453,7 +456,8 @@ export class ConfigurationService<T> {
       configuration,
       document,
       at: this.#clock.now().toISOString(),
-      actor,
+      actor: actor.user,
+      clientId: actor.clientId ?? null,
       action: 'configuration.upload',
       sections,
       ifRevisionIn: [bound.revision],
@@ -467,14 +471,15 @@ export class ConfigurationService<T> {
    * The deletion of an approved request, made only while the stored revision is
    * `bound.revision` and what it wipes is exactly `bound.wouldDelete`; otherwise `moved`.
    */
-  async wipeBound(actor: string, bound: BoundChange): Promise<BoundOutcome> {
+  async wipeBound(actor: AuditActor, bound: BoundChange): Promise<BoundOutcome> {
     const configuration = emptyConfiguration();
     const outcome = await this.#store.replace({
       version: CONFIGURATION_FORMAT_VERSION,
       configuration,
       document: revisionDocument(configuration),
       at: this.#clock.now().toISOString(),
-      actor,
+      actor: actor.user,
+      clientId: actor.clientId ?? null,
       action: 'configuration.delete',
       sections: sectionCounts(configuration),
       ifRevisionIn: [bound.revision],
@@ -497,10 +502,5 @@ export class ConfigurationService<T> {
         detail: `the processing data it would delete changed: it would delete ${JSON.stringify(outcome.wouldDelete)} now, not ${JSON.stringify(bound.wouldDelete)}`,
       };
     return revisionMoved(bound.revision, outcome.revision);
-  }
-
-  /** The audit log, newest first. */
-  audit(page: number, limit: number): Promise<{ rows: AuditEntry[]; total: number }> {
-    return this.#store.listAudit(page, limit);
   }
 }

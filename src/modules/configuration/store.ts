@@ -1,5 +1,4 @@
 import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
-import type { ApprovalAuditAction } from '../approvals/store.js';
 import type { BlockingChange, StoredDataRisk } from './keep-data.js';
 import type { Configuration } from './model.js';
 
@@ -31,36 +30,6 @@ export interface ProcessingDataCounts {
   journals: number;
   journalLines: number;
   processingErrors: number;
-}
-
-/** One audit log entry: who changed the configuration, when, to what, and what it wiped. */
-export interface AuditEntry {
-  id: number;
-  at: string;
-  actor: string;
-  action:
-    | 'configuration.upload'
-    | 'configuration.delete'
-    | 'processing.reprocess'
-    | 'processing.reprocess-schedule'
-    | 'journals.reverse'
-    /** A change of webhook subscriptions or secrets, or a redelivery (`modules/events`). */
-    | 'webhooks.subscription-create'
-    | 'webhooks.subscription-update'
-    | 'webhooks.subscription-pause'
-    | 'webhooks.subscription-resume'
-    | 'webhooks.subscription-delete'
-    | 'webhooks.secret-create'
-    | 'webhooks.secret-rotate'
-    | 'webhooks.redeliver'
-    | ApprovalAuditAction;
-  version: string | null;
-  revision: number;
-  sections: Record<string, number>;
-  /** What the change wiped; null on entries written before the counts were recorded. */
-  deleted: ProcessingDataCounts | null;
-  /** What a reprocessing run, a schedule change or a reversal did (migration 0018). */
-  details?: Record<string, unknown>;
 }
 
 /**
@@ -132,7 +101,9 @@ export interface ConfigurationStore {
     document: { text: string; sha256: string };
     at: string;
     actor: string;
-    action: AuditEntry['action'];
+    /** The credential that made the change through the API, when it did (for the audit trail). */
+    clientId?: string | null;
+    action: 'configuration.upload' | 'configuration.delete';
     sections: Record<string, number>;
     ifRevisionIn?: readonly number[] | undefined;
     keep?: KeepCheck | undefined;
@@ -157,6 +128,4 @@ export interface ConfigurationStore {
   countRevisions(): Promise<number>;
   /** One revision with its document text; undefined when there is none with that number. */
   readRevisionDocument(revision: number): Promise<RevisionDocument | undefined>;
-  /** One page of the audit log, newest first (by the order the entries were written). */
-  listAudit(page: number, limit: number): Promise<{ rows: AuditEntry[]; total: number }>;
 }

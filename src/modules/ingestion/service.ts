@@ -4,6 +4,7 @@ import { AppError } from '../../lib/errors.js';
 import { newIngestionId } from '../../lib/ids.js';
 import { parseIsoDurationMs } from '../../lib/iso-duration.js';
 import type { KeyedPage } from '../../lib/keyed-page.js';
+import type { AuditActor } from '../audit/entry.js';
 import type { EntityCatalog } from '../entities/catalog.js';
 import { CHUNK_ERRORS_SHOWN_MAX } from './chunk-body.js';
 import { type ChunkWorker, inlineChunkWorker } from './chunk-pool.js';
@@ -160,7 +161,7 @@ export class IngestionService {
    * Closes a session. Closing a closed session returns it unchanged.
    * Errors: `session-not-found`, `session-expired` (409).
    */
-  async closeSession(ingestionId: string, closedBy: string): Promise<SessionView> {
+  async closeSession(ingestionId: string, closedBy: AuditActor): Promise<SessionView> {
     const now = this.#clock.now();
     const closed = await this.#store.closeOpenSession(
       ingestionId,

@@ -1,4 +1,5 @@
 import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
+import type { AuditActor } from '../audit/entry.js';
 import type { SessionRow, SessionState } from './session.js';
 
 /** The session row and its derived state, which the storage adapter reads and writes. */
@@ -199,10 +200,13 @@ export interface IngestionStore {
     nowMs: number,
     at: string,
   ): Promise<SessionRow | undefined>;
-  /** Closes an open session; returns the updated row, or undefined when it was not open. */
+  /**
+   * Closes an open session with its audit entry (`ingestions.close`, by `closedBy`) in one
+   * transaction; returns the updated row, or undefined (and writes nothing) when it was not open.
+   */
   closeOpenSession(
     ingestionId: string,
-    closedBy: string,
+    closedBy: AuditActor,
     nowMs: number,
     at: string,
   ): Promise<SessionRow | undefined>;

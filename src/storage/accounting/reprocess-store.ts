@@ -20,6 +20,7 @@ import type {
   ReprocessSelection,
   ReprocessStore,
 } from '../../modules/accounting/store.js';
+import { appendAudit } from '../audit-trail.js';
 import { countRows } from '../count.js';
 import { counterStripe } from '../counter-stripes.js';
 import type { Database, ReprocessRunsTable, ReprocessScheduleTable } from '../schema.js';
@@ -50,6 +51,16 @@ function scheduleOf(row: Selectable<ReprocessScheduleTable>): ReprocessSchedule 
     nextDueAt: row.next_due_at,
     updatedAt: row.updated_at,
     updatedBy: row.updated_by,
+  };
+}
+
+/** The schedule's settings as the audit trail pictures them before and after a change. */
+function scheduleSummaryOf(row: Selectable<ReprocessScheduleTable>): Record<string, unknown> {
+  return {
+    mode: row.mode,
+    dailyAt: row.daily_at,
+    intervalMinutes: Number(row.interval_minutes),
+    maxAttempts: Number(row.max_attempts),
   };
 }
 
@@ -227,25 +238,15 @@ export function createReprocessStore(store: Store): ReprocessStore {
           .where('id', '=', run)
           .returningAll()
           .executeTakeFirstOrThrow();
-        await trx
-          .insertInto('audit_log')
-          .values({
-            at: input.at,
-            actor: input.actor,
-            action: 'processing.reprocess',
-            version: null,
-            revision,
-            sections: '{}',
-            deleted: null,
-            details: JSON.stringify({
-              run,
-              trigger: input.trigger,
-              selection: input.selection,
-              queued,
-              skipped,
-            }),
-          })
-          .execute();
+        await appendAudit(trx, {
+          at: input.at,
+          action: 'processing.reprocess',
+          actor: { user: input.actor },
+          before: null,
+          after: { run, state: row.state, queued, skipped },
+          configuration: { version: null, revision, sections: {}, deleted: null },
+          details: { run, trigger: input.trigger, selection: input.selection, queued, skipped },
+        });
         return runOf(row, []);
       });
     },
@@ -392,6 +393,10 @@ export function createReprocessStore(store: Store): ReprocessStore {
 
     saveSchedule(settings, at, actor) {
       return db.transaction().execute(async (trx) => {
+        // The settings before the change, for the audit entry: locked on PostgreSQL so that a
+        // concurrent change is seen as it was committed.
+        const current = trx.selectFrom('reprocess_schedule').selectAll().where('id', '=', SCHEDULE_ROW_ID);
+        const previous = await (dialect === 'postgres' ? current.forUpdate() : current).executeTakeFirst();
         const row = await trx
           .updateTable('reprocess_schedule')
           .set({
@@ -411,19 +416,20 @@ export function createReprocessStore(store: Store): ReprocessStore {
           .select('revision')
           .where('id', '=', CONFIGURATION_ROW_ID)
           .executeTakeFirst();
-        await trx
-          .insertInto('audit_log')
-          .values({
-            at,
-            actor,
-            action: 'processing.reprocess-schedule',
+        await appendAudit(trx, {
+          at,
+          action: 'processing.reprocess-schedule',
+          actor: { user: actor },
+          before: previous === undefined ? null : scheduleSummaryOf(previous),
+          after: scheduleSummaryOf(row),
+          configuration: {
             version: null,
             revision: Number(revision?.revision ?? 0),
-            sections: '{}',
+            sections: {},
             deleted: null,
-            details: JSON.stringify(settings),
-          })
-          .execute();
+          },
+          details: { ...settings },
+        });
         return scheduleOf(row);
       });
     },

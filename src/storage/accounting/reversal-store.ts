@@ -19,6 +19,7 @@ import {
   type ReversalStore,
   type StoredReversal,
 } from '../../modules/accounting/store.js';
+import { appendAudit } from '../audit-trail.js';
 import { createBulkInsert } from '../bulk-insert.js';
 import { countRows } from '../count.js';
 import { errorCodeOf, isRetryableStoreError } from '../errors.js';
@@ -236,29 +237,25 @@ export function createReversalStore(store: Store): ReversalStore {
         .where('id', '=', input.reversalId)
         .returningAll()
         .executeTakeFirstOrThrow();
-      await trx
-        .insertInto('audit_log')
-        .values({
-          at: input.at,
-          actor: input.createdBy,
-          action: 'journals.reverse',
-          version: null,
-          revision,
-          sections: '{}',
-          deleted: null,
-          details: JSON.stringify({
-            reversalId: input.reversalId,
-            clientId: input.clientId,
-            reason: input.reason,
-            selection: input.selection,
-            postingDate: input.postingDate ?? null,
-            journals: counts.journals,
-            lines: counts.lines,
-            alreadyReversed: counts.alreadyReversed,
-            notReversible: counts.notReversible,
-          }),
-        })
-        .execute();
+      await appendAudit(trx, {
+        at: input.at,
+        action: 'journals.reverse',
+        actor: { user: input.createdBy, clientId: input.clientId },
+        before: null,
+        after: { reversalId: input.reversalId, journals: counts.journals, lines: counts.lines },
+        configuration: { version: null, revision, sections: {}, deleted: null },
+        details: {
+          reversalId: input.reversalId,
+          clientId: input.clientId,
+          reason: input.reason,
+          selection: input.selection,
+          postingDate: input.postingDate ?? null,
+          journals: counts.journals,
+          lines: counts.lines,
+          alreadyReversed: counts.alreadyReversed,
+          notReversible: counts.notReversible,
+        },
+      });
       await recordEvent(
         trx,
         'reversal.completed',

@@ -5,22 +5,15 @@
  */
 import type { Transaction } from 'kysely';
 import type { EventAuditEntry } from '../../modules/events/store.js';
-import { storedRevision } from '../configuration-store.js';
+import { appendAudit } from '../audit-trail.js';
 import type { Database } from '../schema.js';
 
-/** Appends `entry` to the audit log in `trx`, under the configuration revision stored now. */
+/** Appends `entry` to the audit trail in `trx`, under the configuration revision stored now. */
 export async function writeWebhookAudit(trx: Transaction<Database>, entry: EventAuditEntry): Promise<void> {
-  await trx
-    .insertInto('audit_log')
-    .values({
-      at: entry.at,
-      actor: entry.actor,
-      action: entry.action,
-      version: null,
-      revision: await storedRevision(trx),
-      sections: '{}',
-      deleted: null,
-      details: JSON.stringify(entry.details),
-    })
-    .execute();
+  await appendAudit(trx, {
+    at: entry.at,
+    action: entry.action,
+    actor: { user: entry.actor },
+    details: entry.details,
+  });
 }

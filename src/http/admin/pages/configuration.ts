@@ -6,10 +6,10 @@ import { keepsRule } from '../../../lib/input-rule.js';
 import { CONFIGURATION_BODY_BYTES_MAX, RevisionText } from '../../../modules/configuration/inputs.js';
 import type { BlockingChange, WhatIfAnswer } from '../../../modules/configuration/keep-data.js';
 import type { UploadResult } from '../../../modules/configuration/service.js';
-import type { AuditEntry, ProcessingDataCounts } from '../../../modules/configuration/store.js';
+import type { ProcessingDataCounts } from '../../../modules/configuration/store.js';
 import { type Html, html } from '../html.js';
-import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
-import { AdminPageError, contextOf, formOf, pagingOf, sendPage } from '../request.js';
+import { csrfField, notice, type PageContext, page } from '../layout.js';
+import { AdminPageError, actorOf, contextOf, formOf, sendPage } from '../request.js';
 import { adminCallerOf, approvalPagePath } from './approvals.js';
 
 /**
@@ -144,17 +144,10 @@ async function unlessChanged<T>(change: () => Promise<T>): Promise<T> {
   }
 }
 
-/** An audit entry's action; a reversal's with its reason and a link to it. */
-function actionHtml(entry: AuditEntry): Html | string {
-  const details = entry.details ?? {};
-  if (entry.action !== 'journals.reverse' || typeof details.reversalId !== 'string') return entry.action;
-  return html`${entry.action}: <a href="/admin/reversals/${encodeURIComponent(details.reversalId)}">${String(details.journals ?? 0)} journals</a>, “${String(details.reason ?? '')}”`;
-}
-
 /**
  * Configuration: download; upload with every validation error listed by its path, after a dry
  * run naming what would be deleted and an explicit confirmation; the wipe with its dry run and
- * confirmation; the audit log.
+ * confirmation.
  */
 export function configurationPages(
   app: FastifyInstance,
@@ -202,7 +195,7 @@ ${
       const { text, body } = documentOf(form);
       const keep = keepOf(form);
       try {
-        const result = await services.configuration.upload(body, context.principal.user.email, {
+        const result = await services.configuration.upload(body, actorOf(request), {
           dryRun: true,
           keepProcessingData: keep,
         });
@@ -281,7 +274,7 @@ ${isNothing(wouldDelete) ? html`<p>No processing data exists, so nothing is dele
       }
       const result = await unlessChanged(async () => {
         try {
-          return await services.configuration.upload(body, context.principal.user.email, {
+          return await services.configuration.upload(body, actorOf(request), {
             ifRevisionIn: [checkedRevisionOf(form)],
             keepProcessingData: keep,
           });
@@ -351,7 +344,7 @@ ${notice('warning', html`<strong>Wiping empties the configuration and deletes:</
         return reply.redirect(approvalPagePath(made.requestId), 303);
       }
       const { deleted } = await unlessChanged(() =>
-        services.configuration.wipe(context.principal.user.email, [checkedRevisionOf(form)]),
+        services.configuration.wipe(actorOf(request), [checkedRevisionOf(form)]),
       );
       return sendPage(
         reply,
@@ -361,37 +354,6 @@ ${notice('warning', html`<strong>Wiping empties the configuration and deletes:</
           html`${notice('info', html`The configuration is empty. Deleted:${counts(deleted)}`)}<p><a href="/admin/audit">See the audit log</a></p>`,
         ),
       );
-    },
-  );
-
-  app.get(
-    '/admin/audit',
-    { config: { adminPermission: ['users:manage', 'configuration:read'] } },
-    async (request, reply) => {
-      const context = contextOf(request);
-      const { page: pageNo, limit } = pagingOf(request);
-      const { rows, total } = await services.configuration.audit(pageNo, limit);
-      const body =
-        rows.length === 0
-          ? emptyState('No change yet. Uploads, wipes, reprocessing and reversals are recorded here.')
-          : html`${table(
-              'audit',
-              ['When', 'Who', 'Action', 'Revision', 'Version', 'Sections', 'Deleted'],
-              rows.map((e) => [
-                when(e.at),
-                e.actor,
-                actionHtml(e),
-                e.revision,
-                e.version ?? '—',
-                Object.entries(e.sections)
-                  .map(([n, c]) => `${n} ${c}`)
-                  .join(', '),
-                e.deleted === null
-                  ? '—'
-                  : `${e.deleted.ingestions} sessions, ${e.deleted.records} records, ${e.deleted.journals} journals, ${e.deleted.processingErrors} errors`,
-              ]),
-            )}${pagination('/admin/audit', {}, pageNo, limit, total)}`;
-      return sendPage(reply, page(context, 'Audit log', body));
     },
   );
 }

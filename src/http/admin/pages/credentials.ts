@@ -10,7 +10,7 @@ import {
 } from '../../../modules/auth/inputs.js';
 import { html } from '../html.js';
 import { csrfField, emptyState, notice, page, pagination, table, when } from '../layout.js';
-import { contextOf, formOf, pagingOf, queryText, sendPage, signInIdOf } from '../request.js';
+import { actorOf, contextOf, formOf, pagingOf, queryText, sendPage, signInIdOf } from '../request.js';
 
 /** A credential just made, with the secret its one view shows. */
 type CreatedCredential = CredentialView & { clientSecret: string };
@@ -136,11 +136,14 @@ ${
   // and the credential, listed with no one knowing its secret, is revoked and made again.
   app.post('/admin/credentials', { config: permission }, async (request, reply) => {
     const { owner, name, expiresInDays } = await requestedCredential(services, formOf(request));
-    const created: CreatedCredential = await services.access.createCredential({
-      ownerEmail: owner.email,
-      ...(name === '' ? {} : { name }),
-      expiresInDays,
-    });
+    const created: CreatedCredential = await services.access.createCredential(
+      {
+        ownerEmail: owner.email,
+        ...(name === '' ? {} : { name }),
+        expiresInDays,
+      },
+      actorOf(request),
+    );
     request.log.info({ clientId: created.clientId, owner: created.ownerEmail }, 'credential created');
     await services.signIns.keepForOneView(signInIdOf(request), created.clientId, JSON.stringify(created));
     return reply.redirect(`/admin/credentials/${encodeURIComponent(created.clientId)}/created`, 303);
@@ -200,7 +203,7 @@ ${
     { config: permission },
     async (request, reply) => {
       const { clientId } = request.params;
-      await services.access.revokeCredential(clientId);
+      await services.access.revokeCredential(clientId, actorOf(request));
       request.log.info({ clientId }, 'credential revoked');
       return reply.redirect(`/admin/credentials?revoked=${encodeURIComponent(clientId)}`, 303);
     },

@@ -16,7 +16,7 @@ import {
   when,
 } from '../layout.js';
 import { formatCount } from '../money.js';
-import { contextOf, pagingOf, queryText, sendPage } from '../request.js';
+import { actorOf, contextOf, pagingOf, queryText, sendPage } from '../request.js';
 
 /** How often the browser refreshes a list or session while something is open. */
 const OPEN_SESSION_REFRESH_SECONDS = 5;
@@ -191,8 +191,7 @@ ${
     '/admin/ingestions/:id/close',
     { config: { adminPermission: 'ingestion:write' } },
     async (request, reply) => {
-      const context = contextOf(request);
-      const session = await services.ingestion.closeSession(request.params.id, context.principal.user.email);
+      const session = await services.ingestion.closeSession(request.params.id, actorOf(request));
       return reply.redirect(`/admin/ingestions/${encodeURIComponent(session.ingestionId)}?closed=1`, 303);
     },
   );
