@@ -27,6 +27,8 @@ export const PROBLEM_STATUS: { readonly [C in ProblemCode]: number } = {
   'nothing-to-reverse': 422,
   'reversal-too-large': 422,
   'posting-date-closed': 422,
+  'period-state-conflict': 409,
+  'period-work-pending': 409,
   'too-many-requests': 429,
   'extract-not-incremental': 400,
   internal: 500,

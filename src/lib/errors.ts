@@ -28,6 +28,8 @@ export const PROBLEMS = {
   'nothing-to-reverse': { title: 'The selection matched no journal' },
   'reversal-too-large': { title: 'The selection holds more journals than one reversal may' },
   'posting-date-closed': { title: 'The posting date cannot date a reversal' },
+  'period-state-conflict': { title: "The period's state does not allow the change" },
+  'period-work-pending': { title: 'Work dated in the period is still pending' },
   'too-many-requests': { title: 'Too many requests' },
   'extract-not-incremental': { title: 'The extraction configuration is not incremental' },
   internal: { title: 'Internal error' },

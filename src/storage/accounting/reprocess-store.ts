@@ -22,6 +22,7 @@ import type {
 } from '../../modules/accounting/store.js';
 import { countRows } from '../count.js';
 import { counterStripe } from '../counter-stripes.js';
+import { readPeriodStates } from '../period-store.js';
 import type { Database, ReprocessRunsTable, ReprocessScheduleTable } from '../schema.js';
 import { countEntityRecords, countErrorStates, countProcessingErrors } from '../statistics-counters.js';
 import type { Store } from '../store.js';
@@ -178,6 +179,8 @@ export function createReprocessStore(store: Store): ReprocessStore {
   }
 
   return {
+    periodStates: () => readPeriodStates(db),
+
     queue(input) {
       return db.transaction().execute(async (trx) => {
         let revisionQuery = trx

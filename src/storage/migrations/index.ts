@@ -28,6 +28,7 @@ import * as journalWithdrawal from './0021-journal-withdrawal.js';
 import * as reversals from './0022-reversals.js';
 import * as extracts from './0023-extracts.js';
 import * as errorStateCounts from './0024-error-state-counts.js';
+import * as periods from './0026-periods.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -60,6 +61,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0022-reversals', reversals],
   ['0023-extracts', extracts],
   ['0024-error-state-counts', errorStateCounts],
+  ['0026-periods', periods],
 ];
 
 function migratorOf(store: Store): Migrator {
