@@ -7,6 +7,7 @@ import { extractCommand } from './remote/extract-command.js';
 import { ingestCommand } from './remote/ingest-command.js';
 import { ingestionsCommand } from './remote/ingestions-command.js';
 import { journalsCommand } from './remote/journals-command.js';
+import { periodsCommand } from './remote/periods-command.js';
 import { balancesCommand, processingErrorsCommand } from './remote/report-commands.js';
 import { credentialsCommand, usersCommand } from './store-commands.js';
 import {
@@ -19,6 +20,7 @@ import {
   INGEST_USAGE,
   INGESTIONS_USAGE,
   JOURNALS_USAGE,
+  PERIODS_USAGE,
   PROCESSING_ERRORS_USAGE,
   USAGE,
   USERS_USAGE,
@@ -38,6 +40,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   'processing-errors': { run: processingErrorsCommand, usage: PROCESSING_ERRORS_USAGE },
   errors: { run: errorsCommand, usage: ERRORS_USAGE },
   extract: { run: extractCommand, usage: EXTRACT_USAGE },
+  periods: { run: periodsCommand, usage: PERIODS_USAGE },
 };
 
 const HELP_FLAGS = new Set(['--help', '-h']);
