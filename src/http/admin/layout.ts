@@ -25,6 +25,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { href: '/admin/processing-errors', label: 'Processing errors', anyOf: ['journals:read'] },
   { href: '/admin/reprocessing', label: 'Reprocessing', anyOf: ['journals:read'] },
   { href: '/admin/reversals', label: 'Reversals', anyOf: ['journals:read'] },
+  { href: '/admin/periods', label: 'Periods', anyOf: ['journals:read'] },
   { href: '/admin/extracts', label: 'Extracts', anyOf: ['journals:read'] },
   { href: '/admin/configuration', label: 'Configuration', anyOf: ['configuration:read'] },
   { href: '/admin/configuration/revisions', label: 'Revisions', anyOf: ['configuration:read'] },

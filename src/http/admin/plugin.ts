@@ -20,6 +20,7 @@ import { dashboardPages } from './pages/dashboard.js';
 import { extractPages } from './pages/extracts.js';
 import { ingestionPages } from './pages/ingestions.js';
 import { journalPages } from './pages/journals.js';
+import { periodPages } from './pages/periods.js';
 import { reprocessingPages } from './pages/reprocessing.js';
 import { reversalPages } from './pages/reversals.js';
 import { revisionPages } from './pages/revisions.js';
@@ -215,5 +216,6 @@ export const adminInterface: FastifyPluginAsync<{
   journalPages(app, services);
   reprocessingPages(app, services);
   reversalPages(app, services);
+  periodPages(app, services);
   extractPages(app, services);
 };

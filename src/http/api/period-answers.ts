@@ -41,6 +41,10 @@ export const PeriodAnswer = Type.Object({
   actedAt: Type.Union([Instant, Type.Null()], { description: 'When the state was set by hand.' }),
   reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it was reopened.' }),
   snapshots: Type.Integer({ minimum: 0, description: 'Trial-balance snapshots kept for it.' }),
+  actions: Type.Array(Type.Union([Type.Literal('close'), Type.Literal('lock'), Type.Literal('reopen')]), {
+    description:
+      'The changes its state allows now; a close or a lock is still refused while work dated in it is pending.',
+  }),
 });
 
 /** The periods of an accounting configuration. */

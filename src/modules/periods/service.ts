@@ -66,6 +66,8 @@ export interface PeriodView {
   reason: string | null;
   /** Trial-balance snapshots kept for it. */
   snapshots: number;
+  /** The changes its state allows now (the pending work of a close or a lock is checked when asked). */
+  actions: PeriodAction[];
 }
 
 /** The periods of an accounting configuration, per node. */
@@ -100,6 +102,9 @@ export interface PeriodChange {
   period: PeriodView;
   snapshot: StoredSnapshot | null;
 }
+
+/** Every change, in the order they are listed. */
+const PERIOD_ACTIONS: readonly PeriodAction[] = ['close', 'lock', 'reopen'];
 
 /** The state of a period by the calendar alone at one instant. */
 type CalendarState = 'future' | 'open' | 'grace' | 'closed';
@@ -173,6 +178,12 @@ export class PeriodService<T extends PreparedAccountingRevision> {
     this.#businessDatePinned = options.businessDatePinned;
   }
 
+  /** The names of the accounting configurations of the configuration stored now, sorted. */
+  async accountingConfigNames(): Promise<string[]> {
+    const { prepared } = await this.#snapshots.current();
+    return [...prepared.accounting.accountingConfigs.keys()].sort();
+  }
+
   /**
    * The nodes the accounting configuration is assigned to (only `node` when given), with the
    * prepared configuration. Errors: `not-found` for an accounting configuration that does not
@@ -239,6 +250,8 @@ export class PeriodService<T extends PreparedAccountingRevision> {
           });
         const firstDay = formatIsoDate(first);
         const key = `${node.key}\t${firstDay}`;
+        const calendar = calendarStateOf(open, firstDay);
+        const stored = storedByKey.get(key);
         const fiscal =
           config.fiscalCalendar === undefined ? undefined : fiscalPeriodOf(config.fiscalCalendar, first);
         periods.push({
@@ -248,8 +261,9 @@ export class PeriodService<T extends PreparedAccountingRevision> {
           fiscalYear: fiscal?.fiscalYear ?? null,
           number: fiscal?.number ?? null,
           current: first === current,
-          ...viewStateOf(calendarStateOf(open, firstDay), storedByKey.get(key)),
+          ...viewStateOf(calendar, stored),
           snapshots: countByKey.get(key) ?? 0,
+          actions: PERIOD_ACTIONS.filter((a) => refusalOf(a, calendar, stored?.state) === undefined),
         });
       }
     }
