@@ -38,15 +38,29 @@ import type { Dialect, Store } from './store.js';
 /** Snapshot lines per insert statement: four parameters a row stays far below either dialect's limit. */
 const SNAPSHOT_LINES_PER_INSERT_MAX = 1_000;
 
+/** The counter's version, read and not held. */
+async function periodsVersion(db: Kysely<Database>): Promise<number> {
+  const row = await db
+    .selectFrom('period_states_version')
+    .select('version')
+    .where('id', '=', 1)
+    .executeTakeFirst();
+  return Number(row?.version ?? 0);
+}
+
 /**
  * The counter's version inside `trx`, held on PostgreSQL until the transaction ends (`FOR SHARE`:
- * a change of a period's state waits for it); see the header. `sqlite` reads it without holding
- * it, on either dialect.
+ * a change of a period's state waits for it); see the header. On SQLite the transaction is the
+ * only writer, so reading is holding.
  */
 export async function heldPeriodsVersion(trx: Kysely<Database>, dialect: Dialect): Promise<number> {
-  let query = trx.selectFrom('period_states_version').select('version').where('id', '=', 1);
-  if (dialect === 'postgres') query = query.forShare();
-  const row = await query.executeTakeFirst();
+  if (dialect === 'sqlite') return periodsVersion(trx);
+  const row = await trx
+    .selectFrom('period_states_version')
+    .select('version')
+    .where('id', '=', 1)
+    .forShare()
+    .executeTakeFirst();
   return Number(row?.version ?? 0);
 }
 
@@ -56,7 +70,7 @@ export async function heldPeriodsVersion(trx: Kysely<Database>, dialect: Dialect
  * next claim tells from the counter and reads again, never older states under a newer version.
  */
 export async function readPeriodStates(db: Kysely<Database>): Promise<PeriodStates> {
-  const version = await heldPeriodsVersion(db, 'sqlite');
+  const version = await periodsVersion(db);
   const rows = await db
     .selectFrom('period_states')
     .select(['accounting_config', 'node', 'first_day', 'last_day', 'state'])

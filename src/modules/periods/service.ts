@@ -138,7 +138,7 @@ function viewStateOf(
  * that is not after the current one; a lock any period not after the current one that is not
  * locked; a reopening a closed or locked one.
  */
-export function refusalOf(
+function refusalOf(
   action: PeriodAction,
   calendar: CalendarState,
   stored: ManualPeriodState | undefined,
