@@ -9,6 +9,7 @@ import { extractCommand } from './remote/extract-command.js';
 import { ingestCommand } from './remote/ingest-command.js';
 import { ingestionsCommand } from './remote/ingestions-command.js';
 import { journalsCommand } from './remote/journals-command.js';
+import { periodsCommand } from './remote/periods-command.js';
 import { balancesCommand, processingErrorsCommand } from './remote/report-commands.js';
 import { webhooksCommand } from './remote/webhooks-command.js';
 import { credentialsCommand, usersCommand } from './store-commands.js';
@@ -24,6 +25,7 @@ import {
   INGEST_USAGE,
   INGESTIONS_USAGE,
   JOURNALS_USAGE,
+  PERIODS_USAGE,
   PROCESSING_ERRORS_USAGE,
   USAGE,
   USERS_USAGE,
@@ -47,6 +49,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   extract: { run: extractCommand, usage: EXTRACT_USAGE },
   webhooks: { run: webhooksCommand, usage: WEBHOOKS_USAGE },
   approvals: { run: approvalsCommand, usage: APPROVALS_USAGE },
+  periods: { run: periodsCommand, usage: PERIODS_USAGE },
 };
 
 const HELP_FLAGS = new Set(['--help', '-h']);

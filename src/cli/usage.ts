@@ -187,6 +187,25 @@ export const ERRORS_USAGE = `usage: ledgerflow errors reprocess [--dry-run] [--i
              and the most attempts per record (manual runs count); set keeps what it is not given
 ${CONNECTION}`;
 
+export const PERIODS_USAGE = `usage: ledgerflow periods list --accounting-config NAME [--node FIELD=VALUE ...]
+         [--from YYYY-MM-DD --to YYYY-MM-DD] [--json]
+       ledgerflow periods close|lock --accounting-config NAME --node FIELD=VALUE ... --period YYYY-MM-01
+       ledgerflow periods reopen --accounting-config NAME --node FIELD=VALUE ... --period YYYY-MM-01
+         --reason TEXT
+       ledgerflow periods snapshots --accounting-config NAME --node FIELD=VALUE ... --period YYYY-MM-01
+       ledgerflow periods snapshots --snapshot ID [--json]
+  list       each period of each node (or of --node) with its state (open, grace, closed,
+             locked) and why; by default the 12 periods up to the current one
+  close      close a period early; refused while records wait for processing or journals
+             dated in it are unposted (the counts are printed); keeps a trial-balance snapshot
+  lock       lock a period: no posting, no reversal and no posting date override into it
+  reopen     open a closed or locked period again (--reason required); then
+             \`ledgerflow errors reprocess --code closed-period\` posts the records it refused
+  snapshots  the trial-balance snapshots of a period, or one with its balances
+  --node FIELD=VALUE  one per node field, e.g. --node legalEntity=LF_NL --node branch=AMS
+  --period D          the first day of the period
+${CONNECTION}`;
+
 /** The usage of every command, for `ledgerflow --help`. */
 export const USAGE = `usage: ledgerflow <command> [--help]
 
@@ -236,6 +255,9 @@ LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET):
                               a reprocessing run; the schedule of automatic runs
   approvals list|show|approve|reject|cancel
                               four-eyes approval requests: list, read, decide, withdraw
+  periods list|close|lock|reopen|snapshots --accounting-config NAME [--node F=V ...] ...
+                              periods per node: state and why, close early, lock, reopen,
+                              trial-balance snapshots
 
 ledgerflow <command> --help prints the details of a command.
 Exit status: 0 success, 1 refused request or failed records, 2 bad usage.`;

@@ -31,6 +31,7 @@ import { FlowRunner } from '../modules/flows/runner.js';
 import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
 import { inlineChunkWorker, threadChunkWorker } from '../modules/ingestion/chunk-pool.js';
 import { IngestionService } from '../modules/ingestion/service.js';
+import { PeriodService } from '../modules/periods/service.js';
 import { StatisticsService } from '../modules/statistics/service.js';
 import { createAccountingStore } from '../storage/accounting/accounting-store.js';
 import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
@@ -43,6 +44,7 @@ import { createEventStore } from '../storage/events/event-store.js';
 import { createExecutionStore } from '../storage/extracts/execution-store.js';
 import { createExtractStore } from '../storage/extracts/extract-store.js';
 import { createIngestionStore } from '../storage/ingestion-store.js';
+import { createPeriodStore } from '../storage/period-store.js';
 import { createRequestCountStore } from '../storage/request-count-store.js';
 import { createSignInStore } from '../storage/sign-in-store.js';
 import { createStatisticsStore } from '../storage/statistics-store.js';
@@ -104,6 +106,8 @@ export interface Services {
   reprocessing: ReprocessingService<PreparedConfiguration>;
   /** Reversals by selection: corrections of posted journals, their dry runs and their list. */
   reversals: ReversalService<PreparedConfiguration>;
+  /** Periods closed, locked and reopened by hand, and their trial-balance snapshots. */
+  periods: PeriodService<PreparedConfiguration>;
   /** Extraction configurations, their reads and incremental offsets. */
   extracts: ExtractService;
   /**
@@ -302,6 +306,10 @@ export function createServices(
     journals: new JournalQueries(createAccountingStore(store), snapshots),
     reprocessing,
     reversals,
+    periods: new PeriodService(createPeriodStore(store), snapshots, clock, {
+      newId: newTimeOrderedUuid,
+      businessDatePinned: settings.businessDate,
+    }),
     extracts,
     extractExecutions,
     requestLimiter,

@@ -28,6 +28,7 @@ import { ingestionRoutes } from './api/ingestions.js';
 import { journalRoutes } from './api/journals.js';
 import { oauthRoutes } from './api/oauth/routes.js';
 import { operationsRoutes } from './api/operations.js';
+import { periodRoutes } from './api/periods.js';
 import { reprocessingRoutes } from './api/reprocessing.js';
 import { reversalRoutes } from './api/reversals.js';
 import { statisticsRoutes } from './api/statistics.js';
@@ -292,6 +293,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           name: 'journals',
           description: 'Journals, balances and processing errors made by the accounting engine.',
         },
+        {
+          name: 'periods',
+          description:
+            'Periods per node: their state, closing early, locking, reopening, trial-balance snapshots.',
+        },
         { name: 'statistics', description: 'Counters of the operational dashboard.' },
         {
           name: 'approvals',
@@ -346,6 +352,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(reprocessingRoutes, { reprocessing: services.reprocessing });
   await app.register(reversalRoutes, { reversals: services.reversals, approvals: services.approvals });
   await app.register(approvalRequestRoutes, { approvals: services.approvals });
+  await app.register(periodRoutes, { periods: services.periods });
   await app.register(extractRoutes, { extracts: services.extracts });
   await app.register(extractExecutionRoutes, { executions: services.extractExecutions });
   await app.register(eventSubscriptionRoutes, { webhooks: services.webhooks });

@@ -30,6 +30,8 @@ export const PROBLEM_STATUS: { readonly [C in ProblemCode]: number } = {
   'approval-by-maker': 403,
   'approval-not-pending': 409,
   'approval-invalidated': 409,
+  'period-state-conflict': 409,
+  'period-work-pending': 409,
   'too-many-requests': 429,
   'extract-not-incremental': 400,
   'redelivery-too-large': 422,

@@ -31,6 +31,8 @@ export const PROBLEMS = {
   'approval-by-maker': { title: 'The maker of a request cannot decide it' },
   'approval-not-pending': { title: 'The approval request is not pending approval' },
   'approval-invalidated': { title: 'The data the approval was bound to has changed' },
+  'period-state-conflict': { title: "The period's state does not allow the change" },
+  'period-work-pending': { title: 'Work dated in the period is still pending' },
   'too-many-requests': { title: 'Too many requests' },
   'extract-not-incremental': { title: 'The extraction configuration is not incremental' },
   'redelivery-too-large': { title: 'More events than one redelivery may queue' },

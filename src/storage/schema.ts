@@ -50,6 +50,10 @@ export interface Database {
   event_keys: EventKeysTable;
   approval_requests: ApprovalRequestsTable;
   approval_day_counts: ApprovalDayCountsTable;
+  period_states_version: PeriodStatesVersionTable;
+  period_states: PeriodStatesTable;
+  period_snapshots: PeriodSnapshotsTable;
+  period_snapshot_lines: PeriodSnapshotLinesTable;
 }
 
 export interface UsersTable {
@@ -688,4 +692,49 @@ export interface ApprovalDayCountsTable {
   day: string;
   awaiting: number;
   denied: number;
+}
+
+/** One row (`id` 1): the counter that goes up with every change of a period's state (migration 0026). */
+export interface PeriodStatesVersionTable {
+  id: number;
+  version: number;
+}
+
+/** The manual state of a period of a node and accounting configuration (migration 0026). */
+export interface PeriodStatesTable {
+  accounting_config: string;
+  /** The node's canonical JSON, as `journals.node` holds it. */
+  node: string;
+  first_day: string;
+  last_day: string;
+  state: string;
+  acted_by: string;
+  client_id: string;
+  acted_at: string;
+  /** Why a period was reopened; null for a close or a lock. */
+  reason: string | null;
+}
+
+/** A trial-balance snapshot taken by a close or a lock (migration 0026). */
+export interface PeriodSnapshotsTable {
+  id: string;
+  accounting_config: string;
+  node: string;
+  first_day: string;
+  last_day: string;
+  /** `close` or `lock`. */
+  action: string;
+  taken_by: string;
+  taken_at: string;
+  lines: number;
+  /** SHA-256 (hex) of the snapshot's canonical text. */
+  hash: string;
+}
+
+/** A balance of a snapshot per account and currency. */
+export interface PeriodSnapshotLinesTable {
+  snapshot_id: string;
+  account: string;
+  currency: string;
+  balance: string;
 }

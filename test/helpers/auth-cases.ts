@@ -108,6 +108,12 @@ export const ROUTE_ACCESS: Readonly<Record<string, typeof PUBLIC | Permission | 
   'POST /api/v1/approval-requests/:requestId/approve': 'approvals:approve',
   'POST /api/v1/approval-requests/:requestId/reject': 'approvals:approve',
   'POST /api/v1/approval-requests/:requestId/cancel': ['approvals:read', 'approvals:approve'],
+  'GET /api/v1/periods': 'journals:read',
+  'POST /api/v1/periods/close': 'periods:manage',
+  'POST /api/v1/periods/lock': 'periods:manage',
+  'POST /api/v1/periods/reopen': 'periods:manage',
+  'GET /api/v1/periods/snapshots': 'journals:read',
+  'GET /api/v1/periods/snapshots/:snapshotId': 'journals:read',
 };
 
 /** The permissions of which any one lets a caller through, as a list. */

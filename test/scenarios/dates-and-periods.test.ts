@@ -179,6 +179,8 @@ describe('periods and grace time', () => {
       businessDate: '2026-03-02',
       currentPeriodFirstDay: '2026-03-01',
       earliestOpenFirstDay: '2026-02-01',
+      previousOpen: true,
+      manual: [],
     });
     expect(at('2026-03-10T10:00:00Z')?.earliestOpenFirstDay).toBe('2026-03-01');
     expect(nodeOpenPeriods(prepared, { legalEntity: 'NL01' }, 'TAX', { now: new Date() })).toBeUndefined();

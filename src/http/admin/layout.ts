@@ -26,6 +26,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { href: '/admin/reprocessing', label: 'Reprocessing', anyOf: ['journals:read'] },
   { href: '/admin/reversals', label: 'Reversals', anyOf: ['journals:read'] },
   { href: '/admin/approvals', label: 'Approvals', anyOf: ['approvals:read', 'approvals:approve'] },
+  { href: '/admin/periods', label: 'Periods', anyOf: ['journals:read'] },
   { href: '/admin/extracts', label: 'Extracts', anyOf: ['journals:read'] },
   { href: '/admin/webhooks', label: 'Webhooks', anyOf: ['webhooks:read'] },
   { href: '/admin/configuration', label: 'Configuration', anyOf: ['configuration:read'] },

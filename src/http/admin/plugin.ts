@@ -22,6 +22,7 @@ import { dashboardPages } from './pages/dashboard.js';
 import { extractPages } from './pages/extracts.js';
 import { ingestionPages } from './pages/ingestions.js';
 import { journalPages } from './pages/journals.js';
+import { periodPages } from './pages/periods.js';
 import { reprocessingPages } from './pages/reprocessing.js';
 import { reversalPages } from './pages/reversals.js';
 import { revisionPages } from './pages/revisions.js';
@@ -220,6 +221,7 @@ export const adminInterface: FastifyPluginAsync<{
   reprocessingPages(app, services);
   reversalPages(app, services);
   approvalPages(app, services);
+  periodPages(app, services);
   extractPages(app, services);
   webhookPages(app, services);
 };

@@ -13,7 +13,7 @@ import { formatIsoDate, parseIsoDate } from './dates.js';
 import { eventFingerprint } from './event-fingerprint.js';
 import { openWindowOf } from './journal-assembly.js';
 import type { JournalDraft, ProcessingContext } from './journal-draft.js';
-import { isInClosedPeriod } from './periods.js';
+import { CALENDAR_ONLY, firstOpenDayAfter, isInClosedPeriod } from './periods.js';
 import { nodeKeyOf, type PreparedAccounting, type PreparedAccountingRevision } from './prepare.js';
 import { type ProcessingError, processingError } from './processing-error.js';
 import type { ChunkOutcome, ClaimedChunk, RollbackRequest, RollbackReversal, TwinJournal } from './store.js';
@@ -117,7 +117,7 @@ export function eventsOf(journals: readonly TwinJournal[]): TwinJournal[][] {
  * The reversals that roll back the earliest event among `journals` (one record's) that still has
  * a journal not withdrawn: one per such journal, its automatic reversal included (so the two
  * cancel out as well). Each is dated as a reversal by selection is: on the original's core date
- * when its period is open, else on the first day of the earliest open period; it records the
+ * when its period is open, else on the first day of the first open period after it; it records the
  * original's date either way, and it is unposted while its date is after the node's business date, and posts
  * with the journals of that day. A journal whose node or accounting configuration is no longer
  * assigned cannot be dated: `unknown-node`.
@@ -144,10 +144,10 @@ function reversalsOf(
           'to each other, so its reversal cannot be dated',
       );
     }
-    const open = openWindowOf(node, nodeConfig, rule, nowMs);
+    const open = openWindowOf(node, nodeConfig, rule, nowMs, ctx.periods ?? CALENDAR_ONLY);
     if ('code' in open) return open;
     const closed = isInClosedPeriod(open, coreDay);
-    const day = closed ? open.earliestOpenFirstDay : coreDay;
+    const day = closed ? firstOpenDayAfter(open, coreDay) : coreDay;
     const draft: JournalDraft = {
       journalId: ctx.newId(),
       coreDate: formatIsoDate(day),

@@ -23,7 +23,16 @@ import type {
   ProcessingContext,
   ProcessingOutcome,
 } from './journal-draft.js';
-import { fiscalPeriodOf, isInClosedPeriod, type OpenWindowMemo, openPeriodsAt } from './periods.js';
+import {
+  CALENDAR_ONLY,
+  firstOpenDayAfter,
+  fiscalPeriodOf,
+  isInClosedPeriod,
+  manualPeriodsOf,
+  type OpenWindowMemo,
+  openPeriodsAt,
+  type PeriodStates,
+} from './periods.js';
 import type {
   PreparedAccounting,
   PreparedAccountingConfig,
@@ -87,7 +96,7 @@ export function assembleJournals(
   for (const candidate of candidates) {
     const error = checkLineCount(candidate) ?? checkBalance(candidate);
     if (error !== undefined) return { ok: false, error };
-    const placement = placeInOpenPeriod(prepared, candidate, rule, ctx.now.getTime());
+    const placement = placeInOpenPeriod(prepared, candidate, rule, ctx);
     if ('code' in placement) return { ok: false, error: placement };
     placements.push(placement);
   }
@@ -176,16 +185,19 @@ function balanceError(candidate: JournalCandidate): ProcessingError | undefined 
 }
 
 /**
- * The business day and the earliest open period of a node and accounting configuration at
- * `nowMs` (docs/domain/accounting.md, Business date, Periods), kept in the node config's memo so
- * that the journals of one chunk compute it once; `invalid-time-zone` when the node's zone is not
- * known. A rollback dates its reversals with it too (event-rollback.ts).
+ * The business day, the earliest open period of the calendar and the manual period states of a
+ * node and accounting configuration at `nowMs` (docs/domain/accounting.md, Business date,
+ * Periods), kept in the node config's memo so that the journals of one chunk compute it once: the
+ * memo is computed again only when the clock reading or the `states` object changes, so the manual
+ * states cost the hot path one identity comparison. `invalid-time-zone` when the node's zone is
+ * not known. A rollback dates its reversals with it too (event-rollback.ts).
  */
 export function openWindowOf(
   node: PreparedNode,
   nodeConfig: PreparedNodeConfig,
   rule: BusinessDateRule,
   nowMs: number,
+  states: PeriodStates,
 ): OpenWindowMemo | ProcessingError {
   if (node.clock === undefined) {
     return processingError(
@@ -194,6 +206,10 @@ export function openWindowOf(
     );
   }
   const open = nodeConfig.openWindow;
+  if (open.states !== states) {
+    open.states = states;
+    open.manual = manualPeriodsOf(states, node.key, nodeConfig.accountingConfigName);
+  }
   if (open.nowMs !== nowMs || open.pinnedDay !== rule.pinnedDay) {
     const local = localTimeOf(node.clock, nowMs);
     open.businessDay = businessDayOf(local, rule);
@@ -210,31 +226,42 @@ export function openWindowOf(
 }
 
 /**
- * The journal's core date must not fall in a closed period of its node and accounting configuration
- * (docs/domain/accounting.md, Periods), unless the node config overrides the posting date and the
- * feature flag is on; then the journal moves to the first day of the earliest open period (Posting
- * date override).
+ * The journal's core date must not fall in a period that is not open for its node and accounting
+ * configuration (docs/domain/accounting.md, Periods: by the calendar, or closed or locked by
+ * hand), unless the node config overrides the posting date and the feature flag is on; then the
+ * journal moves to the first day of the first open period after its own (Posting date override),
+ * which is never a closed or locked one.
  */
 function placeInOpenPeriod(
   prepared: PreparedAccounting,
   candidate: JournalCandidate,
   rule: BusinessDateRule,
-  nowMs: number,
+  ctx: ProcessingContext,
 ): Placement | ProcessingError {
   const { node, nodeConfig, coreDay } = candidate;
-  const open = openWindowOf(node, nodeConfig, rule, nowMs);
+  const open = openWindowOf(node, nodeConfig, rule, ctx.now.getTime(), ctx.periods ?? CALENDAR_ONLY);
   if ('code' in open) return open;
   const { businessDay } = open;
   if (!isInClosedPeriod(open, coreDay)) return { coreDay, originalCoreDay: undefined, businessDay };
   if (nodeConfig.overridePostingDate && prepared.postingDateOverride) {
-    return { coreDay: open.earliestOpenFirstDay, originalCoreDay: coreDay, businessDay };
+    return { coreDay: firstOpenDayAfter(open, coreDay), originalCoreDay: coreDay, businessDay };
   }
+  const manual = open.manual.find((p) => coreDay >= p.firstDay && coreDay <= p.lastDay);
   const calendar = candidate.accountingConfig.fiscalCalendar;
   let period = '';
   if (calendar !== undefined) {
     const { fiscalYear, number } = fiscalPeriodOf(calendar, coreDay);
     period = ` (fiscal calendar "${calendar.name}", fiscal year ${fiscalYear} period ${number})`;
   }
+  if (manual !== undefined)
+    return processingError(
+      'closed-period',
+      `${describe(candidate)} falls in a period ${manual.state} by hand${period} for node ` +
+        `${JSON.stringify(node.fields)}: it opens again only when reopened; the first open period ` +
+        `after it starts ${formatIsoDate(firstOpenDayAfter(open, coreDay))} ` +
+        `(overridePostingDate ${nodeConfig.overridePostingDate ? 'set' : 'none'}, ` +
+        `feature flag posting-date-override ${prepared.postingDateOverride ? 'on' : 'off'})`,
+    );
   return processingError(
     'closed-period',
     `${describe(candidate)} falls in a closed period${period}: the earliest open period of node ` +

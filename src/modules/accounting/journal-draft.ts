@@ -4,6 +4,7 @@
  * (docs/domain/accounting.md, Journal records, Reversals, Business events). Drafts are plain data;
  * storage persists them as they are.
  */
+import type { PeriodStates } from './periods.js';
 import type { ProcessingError } from './processing-error.js';
 
 /** Side of a journal line. */
@@ -81,6 +82,11 @@ export interface ProcessingContext {
   businessDatePinned?: string;
   /** A fresh UUID per call; called only once every check passed, journal id before its line ids. */
   newId: () => string;
+  /**
+   * The periods closed, locked or reopened by hand (docs/domain/accounting.md, Periods), as the
+   * store held them when the caller read them; the calendar alone decides when absent.
+   */
+  periods?: PeriodStates;
 }
 
 /** All or nothing: the journals of one record, or the one error that kept it from producing any. */

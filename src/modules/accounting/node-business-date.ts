@@ -7,7 +7,13 @@
 import { businessDateRule, businessDayOf, localTimeOf } from './business-date.js';
 import { formatIsoDate } from './dates.js';
 import type { ProcessingContext } from './journal-draft.js';
-import { openPeriodsAt } from './periods.js';
+import {
+  CALENDAR_ONLY,
+  type ManualPeriod,
+  manualPeriodsOf,
+  openPeriodsAt,
+  type PeriodStates,
+} from './periods.js';
 import { nodeKeyOf, type PreparedAccounting, type PreparedNode } from './prepare.js';
 
 /** The clock part of a processing context. */
@@ -18,8 +24,12 @@ export interface NodeOpenPeriods {
   businessDate: string;
   /** First day of the period holding the business date. */
   currentPeriodFirstDay: string;
-  /** First day of the earliest open period (the previous one during its grace time). */
+  /** First day of the earliest open period of the calendar (the previous one during its grace time). */
   earliestOpenFirstDay: string;
+  /** Whether the previous period is open in its grace time. */
+  previousOpen: boolean;
+  /** The node config's periods closed, locked or reopened by hand, which the calendar yields to. */
+  manual: readonly ManualPeriod[];
 }
 
 function findNode(
@@ -50,7 +60,8 @@ export function nodeBusinessDate(
 
 /**
  * The open periods of a node for one accounting configuration at `clock.now` (Periods):
- * the business date, the first day of the current period and of the earliest open one. Returns
+ * the business date, the first day of the current period and of the earliest open one by the
+ * calendar, and the periods `states` sets by hand for them. Returns
  * `undefined` when the node is unknown, its time zone is unknown or the accounting configuration
  * is not assigned to it. Throws a `RangeError` when the pinned date is not an ISO date.
  */
@@ -59,6 +70,7 @@ export function nodeOpenPeriods(
   node: Readonly<Record<string, string>>,
   accountingConfig: string,
   clock: BusinessClock,
+  states: PeriodStates = CALENDAR_ONLY,
 ): NodeOpenPeriods | undefined {
   const found = findNode(prepared, node);
   const nodeConfig = found?.configs.get(accountingConfig);
@@ -76,5 +88,7 @@ export function nodeOpenPeriods(
     businessDate: formatIsoDate(businessDay),
     currentPeriodFirstDay: formatIsoDate(open.currentFirstDay),
     earliestOpenFirstDay: formatIsoDate(open.earliestOpenFirstDay),
+    previousOpen: open.previousOpen,
+    manual: manualPeriodsOf(states, found.key, accountingConfig),
   };
 }

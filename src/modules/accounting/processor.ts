@@ -9,6 +9,7 @@ import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import { nodeBusinessDate, processBusinessEvent, processDirectJournals } from './engine.js';
 import { processRollbackChunk } from './event-rollback.js';
 import type { ProcessingContext } from './journal-draft.js';
+import type { PeriodStates } from './periods.js';
 import type { PreparedAccountingRevision } from './prepare.js';
 import { failureDetailOf, processingFailedError } from './processing-error.js';
 import type { AccountingStore, ChunkOutcome, ChunkProcessing, ChunkRef, ClaimedChunk } from './store.js';
@@ -146,6 +147,11 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
   readonly #chunkAttempts = new Map<string, number>();
   /** Ends the pauses in progress, so that `stop` does not wait for them. */
   readonly #pausesEnd = new Set<() => void>();
+  /**
+   * The period states chunks are processed with, read again only when a claim finds the store's
+   * version moved (`stale-periods`), so the hot path's period check stays a memo comparison.
+   */
+  #periods: PeriodStates | undefined;
 
   constructor(
     store: AccountingStore,
@@ -238,20 +244,27 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
     let retriesInARow = 0;
     while (!this.#stopRequested) {
       const { prepared } = await this.#snapshots.current();
+      this.#periods ??= await this.#store.periodStates();
+      const periods = this.#periods;
       const ctx: ProcessingContext = {
         ingestionId: '',
         now: this.#clock.now(),
         newId: newTimeOrderedUuid,
+        periods,
         ...(this.#businessDatePinned === undefined ? {} : { businessDatePinned: this.#businessDatePinned }),
       };
       const at = ctx.now.toISOString();
-      const result = await this.#store.processNextChunk(prepared.revision, at, (chunk) =>
-        this.#work(prepared, chunk, { ...ctx, ingestionId: chunk.ingestionId }),
+      const result = await this.#store.processNextChunk(
+        prepared.revision,
+        at,
+        (chunk) => this.#work(prepared, chunk, { ...ctx, ingestionId: chunk.ingestionId }),
+        periods.version,
       );
       if (result.kind === 'idle') return total;
       if (result.kind === 'retry') {
-        // A new configuration was stored since the snapshot, or another thread processed the
-        // chunk meanwhile: take the current configuration and the next chunk.
+        // A new configuration was stored since the snapshot, a period's state changed, or another
+        // thread processed the chunk meanwhile: take the current ones and the next chunk.
+        if (result.reason === 'stale-periods') this.#periods = undefined;
         retriesInARow += 1;
         if (retriesInARow >= PROCESSING_RETRIES_IN_A_ROW_MAX) {
           throw new Error(

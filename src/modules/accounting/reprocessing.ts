@@ -194,10 +194,12 @@ export class ReprocessingService<T extends PreparedAccountingRevision> {
     this.#candidateWork = options.candidateWork;
   }
 
-  #ctx(): Omit<ProcessingContext, 'ingestionId'> {
+  /** The context of a processing round now, with the period states stored now. */
+  async #ctx(): Promise<Omit<ProcessingContext, 'ingestionId'>> {
     return {
       now: this.#clock.now(),
       newId: newTimeOrderedUuid,
+      periods: await this.#store.periodStates(),
       ...(this.#businessDatePinned === undefined ? {} : { businessDatePinned: this.#businessDatePinned }),
     };
   }
@@ -235,7 +237,7 @@ export class ReprocessingService<T extends PreparedAccountingRevision> {
     const { maxAttempts } = await this.#store.schedule();
     return dryRunFailedRecords(this.#store, prepared, this.#work, selection, {
       maxAttempts,
-      ctx: this.#ctx(),
+      ctx: await this.#ctx(),
     });
   };
 

@@ -9,21 +9,26 @@
  * Dating rule: the reversal takes the original's core date when that date is in an open period
  * of the original's node and accounting configuration (a later period is open too: a reversal of
  * an unposted journal waits unposted with it and posts on the same day), otherwise the first day
- * of the earliest open period. A posting date asked for replaces both, and must be in an open
- * period and not before the original's core date. The reversal always records the original's
+ * of the first open period after it (closed or locked periods, by the calendar or by hand, are
+ * skipped). A posting date asked for replaces both, and must be in an open period and not before
+ * the original's core date. The reversal always records the original's
  * core date as its `originalCoreDate`.
  */
 import { add, type Decimal, decimal, negate, toDecimalString, ZERO } from '../../lib/decimal.js';
 import { isPosted } from './business-date.js';
+import { formatIsoDate, parseIsoDate } from './dates.js';
 import type { JournalDraft, JournalLineDraft, JournalStatus } from './journal-draft.js';
 import type { StoredLineValues } from './line-record.js';
+import { firstOpenDayAfter, isInClosedPeriod, type ManualPeriod, type PeriodWindow } from './periods.js';
 
 /** The open window of a node and accounting configuration at the instant of a reversal. */
 export interface ReversalWindow {
   /** The node's business date: a reversal dated after it waits unposted. */
   businessDate: string;
-  /** The first day of the earliest open period; days before it are in closed periods. */
+  /** The first day of the earliest open period of the calendar; days before it are in closed periods. */
   earliestOpenFirstDay: string;
+  /** The periods closed, locked or reopened by hand, which the calendar yields to; none when absent. */
+  manual?: readonly ManualPeriod[];
 }
 
 /** A stored journal as a reversal is made from it. */
@@ -44,7 +49,7 @@ export type PostingDateRefusal = 'posting-date-in-closed-period' | 'posting-date
 /** The date and status of a reversal journal, or why the posting date asked for is refused. */
 export type ReversalDating =
   | { ok: true; coreDate: string; status: JournalStatus }
-  | { ok: false; refusal: PostingDateRefusal; earliestOpenFirstDay: string };
+  | { ok: false; refusal: PostingDateRefusal; firstOpenDay: string };
 
 /** The date and status of the reversal of a journal of `originalCoreDate` (the rule in the header). */
 export function reversalDateOf(
@@ -52,24 +57,26 @@ export function reversalDateOf(
   window: ReversalWindow,
   postingDate: string | undefined,
 ): ReversalDating {
+  const open: PeriodWindow = {
+    earliestOpenFirstDay: parseIsoDate(window.earliestOpenFirstDay) ?? 0,
+    manual: window.manual ?? [],
+  };
   let coreDate: string;
   if (postingDate !== undefined) {
-    if (postingDate < window.earliestOpenFirstDay)
+    const day = parseIsoDate(postingDate) ?? 0;
+    if (isInClosedPeriod(open, day))
       return {
         ok: false,
         refusal: 'posting-date-in-closed-period',
-        earliestOpenFirstDay: window.earliestOpenFirstDay,
+        firstOpenDay: formatIsoDate(firstOpenDayAfter(open, day)),
       };
     if (postingDate < originalCoreDate)
-      return {
-        ok: false,
-        refusal: 'posting-date-before-original',
-        earliestOpenFirstDay: window.earliestOpenFirstDay,
-      };
+      return { ok: false, refusal: 'posting-date-before-original', firstOpenDay: postingDate };
     coreDate = postingDate;
-  } else
-    coreDate =
-      originalCoreDate < window.earliestOpenFirstDay ? window.earliestOpenFirstDay : originalCoreDate;
+  } else {
+    const day = parseIsoDate(originalCoreDate) ?? 0;
+    coreDate = isInClosedPeriod(open, day) ? formatIsoDate(firstOpenDayAfter(open, day)) : originalCoreDate;
+  }
   return { ok: true, coreDate, status: isPosted(coreDate, window.businessDate) ? 'posted' : 'unposted' };
 }
 

@@ -111,9 +111,15 @@ export class ReversalService<T extends PreparedAccountingRevision> {
     this.#businessDatePinned = options.businessDatePinned;
   }
 
-  /** The open windows of the current configuration at `now`, worked out once per node and basis. */
-  async #windows(now: Date): Promise<{ revision: number; openWindowOf: OpenWindowOf }> {
+  /**
+   * The open windows of the current configuration and period states at `now`, worked out once per
+   * node and basis; the store refuses a request prepared under states it no longer holds.
+   */
+  async #windows(
+    now: Date,
+  ): Promise<{ revision: number; periodsVersion: number; openWindowOf: OpenWindowOf }> {
     const { prepared } = await this.#snapshots.current();
+    const periods = await this.#store.periodStates();
     const clock = {
       now,
       ...(this.#businessDatePinned === undefined ? {} : { businessDatePinned: this.#businessDatePinned }),
@@ -122,15 +128,19 @@ export class ReversalService<T extends PreparedAccountingRevision> {
     const openWindowOf: OpenWindowOf = (node, accountingConfig) => {
       const key = JSON.stringify([node, accountingConfig]);
       if (memo.has(key)) return memo.get(key);
-      const open = nodeOpenPeriods(prepared.accounting, node, accountingConfig, clock);
+      const open = nodeOpenPeriods(prepared.accounting, node, accountingConfig, clock, periods);
       const window =
         open === undefined
           ? undefined
-          : { businessDate: open.businessDate, earliestOpenFirstDay: open.earliestOpenFirstDay };
+          : {
+              businessDate: open.businessDate,
+              earliestOpenFirstDay: open.earliestOpenFirstDay,
+              manual: open.manual,
+            };
       memo.set(key, window);
       return window;
     };
-    return { revision: prepared.revision, openWindowOf };
+    return { revision: prepared.revision, periodsVersion: periods.version, openWindowOf };
   }
 
   async #view(reversal: StoredReversal): Promise<ReversalView> {
@@ -155,8 +165,8 @@ export class ReversalService<T extends PreparedAccountingRevision> {
    * key, a repeat of an earlier request of the same client answers its first answer again, and
    * writes nothing. Errors: `validation-failed` (a range that ends before it starts, a blank
    * reason), `nothing-to-reverse` (the selection matched no journal), `reversal-too-large`,
-   * `posting-date-closed` (the posting date is in a closed period of a selected journal's node,
-   * or before its core date), `idempotency-key-reused`.
+   * `posting-date-closed` (the posting date is in a closed or locked period of a selected
+   * journal's node, or before its core date), `idempotency-key-reused`.
    */
   async reverse(
     request: ReversalRequest,
@@ -171,7 +181,7 @@ export class ReversalService<T extends PreparedAccountingRevision> {
     }
     for (let attempt = 1; ; attempt += 1) {
       const now = this.#clock.now();
-      const { revision, openWindowOf } = await this.#windows(now);
+      const { revision, periodsVersion, openWindowOf } = await this.#windows(now);
       const result = await this.#store.reverse({
         reversalId: this.#newId(),
         selection: request.selection,
@@ -183,6 +193,7 @@ export class ReversalService<T extends PreparedAccountingRevision> {
         idempotencyKey,
         digest,
         revision,
+        periodsVersion,
         openWindowOf,
         newId: this.#newId,
       });
@@ -190,7 +201,10 @@ export class ReversalService<T extends PreparedAccountingRevision> {
       if (result.kind === 'replay') return this.#replay(result, digest, idempotencyKey ?? '');
       if (result.kind === 'moved') throw new Error('a reversal without expected counts cannot have moved');
       if (attempt >= STALE_CONFIGURATION_ATTEMPTS_MAX)
-        throw new AppError('conflict', 'the configuration kept changing while the reversal was prepared');
+        throw new AppError(
+          'conflict',
+          'the configuration or the period states kept changing while the reversal was prepared',
+        );
     }
   }
 
@@ -235,36 +249,48 @@ export class ReversalService<T extends PreparedAccountingRevision> {
     bound: { revision: number; counts: ReversalCounts },
   ): Promise<{ kind: 'done'; reversal: ReversalView } | { kind: 'moved'; detail: string }> {
     checkRequest(request);
-    const now = this.#clock.now();
-    const { revision, openWindowOf } = await this.#windows(now);
     const revisionMoved = (found: number) => ({
       kind: 'moved' as const,
       detail: `the configuration moved from revision ${bound.revision} to revision ${found}`,
     });
-    if (revision !== bound.revision) return revisionMoved(revision);
-    const result = await this.#store.reverse({
-      reversalId: this.#newId(),
-      selection: request.selection,
-      reason: request.reason,
-      postingDate: request.postingDate,
-      createdBy: caller.ownerEmail,
-      clientId: caller.clientId,
-      at: now.toISOString(),
-      idempotencyKey: undefined,
-      digest: requestDigest(request),
-      revision,
-      openWindowOf,
-      newId: this.#newId,
-      expectCounts: bound.counts,
-    });
-    if (result.kind === 'stored') return { kind: 'done', reversal: await this.#view(result.reversal) };
-    if (result.kind === 'moved')
-      return {
-        kind: 'moved',
-        detail: `the journals it would reverse changed: ${result.counts.journals} journal(s) and ${result.counts.lines} line(s) now, ${bound.counts.journals} and ${bound.counts.lines} when approved`,
-      };
-    if (result.kind === 'stale') return revisionMoved(await this.#currentRevision());
-    throw new Error('a reversal without an idempotency key cannot be a replay');
+    // Period states changed meanwhile (a close, a lock, a reopen) do not move what was
+    // approved: the reversal is prepared again under them, as `reverse` does.
+    for (let attempt = 1; ; attempt += 1) {
+      const now = this.#clock.now();
+      const { revision, periodsVersion, openWindowOf } = await this.#windows(now);
+      if (revision !== bound.revision) return revisionMoved(revision);
+      const result = await this.#store.reverse({
+        reversalId: this.#newId(),
+        selection: request.selection,
+        reason: request.reason,
+        postingDate: request.postingDate,
+        createdBy: caller.ownerEmail,
+        clientId: caller.clientId,
+        at: now.toISOString(),
+        idempotencyKey: undefined,
+        digest: requestDigest(request),
+        revision,
+        periodsVersion,
+        openWindowOf,
+        newId: this.#newId,
+        expectCounts: bound.counts,
+      });
+      if (result.kind === 'stored') return { kind: 'done', reversal: await this.#view(result.reversal) };
+      if (result.kind === 'moved')
+        return {
+          kind: 'moved',
+          detail: `the journals it would reverse changed: ${result.counts.journals} journal(s) and ${result.counts.lines} line(s) now, ${bound.counts.journals} and ${bound.counts.lines} when approved`,
+        };
+      if (result.kind === 'replay')
+        throw new Error('a reversal without an idempotency key cannot be a replay');
+      const current = await this.#currentRevision();
+      if (current !== bound.revision) return revisionMoved(current);
+      if (attempt >= STALE_CONFIGURATION_ATTEMPTS_MAX)
+        throw new AppError(
+          'conflict',
+          'the configuration or the period states kept changing while the reversal was prepared',
+        );
+    }
   }
 
   async #currentRevision(): Promise<number> {

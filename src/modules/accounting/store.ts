@@ -1,6 +1,7 @@
 import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
 import type { JournalDraft } from './journal-draft.js';
 import type { StoredJournalValues, StoredLineValues } from './line-record.js';
+import type { PeriodStates } from './periods.js';
 import type { ReversalTotal, ReversalWindow } from './reversal-journals.js';
 
 /*
@@ -22,7 +23,7 @@ export {
   reversalDateOf,
   reversalJournalOf,
 } from './reversal-journals.js';
-export type { JournalDraft };
+export type { JournalDraft, PeriodStates };
 
 /** A chunk, named by its session and sequence number. */
 export interface ChunkRef {
@@ -35,7 +36,8 @@ export interface ChunkRef {
  * - `processed`: the chunk's claimed records were processed and their results written;
  * - `idle`: no record waits;
  * - `retry`: nothing was written, and the caller should try again: the stored configuration is
- *   no longer the caller's revision (`stale-configuration`: take the current one first), or the
+ *   no longer the caller's revision (`stale-configuration`: take the current one first), the
+ *   period states are no longer the caller's version (`stale-periods`: read them again), or the
  *   records were processed by someone else while they were worked on (`chunk-taken`, SQLite);
  * - `failed`: processing the claimed chunk threw (a store error, a bug, a record the engine or the
  *   store cannot handle) and nothing was written; `transient` when the store says the fault may
@@ -45,7 +47,7 @@ export interface ChunkRef {
 export type ChunkProcessing =
   | { kind: 'processed'; chunk: ChunkRef; records: number }
   | { kind: 'idle' }
-  | { kind: 'retry'; reason: 'stale-configuration' | 'chunk-taken' }
+  | { kind: 'retry'; reason: 'stale-configuration' | 'stale-periods' | 'chunk-taken' }
   | { kind: 'failed'; chunk: ChunkRef; error: unknown; transient: boolean };
 
 /** Records of one chunk claimed for processing, in arrival order. */
@@ -225,15 +227,20 @@ export interface ProcessingErrorRow {
  */
 export interface AccountingStore {
   /**
-   * Processes the next waiting chunk with `work`, prepared from configuration `revision`;
-   * results are stamped `at`. Says what happened ({@link ChunkProcessing}); an error before a
-   * chunk was claimed (the store cannot be reached) is thrown.
+   * Processes the next waiting chunk with `work`, prepared from configuration `revision` and,
+   * when given, the period states of `periodsVersion` (the claim reads the version once, inside
+   * its transaction, and answers `stale-periods` when it moved); results are stamped `at`. Says
+   * what happened ({@link ChunkProcessing}); an error before a chunk was claimed (the store cannot
+   * be reached) is thrown.
    */
   processNextChunk(
     revision: number,
     at: string,
     work: (chunk: ClaimedChunk) => ChunkOutcome | Promise<ChunkOutcome>,
+    periodsVersion?: number,
   ): Promise<ChunkProcessing>;
+  /** The periods closed, locked or reopened by hand, with their version (read once per change). */
+  periodStates(): Promise<PeriodStates>;
   /**
    * Records `failure` as the processing error of each waiting record of `chunk` that a claim
    * would take, and marks them processed and counts them failed, in one transaction: the chunk
@@ -359,6 +366,8 @@ export interface FailedRecordsPage {
  * posts or updates it with its new code (docs/adr/0019-reprocessing-through-the-queue.md).
  */
 export interface ReprocessStore {
+  /** The periods closed, locked or reopened by hand, with their version: dry runs apply them. */
+  periodStates(): Promise<PeriodStates>;
   /**
    * Starts a run: in one transaction, records the run, queues the selected open errors with
    * fewer than `maxAttempts` attempts (at most `recordsMax`), counts those skipped at the
@@ -478,6 +487,8 @@ export interface ReversalInput {
   digest: string;
   /** The configuration revision `openWindowOf` was prepared from. */
   revision: number;
+  /** The version of the period states `openWindowOf` was prepared with. */
+  periodsVersion: number;
   openWindowOf: OpenWindowOf;
   newId: () => string;
   /**
@@ -491,8 +502,9 @@ export interface ReversalInput {
 /**
  * What storing a reversal came to: `stored`, written now; `replay`, an earlier request of the
  * same client with the same idempotency key (the caller compares its digest); `stale`, the
- * configuration changed since `revision` (nothing written: prepare the new one and try again);
- * `moved`, the counts were not the `expectCounts` asked for (nothing written).
+ * configuration changed since `revision`, or the period states since `periodsVersion` (nothing
+ * written: prepare the new ones and try again); `moved`, the counts were not the `expectCounts`
+ * asked for (nothing written).
  */
 export type ReversalResult =
   | { kind: 'stored'; reversal: StoredReversal }
@@ -506,6 +518,8 @@ export type ReversalResult =
  * `reversal-too-large`, `posting-date-closed`.
  */
 export interface ReversalStore {
+  /** The periods closed, locked or reopened by hand, with their version. */
+  periodStates(): Promise<PeriodStates>;
   /** The request stored under the client's idempotency key, with its digest, if any. */
   findByIdempotencyKey(
     clientId: string,

@@ -8,6 +8,7 @@ export const PERMISSIONS = [
   'statistics:read',
   'journals:read',
   'journals:reverse',
+  'periods:manage',
   'credentials:manage',
   'users:manage',
   'extracts:manage',

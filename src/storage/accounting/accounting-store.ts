@@ -19,6 +19,7 @@ import { createBulkInsert } from '../bulk-insert.js';
 import { countRows } from '../count.js';
 import { isRetryableStoreError } from '../errors.js';
 import { keyedPageOf } from '../keyed-page.js';
+import { readPeriodStates } from '../period-store.js';
 import type { JournalLinesTable, JournalsTable } from '../schema.js';
 import type { Store } from '../store.js';
 import { postDueJournals, readBalances } from './balances.js';
@@ -127,16 +128,18 @@ export function createAccountingStore(store: Store): AccountingStore {
   }
 
   return {
-    async processNextChunk(revision, at, work) {
+    async processNextChunk(revision, at, work, periodsVersion) {
       const hold: ClaimHold = { chunk: undefined };
       try {
-        return await claims.processNext(revision, at, work, hold);
+        return await claims.processNext(revision, at, work, hold, periodsVersion);
       } catch (error) {
         // Before a chunk was taken the fault is the store's, not a chunk's: the caller's round fails.
         if (hold.chunk === undefined) throw error;
         return failed(hold.chunk, error);
       }
     },
+
+    periodStates: () => readPeriodStates(db),
 
     async failChunk(chunk, at, failure) {
       return db.transaction().execute(async (trx) => {

@@ -10,7 +10,9 @@
  *    session's row, and its writes take the session row last (the journals refer to it, and
  *    the session's counters go up), and the rows of the kept balances it adds to last
  *    (`balances.ts`: `balance_moves` then `balances`, each sorted by key, as posting does too).
- *    It never locks the configuration row: it only reads the revision, after the claim. A chunk
+ *    It never locks the configuration row: it only reads the revision, after the claim. It then
+ *    holds the period states counter `FOR SHARE` (`period-store.ts`), which a change of a period's
+ *    state, taking no other lock first, waits for. A chunk
  *    of rollback records also locks the journals it withdraws, in id order, before the session
  *    row (`rollback-write.ts`); posting marks journals in no set order, so the two may deadlock
  *    when they meet on the same unposted journals: PostgreSQL ends one, and the processor tries
@@ -30,6 +32,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { type ChunkRef, type ClaimedChunk, JOURNAL_ENTITY_NAME } from '../../modules/accounting/store.js';
 import type { BulkInsert } from '../bulk-insert.js';
 import { storedRevision } from '../configuration-store.js';
+import { heldPeriodsVersion } from '../period-store.js';
 import type { Database } from '../schema.js';
 import {
   type ClaimedChunkHandler,
@@ -40,6 +43,7 @@ import {
   IDLE,
   refOf,
   STALE,
+  STALE_PERIODS,
   type WaitingRecord,
   waitingChunks,
 } from './claim.js';
@@ -113,13 +117,22 @@ async function claim(trx: Kysely<Database>, hold: ClaimHold): Promise<ClaimedChu
 /** The PostgreSQL claim protocol over `db` (see the header). */
 export function postgresClaims(db: Kysely<Database>, bulkInsert: BulkInsert): ClaimProtocol {
   return {
-    processNext(revision: number, at: string, work: ClaimedChunkHandler, hold: ClaimHold) {
+    processNext(
+      revision: number,
+      at: string,
+      work: ClaimedChunkHandler,
+      hold: ClaimHold,
+      periodsVersion: number | undefined,
+    ) {
       return db.transaction().execute(async (trx) => {
         const chunk = await claim(trx, hold);
         if (chunk === undefined) return IDLE;
         // The chunk belongs to the configuration stored now (an upload wipes older sessions);
         // if the caller prepared another revision, it must not process this chunk with it.
         if ((await storedRevision(trx)) !== revision) return STALE;
+        // Held until the commit: a change of a period's state waits for this chunk (period-store.ts).
+        if (periodsVersion !== undefined && (await heldPeriodsVersion(trx, 'postgres')) !== periodsVersion)
+          return STALE_PERIODS;
         const rows = outcomeRows(chunk, await work(chunk), at, revision);
         if (!(await writeOutcome(trx, bulkInsert, 'postgres', chunk, rows)))
           throw new Error('a locked chunk changed');

@@ -17,6 +17,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { ChunkProcessing, ChunkRef } from '../../modules/accounting/store.js';
 import type { BulkInsert } from '../bulk-insert.js';
 import { storedRevision } from '../configuration-store.js';
+import { heldPeriodsVersion } from '../period-store.js';
 import type { Database } from '../schema.js';
 import {
   type ClaimedChunkHandler,
@@ -27,6 +28,7 @@ import {
   IDLE,
   refOf,
   STALE,
+  STALE_PERIODS,
   type WaitingRecord,
   waitingChunks,
 } from './claim.js';
@@ -75,7 +77,13 @@ export function sqliteClaims(db: Kysely<Database>, bulkInsert: BulkInsert): Clai
   }
 
   return {
-    async processNext(revision: number, at: string, work: ClaimedChunkHandler, hold: ClaimHold) {
+    async processNext(
+      revision: number,
+      at: string,
+      work: ClaimedChunkHandler,
+      hold: ClaimHold,
+      periodsVersion: number | undefined,
+    ) {
       const chunk = await claim(hold);
       if (chunk === undefined) return IDLE;
       if ((await storedRevision(db)) !== revision) return STALE;
@@ -83,6 +91,8 @@ export function sqliteClaims(db: Kysely<Database>, bulkInsert: BulkInsert): Clai
       try {
         return await db.transaction().execute(async (trx): Promise<ChunkProcessing> => {
           if ((await storedRevision(trx)) !== revision) return STALE;
+          if (periodsVersion !== undefined && (await heldPeriodsVersion(trx, 'sqlite')) !== periodsVersion)
+            return STALE_PERIODS;
           if (!(await writeOutcome(trx, bulkInsert, 'sqlite', chunk, rows))) throw new ChunkTaken();
           return { kind: 'processed', chunk: refOf(chunk), records: chunk.records.length };
         });

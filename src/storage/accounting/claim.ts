@@ -45,12 +45,14 @@ export interface ClaimProtocol {
     at: string,
     work: ClaimedChunkHandler,
     hold: ClaimHold,
+    periodsVersion: number | undefined,
   ): Promise<ChunkProcessing>;
   recordsToFail(trx: Transaction<Database>, chunk: ChunkRef): Promise<WaitingRecord[]>;
 }
 
 export const IDLE: ChunkProcessing = { kind: 'idle' };
 export const STALE: ChunkProcessing = { kind: 'retry', reason: 'stale-configuration' };
+export const STALE_PERIODS: ChunkProcessing = { kind: 'retry', reason: 'stale-periods' };
 
 export function refOf(chunk: ChunkRef): ChunkRef {
   return { ingestionId: chunk.ingestionId, chunkSeq: chunk.chunkSeq };

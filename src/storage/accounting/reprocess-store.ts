@@ -23,6 +23,7 @@ import type {
 import { appendAudit } from '../audit-trail.js';
 import { countRows } from '../count.js';
 import { counterStripe } from '../counter-stripes.js';
+import { readPeriodStates } from '../period-store.js';
 import type { Database, ReprocessRunsTable, ReprocessScheduleTable } from '../schema.js';
 import { countEntityRecords, countErrorStates, countProcessingErrors } from '../statistics-counters.js';
 import type { Store } from '../store.js';
@@ -189,6 +190,8 @@ export function createReprocessStore(store: Store): ReprocessStore {
   }
 
   return {
+    periodStates: () => readPeriodStates(db),
+
     queue(input) {
       return db.transaction().execute(async (trx) => {
         let revisionQuery = trx

@@ -25,6 +25,7 @@ import { countRows } from '../count.js';
 import { errorCodeOf, isRetryableStoreError } from '../errors.js';
 import { recordEvent } from '../events/outbox.js';
 import { keyedPageOf } from '../keyed-page.js';
+import { heldPeriodsVersion, readPeriodStates } from '../period-store.js';
 import type { Database, ReversalsTable } from '../schema.js';
 import type { Store } from '../store.js';
 import { planWithdrawal, type Withdrawal, withdrawJournals } from './reversal-write.js';
@@ -182,6 +183,9 @@ export function createReversalStore(store: Store): ReversalStore {
       if (dialect === 'postgres') revisionQuery = revisionQuery.forShare();
       const revision = Number((await revisionQuery.executeTakeFirst())?.revision ?? 0);
       if (revision !== input.revision) return { kind: 'stale' as const };
+      // Held until the commit on PostgreSQL: a lock of a period waits for this reversal (period-store.ts).
+      if ((await heldPeriodsVersion(trx, dialect)) !== input.periodsVersion)
+        return { kind: 'stale' as const };
       if (input.idempotencyKey !== undefined) {
         const earlier = await findByKey(trx, input.clientId, input.idempotencyKey);
         if (earlier !== undefined) return { kind: 'replay' as const, ...earlier };
@@ -276,6 +280,8 @@ export function createReversalStore(store: Store): ReversalStore {
   }
 
   return {
+    periodStates: () => readPeriodStates(db),
+
     findByIdempotencyKey(clientId, idempotencyKey) {
       return findByKey(db, clientId, idempotencyKey);
     },

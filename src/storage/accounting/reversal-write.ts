@@ -396,7 +396,7 @@ async function withdrawOrPlan(
         throw new AppError(
           'posting-date-closed',
           dating.refusal === 'posting-date-in-closed-period'
-            ? `postingDate ${context.postingDate} is in a closed period of node ${row.node}: its earliest open period starts ${dating.earliestOpenFirstDay}`
+            ? `postingDate ${context.postingDate} is in a closed or locked period of node ${row.node}: the first open period after it starts ${dating.firstOpenDay}`
             : `postingDate ${context.postingDate} is before the core date ${original.coreDate} of journal ${row.journal_id}`,
           {
             errors: [
@@ -404,7 +404,7 @@ async function withdrawOrPlan(
                 path: '/postingDate',
                 message:
                   dating.refusal === 'posting-date-in-closed-period'
-                    ? `must be on or after ${dating.earliestOpenFirstDay}, the first day of the earliest open period`
+                    ? `must be in an open period, such as the one starting ${dating.firstOpenDay}`
                     : `must be on or after ${original.coreDate}, the core date of journal ${row.journal_id}`,
               },
             ],

@@ -29,6 +29,7 @@ import * as reversals from './0022-reversals.js';
 import * as extracts from './0023-extracts.js';
 import * as errorStateCounts from './0024-error-state-counts.js';
 import * as events from './0025-events.js';
+import * as periods from './0026-periods.js';
 import * as auditChain from './0027-audit-chain.js';
 import * as approvalRequests from './0028-approval-requests.js';
 
@@ -64,6 +65,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0023-extracts', extracts],
   ['0024-error-state-counts', errorStateCounts],
   ['0025-events', events],
+  ['0026-periods', periods],
   ['0027-audit-chain', auditChain],
   ['0028-approval-requests', approvalRequests],
 ];

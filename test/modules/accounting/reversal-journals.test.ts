@@ -53,7 +53,7 @@ describe('reversalDateOf (open periods from 2026-11-01, business date 2026-11-20
     expect(reversalDateOf('2026-10-15', WINDOW, '2026-10-31')).toEqual({
       ok: false,
       refusal: 'posting-date-in-closed-period',
-      earliestOpenFirstDay: '2026-11-01',
+      firstOpenDay: '2026-11-01',
     });
     expect(reversalDateOf('2026-11-18', WINDOW, '2026-11-17')).toMatchObject({
       ok: false,

@@ -1,0 +1,163 @@
+import { parseArgs } from 'node:util';
+import type { Static } from '@sinclair/typebox';
+import {
+  PeriodChangeAnswer,
+  PeriodListingAnswer,
+  PeriodSnapshotsAnswer,
+  PeriodSnapshotWithBalances,
+} from '../../http/api/period-answers.js';
+import { type Io, usageError } from '../output.js';
+import { PERIODS_USAGE } from '../usage.js';
+import { ApiClient, CONNECTION_OPTIONS, connectionOf } from './client.js';
+import { checkDateOption } from './report-commands.js';
+
+const PERIODS_PATH = '/api/v1/periods';
+
+const OPTIONS = {
+  ...CONNECTION_OPTIONS,
+  'accounting-config': { type: 'string' },
+  node: { type: 'string', multiple: true },
+  period: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  reason: { type: 'string' },
+  snapshot: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+type Values = ReturnType<
+  typeof parseArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true; strict: true }>
+>['values'];
+
+/** The node of `--node FIELD=VALUE` options (repeated per field), or undefined when none is given. */
+function nodeOf(values: Values): Record<string, string> | undefined {
+  if (values.node === undefined || values.node.length === 0) return undefined;
+  const node: Record<string, string> = {};
+  for (const pair of values.node) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw usageError(`--node takes FIELD=VALUE, got ${pair}\n${PERIODS_USAGE}`);
+    node[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return node;
+}
+
+function required(values: Values, name: 'accounting-config' | 'period'): string {
+  const value = values[name];
+  if (value === undefined) throw usageError(`--${name} is required\n${PERIODS_USAGE}`);
+  return value;
+}
+
+function requiredNode(values: Values): Record<string, string> {
+  const node = nodeOf(values);
+  if (node === undefined)
+    throw usageError(`--node FIELD=VALUE is required (once per node field)\n${PERIODS_USAGE}`);
+  return node;
+}
+
+function describePeriod(p: Static<typeof PeriodListingAnswer>['periods'][number]): string {
+  const byHand = p.actedBy === null ? '' : ` by ${p.actedBy} at ${p.actedAt ?? ''}`;
+  const reason = p.reason === null ? '' : ` (${p.reason})`;
+  const current = p.current ? ' current' : '';
+  return `${p.firstDay}..${p.lastDay}  ${JSON.stringify(p.node)}  ${p.state} (${p.basis}${byHand}${reason})${current}  snapshots ${p.snapshots}`;
+}
+
+function printSnapshot(io: Io, s: Static<typeof PeriodSnapshotsAnswer>['data'][number]): void {
+  io.out(
+    `snapshot ${s.snapshotId}: ${s.action} by ${s.takenBy} at ${s.takenAt}, ${s.lines} balances, sha256 ${s.hash}`,
+  );
+}
+
+/**
+ * `periods list|close|lock|reopen|snapshots`: the periods of an accounting configuration per node
+ * with their state and why (GET /api/v1/periods), a change of one period's state (POST
+ * /api/v1/periods/close|lock|reopen), and the trial-balance snapshots of a period or one with its
+ * balances (GET /api/v1/periods/snapshots). Exit 1 on a refused request (a close refused while work
+ * is pending prints the counts), 2 on bad usage.
+ */
+export async function periodsCommand(args: string[], io: Io): Promise<void> {
+  const [action, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: true,
+  });
+  if (positionals.length > 0) throw usageError(PERIODS_USAGE);
+  checkDateOption('from', values.from);
+  checkDateOption('to', values.to);
+  checkDateOption('period', values.period);
+  const client = new ApiClient(connectionOf(values), { onRetry: (message) => io.err(`retry: ${message}`) });
+
+  if (action === 'list') {
+    const node = nodeOf(values);
+    const listing = await client.json(
+      {
+        method: 'GET',
+        path: PERIODS_PATH,
+        query: {
+          accountingConfig: required(values, 'accounting-config'),
+          ...(node === undefined ? {} : { node: JSON.stringify(node) }),
+          ...(values.from === undefined ? {} : { from: values.from }),
+          ...(values.to === undefined ? {} : { to: values.to }),
+        },
+      },
+      PeriodListingAnswer,
+    );
+    if (values.json === true) io.out(JSON.stringify(listing, null, 2));
+    else for (const p of listing.periods) io.out(describePeriod(p));
+    return;
+  }
+
+  if (action === 'close' || action === 'lock' || action === 'reopen') {
+    const reason = values.reason?.trim();
+    if (action === 'reopen' && (reason === undefined || reason === ''))
+      throw usageError(`--reason is required: why the period is reopened\n${PERIODS_USAGE}`);
+    const change = await client.json(
+      {
+        method: 'POST',
+        path: `${PERIODS_PATH}/${action}`,
+        json: {
+          accountingConfig: required(values, 'accounting-config'),
+          node: requiredNode(values),
+          firstDay: required(values, 'period'),
+          ...(reason === undefined || reason === '' ? {} : { reason }),
+        },
+      },
+      PeriodChangeAnswer,
+    );
+    io.out(describePeriod(change.period));
+    if (change.snapshot !== null) printSnapshot(io, change.snapshot);
+    return;
+  }
+
+  if (action === 'snapshots') {
+    if (values.snapshot !== undefined) {
+      const one = await client.json(
+        { method: 'GET', path: `${PERIODS_PATH}/snapshots/${encodeURIComponent(values.snapshot)}` },
+        PeriodSnapshotWithBalances,
+      );
+      if (values.json === true) io.out(JSON.stringify(one, null, 2));
+      else {
+        printSnapshot(io, one);
+        for (const b of one.balances) io.out(`  ${b.account}  ${b.balance} ${b.currency}`);
+      }
+      return;
+    }
+    const list = await client.json(
+      {
+        method: 'GET',
+        path: `${PERIODS_PATH}/snapshots`,
+        query: {
+          accountingConfig: required(values, 'accounting-config'),
+          node: JSON.stringify(requiredNode(values)),
+          firstDay: required(values, 'period'),
+        },
+      },
+      PeriodSnapshotsAnswer,
+    );
+    if (values.json === true) io.out(JSON.stringify(list.data, null, 2));
+    else for (const s of list.data) printSnapshot(io, s);
+    return;
+  }
+  throw usageError(PERIODS_USAGE);
+}

@@ -1,0 +1,281 @@
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../../composition/services.js';
+import { nodeOfJson } from '../../../modules/periods/inputs.js';
+import { PERIOD_REASON_LENGTH_MAX, type PeriodView } from '../../../modules/periods/service.js';
+import type { PeriodAction, StoredSnapshot } from '../../../modules/periods/store.js';
+import { type Html, html } from '../html.js';
+import { csrfField, emptyState, notice, type PageContext, page, table, when } from '../layout.js';
+import { amountHtml, formatCount } from '../money.js';
+import { AdminPageError, contextOf, formOf, queryText, sendPage } from '../request.js';
+
+/** What each change is called, and what the confirmation says it does. */
+const ACTIONS: { readonly [A in PeriodAction]: { verb: string; consequence: string } } = {
+  close: {
+    verb: 'Close',
+    consequence:
+      'Journals dated in it will fail closed-period (or move to the first open period after it where the posting date override is on). It is refused while records wait for processing or journals dated in it are unposted. A trial-balance snapshot of its last day is kept.',
+  },
+  lock: {
+    verb: 'Lock',
+    consequence:
+      'No journal will be posted in it, no reversal dated in it, and the posting date override moves nothing into it, until it is reopened. A trial-balance snapshot of its last day is kept.',
+  },
+  reopen: {
+    verb: 'Reopen',
+    consequence:
+      'Journals dated in it will post again until it is closed or locked again. Records that failed closed-period are posted by a reprocessing run of that code. Earlier snapshots are kept.',
+  },
+};
+
+function isAction(value: string): value is PeriodAction {
+  return value === 'close' || value === 'lock' || value === 'reopen';
+}
+
+/** The period a page or a form names: accounting configuration, node (JSON) and first day. */
+interface Target {
+  accountingConfig: string;
+  node: Record<string, string>;
+  firstDay: string;
+}
+
+/** The target of a query or a form, or a 400 page naming what is missing. */
+function targetOf(get: (name: string) => string | undefined): Target {
+  const accountingConfig = get('accountingConfig');
+  const node = nodeOfJson(get('node') ?? '');
+  const firstDay = get('firstDay');
+  if (accountingConfig === undefined || node === undefined || firstDay === undefined)
+    throw new AdminPageError(
+      400,
+      'Which period?',
+      'The page needs an accounting configuration, a node and the first day of a period.',
+      'Open it from the periods list.',
+    );
+  return { accountingConfig, node, firstDay };
+}
+
+function targetQuery(target: Target): string {
+  return new URLSearchParams({
+    accountingConfig: target.accountingConfig,
+    node: JSON.stringify(target.node),
+    firstDay: target.firstDay,
+  }).toString();
+}
+
+function nodeText(node: Record<string, string>): string {
+  return Object.entries(node)
+    .map(([field, value]) => `${field} ${value}`)
+    .join(', ');
+}
+
+function stateHtml(p: PeriodView): Html {
+  const why =
+    p.basis === 'calendar'
+      ? 'by the calendar'
+      : p.basis === 'grace'
+        ? 'in its grace time'
+        : html`${p.basis.replace(/-/g, ' ')} by ${p.actedBy ?? ''} ${when(p.actedAt)}${p.reason === null ? '' : html` (${p.reason})`}`;
+  return html`<span class="state state-${p.state}">${p.state}</span> <small>${why}</small>`;
+}
+
+/** The changes the state of a period allows, as links to their confirmation. */
+function actionLinks(accountingConfig: string, p: PeriodView, canManage: boolean): Html | string {
+  if (!canManage) return '';
+  const query = targetQuery({ accountingConfig, node: p.node, firstDay: p.firstDay });
+  return html`${p.actions.map(
+    (a, i) => html`${i === 0 ? '' : ' · '}<a href="/admin/periods/${a}?${query}">${ACTIONS[a].verb}…</a>`,
+  )}`;
+}
+
+function listHtml(
+  configs: readonly string[],
+  accountingConfig: string | undefined,
+  periods: readonly PeriodView[],
+  canManage: boolean,
+): Html {
+  const picker = html`<form method="get" action="/admin/periods" class="filters">
+  <label>Accounting configuration <select name="accountingConfig">${configs.map(
+    (c) => html`<option value="${c}"${c === accountingConfig ? html` selected` : ''}>${c}</option>`,
+  )}</select></label>
+  <button type="submit">Show</button>
+</form>`;
+  if (accountingConfig === undefined)
+    return html`${picker}${emptyState(configs.length === 0 ? 'No configuration is stored yet.' : 'Choose an accounting configuration.')}`;
+  return html`${picker}
+<p>The twelve periods up to the current one of each node. A period is open, in its grace time or closed by the calendar and the node's grace time, unless it was closed, locked or reopened by hand.</p>
+${table(
+  'periods',
+  ['Node', 'Period', 'Fiscal', 'State', { label: 'Snapshots', kind: 'num' }, 'Actions'],
+  periods.map((p) => [
+    nodeText(p.node),
+    html`${p.firstDay} – ${p.lastDay}${p.current ? html` <small>(current)</small>` : ''}`,
+    p.fiscalYear === null ? '' : `${p.fiscalYear} / ${p.number ?? ''}`,
+    stateHtml(p),
+    p.snapshots === 0
+      ? '0'
+      : html`<a href="/admin/periods/snapshots?${targetQuery({ accountingConfig, node: p.node, firstDay: p.firstDay })}">${formatCount(p.snapshots)}</a>`,
+    actionLinks(accountingConfig, p, canManage),
+  ]),
+)}`;
+}
+
+function confirmHtml(context: PageContext, action: PeriodAction, target: Target, period: PeriodView): Html {
+  const back = `/admin/periods?${new URLSearchParams({ accountingConfig: target.accountingConfig }).toString()}`;
+  return html`<section class="card">
+<h2>${ACTIONS[action].verb} ${period.firstDay} – ${period.lastDay} of ${nodeText(period.node)} (${target.accountingConfig})?</h2>
+<p>Now: ${stateHtml(period)}.</p>
+<p>${ACTIONS[action].consequence}</p>
+<form method="post" action="/admin/periods/${action}">
+  ${csrfField(context)}
+  <input type="hidden" name="accountingConfig" value="${target.accountingConfig}">
+  <input type="hidden" name="node" value="${JSON.stringify(target.node)}">
+  <input type="hidden" name="firstDay" value="${target.firstDay}">
+  ${
+    action === 'reopen'
+      ? html`<p><label>Reason (kept with the period and in the audit log)<br><textarea name="reason" rows="3" cols="60" maxlength="${String(PERIOD_REASON_LENGTH_MAX)}" required></textarea></label></p>`
+      : ''
+  }
+  <button type="submit">${ACTIONS[action].verb} the period</button>
+  <a href="${back}">Cancel</a>
+</form>
+</section>`;
+}
+
+function snapshotFacts(s: StoredSnapshot): Html {
+  return html`<dl class="facts">
+  <dt>Taken</dt><dd>${when(s.takenAt)} by ${s.takenBy}, at the ${s.action}</dd>
+  <dt>Period</dt><dd>${s.firstDay} – ${s.lastDay} of ${nodeText(s.node)} (${s.accountingConfig})</dd>
+  <dt>Balances</dt><dd>${formatCount(s.lines)}</dd>
+  <dt>SHA-256</dt><dd class="id">${s.hash}</dd>
+</dl>`;
+}
+
+/**
+ * Periods in the administration interface: the periods of an accounting configuration per node
+ * with their state and why, the confirmation of a close, a lock or a reopening (with its reason),
+ * and the trial-balance snapshots of a period with their balances.
+ */
+export function periodPages(app: FastifyInstance, services: Pick<Services, 'periods'>): void {
+  const read = { adminPermission: 'journals:read' as const };
+  const manage = { adminPermission: 'periods:manage' as const };
+
+  app.get('/admin/periods', { config: read }, async (request, reply) => {
+    const context = contextOf(request);
+    const configs = await services.periods.accountingConfigNames();
+    const accountingConfig = queryText(request, 'accountingConfig') ?? configs[0];
+    const listing =
+      accountingConfig === undefined ? undefined : await services.periods.list({ accountingConfig });
+    const canManage = context.principal.permissions.has('periods:manage');
+    const done = queryText(request, 'done');
+    const body = html`${done === undefined ? '' : notice('info', done)}${listHtml(configs, accountingConfig, listing?.periods ?? [], canManage)}`;
+    return sendPage(reply, page(context, 'Periods', body));
+  });
+
+  app.get<{ Params: { action: string } }>(
+    '/admin/periods/:action',
+    { config: manage },
+    async (request, reply) => {
+      const context = contextOf(request);
+      const { action } = request.params;
+      if (!isAction(action))
+        throw new AdminPageError(
+          404,
+          'No such page',
+          `There is no period action ${action}.`,
+          'Open the periods list.',
+        );
+      const target = targetOf((name) => queryText(request, name));
+      const listed = await services.periods.list({ ...target, from: target.firstDay, to: target.firstDay });
+      const period = listed.periods[0];
+      if (period === undefined)
+        throw new AdminPageError(
+          404,
+          'No such period',
+          'The period is not listed.',
+          'Open the periods list.',
+        );
+      return sendPage(
+        reply,
+        page(context, `${ACTIONS[action].verb} a period`, confirmHtml(context, action, target, period)),
+      );
+    },
+  );
+
+  app.post<{ Params: { action: string } }>(
+    '/admin/periods/:action',
+    { config: manage },
+    async (request, reply) => {
+      const context = contextOf(request);
+      const { action } = request.params;
+      if (!isAction(action))
+        throw new AdminPageError(
+          404,
+          'No such page',
+          `There is no period action ${action}.`,
+          'Open the periods list.',
+        );
+      const form = formOf(request);
+      const target = targetOf((name) => {
+        const value = form.get(name)?.trim();
+        return value === undefined || value === '' ? undefined : value;
+      });
+      const reason = form.get('reason')?.trim();
+      if (
+        action === 'reopen' &&
+        (reason === undefined || reason === '' || reason.length > PERIOD_REASON_LENGTH_MAX)
+      )
+        throw new AdminPageError(
+          400,
+          'A reason is needed',
+          'The period was not reopened.',
+          `Go back and give the reason (1 to ${PERIOD_REASON_LENGTH_MAX} characters).`,
+        );
+      const { user } = context.principal;
+      const change = await services.periods.act(action, target, reason, {
+        ownerEmail: user.email,
+        clientId: `admin:${user.email}`,
+      });
+      const done = `${change.period.firstDay} – ${change.period.lastDay} of ${nodeText(change.period.node)} is ${change.period.state} now${change.snapshot === null ? '' : `; snapshot ${change.snapshot.hash.slice(0, 12)}… kept`}.`;
+      return reply.redirect(
+        `/admin/periods?${new URLSearchParams({ accountingConfig: target.accountingConfig, done }).toString()}`,
+        303,
+      );
+    },
+  );
+
+  app.get('/admin/periods/snapshots', { config: read }, async (request, reply) => {
+    const context = contextOf(request);
+    const target = targetOf((name) => queryText(request, name));
+    const snapshots = await services.periods.snapshots(target);
+    const body =
+      snapshots.length === 0
+        ? emptyState('No snapshot: the period was never closed or locked by hand.')
+        : table(
+            'period-snapshots',
+            ['Taken', 'By', 'At', { label: 'Balances', kind: 'num' }, 'SHA-256'],
+            snapshots.map((s) => [
+              html`<a href="/admin/periods/snapshots/${encodeURIComponent(s.snapshotId)}">${when(s.takenAt)}</a>`,
+              s.takenBy,
+              s.action,
+              formatCount(s.lines),
+              html`<span class="id">${s.hash}</span>`,
+            ]),
+          );
+    return sendPage(reply, page(context, `Snapshots of ${target.firstDay}`, body));
+  });
+
+  app.get<{ Params: { id: string } }>(
+    '/admin/periods/snapshots/:id',
+    { config: read },
+    async (request, reply) => {
+      const context = contextOf(request);
+      const snapshot = await services.periods.snapshot(request.params.id);
+      const body = html`${snapshotFacts(snapshot)}
+${table(
+  'snapshot-balances',
+  ['Account', 'Currency', { label: 'Balance', kind: 'num' }],
+  snapshot.balances.map((b) => [b.account, b.currency, amountHtml(b.balance, b.currency)]),
+)}`;
+      return sendPage(reply, page(context, 'Trial-balance snapshot', body));
+    },
+  );
+}
