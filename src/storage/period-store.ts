@@ -14,7 +14,7 @@
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { AppError } from '../lib/errors.js';
-import type { PeriodAuditAction } from '../modules/audit/entry.js';
+import type { AuditAction } from '../modules/audit/store.js';
 import {
   type ManualPeriodState,
   nodeKeyOf,
@@ -95,7 +95,12 @@ export async function readPeriodStates(db: Kysely<Database>): Promise<PeriodStat
  */
 export async function recordPeriodAudit(
   trx: Transaction<Database>,
-  entry: { at: string; actor: string; action: PeriodAuditAction; details: Record<string, unknown> },
+  entry: {
+    at: string;
+    actor: string;
+    action: Extract<AuditAction, `periods.${string}`>;
+    details: Record<string, unknown>;
+  },
 ): Promise<void> {
   await appendAudit(trx, {
     at: entry.at,

@@ -25,8 +25,22 @@ describe('page range of every paginated list', () => {
     admin = await t.tokenFor(['admin']);
     await uploadRealisticConfiguration(t, admin);
     const ingestionId = await openLoanSession(t, admin);
+    // A webhook subscription, for the listing of its deliveries.
+    const post = (url: string, payload: Record<string, unknown>) =>
+      t.call(admin, { method: 'POST', url, payload });
+    expect((await post('/api/v1/event-deliveries/secrets', {})).statusCode).toBe(201);
+    const subscription = await post('/api/v1/event-deliveries/subscriptions', {
+      url: 'https://receiver.example/hook',
+      eventTypes: ['ingestion.closed'],
+    });
+    expect(subscription.statusCode, subscription.body).toBe(201);
     const document = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument;
-    const values: Record<string, string> = { ingestionId, ns: 'loans', entity: 'loanTransaction' };
+    const values: Record<string, string> = {
+      ingestionId,
+      ns: 'loans',
+      entity: 'loanTransaction',
+      id: String(subscription.json().id),
+    };
     paginated = Object.entries(document.paths)
       .filter(([, item]) => item.get?.parameters?.some((p) => p.name === 'page' && p.in === 'query'))
       .map(([path]) => path.replace(/\{(\w+)\}/g, (_match, name: string) => values[name] ?? name));

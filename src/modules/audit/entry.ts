@@ -44,9 +44,6 @@ export const AUDIT_ACTIONS = [
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-/** The actions of periods closed, locked and reopened by hand. */
-export type PeriodAuditAction = Extract<AuditAction, `periods.${string}`>;
-
 /** The `prevHash` of the first entry of the trail: there is none before it. */
 export const GENESIS_HASH = '0'.repeat(64);
 

@@ -6,6 +6,7 @@ import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
 import type { AuditEntry, ChainHead } from './entry.js';
 
 export {
+  type AuditAction,
   type AuditConfigurationFields,
   type AuditEntry,
   type AuditRecord,
