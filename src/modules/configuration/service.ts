@@ -1,3 +1,9 @@
+/*
+ * The configuration service in one file, a little over 500 lines: the upload, the upload that
+ * keeps the processing data, the wipe, their dry runs and the bound variants an approval runs
+ * share private checks (`#checked`, `#keepCheck`, `#uploadChecked`) and the snapshot cache;
+ * split by operation, each part would have to export those to the others.
+ */
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
