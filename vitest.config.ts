@@ -48,8 +48,11 @@ export default defineConfig(async (): Promise<ViteUserConfig> => {
   return {
     test: {
       setupFiles: ['test/setup/hash-cost.ts'],
-      testTimeout: 60_000,
-      hookTimeout: 60_000,
+      // The end-to-end tests spawn services (often two, killed and started again) while three
+      // other files run beside them on two cores: a kill-and-recover test that takes 10 s alone
+      // took over 60 s in a full run.
+      testTimeout: 180_000,
+      hookTimeout: 120_000,
       pool: 'forks',
       // Flow scripts run in isolated-vm isolates, which need Node's startup snapshot off
       // (docs/adr/0012-flow-script-isolation.md).

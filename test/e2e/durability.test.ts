@@ -166,7 +166,7 @@ describe('durability across a killed process', () => {
       const view = await eventually(async () => {
         const answer = (await api('GET', `/api/v1/ingestions/${session.ingestionId}`)).body as Session;
         return answer.processingStatus === 'completed' ? answer : undefined;
-      }, 60_000);
+      }, 150_000);
       stored = view.successRows;
       // Every acknowledged chunk is stored; at most the chunks in flight at the kill came in too.
       expect(stored % PER_CHUNK).toBe(0);
@@ -214,7 +214,7 @@ describe('durability across a killed process', () => {
       await eventually(async () => {
         const view = (await api('GET', `/api/v1/ingestions/${session.ingestionId}`)).body as Session;
         return view.processingStatus === 'completed' ? view : undefined;
-      }, 60_000);
+      }, 150_000);
       // Every loan record's event posts to both bases: two journals per record, no error.
       expect(await metrics()).toMatchObject({ postedJournals: 2 * RECORDS, errors: 0 });
     } finally {

@@ -87,7 +87,7 @@ describe('processing thread', () => {
       }
     };
     const senders = [0, 1, 2, 3].map(sender);
-    await eventually(async () => ((await journalCount(api)) > 0 ? true : undefined), 60_000, 5);
+    await eventually(async () => ((await journalCount(api)) > 0 ? true : undefined), 150_000, 5);
     stopping = true;
     expect(await server.stop()).toBe(0);
     await Promise.all(senders);
