@@ -32,7 +32,6 @@ import {
 } from '../modules/periods/store.js';
 import { canonicalNodeJson } from './accounting/rows.js';
 import { appendAudit } from './audit-trail.js';
-import { storedRevision } from './configuration-store.js';
 import { countRows } from './count.js';
 import type { Database, PeriodSnapshotsTable, PeriodStatesTable } from './schema.js';
 import type { Dialect, Store } from './store.js';
