@@ -76,7 +76,7 @@ describe('balances kept across a killed process', () => {
           const now = await progress();
           return now.journals > 0 && now.waiting >= PER_CHUNK ? true : undefined;
         },
-        60_000,
+        150_000,
         5,
       );
       await server.kill();
@@ -97,7 +97,7 @@ describe('balances kept across a killed process', () => {
       await eventually(async () => {
         const answer = (await api('GET', `/api/v1/ingestions/${session.ingestionId}`)).body as Session;
         return answer.processingStatus === 'completed' ? answer : undefined;
-      }, 60_000);
+      }, 150_000);
     } finally {
       await server.stop();
     }

@@ -144,7 +144,7 @@ describe('durability across a killed process', () => {
           const now = await progress();
           return now.journals > 0 && now.waiting >= PER_CHUNK ? true : undefined;
         },
-        60_000,
+        150_000,
         5,
       );
       await server.kill();

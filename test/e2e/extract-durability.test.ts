@@ -77,7 +77,7 @@ describe('asynchronous extraction across a killed process', () => {
           const view = (await api('GET', `/api/v1/extraction-executions/${executionId}`)).body as Execution;
           return view.totalRuns >= 1 ? true : undefined;
         },
-        60_000,
+        150_000,
         5,
       );
       await server.kill();

@@ -106,7 +106,7 @@ describe.runIf(TEST_DIALECT === 'postgres')('two service processes on one Postgr
           processingStatus: string;
         };
         return view.processingStatus === 'completed' ? true : undefined;
-      }, 60_000);
+      }, 150_000);
       const store = openStore(databaseUrl);
       try {
         const rows = await store.db

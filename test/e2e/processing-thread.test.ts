@@ -38,7 +38,7 @@ async function awaitCompleted(api: Api, ingestionId: string): Promise<void> {
   await eventually(async () => {
     const view = (await api('GET', `/api/v1/ingestions/${ingestionId}`)).body as Session;
     return view.processingStatus === 'completed' ? true : undefined;
-  }, 60_000);
+  }, 150_000);
 }
 
 /** The nice value of each thread of a process (Linux), from /proc: field 19 of its stat line. */

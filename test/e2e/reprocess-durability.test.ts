@@ -104,7 +104,7 @@ describe('reprocessing across a killed process', () => {
           const now = await progress(store);
           return now.closed > 0 && now.queued >= PER_CHUNK ? true : undefined;
         },
-        60_000,
+        150_000,
         5,
       );
       await server.kill();

@@ -47,7 +47,7 @@ describe.runIf(TEST_DIALECT === 'postgres')(
           processingStatus: string;
         };
         return view.processingStatus === 'completed' ? true : undefined;
-      }, 60_000);
+      }, 150_000);
       const page = (await apiB('GET', `/api/v1/journals?ingestionId=${ingestionId}&limit=1`)).body as {
         totalSize: number;
       };

@@ -307,10 +307,11 @@ describe('flows: hostile and faulty scripts are processing errors of their recor
     const error = await failing(
       `if (input.installmentNumber === 666) { const all = []; for (;;) all.push(new ArrayBuffer(1e7)); }\n${PUBLISH_EVENT_TYPE}`,
     );
-    expect(error).toEqual({
-      code: 'script-memory',
-      message: 'script of step "Classify event" used more than the 64 MB a script may use',
-    });
+    expect(error.code).toBe('script-memory');
+    // On a loaded machine its 50 ms can run out before the last allocation: script-memory either way.
+    expect(error.message).toMatch(
+      /^script of step "Classify event" (used more than the 64 MB a script may use|ran out of memory: when its 50 ms ran out it had taken \d+ MB of the 64 MB a script may use)$/,
+    );
   });
 
   it('a script that takes most of its heap and never ends: script-memory, at the default limits', async () => {
