@@ -7,6 +7,8 @@
  * wrote.
  */
 
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../lib/canonical-json.js';
 import type { ReversalRequest, ReversalService } from '../modules/accounting/reversals.js';
 import type { ReversalCounts } from '../modules/accounting/store.js';
 import {
@@ -19,12 +21,18 @@ import type { AuditActor } from '../modules/audit/entry.js';
 import type { ConfigurationDiff } from '../modules/configuration/diff.js';
 import type { ConfigurationService } from '../modules/configuration/service.js';
 import type { ProcessingDataCounts } from '../modules/configuration/store.js';
+import type { PeriodBinding, PeriodService, PeriodTarget } from '../modules/periods/service.js';
 import type { PreparedConfiguration } from './prepared-configuration.js';
 
 /** The payload of a configuration upload: the body as sent (UTF-8 text) and the keep option. */
 export interface ConfigurationUploadPayload {
   document: string;
   keepProcessingData: boolean;
+}
+
+/** The payload of a period reopening: the period and the maker's reason. */
+export interface PeriodReopenPayload extends PeriodTarget {
+  reason: string;
 }
 
 /** Who a review's dry run is made for: no one changes anything in a review. */
@@ -142,17 +150,69 @@ function reversalKind(reversals: ReversalService<PreparedConfiguration>): Approv
 }
 
 /**
- * Every kind, by name. A new kind (a period reopen, say) is one more function like those above
- * and one more entry here, with its name added to `APPROVAL_KIND_NAMES`.
+ * A period reopening. It binds to the period's state as the approver saw it (`basis` and
+ * `actedAt`: a close, a lock or another reopening in between makes the request invalid); the
+ * configuration revision is recorded with it, but a change of configuration that keeps the node
+ * does not touch a period's state.
+ */
+function periodReopenKind(periods: PeriodService<PreparedConfiguration>): ApprovalKind {
+  const targetOf = ({ accountingConfig, node, firstDay }: PeriodReopenPayload): PeriodTarget => ({
+    accountingConfig,
+    node,
+    firstDay,
+  });
+  return {
+    name: 'period.reopen',
+    async review(payload) {
+      const reopen = payload as PeriodReopenPayload;
+      const { period, revision } = await periods.reviewReopen(targetOf(reopen), reopen.reason);
+      return {
+        documentSha256: createHash('sha256').update(canonicalJson(reopen)).digest('hex'),
+        revision,
+        dryRun: {
+          state: period.state,
+          basis: period.basis,
+          actedBy: period.actedBy,
+          actedAt: period.actedAt,
+        },
+        summary: {
+          accountingConfig: reopen.accountingConfig,
+          node: reopen.node,
+          firstDay: period.firstDay,
+          lastDay: period.lastDay,
+          reason: reopen.reason,
+        },
+      };
+    },
+    async execute(payload, bound, actor) {
+      const reopen = payload as PeriodReopenPayload;
+      const outcome = await periods.reopenBound(
+        targetOf(reopen),
+        reopen.reason,
+        { ownerEmail: actor.approverEmail, clientId: actor.approverClientId },
+        bound.dryRun as unknown as PeriodBinding,
+      );
+      if ('moved' in outcome) return { kind: 'moved', detail: outcome.moved };
+      const { state, basis, actedAt } = outcome.period;
+      return { kind: 'done', outcome: { state, basis, actedAt } };
+    },
+  };
+}
+
+/**
+ * Every kind, by name. A new kind is one more function like those above and one more entry here,
+ * with its name added to `APPROVAL_KIND_NAMES`.
  */
 export function approvalKinds(services: {
   configuration: ConfigurationService<PreparedConfiguration>;
   reversals: ReversalService<PreparedConfiguration>;
+  periods: PeriodService<PreparedConfiguration>;
 }): ApprovalKinds {
   const kinds = [
     configurationUploadKind(services.configuration),
     configurationDeleteKind(services.configuration),
     reversalKind(services.reversals),
+    periodReopenKind(services.periods),
   ];
   const byName: ApprovalKinds = new Map(kinds.map((kind) => [kind.name, kind]));
   const missing = APPROVAL_KIND_NAMES.filter((name) => !byName.has(name));

@@ -282,9 +282,13 @@ export function createServices(
     newId: newTimeOrderedUuid,
     businessDatePinned: settings.businessDate,
   });
+  const periods = new PeriodService(createPeriodStore(store), snapshots, clock, {
+    newId: newTimeOrderedUuid,
+    businessDatePinned: settings.businessDate,
+  });
   const approvals = new ApprovalService(
     createApprovalStore(store.db),
-    approvalKinds({ configuration, reversals }),
+    approvalKinds({ configuration, reversals, periods }),
     settings.approvalRequired ?? [],
     clock,
     newTimeOrderedUuid,
@@ -306,10 +310,7 @@ export function createServices(
     journals: new JournalQueries(createAccountingStore(store), snapshots),
     reprocessing,
     reversals,
-    periods: new PeriodService(createPeriodStore(store), snapshots, clock, {
-      newId: newTimeOrderedUuid,
-      businessDatePinned: settings.businessDate,
-    }),
+    periods,
     extracts,
     extractExecutions,
     requestLimiter,

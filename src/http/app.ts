@@ -352,7 +352,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(reprocessingRoutes, { reprocessing: services.reprocessing });
   await app.register(reversalRoutes, { reversals: services.reversals, approvals: services.approvals });
   await app.register(approvalRequestRoutes, { approvals: services.approvals });
-  await app.register(periodRoutes, { periods: services.periods });
+  await app.register(periodRoutes, { periods: services.periods, approvals: services.approvals });
   await app.register(extractRoutes, { extracts: services.extracts });
   await app.register(extractExecutionRoutes, { executions: services.extractExecutions });
   await app.register(eventSubscriptionRoutes, { webhooks: services.webhooks });

@@ -242,12 +242,12 @@ export function createPeriodStore(store: Store): PeriodStore {
           .execute();
         const found = await trx
           .selectFrom('period_states')
-          .select('state')
+          .selectAll()
           .where('accounting_config', '=', input.accountingConfig)
           .where('node', '=', node)
           .where('first_day', '=', input.firstDay)
           .executeTakeFirst();
-        const refusal = input.refusalOf(found?.state as ManualPeriodState | undefined);
+        const refusal = input.refusalOf(found === undefined ? undefined : stateOfRow(found));
         if (refusal !== undefined) return { kind: 'refused', detail: refusal };
         let snapshot: StoredSnapshot | undefined;
         if (input.action !== 'reopen') {

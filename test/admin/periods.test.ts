@@ -103,6 +103,40 @@ describe('periods in the administration interface', () => {
   });
 });
 
+describe('a reopening from the Periods page when reopenings wait for approval', () => {
+  it('makes a request instead, which another administrator approves from the queue', async () => {
+    const t = await createTestApp(
+      { authFailureWait: async () => {}, approvalRequired: ['period.reopen'] },
+      { clock: new ManualClock(NOW) },
+    );
+    try {
+      await t.services.configuration.upload(realisticConfiguration(), { user: 'setup@example.test' });
+      const maker = await signIn(t, await userWith(t, ['admin']));
+      const approver = await signIn(t, await userWith(t, ['admin']));
+      const october = { accountingConfig: 'LOCAL_GAAP', node: NODE, firstDay: '2026-10-01' };
+      const confirm = await maker.get(`/admin/periods/reopen?${new URLSearchParams(october).toString()}`);
+      expect(confirm.body).toContain('Ask for approval</button>');
+      const made = await maker.post('/admin/periods/reopen', { ...october, reason: 'late invoice' });
+      expect(made.statusCode, made.body).toBe(303);
+      const requestPage = String(made.headers.location);
+      expect(requestPage).toMatch(/^\/admin\/approvals\//);
+      const shown = await approver.get(requestPage);
+      expect(shown.body).toContain('Period reopening');
+      expect(shown.body).toContain('because: late invoice');
+      const listed = await maker.get('/admin/periods?accountingConfig=LOCAL_GAAP');
+      // November is open by the calendar; October stays closed until the approval.
+      expect(listed.body.match(/state-open/g)).toHaveLength(1);
+
+      const approved = await approver.post(`${requestPage}/approve`, {});
+      expect(approved.statusCode, approved.body).toBe(303);
+      const after = await maker.get('/admin/periods?accountingConfig=LOCAL_GAAP');
+      expect(after.body.match(/state-open/g)).toHaveLength(2);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe.skipIf(!CHROMIUM_AVAILABLE)('the Periods page in Chromium', () => {
   let t: TestApp;
   let browser: Browser;

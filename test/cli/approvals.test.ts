@@ -14,7 +14,7 @@ describe('ledgerflow approvals', () => {
   let ingestionId: string;
   beforeAll(async () => {
     service = await startService(
-      { approvalRequired: ['configuration.delete', 'reversal'] },
+      { approvalRequired: ['configuration.delete', 'reversal', 'period.reopen'] },
       { clock: new ManualClock('2026-11-20T10:00:00Z') },
     );
     await service.services.configuration.upload(realisticConfiguration(), { user: 'setup@example.test' });
@@ -81,5 +81,47 @@ describe('ledgerflow approvals', () => {
       status: 'rejected',
     });
     expect((await service.services.configuration.wipeDryRun()).wouldDelete.ingestions).toBe(1);
+  });
+  it('a period reopening waits, shows its period and reason, and reopens once approved', async () => {
+    const controller = await service.connectionArgs(['admin']);
+    const period = [
+      '--accounting-config',
+      'LOCAL_GAAP',
+      '--node',
+      'legalEntity=LF_NL',
+      '--node',
+      'branch=AMS',
+    ];
+    const made = await cli(
+      controller,
+      'periods',
+      'reopen',
+      ...period,
+      '--period',
+      '2026-09-01',
+      '--reason',
+      'late invoice',
+    );
+    expect(made.status, made.io.stderr()).toBe(EXIT_OK);
+    expect(made.io.stdout()).toContain('waits for approval by another user');
+    const id = requestIdOf(made.io.stdout());
+    const listed = await cli(approver, 'approvals', 'list');
+    expect(listed.io.stdout()).toMatch(
+      /period\.reopen .* pending-approval +reopens LOCAL_GAAP .*2026-09-01, closed \(calendar\) now; reason: late invoice/,
+    );
+    const approved = await cli(approver, 'approvals', 'approve', id);
+    expect(approved.status, approved.io.stderr()).toBe(EXIT_OK);
+    expect(approved.io.stdout()).toContain('status    approved');
+    const now = await cli(
+      approver,
+      'periods',
+      'list',
+      ...period,
+      '--from',
+      '2026-09-01',
+      '--to',
+      '2026-09-30',
+    );
+    expect(now.io.stdout()).toContain('reopened');
   });
 });

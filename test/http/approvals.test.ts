@@ -11,7 +11,7 @@ import { TEST_DIALECT } from '../helpers/store.js';
 
 /** Friday 2026-11-20, 10:00 UTC: the business date of the Amsterdam node is 2026-11-20. */
 const NOW = '2026-11-20T10:00:00Z';
-const ALL_KINDS = ['configuration.upload', 'configuration.delete', 'reversal'] as const;
+const ALL_KINDS = ['configuration.upload', 'configuration.delete', 'reversal', 'period.reopen'] as const;
 
 type ApprovalRequest = {
   requestId: string;
@@ -321,6 +321,94 @@ describe('a reversal waiting for approval', () => {
     expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 409]);
     const reversals = await t.call(maker.token, { method: 'GET', url: '/api/v1/reversals' });
     expect(reversals.json().totalSize).toBe(1);
+  });
+});
+
+describe('a period reopening waiting for approval', () => {
+  /** September of the Amsterdam node, closed by the calendar on 2026-11-20. */
+  const SEPTEMBER = {
+    accountingConfig: 'LOCAL_GAAP',
+    node: { legalEntity: 'LF_NL', branch: 'AMS' },
+    firstDay: '2026-09-01',
+  };
+
+  async function september(token: string): Promise<{ state: string; basis: string; reason: string | null }> {
+    const answer = await t.call(token, {
+      method: 'GET',
+      url: `/api/v1/periods?accountingConfig=LOCAL_GAAP&from=2026-09-01&to=2026-09-30&node=${encodeURIComponent(JSON.stringify(SEPTEMBER.node))}`,
+    });
+    expect(answer.statusCode, answer.body).toBe(200);
+    const [period] = answer.json().periods;
+    return period;
+  }
+
+  function periodAction(token: string, action: 'reopen' | 'lock', body: Record<string, unknown>) {
+    return t.call(token, { method: 'POST', url: `/api/v1/periods/${action}`, payload: body });
+  }
+
+  it('opens nothing until another user approves it; the maker cannot approve it', async () => {
+    const controller = await userToken(['admin']);
+    const made = await periodAction(controller.token, 'reopen', { ...SEPTEMBER, reason: 'late invoice' });
+    expect(made.statusCode, made.body).toBe(202);
+    const request = made.json() as ApprovalRequest;
+    expect(request).toMatchObject({
+      kind: 'period.reopen',
+      status: 'pending-approval',
+      makerEmail: controller.email,
+      dryRun: { state: 'closed', basis: 'calendar', actedAt: null },
+      summary: { firstDay: '2026-09-01', lastDay: '2026-09-30', reason: 'late invoice' },
+    });
+    expect(await september(approver)).toMatchObject({ state: 'closed', basis: 'calendar' });
+    expect((await metrics()).awaitingApproval).toBe(1);
+
+    const own = await act(controller.token, request.requestId, 'approve');
+    expect(own.statusCode, own.body).toBe(403);
+    const approved = await act(approver, request.requestId, 'approve');
+    expect(approved.statusCode, approved.body).toBe(200);
+    expect(approved.json()).toMatchObject({
+      status: 'approved',
+      outcome: { state: 'open', basis: 'reopened' },
+    });
+    expect(await september(approver)).toMatchObject({
+      state: 'open',
+      basis: 'reopened',
+      reason: 'late invoice',
+    });
+    expect((await metrics()).awaitingApproval).toBe(0);
+  });
+
+  it('a period open already is refused at once, and no request is made', async () => {
+    const controller = await userToken(['admin']);
+    const open = await periodAction(controller.token, 'reopen', {
+      ...SEPTEMBER,
+      firstDay: '2026-11-01',
+      reason: 'open already',
+    });
+    expect(open.statusCode, open.body).toBe(409);
+    expect(open.json().type).toBe('urn:ledgerflow:problem:period-state-conflict');
+    expect((await metrics()).awaitingApproval).toBe(0);
+  });
+
+  it('is invalidated by a lock in between: the period stays locked', async () => {
+    const controller = await userToken(['admin']);
+    const made = await periodAction(controller.token, 'reopen', { ...SEPTEMBER, reason: 'late invoice' });
+    expect(made.statusCode, made.body).toBe(202);
+    const locked = await periodAction(approver, 'lock', SEPTEMBER);
+    expect(locked.statusCode, locked.body).toBe(200);
+    const { requestId } = made.json() as ApprovalRequest;
+    const approved = await act(approver, requestId, 'approve');
+    expect(approved.statusCode, approved.body).toBe(409);
+    expect(approved.json().type).toBe('urn:ledgerflow:problem:approval-invalidated');
+    const after = (
+      await t.call(approver, { method: 'GET', url: `/api/v1/approval-requests/${requestId}` })
+    ).json();
+    expect(after).toMatchObject({
+      status: 'invalid',
+      outcome: null,
+      problem: { code: 'approval-invalidated' },
+    });
+    expect(after.problem.detail).toContain('locked');
+    expect(await september(approver)).toMatchObject({ state: 'locked', basis: 'locked-by-hand' });
   });
 });
 

@@ -50,7 +50,7 @@ describe('environment', () => {
       parseEnv({ APPROVAL_REQUIRED: ' reversal, configuration.delete,reversal' }).approvalRequired,
     ).toEqual(['reversal', 'configuration.delete']);
     expect(() => parseEnv({ APPROVAL_REQUIRED: 'reversal,wipe' })).toThrow(
-      /APPROVAL_REQUIRED must list kinds of action among configuration.upload, configuration.delete, reversal.*"wipe"/,
+      /APPROVAL_REQUIRED must list kinds of action among configuration.upload, configuration.delete, reversal, period.reopen.*"wipe"/,
     );
   });
 

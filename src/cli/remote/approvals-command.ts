@@ -37,9 +37,11 @@ function numbersOf(value: unknown): string {
     .join(', ');
 }
 
-/** A request's dry run in one line: what it deletes, or what it reverses. */
+/** A request's dry run in one line: what it deletes, reverses or reopens. */
 function dryRunLine(request: Request): string {
-  const { dryRun } = request;
+  const { dryRun, summary } = request;
+  if (request.kind === 'period.reopen')
+    return `reopens ${String(summary.accountingConfig)} ${JSON.stringify(summary.node)} ${String(summary.firstDay)}, ${String(dryRun.state)} (${String(dryRun.basis)}) now; reason: ${String(summary.reason)}`;
   return 'wouldDelete' in dryRun
     ? `deletes ${numbersOf(dryRun.wouldDelete)}`
     : `reverses ${numbersOf(dryRun)}`;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { Static } from '@sinclair/typebox';
 import {
@@ -8,6 +9,8 @@ import {
 } from '../../http/api/period-answers.js';
 import { type Io, usageError } from '../output.js';
 import { PERIODS_USAGE } from '../usage.js';
+import { answerOf } from './answers.js';
+import { reportPendingApproval } from './approvals-command.js';
 import { ApiClient, CONNECTION_OPTIONS, connectionOf } from './client.js';
 import { checkDateOption } from './report-commands.js';
 
@@ -112,19 +115,21 @@ export async function periodsCommand(args: string[], io: Io): Promise<void> {
     const reason = values.reason?.trim();
     if (action === 'reopen' && (reason === undefined || reason === ''))
       throw usageError(`--reason is required: why the period is reopened\n${PERIODS_USAGE}`);
-    const change = await client.json(
-      {
-        method: 'POST',
-        path: `${PERIODS_PATH}/${action}`,
-        json: {
-          accountingConfig: required(values, 'accounting-config'),
-          node: requiredNode(values),
-          firstDay: required(values, 'period'),
-          ...(reason === undefined || reason === '' ? {} : { reason }),
-        },
+    const path = `${PERIODS_PATH}/${action}`;
+    const answer = await client.request({
+      method: 'POST',
+      path,
+      json: {
+        accountingConfig: required(values, 'accounting-config'),
+        node: requiredNode(values),
+        firstDay: required(values, 'period'),
+        ...(reason === undefined || reason === '' ? {} : { reason }),
       },
-      PeriodChangeAnswer,
-    );
+      // A reopening may wait for approval; its key makes a retry answer the same request.
+      ...(action === 'reopen' ? { idempotencyKey: randomUUID() } : {}),
+    });
+    if (reportPendingApproval(io, `POST ${path}`, answer)) return;
+    const change = answerOf(`POST ${path}`, PeriodChangeAnswer, answer.body);
     io.out(describePeriod(change.period));
     if (change.snapshot !== null) printSnapshot(io, change.snapshot);
     return;

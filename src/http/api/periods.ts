@@ -2,6 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { PreparedConfiguration } from '../../composition/prepared-configuration.js';
 import { AppError } from '../../lib/errors.js';
+import type { ApprovalService } from '../../modules/approvals/service.js';
+import { IdempotencyKey } from '../../modules/ingestion/inputs.js';
 import {
   nodeOfJson,
   PERIOD_NODE_JSON_LENGTH_MAX,
@@ -22,6 +24,7 @@ import {
   type PeriodAction,
 } from '../../modules/periods/store.js';
 import { principalOf } from '../authenticate.js';
+import { approvalCallerOf, PendingApprovalAnswer, sendPendingApproval } from './approval-requests.js';
 import {
   PeriodChangeAnswer,
   PeriodListingAnswer,
@@ -69,14 +72,15 @@ const CHANGES: {
     operationId: 'reopenPeriod',
     summary: 'Reopen a closed or locked period',
     description:
-      'Opens a period closed by the calendar, closed by hand or locked, with a reason: journals dated in it post again, until it is closed or locked again (the calendar does not close it again). Records that failed `closed-period` are processed again by a reprocessing run (`POST /api/v1/reprocessing` with `codes: ["closed-period"]`). 409 `period-state-conflict` when the period is open. The snapshots of earlier closes are kept. Written to the audit log.',
+      'Opens a period closed by the calendar, closed by hand or locked, with a reason: journals dated in it post again, until it is closed or locked again (the calendar does not close it again). Records that failed `closed-period` are processed again by a reprocessing run (`POST /api/v1/reprocessing` with `codes: ["closed-period"]`). 409 `period-state-conflict` when the period is open. The snapshots of earlier closes are kept. Written to the audit log. When reopenings wait for four-eyes approval (`APPROVAL_REQUIRED` lists `period.reopen`), the answer is 202 with the approval request, bound to the period\'s state as it is now: a close, a lock or another reopening before the approval makes the request invalid. An `Idempotency-Key` then makes a repeated request answer the first one.',
   },
 };
 
 /** Periods: listing, close, lock, reopen and snapshots. */
 export const periodRoutes: FastifyPluginAsyncTypebox<{
   periods: PeriodService<PreparedConfiguration>;
-}> = async (app, { periods }) => {
+  approvals: ApprovalService;
+}> = async (app, { periods, approvals }) => {
   app.get(
     '/api/v1/periods',
     {
@@ -126,11 +130,29 @@ export const periodRoutes: FastifyPluginAsyncTypebox<{
               : { ...TargetMembers, reason: Type.Optional(PeriodReason) },
             { additionalProperties: false },
           ),
-          response: { 200: PeriodChangeAnswer, 400: Problem, 404: Problem, 409: Problem },
+          ...(action === 'reopen'
+            ? { headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKey) }) }
+            : {}),
+          response: {
+            200: PeriodChangeAnswer,
+            ...(action === 'reopen' ? { 202: PendingApprovalAnswer } : {}),
+            400: Problem,
+            404: Problem,
+            409: Problem,
+          },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const { accountingConfig, node, firstDay, reason } = request.body;
+        if (action === 'reopen' && approvals.isRequired('period.reopen')) {
+          const pending = await approvals.request(
+            'period.reopen',
+            { accountingConfig, node, firstDay, reason },
+            approvalCallerOf(request),
+            (request.headers as { 'idempotency-key'?: string })['idempotency-key'],
+          );
+          return sendPendingApproval(reply, pending);
+        }
         const principal = principalOf(request);
         return periods.act(action, { accountingConfig, node, firstDay }, reason, {
           ownerEmail: principal.ownerEmail,

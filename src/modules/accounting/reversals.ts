@@ -9,6 +9,7 @@
  * same request answer the first answer again.
  */
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../lib/canonical-json.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
@@ -54,18 +55,6 @@ export type ReversalView = StoredReversal & { reversalJournalIds: string[] };
 export interface ReversalAnswer {
   reversal: ReversalView;
   replayed: boolean;
-}
-
-/** The JSON of `value` with object members sorted: equal requests, equal text. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 /**

@@ -7,7 +7,12 @@
  */
 
 /** Every kind an `APPROVAL_REQUIRED` list may name; a new kind adds its name here. */
-export const APPROVAL_KIND_NAMES = ['configuration.upload', 'configuration.delete', 'reversal'] as const;
+export const APPROVAL_KIND_NAMES = [
+  'configuration.upload',
+  'configuration.delete',
+  'reversal',
+  'period.reopen',
+] as const;
 
 export type ApprovalKindName = (typeof APPROVAL_KIND_NAMES)[number];
 

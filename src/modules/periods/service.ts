@@ -103,6 +103,9 @@ export interface PeriodChange {
   snapshot: StoredSnapshot | null;
 }
 
+/** What an approved change binds to: the period's basis and when it was last set by hand. */
+export type PeriodBinding = Pick<PeriodView, 'basis' | 'actedAt'>;
+
 /** Every change, in the order they are listed. */
 const PERIOD_ACTIONS: readonly PeriodAction[] = ['close', 'lock', 'reopen'];
 
@@ -190,7 +193,7 @@ export class PeriodService<T extends PreparedAccountingRevision> {
    * exist, or a node it is not assigned to.
    */
   async #nodesOf(accountingConfig: string, node: Record<string, string> | undefined) {
-    const { prepared } = await this.#snapshots.current();
+    const { stored, prepared } = await this.#snapshots.current();
     const accounting = prepared.accounting;
     const config = accounting.accountingConfigs.get(accountingConfig);
     if (config === undefined)
@@ -207,7 +210,7 @@ export class PeriodService<T extends PreparedAccountingRevision> {
         );
       nodes = [found];
     }
-    return { accounting, config, nodes };
+    return { accounting, config, nodes, revision: stored.revision };
   }
 
   /** The open window of a node now; `conflict` when its time zone is unknown. */
@@ -271,19 +274,12 @@ export class PeriodService<T extends PreparedAccountingRevision> {
   }
 
   /**
-   * Closes, locks or reopens one period for `caller`. A close or a lock is refused while work
-   * dated in the period is pending and keeps a trial-balance snapshot of the period's last day; a
-   * reopening needs a reason. Errors: `not-found`, `validation-failed` (a first day that does not
-   * start a period, a blank reason), `period-state-conflict` (the state does not allow it),
-   * `period-work-pending` (with the counts in `pending`), `conflict` (a trial balance too large).
+   * The node, first day, reason and calendar state of a change, checked as `act` checks them.
+   * Errors: `not-found`, `validation-failed` (a first day that does not start a period, a blank
+   * reason of a reopening).
    */
-  async act(
-    action: PeriodAction,
-    target: PeriodTarget,
-    reason: string | undefined,
-    caller: PeriodCaller,
-  ): Promise<PeriodChange> {
-    const { accounting, nodes } = await this.#nodesOf(target.accountingConfig, target.node);
+  async #changeOf(action: PeriodAction, target: PeriodTarget, reason: string | undefined) {
+    const { accounting, nodes, revision } = await this.#nodesOf(target.accountingConfig, target.node);
     const node = nodes[0];
     if (node === undefined) throw new AppError('not-found', 'no such node');
     const first = parseIsoDate(target.firstDay);
@@ -297,7 +293,69 @@ export class PeriodService<T extends PreparedAccountingRevision> {
         errors: [{ path: '/reason', message: 'must not be blank' }],
       });
     const open = this.#openOf(accounting, node, target.accountingConfig);
-    const calendar = calendarStateOf(open, target.firstDay);
+    return { node, first, note, calendar: calendarStateOf(open, target.firstDay), revision };
+  }
+
+  /**
+   * What a reopening of one period would start from, changing nothing: the period as listed
+   * now, whose `basis` and `actedAt` a request waiting for approval binds to (`reopenBound`), and
+   * the configuration revision it was judged on. Errors: those of `act` but the pending work,
+   * `period-state-conflict` when the period is open.
+   */
+  async reviewReopen(
+    target: PeriodTarget,
+    reason: string | undefined,
+  ): Promise<{ period: PeriodView; revision: number }> {
+    const { node, calendar, revision } = await this.#changeOf('reopen', target, reason);
+    const [stored] = await this.#store
+      .statesOf(target.accountingConfig, node.fields)
+      .then((states) => states.filter((s) => s.firstDay === target.firstDay));
+    const refusal = refusalOf('reopen', calendar, stored?.state);
+    if (refusal !== undefined) throw new AppError('period-state-conflict', refusal);
+    return { period: await this.#viewOf(target.accountingConfig, node.fields, target.firstDay), revision };
+  }
+
+  /**
+   * Closes, locks or reopens one period for `caller`. A close or a lock is refused while work
+   * dated in the period is pending and keeps a trial-balance snapshot of the period's last day; a
+   * reopening needs a reason. Errors: `not-found`, `validation-failed` (a first day that does not
+   * start a period, a blank reason), `period-state-conflict` (the state does not allow it),
+   * `period-work-pending` (with the counts in `pending`), `conflict` (a trial balance too large).
+   */
+  async act(
+    action: PeriodAction,
+    target: PeriodTarget,
+    reason: string | undefined,
+    caller: PeriodCaller,
+  ): Promise<PeriodChange> {
+    const change = await this.#change(action, target, reason, caller, undefined);
+    if ('moved' in change) throw new Error('a change without a binding cannot have moved');
+    return change;
+  }
+
+  /**
+   * Reopens a period for an approved request: only while the period's `basis` and `actedAt` are
+   * still those it was approved on, checked in the change's own transaction; `moved` otherwise,
+   * changing nothing. Errors: those of `act`.
+   */
+  async reopenBound(
+    target: PeriodTarget,
+    reason: string,
+    caller: PeriodCaller,
+    bound: PeriodBinding,
+  ): Promise<PeriodChange | { moved: string }> {
+    return this.#change('reopen', target, reason, caller, bound);
+  }
+
+  async #change(
+    action: PeriodAction,
+    target: PeriodTarget,
+    reason: string | undefined,
+    caller: PeriodCaller,
+    bound: PeriodBinding | undefined,
+  ): Promise<PeriodChange | { moved: string }> {
+    const { node, first, note, calendar } = await this.#changeOf(action, target, reason);
+    let moved: string | undefined;
     const result = await this.#store.act({
       action,
       accountingConfig: target.accountingConfig,
@@ -309,8 +367,16 @@ export class PeriodService<T extends PreparedAccountingRevision> {
       clientId: caller.clientId,
       at: this.#clock.now().toISOString(),
       snapshotId: this.#newId(),
-      refusalOf: (stored) => refusalOf(action, calendar, stored),
+      refusalOf: (stored) => {
+        const now = viewStateOf(calendar, stored);
+        if (bound !== undefined && (now.basis !== bound.basis || now.actedAt !== bound.actedAt)) {
+          moved = `the period is ${now.state} (${now.basis}${now.actedAt === null ? '' : ` at ${now.actedAt}`}) now, no longer ${bound.basis}${bound.actedAt === null ? '' : ` at ${bound.actedAt}`}`;
+          return moved;
+        }
+        return refusalOf(action, calendar, stored?.state);
+      },
     });
+    if (moved !== undefined) return { moved };
     if (result.kind === 'refused') throw new AppError('period-state-conflict', result.detail);
     if (result.kind === 'pending') {
       const { waitingRecords, unpostedJournals } = result.pending;
@@ -320,15 +386,20 @@ export class PeriodService<T extends PreparedAccountingRevision> {
         { pending: result.pending },
       );
     }
-    const listed = await this.list({
-      accountingConfig: target.accountingConfig,
-      node: node.fields,
-      from: target.firstDay,
-      to: target.firstDay,
-    });
-    const period = listed.periods[0];
-    if (period === undefined) throw new Error('a period just changed is not listed');
+    const period = await this.#viewOf(target.accountingConfig, node.fields, target.firstDay);
     return { period, snapshot: result.snapshot ?? null };
+  }
+
+  /** One period as listed. */
+  async #viewOf(
+    accountingConfig: string,
+    node: Record<string, string>,
+    firstDay: string,
+  ): Promise<PeriodView> {
+    const listed = await this.list({ accountingConfig, node, from: firstDay, to: firstDay });
+    const period = listed.periods[0];
+    if (period === undefined) throw new Error('a period of a known node is not listed');
+    return period;
   }
 
   /** The snapshots of one period, newest first. Errors: `not-found` (see `#nodesOf`). */

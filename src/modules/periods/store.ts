@@ -74,7 +74,7 @@ export interface PeriodActionInput {
    * Why the action is refused given the manual state stored now (`undefined`: none), or
    * `undefined` when it may go on; called inside the transaction, after the counter is held.
    */
-  refusalOf(stored: ManualPeriodState | undefined): string | undefined;
+  refusalOf(stored: StoredPeriodState | undefined): string | undefined;
 }
 
 /**

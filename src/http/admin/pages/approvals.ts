@@ -44,6 +44,7 @@ const KIND_LABEL: Record<StoredApprovalRequest['kind'], string> = {
   'configuration.upload': 'Configuration upload',
   'configuration.delete': 'Configuration wipe',
   reversal: 'Reversal',
+  'period.reopen': 'Period reopening',
 };
 
 /** A JSON value of a dry run as a short line: its numbers, member by member. */
@@ -55,9 +56,14 @@ function countsLine(value: unknown): string {
     .join(' · ');
 }
 
-/** What a request's dry run says in one line: what it deletes, or what it reverses. */
+/** What a request's dry run says in one line: what it deletes, reverses or reopens. */
 function dryRunLine(request: StoredApprovalRequest): string {
-  const { dryRun } = request;
+  const { dryRun, summary } = request;
+  if (request.kind === 'period.reopen') {
+    const since =
+      typeof dryRun.actedAt === 'string' ? ` by ${String(dryRun.actedBy)} at ${dryRun.actedAt}` : '';
+    return `reopens ${String(summary.accountingConfig)} ${JSON.stringify(summary.node)} ${String(summary.firstDay)} to ${String(summary.lastDay)}, ${String(dryRun.state)} (${String(dryRun.basis)}${since}), because: ${String(summary.reason)}`;
+  }
   if ('wouldDelete' in dryRun) {
     const keep = dryRun.keepProcessingData === true ? 'keeps the processing data; ' : '';
     return `${keep}deletes ${countsLine(dryRun.wouldDelete)}`;

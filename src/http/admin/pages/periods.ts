@@ -7,6 +7,7 @@ import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, table, when } from '../layout.js';
 import { amountHtml, formatCount } from '../money.js';
 import { AdminPageError, contextOf, formOf, queryText, sendPage } from '../request.js';
+import { adminCallerOf, approvalPagePath } from './approvals.js';
 
 /** What each change is called, and what the confirmation says it does. */
 const ACTIONS: { readonly [A in PeriodAction]: { verb: string; consequence: string } } = {
@@ -118,12 +119,19 @@ ${table(
 )}`;
 }
 
-function confirmHtml(context: PageContext, action: PeriodAction, target: Target, period: PeriodView): Html {
+function confirmHtml(
+  context: PageContext,
+  action: PeriodAction,
+  target: Target,
+  period: PeriodView,
+  waitsForApproval: boolean,
+): Html {
   const back = `/admin/periods?${new URLSearchParams({ accountingConfig: target.accountingConfig }).toString()}`;
   return html`<section class="card">
 <h2>${ACTIONS[action].verb} ${period.firstDay} – ${period.lastDay} of ${nodeText(period.node)} (${target.accountingConfig})?</h2>
 <p>Now: ${stateHtml(period)}.</p>
 <p>${ACTIONS[action].consequence}</p>
+${waitsForApproval ? html`<p id="approval-note">Reopenings wait for four-eyes approval: this makes a request that another user approves before the period opens.</p>` : ''}
 <form method="post" action="/admin/periods/${action}">
   ${csrfField(context)}
   <input type="hidden" name="accountingConfig" value="${target.accountingConfig}">
@@ -134,7 +142,7 @@ function confirmHtml(context: PageContext, action: PeriodAction, target: Target,
       ? html`<p><label>Reason (kept with the period and in the audit log)<br><textarea name="reason" rows="3" cols="60" maxlength="${String(PERIOD_REASON_LENGTH_MAX)}" required></textarea></label></p>`
       : ''
   }
-  <button type="submit">${ACTIONS[action].verb} the period</button>
+  <button type="submit">${waitsForApproval ? 'Ask for approval' : `${ACTIONS[action].verb} the period`}</button>
   <a href="${back}">Cancel</a>
 </form>
 </section>`;
@@ -154,7 +162,7 @@ function snapshotFacts(s: StoredSnapshot): Html {
  * with their state and why, the confirmation of a close, a lock or a reopening (with its reason),
  * and the trial-balance snapshots of a period with their balances.
  */
-export function periodPages(app: FastifyInstance, services: Pick<Services, 'periods'>): void {
+export function periodPages(app: FastifyInstance, services: Pick<Services, 'periods' | 'approvals'>): void {
   const read = { adminPermission: 'journals:read' as const };
   const manage = { adminPermission: 'periods:manage' as const };
 
@@ -195,7 +203,17 @@ export function periodPages(app: FastifyInstance, services: Pick<Services, 'peri
         );
       return sendPage(
         reply,
-        page(context, `${ACTIONS[action].verb} a period`, confirmHtml(context, action, target, period)),
+        page(
+          context,
+          `${ACTIONS[action].verb} a period`,
+          confirmHtml(
+            context,
+            action,
+            target,
+            period,
+            action === 'reopen' && services.approvals.isRequired('period.reopen'),
+          ),
+        ),
       );
     },
   );
@@ -229,6 +247,16 @@ export function periodPages(app: FastifyInstance, services: Pick<Services, 'peri
           'The period was not reopened.',
           `Go back and give the reason (1 to ${PERIOD_REASON_LENGTH_MAX} characters).`,
         );
+      if (action === 'reopen' && reason !== undefined && services.approvals.isRequired('period.reopen')) {
+        // Four eyes: the reopening waits for another user (docs/domain/approvals.md).
+        const { request: made } = await services.approvals.request(
+          'period.reopen',
+          { ...target, reason },
+          adminCallerOf(context),
+          undefined,
+        );
+        return reply.redirect(approvalPagePath(made.requestId), 303);
+      }
       const { user } = context.principal;
       const change = await services.periods.act(action, target, reason, {
         ownerEmail: user.email,
