@@ -190,6 +190,10 @@ async function main(): Promise<void> {
     onBackgroundError,
   );
   const processing = processingThreadOf(env, store, eventLoopProcessing, logger);
+  if (await services.webhooks.secretsSealedInStore())
+    logger.warn(
+      'WEBHOOK_SECRETS_KEY is not set: the webhook signing secrets are sealed under a key kept in the same database, so a copy of the database reveals them. Set it (base64 of 32 random bytes, the same on every instance) and rotate the secret.',
+    );
   const app = await buildApp({
     store,
     services,

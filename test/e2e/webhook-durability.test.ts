@@ -56,6 +56,8 @@ describe('webhooks across processes', () => {
       await server.kill();
       expect(receiver.received).toHaveLength(0);
       server = await startE2eServer(databaseUrl, ENV);
+      // A secret exists and WEBHOOK_SECRETS_KEY is unset: the start says how little the key protects.
+      expect(server.output()).toContain('WEBHOOK_SECRETS_KEY is not set');
       api = await apiClient(server.url);
       expect(
         (await api('POST', `/api/v1/event-deliveries/subscriptions/${subscription}/resume`)).status,

@@ -95,6 +95,14 @@ export class WebhookService {
     return { at: this.#now(), actor, action, details };
   }
 
+  /**
+   * Whether signing secrets exist while WEBHOOK_SECRETS_KEY is unset: they are sealed under the
+   * key kept in the store, as safe as the database itself (the start says so).
+   */
+  async secretsSealedInStore(): Promise<boolean> {
+    return this.#envKey === undefined && (await this.#store.signingSecrets(this.#now())).length > 0;
+  }
+
   #key(): Promise<string> {
     this.#sealingKey ??=
       this.#envKey === undefined
@@ -297,8 +305,11 @@ export class WebhookService {
       this.#audit(actor, 'webhooks.redeliver', { deliveryId: id }),
     );
     if (!done) throw new AppError('not-found', `no event delivery ${id}`);
+    // Read before the deliverer is woken: the answer is the delivery as queued again, not as
+    // this instance's next round may already have claimed it.
+    const queued = await this.getDelivery(id);
     this.#onChange();
-    return this.getDelivery(id);
+    return queued;
   }
 
   /**
