@@ -95,7 +95,17 @@ describe.runIf(TEST_DIALECT === 'postgres')('incremental extracts with two servi
           headers,
         );
         for (let retry = 0; answer.status === 503 && retry < 5; retry += 1) {
-          console.warn(`chunk ${c} answered 503, sent again: ${JSON.stringify(answer.body)}`);
+          // The store's error behind it, as the instances logged it.
+          const logged = [a, b].flatMap((s) =>
+            s
+              .output()
+              .split('\n')
+              .filter((line) => line.includes('database unavailable'))
+              .slice(-1),
+          );
+          console.warn(
+            `chunk ${c} answered 503, sent again: ${JSON.stringify(answer.body)} ${logged.join(' ')}`,
+          );
           await new Promise((resolve) => setTimeout(resolve, 1000));
           answer = await (c % 2 === 0 ? apiA : apiB)(
             'POST',
