@@ -112,7 +112,8 @@ async function storeEvents(
   validator: RecordValidator,
 ): Promise<void> {
   const sessions = createIngestionStore(store);
-  const at = new Date().toISOString();
+  const now = new Date();
+  const at = now.toISOString();
   await insertOpenSession(store, ingestionId, LEDGER_NAMESPACE, BUSINESS_EVENT_ENTITY_NAME);
   for (const body of bodies) {
     const work = validateChunkBody(body.body, validator);
@@ -134,6 +135,7 @@ async function storeEvents(
       awaitsProcessing: true,
       reference: 'bench',
       at,
+      nowMs: now.getTime(),
       // No configuration is stored by this bench (it prepares its own): the stored revision is 0.
       revision: 0,
     });

@@ -1,4 +1,4 @@
-import { type QueryCreator, sql, type Transaction } from 'kysely';
+import { type ExpressionBuilder, type QueryCreator, sql, type Transaction } from 'kysely';
 import type {
   ChunkOutcome,
   ChunkWrite,
@@ -59,6 +59,33 @@ class StaleRevision extends Error {
   constructor() {
     super('the configuration changed since the chunk was validated');
   }
+}
+
+/** Rolls a chunk's write back when its session was deleted (a configuration upload) meanwhile. */
+class SessionGone extends Error {
+  constructor() {
+    super('the session no longer exists');
+  }
+}
+
+/**
+ * What admitting a chunk request sets on its session row: the call is counted and, when the
+ * session is still open now, its deadline runs from now (a session closed or expired since stays
+ * so). Both dialects evaluate every SET expression on the row as it was before the update. A
+ * counted session stays as counted (`session-counters.ts`): never reopened.
+ */
+function admission(eb: ExpressionBuilder<Database, 'ingestions'>, nowMs: number, at: string) {
+  const openNow = eb.and([sessionStateIs(eb, 'pending', nowMs), eb('counted', '=', 0)]);
+  return {
+    last_activity_on: eb.case().when(openNow).then(at).else(eb.ref('last_activity_on')).end(),
+    expires_at_ms: eb
+      .case()
+      .when(openNow)
+      .then(eb(sql.lit(nowMs), '+', eb.ref('timeout_ms')))
+      .else(eb.ref('expires_at_ms'))
+      .end(),
+    api_calls: eb('api_calls', '+', 1),
+  };
 }
 
 /**
@@ -189,25 +216,21 @@ export function createIngestionStore(store: Store): IngestionStore {
       return countSessionsMatching(db, filter, sessionsMatching(filter, nowMs));
     },
 
+    async admittedSession(ingestionId, arrivedAtMs) {
+      const row = await db
+        .selectFrom('ingestions')
+        .selectAll()
+        .where('ingestion_id', '=', ingestionId)
+        .where((eb) => sessionWasOpenAt(eb, arrivedAtMs))
+        .executeTakeFirst();
+      return row === undefined ? undefined : toSession(row);
+    },
+
     async touchSession(ingestionId, arrivedAtMs, nowMs, at) {
       const touch = (qc: QueryCreator<Database>) =>
         qc
           .updateTable('ingestions')
-          .set((eb) => {
-            // Both dialects evaluate every SET expression on the row as it was before the update.
-            // A counted session stays as counted (`session-counters.ts`): never reopened.
-            const openNow = eb.and([sessionStateIs(eb, 'pending', nowMs), eb('counted', '=', 0)]);
-            return {
-              last_activity_on: eb.case().when(openNow).then(at).else(eb.ref('last_activity_on')).end(),
-              expires_at_ms: eb
-                .case()
-                .when(openNow)
-                .then(eb(sql.lit(nowMs), '+', eb.ref('timeout_ms')))
-                .else(eb.ref('expires_at_ms'))
-                .end(),
-              api_calls: eb('api_calls', '+', 1),
-            };
-          })
+          .set((eb) => admission(eb, nowMs, at))
           .where('ingestion_id', '=', ingestionId)
           .where((eb) => sessionWasOpenAt(eb, arrivedAtMs))
           .returningAll();
@@ -292,10 +315,14 @@ export function createIngestionStore(store: Store): IngestionStore {
       const counted = write.rejected
         ? { chunks: 0, totalRows: 0, failedRows: 0 }
         : { chunks: 1, totalRows: write.totalRows, failedRows: write.totalRows - acceptedRows };
+      // The chunk's update of its session also admits the request (`admission`): one write of
+      // the session row per chunk, in the chunk's transaction, rather than a transaction of its
+      // own before the body is validated (on SQLite a commit, a sync of the file, saved per chunk).
       const countInSession = (qc: QueryCreator<Database>, takeSeq: boolean) =>
         qc
           .updateTable('ingestions')
           .set((eb) => ({
+            ...admission(eb, write.nowMs, write.at),
             chunk_seq_next: eb('chunk_seq_next', '+', takeSeq ? 1 : 0),
             chunks: eb('chunks', '+', counted.chunks),
             total_rows: eb('total_rows', '+', counted.totalRows),
@@ -303,6 +330,9 @@ export function createIngestionStore(store: Store): IngestionStore {
             failed_rows: eb('failed_rows', '+', counted.failedRows),
             processed_rows: eb('processed_rows', '+', write.awaitsProcessing ? 0 : acceptedRows),
           }))
+          // Not filtered by the state: `admittedSession` found the session open at the arrival,
+          // which stays true whatever happens since (a close in the same millisecond as the
+          // arrival included); only a session deleted since is missed here.
           .where('ingestion_id', '=', write.ingestionId)
           .returning(['chunk_seq_next', 'counted', 'opened_on']);
       // On PostgreSQL the sequence number is taken before the chunk's transaction, so that
@@ -321,11 +351,11 @@ export function createIngestionStore(store: Store): IngestionStore {
         chunkSeq = Number(seq.chunk_seq_next);
       }
       try {
-        const stored = await db.transaction().execute(async (trx) => {
+        await db.transaction().execute(async (trx) => {
           const session =
             store.dialect === 'postgres' ? undefined : await countInSession(trx, true).executeTakeFirst();
           if (store.dialect !== 'postgres') {
-            if (session === undefined) return undefined;
+            if (session === undefined) throw new SessionGone();
             chunkSeq = Number(session.chunk_seq_next);
           }
           await trx
@@ -344,7 +374,7 @@ export function createIngestionStore(store: Store): IngestionStore {
             failedTexts.map((f) => [write.ingestionId, chunkSeq, f.index, f.record, f.errors, write.at]),
           );
           const counts = session ?? (await countInSession(trx, false).executeTakeFirst());
-          if (counts === undefined) return undefined;
+          if (counts === undefined) throw new SessionGone();
           // The statistics counters last (`statistics-counters.ts`).
           await countEntityRecords(trx, {
             ingestionId: write.ingestionId,
@@ -361,15 +391,13 @@ export function createIngestionStore(store: Store): IngestionStore {
               { ingestion_id: write.ingestionId, opened_on: counts.opened_on },
               {
                 chunks: counted.chunks,
-                apiCalls: 0,
+                apiCalls: 1,
                 totalRows: counted.totalRows,
                 successRows: acceptedRows,
                 failedRows: counted.failedRows,
               },
             );
-          return counts;
         });
-        if (stored === undefined) return { kind: 'gone' };
         const outcome: ChunkOutcome = {
           kind: write.rejected ? 'rejected' : 'stored',
           ingestionId: write.ingestionId,
@@ -385,6 +413,7 @@ export function createIngestionStore(store: Store): IngestionStore {
         return { kind: 'stored', outcome };
       } catch (error) {
         if (error instanceof StaleRevision) return { kind: 'stale' };
+        if (error instanceof SessionGone) return { kind: 'gone' };
         if (isForeignKeyViolation(error)) return { kind: 'gone' };
         if (write.idempotencyKey !== null && isUniqueViolation(error)) {
           const earlier = await findChunkOutcome(write.ingestionId, write.idempotencyKey);

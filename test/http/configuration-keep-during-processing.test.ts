@@ -144,6 +144,7 @@ describe('a keep-data upload during processing loses and doubles nothing', () =>
       awaitsProcessing: true,
       reference: 'test',
       at: new Date().toISOString(),
+      nowMs: Date.now(),
     };
     const ingestion = createIngestionStore(t.store);
     expect((await ingestion.commitChunk({ ...write, revision: revision - 1 })).kind).toBe('stale');

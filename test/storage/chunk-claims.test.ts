@@ -28,6 +28,7 @@ async function storeChunk(store: Store, ingestionId: string, records: number): P
     awaitsProcessing: true,
     reference: 'test',
     at: AT,
+    nowMs: Date.parse(AT),
     revision: REVISION,
   });
   if (stored.kind !== 'stored') throw new Error(`chunk not stored: ${stored.kind}`);

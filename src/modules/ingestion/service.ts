@@ -26,6 +26,9 @@ export const SESSION_TIMEOUT_DEFAULT = 'PT15M';
 export const SESSION_TIMEOUT_MS_MIN = 1000;
 export const SESSION_TIMEOUT_MS_MAX = 7 * 24 * 3600 * 1000;
 
+/** The errors of a chunk body refused before anything is written (`chunk-body.ts`). */
+const REFUSED_BODY: ReadonlySet<string> = new Set(['malformed-json', 'validation-failed']);
+
 /**
  * Times a chunk is validated and written when the configuration changes between the two; a
  * change that keeps the processing data is rare, so a chunk meeting more than this many in a row
@@ -212,17 +215,19 @@ export class IngestionService {
     const now = this.#clock.now();
     // A clock set back since the arrival must not date the arrival after the handling.
     const arrivedAtMs = Math.min(input.arrivedAt.getTime(), now.getTime());
-    const session = await this.#store.touchSession(
-      ingestionId,
-      arrivedAtMs,
-      now.getTime(),
-      now.toISOString(),
-    );
+    const session = await this.#store.admittedSession(ingestionId, arrivedAtMs);
     if (session === undefined) throw await this.#notOpen(ingestionId, arrivedAtMs);
     // A configuration change between the validation and the write (an upload that keeps the
     // processing data) makes the write stale: the chunk is validated again under the new rules.
     for (let attempt = 1; ; attempt += 1) {
-      const result = await this.#validateAndCommit(input, session, now, bodySha256);
+      const result = await this.#validateAndCommit(input, session, now, arrivedAtMs, bodySha256).catch(
+        async (error: unknown) => {
+          // A body refused before the write still counts as a call of the session, and activity.
+          if (error instanceof AppError && REFUSED_BODY.has(error.code))
+            await this.#countCall(ingestionId, arrivedAtMs, now);
+          throw error;
+        },
+      );
       if (result !== 'stale') return result;
       if (attempt >= CHUNK_VALIDATIONS_MAX) {
         throw new AppError(
@@ -246,6 +251,7 @@ export class IngestionService {
     },
     session: { namespace: string; entity: string },
     now: Date,
+    arrivedAtMs: number,
     bodySha256: string | null,
   ): Promise<ChunkResult | 'stale'> {
     const { ingestionId, idempotencyKey } = input;
@@ -277,12 +283,18 @@ export class IngestionService {
       awaitsProcessing: entity.awaitsProcessing,
       reference: input.reference,
       at: now.toISOString(),
+      nowMs: now.getTime(),
       revision: entity.revision,
     });
     if (result.kind === 'stale') return 'stale';
     if (result.kind === 'gone')
       throw new AppError('session-not-found', `session ${ingestionId} no longer exists`);
-    if (result.kind === 'replay') return this.#replay(result.earlier, bodySha256, idempotencyKey ?? '');
+    if (result.kind === 'replay') {
+      // Written by a concurrent request with the same key: this one wrote nothing, so its call
+      // is counted on its own.
+      await this.#countCall(ingestionId, arrivedAtMs, now);
+      return this.#replay(result.earlier, bodySha256, idempotencyKey ?? '');
+    }
     if (entity.awaitsProcessing && !rejected && accepted.length > 0) this.#onRecordsAwaitProcessing();
     return { outcome: result.outcome, replayed: false };
   }
@@ -379,6 +391,11 @@ export class IngestionService {
     const row = await this.#store.findSession(ingestionId);
     if (row === undefined) throw new AppError('session-not-found', `no ingestion session ${ingestionId}`);
     return row;
+  }
+
+  /** Counts a chunk request that wrote nothing as a call of its session (`touchSession`). */
+  async #countCall(ingestionId: string, arrivedAtMs: number, now: Date): Promise<void> {
+    await this.#store.touchSession(ingestionId, arrivedAtMs, now.getTime(), now.toISOString());
   }
 
   /** Why a request that arrived at `arrivedAtMs` found the session not open. */

@@ -88,7 +88,14 @@ export interface ChunkWrite {
   awaitsProcessing: boolean;
   /** The reference of the request, kept with the outcome. */
   reference: string;
+  /**
+   * When the chunk is handled: `at` as text, `nowMs` as milliseconds, on the service's clock. The
+   * write counts the call and extends the session's deadline from `nowMs` as `touchSession`
+   * does, in the chunk's own transaction; the session was found open at the request's arrival
+   * by `admittedSession` before.
+   */
   at: string;
+  nowMs: number;
   /**
    * The configuration revision the records were validated under: the chunk is written only
    * while it is still the stored one, so that no record lands under rules it was not checked
@@ -175,11 +182,17 @@ export interface IngestionStore {
   /** The number of sessions matching `filter` as of `nowMs`: the `totalSize` of page paging. */
   countSessions(filter: SessionFilter, nowMs: number): Promise<number>;
   /**
+   * The session a chunk request that arrived at `arrivedAtMs` writes to: its row when the session
+   * was open at the arrival, else undefined. Reads only: the chunk's write counts the call.
+   */
+  admittedSession(ingestionId: string, arrivedAtMs: number): Promise<SessionRow | undefined>;
+  /**
    * Admits a chunk request that arrived at `arrivedAtMs` and is handled at `nowMs`, in one
    * statement: when the session was open at the arrival, counts the call and, if the session is
    * still open now, extends its deadline from now (a session closed or expired since stays so).
    * Returns the updated row, or undefined when the session was not open at the arrival (closed
-   * or expired before it) or does not exist.
+   * or expired before it) or does not exist. For a chunk request that writes nothing (its body is
+   * refused); `commitChunk` does the same for the chunks it writes.
    */
   touchSession(
     ingestionId: string,
