@@ -28,8 +28,15 @@ const ACTIONS: { readonly [A in PeriodAction]: { verb: string; consequence: stri
   },
 };
 
-function isAction(value: string): value is PeriodAction {
-  return value === 'close' || value === 'lock' || value === 'reopen';
+/** The action a page path names. Errors: a 404 page for any other word. */
+function actionOf(value: string): PeriodAction {
+  if (value === 'close' || value === 'lock' || value === 'reopen') return value;
+  throw new AdminPageError(
+    404,
+    'No such page',
+    `There is no period action ${value}.`,
+    'Open the periods list.',
+  );
 }
 
 /** The period a page or a form names: accounting configuration, node (JSON) and first day. */
@@ -183,14 +190,7 @@ export function periodPages(app: FastifyInstance, services: Pick<Services, 'peri
     { config: manage },
     async (request, reply) => {
       const context = contextOf(request);
-      const { action } = request.params;
-      if (!isAction(action))
-        throw new AdminPageError(
-          404,
-          'No such page',
-          `There is no period action ${action}.`,
-          'Open the periods list.',
-        );
+      const action = actionOf(request.params.action);
       const target = targetOf((name) => queryText(request, name));
       const listed = await services.periods.list({ ...target, from: target.firstDay, to: target.firstDay });
       const period = listed.periods[0];
@@ -223,14 +223,7 @@ export function periodPages(app: FastifyInstance, services: Pick<Services, 'peri
     { config: manage },
     async (request, reply) => {
       const context = contextOf(request);
-      const { action } = request.params;
-      if (!isAction(action))
-        throw new AdminPageError(
-          404,
-          'No such page',
-          `There is no period action ${action}.`,
-          'Open the periods list.',
-        );
+      const action = actionOf(request.params.action);
       const form = formOf(request);
       const target = targetOf((name) => {
         const value = form.get(name)?.trim();
