@@ -64,7 +64,7 @@ runs the parts named and \`--dialect sqlite|postgres|both\` picks the storage. T
 minutes per dialect, or \`--soak-minutes N\`. A run replaces only the sections it measured, so
 each section names its own machine, date and command.
 
-The service always runs as \`npm start\` runs it: \`node --no-node-snapshot --max-semi-space-size=4 dist/main.js\` as a child process with
+The service always runs as \`npm start\` runs it: \`MALLOC_ARENA_MAX=2 node --no-node-snapshot --max-semi-space-size=4 dist/main.js\` as a child process with
 \`PORT=0\`, \`LOG_LEVEL=warn\`, \`RATE_LIMIT_MAX=1000000000\` (a part measures one client at full
 speed, which the default per-client limit would stop; raised rather than off, so the limiter's
 cost is in the figures), a fresh database (a temporary SQLite file, or a new PostgreSQL

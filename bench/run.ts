@@ -19,7 +19,7 @@ import { runWebhooks } from './webhooks.js';
 
 /**
  * `npm run bench [-- part...] [--dialect sqlite|postgres|both] [--soak-minutes N] [--reads-journals N]`: builds the
- * service, runs the named parts (all but the soak by default) against `node --no-node-snapshot --max-semi-space-size=4 dist/main.js`,
+ * service, runs the named parts (all but the soak by default) against `MALLOC_ARENA_MAX=2 node --no-node-snapshot --max-semi-space-size=4 dist/main.js`,
  * prints every figure with its machine and command, and updates docs/benchmarks.md with the
  * sections measured.
  */

@@ -109,7 +109,7 @@ const SERVICE_LINES_ON_FAILURE = 30;
 
 /**
  * Runs `work` against a fresh service on a fresh database of `dialect`, started as `npm start`
- * runs it (`node --no-node-snapshot --max-semi-space-size=4 dist/main.js`) with `env` added to its environment, and always stops it with
+ * runs it (`MALLOC_ARENA_MAX=2 node --no-node-snapshot --max-semi-space-size=4 dist/main.js`) with `env` added to its environment, and always stops it with
  * SIGTERM and removes the database.
  */
 export async function withService<T>(

@@ -5,7 +5,7 @@ import { openStore } from '../../src/storage/store.js';
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const START_TIMEOUT_MS = 30_000;
 
-/** A service process started from the built `dist/main.js`, as `npm start` runs it. */
+/** A service process started from the built `dist/main.js`, as `npm start` runs it (its flags and `MALLOC_ARENA_MAX`). */
 export interface ServerProcess {
   url: string;
   child: ChildProcess;
@@ -24,7 +24,7 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   const profileDir = process.env.SERVICE_CPU_PROFILE_DIR;
   const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
   const child = spawn(process.execPath, ['--no-node-snapshot', '--max-semi-space-size=4', ...profile, MAIN], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { MALLOC_ARENA_MAX: '2', ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
