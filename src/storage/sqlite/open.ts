@@ -5,6 +5,7 @@ import { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { registerDecimalAdd, registerDecimalSum } from './decimal-sum.js';
 import { ImmediateSqliteDialect } from './immediate-dialect.js';
+import { withStatementCache } from './statement-cache.js';
 import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from './write-turn.js';
 
 /**
@@ -27,8 +28,9 @@ export interface SqliteOptions {
 
 /**
  * Opens the SQLite file at `path` (`:memory:` for none), creating its folder: WAL mode with full
- * synchronous commits, foreign keys on, `decimal_sum` and `decimal_add` registered, and every write after the
- * process's turn to write (`immediate-dialect.ts`).
+ * synchronous commits, foreign keys on, `decimal_sum` and `decimal_add` registered, every write after the
+ * process's turn to write (`immediate-dialect.ts`), and prepared statements reused
+ * (`statement-cache.ts`).
  */
 export function openSqlite(
   path: string,
@@ -47,6 +49,8 @@ export function openSqlite(
     priority: true,
   };
   const turn = new SqliteWriteTurn(buffer, { priority, timeoutMs: SQLITE_WAIT_MS });
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }, turn) });
+  const db = new Kysely<Database>({
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, turn),
+  });
   return { db, sqlite, sqliteWriteTurn: buffer };
 }
