@@ -15,31 +15,37 @@ import type { SqliteWriteTurn } from './write-turn.js';
  * later cannot wait for the lock if another connection wrote in between (SQLITE_BUSY at once,
  * busy_timeout or not); with the processing thread's own connection
  * (docs/adr/0013-processing-thread.md) every transaction waits its turn instead. A statement
- * outside a transaction that may write takes the turn for itself.
+ * outside a transaction that may write takes the turn for itself. `afterWrite`, when given, runs
+ * once a write has committed and the turn is given back (the processing thread's checkpoints,
+ * `open.ts`).
  */
 export class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
   readonly #turn: SqliteWriteTurn;
+  readonly #afterWrite: () => void;
 
-  constructor(config: SqliteDialectConfig, turn: SqliteWriteTurn) {
+  constructor(config: SqliteDialectConfig, turn: SqliteWriteTurn, afterWrite: () => void = () => undefined) {
     super(config);
     this.#config = config;
     this.#turn = turn;
+    this.#afterWrite = afterWrite;
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config, this.#turn);
+    return new ImmediateSqliteDriver(this.#config, this.#turn, this.#afterWrite);
   }
 }
 
 class ImmediateSqliteDriver extends SqliteDriver {
   readonly #turn: SqliteWriteTurn;
+  readonly #afterWrite: () => void;
   /** Whether this connection holds the turn for a transaction. */
   #inTransaction = false;
 
-  constructor(config: SqliteDialectConfig, turn: SqliteWriteTurn) {
+  constructor(config: SqliteDialectConfig, turn: SqliteWriteTurn, afterWrite: () => void) {
     super(config);
     this.#turn = turn;
+    this.#afterWrite = afterWrite;
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
@@ -54,6 +60,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
           return await connection.executeQuery<R>(query);
         } finally {
           this.#turn.give();
+          this.#afterWrite();
         }
       },
       streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
@@ -78,6 +85,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
     // A failed commit is followed by a rollback, which gives the turn back.
     await connection.executeQuery(CompiledQuery.raw('commit'));
     this.#endTransaction();
+    this.#afterWrite();
   }
 
   override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {

@@ -16,6 +16,19 @@ import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from './write-turn.js';
  */
 const SQLITE_WAIT_MS = 10_000;
 
+/**
+ * Copies what the WAL holds into the database file, as far as no reader still needs older pages,
+ * without waiting for any writer (`PASSIVE`). A checkpoint that cannot run now (another one runs)
+ * or fails is left to the next one: the WAL keeps every commit until then.
+ */
+function checkpoint(sqlite: SqliteDatabase.Database): void {
+  try {
+    sqlite.pragma('wal_checkpoint(PASSIVE)');
+  } catch {
+    // The next commit's checkpoint tries again; a fault of the file shows in the next statement.
+  }
+}
+
 /** How a SQLite store is opened. */
 export interface SqliteOptions {
   /**
@@ -49,8 +62,19 @@ export function openSqlite(
     priority: true,
   };
   const turn = new SqliteWriteTurn(buffer, { priority, timeoutMs: SQLITE_WAIT_MS });
+  // SQLite checkpoints the WAL in the commit that finds it over 1,000 pages, before that commit
+  // returns: with the turn still held, and on the event loop when the event loop committed. A
+  // writer without priority (the processing thread) checkpoints after each of its commits
+  // instead, with the turn given back, so the event loop's writes go on meanwhile and its own
+  // commits rarely find the WAL that long; the event loop keeps SQLite's automatic checkpoints
+  // for when no such thread runs (docs/adr/0028-wal-checkpoints-off-the-write-turn.md).
+  if (!priority) sqlite.pragma('wal_autocheckpoint = 0');
   const db = new Kysely<Database>({
-    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, turn),
+    dialect: new ImmediateSqliteDialect(
+      { database: withStatementCache(sqlite) },
+      turn,
+      priority ? undefined : () => checkpoint(sqlite),
+    ),
   });
   return { db, sqlite, sqliteWriteTurn: buffer };
 }
