@@ -207,8 +207,8 @@ export function createAccountingStore(store: Store): AccountingStore {
     },
 
     async countJournals(filter) {
-      // A session's journals are counted on their index (`journals_ingestion`): as many as it
-      // made; a reversal request's on `journals_reversal`: as many as it made.
+      // A session's journals are counted on their index (`journals_session_page_order`): as
+      // many as it made; a reversal request's on `journals_reversal`: as many as it made.
       if (filter.ingestionId !== undefined || filter.reversalId !== undefined)
         return countRows(journalsMatching(filter));
       // Otherwise every filter is a dimension of the journal counters (`statistics-counters.ts`).

@@ -32,6 +32,7 @@ import * as events from './0025-events.js';
 import * as periods from './0026-periods.js';
 import * as auditChain from './0027-audit-chain.js';
 import * as approvalRequests from './0028-approval-requests.js';
+import * as journalsIngestionOriginsOnly from './0029-journals-ingestion-origins-only.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -68,6 +69,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0026-periods', periods],
   ['0027-audit-chain', auditChain],
   ['0028-approval-requests', approvalRequests],
+  ['0029-journals-ingestion-origins-only', journalsIngestionOriginsOnly],
 ];
 
 function migratorOf(store: Store): Migrator {
