@@ -18,6 +18,7 @@ import type { Database } from './schema.js';
 import { countLateSessionWork, countSession, countSessionsMatching, NO_WORK } from './session-counters.js';
 import { createSessionErrorReads } from './session-errors.js';
 import { sessionStateIs, sessionWasOpenAt } from './session-state.js';
+import { SqliteGroupCommit } from './sqlite/group-commit.js';
 import { countEntityRecords } from './statistics-counters.js';
 import type { Store } from './store.js';
 
@@ -98,6 +99,7 @@ function admission(eb: ExpressionBuilder<Database, 'ingestions'>, nowMs: number,
 export function createIngestionStore(store: Store): IngestionStore {
   const { db } = store;
   const bulkInsert = createBulkInsert(store);
+  const groupCommit = store.dialect === 'sqlite' ? new SqliteGroupCommit(db) : undefined;
 
   /**
    * The sessions `filter` selects as of `nowMs`: the WHERE of their page, and of the part of
@@ -350,54 +352,57 @@ export function createIngestionStore(store: Store): IngestionStore {
         if (seq === undefined) return { kind: 'gone' };
         chunkSeq = Number(seq.chunk_seq_next);
       }
-      try {
-        await db.transaction().execute(async (trx) => {
-          const session =
-            store.dialect === 'postgres' ? undefined : await countInSession(trx, true).executeTakeFirst();
-          if (store.dialect !== 'postgres') {
-            if (session === undefined) throw new SessionGone();
-            chunkSeq = Number(session.chunk_seq_next);
-          }
-          await trx
-            .insertInto('chunks')
-            .values(chunkRow(write, chunkSeq, acceptedRows, failedRecords))
-            .execute();
-          // Read after the chunk's row is written: on PostgreSQL that write waits for an upload
-          // holding the chunks table (`configuration-store.ts`), so the revision read here is the
-          // one the chunk commits under; on SQLite the transaction holds the one write lock.
-          if ((await storedRevision(trx)) !== write.revision) throw new StaleRevision();
-          await insertRecords(trx, write, chunkSeq);
-          await bulkInsert(
-            trx,
-            'record_errors',
-            RECORD_ERROR_COLUMNS,
-            failedTexts.map((f) => [write.ingestionId, chunkSeq, f.index, f.record, f.errors, write.at]),
-          );
-          const counts = session ?? (await countInSession(trx, false).executeTakeFirst());
-          if (counts === undefined) throw new SessionGone();
-          // The statistics counters last (`statistics-counters.ts`).
-          await countEntityRecords(trx, {
-            ingestionId: write.ingestionId,
-            namespace: write.namespace,
-            entity: write.entity,
-            waiting: write.awaitsProcessing ? acceptedRows : 0,
-            done: write.awaitsProcessing ? 0 : acceptedRows,
-            errors: 0,
-          });
-          // A chunk that arrived while the session was open, written after it was counted.
-          if (counts.counted === 1)
-            await countLateSessionWork(
-              trx,
-              { ingestion_id: write.ingestionId, opened_on: counts.opened_on },
-              {
-                chunks: counted.chunks,
-                apiCalls: 1,
-                totalRows: counted.totalRows,
-                successRows: acceptedRows,
-                failedRows: counted.failedRows,
-              },
-            );
+      const writeChunk = async (trx: Transaction<Database>) => {
+        const session =
+          store.dialect === 'postgres' ? undefined : await countInSession(trx, true).executeTakeFirst();
+        if (store.dialect !== 'postgres') {
+          if (session === undefined) throw new SessionGone();
+          chunkSeq = Number(session.chunk_seq_next);
+        }
+        await trx
+          .insertInto('chunks')
+          .values(chunkRow(write, chunkSeq, acceptedRows, failedRecords))
+          .execute();
+        // Read after the chunk's row is written: on PostgreSQL that write waits for an upload
+        // holding the chunks table (`configuration-store.ts`), so the revision read here is the
+        // one the chunk commits under; on SQLite the transaction holds the one write lock.
+        if ((await storedRevision(trx)) !== write.revision) throw new StaleRevision();
+        await insertRecords(trx, write, chunkSeq);
+        await bulkInsert(
+          trx,
+          'record_errors',
+          RECORD_ERROR_COLUMNS,
+          failedTexts.map((f) => [write.ingestionId, chunkSeq, f.index, f.record, f.errors, write.at]),
+        );
+        const counts = session ?? (await countInSession(trx, false).executeTakeFirst());
+        if (counts === undefined) throw new SessionGone();
+        // The statistics counters last (`statistics-counters.ts`).
+        await countEntityRecords(trx, {
+          ingestionId: write.ingestionId,
+          namespace: write.namespace,
+          entity: write.entity,
+          waiting: write.awaitsProcessing ? acceptedRows : 0,
+          done: write.awaitsProcessing ? 0 : acceptedRows,
+          errors: 0,
         });
+        // A chunk that arrived while the session was open, written after it was counted.
+        if (counts.counted === 1)
+          await countLateSessionWork(
+            trx,
+            { ingestion_id: write.ingestionId, opened_on: counts.opened_on },
+            {
+              chunks: counted.chunks,
+              apiCalls: 1,
+              totalRows: counted.totalRows,
+              successRows: acceptedRows,
+              failedRows: counted.failedRows,
+            },
+          );
+      };
+      try {
+        // On SQLite the chunk is written in the next group of chunk writes (one commit for all).
+        if (groupCommit === undefined) await db.transaction().execute(writeChunk);
+        else await groupCommit.write(write.accepted.length + failedTexts.length, writeChunk);
         const outcome: ChunkOutcome = {
           kind: write.rejected ? 'rejected' : 'stored',
           ingestionId: write.ingestionId,

@@ -1,0 +1,198 @@
+import { type Kysely, sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ChunkWrite } from '../../src/modules/ingestion/store.js';
+import { createIngestionStore } from '../../src/storage/ingestion-store.js';
+import type { Database } from '../../src/storage/schema.js';
+import { SqliteGroupCommit } from '../../src/storage/sqlite/group-commit.js';
+import { openStore, type Store } from '../../src/storage/store.js';
+import { createTestStore, insertOpenSession, TEST_DIALECT } from '../helpers/store.js';
+
+const AT = '2026-11-26T12:00:00.000Z';
+
+/** A chunk of `records` business events for `ingestionId`, waiting for processing. */
+function chunkWrite(ingestionId: string, records: number, idempotencyKey: string | null = null): ChunkWrite {
+  return {
+    ingestionId,
+    namespace: 'ledger',
+    entity: 'businessEvent',
+    chunkName: null,
+    idempotencyKey,
+    bodySha256: idempotencyKey === null ? null : 'a'.repeat(64),
+    accepted: Array.from({ length: records }, (_, index) => ({ index, json: `{"n":${index}}` })),
+    failed: [],
+    failedKept: [],
+    failedOmitted: 0,
+    totalRows: records,
+    rejected: false,
+    awaitsProcessing: true,
+    reference: 'test',
+    at: AT,
+    nowMs: Date.parse(AT),
+    revision: 0,
+  };
+}
+
+/** Chunks sent at once: on SQLite they are written in groups (one commit), on PostgreSQL side by side. */
+describe('chunks written at once', () => {
+  let store: Store;
+  let dispose: () => Promise<void>;
+  beforeEach(async () => {
+    ({ store, dispose } = await createTestStore());
+    await insertOpenSession(store, 'in_a', 'ledger', 'businessEvent');
+    await insertOpenSession(store, 'in_b', 'ledger', 'businessEvent');
+  });
+  afterEach(async () => dispose());
+
+  it('stores each one once, with its own sequence number, whatever the others of its group do', async () => {
+    const ingestion = createIngestionStore(store);
+    const results = await Promise.all([
+      ingestion.commitChunk(chunkWrite('in_a', 3, 'k1')),
+      ingestion.commitChunk(chunkWrite('in_a', 2)),
+      ingestion.commitChunk(chunkWrite('in_a', 3, 'k1')),
+      ingestion.commitChunk(chunkWrite('in_gone', 5)),
+      ingestion.commitChunk({ ...chunkWrite('in_b', 6), revision: 7 }),
+      ingestion.commitChunk(chunkWrite('in_b', 1)),
+    ]);
+    expect(results.slice(3).map((r) => r.kind)).toEqual(['gone', 'stale', 'stored']);
+    // Of the two chunks with one idempotency key, whichever is written first is stored and the
+    // other answers as its replay (on PostgreSQL they race).
+    const repeated = [results[0], results[2]];
+    const stored = repeated.find((r) => r?.kind === 'stored');
+    const replay = repeated.find((r) => r?.kind === 'replay');
+    const second = results[1];
+    if (stored?.kind !== 'stored' || replay?.kind !== 'replay' || second?.kind !== 'stored')
+      throw new Error(`not stored once: ${results.map((r) => r.kind).join(', ')}`);
+    expect(stored.outcome.chunkSeq).not.toBe(second.outcome.chunkSeq);
+    expect(replay.earlier.outcome.chunkSeq).toBe(stored.outcome.chunkSeq);
+
+    const records = await store.db
+      .selectFrom('records')
+      .select(['ingestion_id', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('ingestion_id')
+      .orderBy('ingestion_id')
+      .execute();
+    expect(records.map((r) => [r.ingestion_id, Number(r.n)])).toEqual([
+      ['in_a', 5],
+      ['in_b', 1],
+    ]);
+    const sessions = await store.db
+      .selectFrom('ingestions')
+      .select(['ingestion_id', 'chunks', 'success_rows', 'chunk_seq_next'])
+      .orderBy('ingestion_id')
+      .execute();
+    expect(sessions.map((s) => [s.ingestion_id, Number(s.chunks), Number(s.success_rows)])).toEqual([
+      ['in_a', 2, 5],
+      ['in_b', 1, 1],
+    ]);
+  });
+});
+
+/**
+ * The group commit itself, on SQLite: writes that ask while a group runs share the next one's
+ * transaction, a failing write is rolled back alone, and no write is answered before its commit.
+ */
+describe.runIf(TEST_DIALECT === 'sqlite')('SQLite group commit', () => {
+  let store: Store;
+  let url: string;
+  let dispose: () => Promise<void>;
+  beforeEach(async () => {
+    ({ store, url, dispose } = await createTestStore({ file: true }));
+    await sql`create table parents (id integer primary key)`.execute(store.db);
+    await sql`create table notes (
+      text text not null unique,
+      parent integer references parents (id) deferrable initially deferred
+    )`.execute(store.db);
+  });
+  afterEach(async () => dispose());
+
+  const note = (text: string, parent: number | null = null) =>
+    sql`insert into notes (text, parent) values (${text}, ${parent})`;
+  /** A gate a write's body waits at, and a promise that says the body got there. */
+  function gate(): { open(): void; reached(): void; opened: Promise<void>; wasReached: Promise<void> } {
+    let open!: () => void;
+    let reached!: () => void;
+    const opened = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const wasReached = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    return { open, reached, opened, wasReached };
+  }
+  async function notes(from: Kysely<Database> = store.db): Promise<string[]> {
+    const rows = await sql<{ text: string }>`select text from notes order by text`.execute(from);
+    return rows.rows.map((row) => row.text);
+  }
+
+  it('writes those that ask meanwhile in one transaction, answered only once it committed', async () => {
+    const group = new SqliteGroupCommit(store.db);
+    const other = openStore(url);
+    try {
+      const held = gate();
+      const first = group.write(1, async (trx) => {
+        await note('first').execute(trx);
+        held.reached();
+        await held.opened;
+      });
+      // The first group runs: the writes that ask now make the next one.
+      await held.wasReached;
+      const answered: string[] = [];
+      const second = group
+        .write(1, async (trx) => note('second').execute(trx))
+        .then(() => answered.push('second'));
+      const third = group
+        .write(1, async (trx) => {
+          // The second write is in this transaction, not yet committed: another connection does
+          // not see it.
+          expect(await notes(trx)).toEqual(['first', 'second']);
+          expect(await notes(other.db)).toEqual(['first']);
+          expect(answered).toEqual([]);
+          await note('third').execute(trx);
+        })
+        .then(() => answered.push('third'));
+      held.open();
+      await Promise.all([first, second, third]);
+      expect(await notes(other.db)).toEqual(['first', 'second', 'third']);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('rolls a failing write back alone and gives its caller its error', async () => {
+    const group = new SqliteGroupCommit(store.db);
+    const results = await Promise.allSettled([
+      group.write(1, async (trx) => note('kept').execute(trx)),
+      group.write(1, async (trx) => {
+        await note('dropped').execute(trx);
+        await note('kept').execute(trx);
+      }),
+      group.write(1, async (trx) => note('also kept').execute(trx)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/UNIQUE/);
+    expect(await notes()).toEqual(['also kept', 'kept']);
+  });
+
+  it('fails every write of a group whose commit fails, and stores none of them', async () => {
+    const group = new SqliteGroupCommit(store.db);
+    const held = gate();
+    const before = group.write(1, async (trx) => {
+      await note('before').execute(trx);
+      held.reached();
+      await held.opened;
+    });
+    await held.wasReached;
+    // Checked at the commit (deferred): the whole group's commit fails.
+    const results = Promise.allSettled([
+      group.write(1, async (trx) => note('fine').execute(trx)),
+      group.write(1, async (trx) => note('orphan', 42).execute(trx)),
+    ]);
+    held.open();
+    await before;
+    expect((await results).map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(await notes()).toEqual(['before']);
+    // The connection is usable afterwards.
+    await group.write(1, async (trx) => note('after').execute(trx));
+    expect(await notes()).toEqual(['after', 'before']);
+  });
+});
