@@ -173,6 +173,33 @@ describe.runIf(TEST_DIALECT === 'sqlite')('SQLite group commit', () => {
     expect(await notes()).toEqual(['also kept', 'kept']);
   });
 
+  it('fails every write of the group with the error that made SQLite roll the whole transaction back', async () => {
+    await sql`create trigger notes_boom before insert on notes when new.text = 'boom'
+      begin select raise(rollback, 'the whole transaction rolled back'); end`.execute(store.db);
+    const group = new SqliteGroupCommit(store.db);
+    const held = gate();
+    const before = group.write(1, async (trx) => {
+      await note('before').execute(trx);
+      held.reached();
+      await held.opened;
+    });
+    await held.wasReached;
+    const results = Promise.allSettled([
+      group.write(1, async (trx) => note('fine').execute(trx)),
+      group.write(1, async (trx) => note('boom').execute(trx)),
+      group.write(1, async (trx) => note('never run').execute(trx)),
+    ]);
+    held.open();
+    await before;
+    const settled = await results;
+    expect(settled.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    for (const result of settled)
+      expect(String((result as PromiseRejectedResult).reason)).toMatch(/the whole transaction rolled back/);
+    expect(await notes()).toEqual(['before']);
+    await group.write(1, async (trx) => note('after').execute(trx));
+    expect(await notes()).toEqual(['after', 'before']);
+  });
+
   it('fails every write of a group whose commit fails, and stores none of them', async () => {
     const group = new SqliteGroupCommit(store.db);
     const held = gate();

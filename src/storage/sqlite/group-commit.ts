@@ -111,8 +111,14 @@ export class SqliteGroupCommit {
       await sql`release savepoint chunk_write`.execute(trx);
       return { ok: true, value };
     } catch (error) {
-      await sql`rollback to savepoint chunk_write`.execute(trx);
-      await sql`release savepoint chunk_write`.execute(trx);
+      try {
+        await sql`rollback to savepoint chunk_write`.execute(trx);
+        await sql`release savepoint chunk_write`.execute(trx);
+      } catch {
+        // SQLite rolled the whole transaction back (a full disk, an I/O error): the group fails,
+        // every write of it with the error that stopped this one.
+        throw error;
+      }
       return { ok: false, error };
     }
   }
