@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import type { ChunkWrite } from '../../src/modules/ingestion/store.js';
 import { createIngestionStore } from '../../src/storage/ingestion-store.js';
 import { migrateToLatest } from '../../src/storage/migrations/index.js';
 import { openStore, type Store } from '../../src/storage/store.js';
@@ -103,4 +104,66 @@ export async function insertOpenSession(
     processedRows: 0,
     processingFailedRows: 0,
   });
+}
+
+/**
+ * A closed session row of a `ledger` entity (`journal` unless named) with the columns every
+ * schema since migration 0001 has, for migration tests that fill a store migrated to an older
+ * migration (`insertOpenSession` writes today's columns).
+ */
+export function closedSessionRow(
+  ingestionId: string,
+  at: string,
+  entity = 'journal',
+): Record<string, unknown> {
+  return {
+    ingestion_id: ingestionId,
+    ingestion_name: null,
+    namespace: 'ledger',
+    entity,
+    state: 'closed',
+    timeout: 'PT15M',
+    timeout_ms: 900_000,
+    opened_by: 'someone@example.test',
+    opened_on: at,
+    closed_by: 'someone@example.test',
+    closed_on: at,
+    close_reason: 'manual',
+    last_activity_on: at,
+    expires_at_ms: Date.parse(at) + 900_000,
+    chunk_seq_next: 0,
+    chunks: 0,
+    api_calls: 1,
+    total_rows: 0,
+    success_rows: 0,
+    failed_rows: 0,
+    processed_rows: 0,
+    processing_failed_rows: 0,
+  };
+}
+
+/**
+ * A chunk of `records` business events for `ingestionId`, all accepted and waiting for
+ * processing, as `commitChunk` takes it; no configuration stored (revision 0).
+ */
+export function chunkWriteOf(ingestionId: string, records: number, at: string): ChunkWrite {
+  return {
+    ingestionId,
+    namespace: 'ledger',
+    entity: 'businessEvent',
+    chunkName: null,
+    idempotencyKey: null,
+    bodySha256: null,
+    accepted: Array.from({ length: records }, (_, index) => ({ index, json: `{"n":${index}}` })),
+    failed: [],
+    failedKept: [],
+    failedOmitted: 0,
+    totalRows: records,
+    rejected: false,
+    awaitsProcessing: true,
+    reference: 'test',
+    at,
+    nowMs: Date.parse(at),
+    revision: 0,
+  };
 }

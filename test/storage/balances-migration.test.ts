@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountingStore } from '../../src/storage/accounting/accounting-store.js';
 import { migrateTo, migrateToLatest } from '../../src/storage/migrations/index.js';
 import { openStore, type Store } from '../../src/storage/store.js';
-import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
+import { closedSessionRow, createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
 import { expectBalancesKept } from './balances-oracle.js';
 
 const ingestionId = `in_${'c'.repeat(32)}`;
@@ -70,33 +70,7 @@ describe('migration 0012: balances kept, filled from the posted journals stored'
     store = openStore(url);
     await migrateTo(store, '0011-admin-sign-ins');
     const db = store.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
-    await db
-      .insertInto('ingestions')
-      .values({
-        ingestion_id: ingestionId,
-        ingestion_name: null,
-        namespace: 'ledger',
-        entity: 'journal',
-        state: 'closed',
-        timeout: 'PT15M',
-        timeout_ms: 900_000,
-        opened_by: 'someone@example.test',
-        opened_on: AT,
-        closed_by: 'someone@example.test',
-        closed_on: AT,
-        close_reason: 'manual',
-        last_activity_on: AT,
-        expires_at_ms: Date.parse(AT) + 900_000,
-        chunk_seq_next: 0,
-        chunks: 0,
-        api_calls: 1,
-        total_rows: 0,
-        success_rows: 0,
-        failed_rows: 0,
-        processed_rows: 0,
-        processing_failed_rows: 0,
-      })
-      .execute();
+    await db.insertInto('ingestions').values(closedSessionRow(ingestionId, AT)).execute();
     const amounts = ['100.50', '-100.5', '7', '0.001', '123456789012345.67', '12.345', '-3', '0.00'];
     const journals = Array.from({ length: 40 }, (_, n) =>
       journal(n, {

@@ -4,7 +4,7 @@ import type { ClaimedChunk } from '../../src/modules/accounting/store.js';
 import { createAccountingStore } from '../../src/storage/accounting/accounting-store.js';
 import { createIngestionStore } from '../../src/storage/ingestion-store.js';
 import type { Store } from '../../src/storage/store.js';
-import { createTestStore, insertOpenSession, TEST_DIALECT } from '../helpers/store.js';
+import { chunkWriteOf, createTestStore, insertOpenSession, TEST_DIALECT } from '../helpers/store.js';
 
 const AT = '2026-11-25T12:00:00.000Z';
 /** No configuration is stored in these tests: its revision is 0. */
@@ -13,22 +13,7 @@ const REVISION = 0;
 /** Stores a chunk of `records` business events waiting for processing; its sequence number. */
 async function storeChunk(store: Store, ingestionId: string, records: number): Promise<number> {
   const stored = await createIngestionStore(store).commitChunk({
-    ingestionId,
-    namespace: 'ledger',
-    entity: 'businessEvent',
-    chunkName: null,
-    idempotencyKey: null,
-    bodySha256: null,
-    accepted: Array.from({ length: records }, (_, index) => ({ index, json: `{"n":${index}}` })),
-    failed: [],
-    failedKept: [],
-    failedOmitted: 0,
-    totalRows: records,
-    rejected: false,
-    awaitsProcessing: true,
-    reference: 'test',
-    at: AT,
-    nowMs: Date.parse(AT),
+    ...chunkWriteOf(ingestionId, records, AT),
     revision: REVISION,
   });
   if (stored.kind !== 'stored') throw new Error(`chunk not stored: ${stored.kind}`);

@@ -5,30 +5,16 @@ import { createIngestionStore } from '../../src/storage/ingestion-store.js';
 import type { Database } from '../../src/storage/schema.js';
 import { SqliteGroupCommit } from '../../src/storage/sqlite/group-commit.js';
 import { openStore, type Store } from '../../src/storage/store.js';
-import { createTestStore, insertOpenSession, TEST_DIALECT } from '../helpers/store.js';
+import { chunkWriteOf, createTestStore, insertOpenSession, TEST_DIALECT } from '../helpers/store.js';
 
 const AT = '2026-11-26T12:00:00.000Z';
 
-/** A chunk of `records` business events for `ingestionId`, waiting for processing. */
+/** A chunk of `records` business events for `ingestionId`, with an idempotency key when given. */
 function chunkWrite(ingestionId: string, records: number, idempotencyKey: string | null = null): ChunkWrite {
   return {
-    ingestionId,
-    namespace: 'ledger',
-    entity: 'businessEvent',
-    chunkName: null,
+    ...chunkWriteOf(ingestionId, records, AT),
     idempotencyKey,
     bodySha256: idempotencyKey === null ? null : 'a'.repeat(64),
-    accepted: Array.from({ length: records }, (_, index) => ({ index, json: `{"n":${index}}` })),
-    failed: [],
-    failedKept: [],
-    failedOmitted: 0,
-    totalRows: records,
-    rejected: false,
-    awaitsProcessing: true,
-    reference: 'test',
-    at: AT,
-    nowMs: Date.parse(AT),
-    revision: 0,
   };
 }
 
@@ -107,8 +93,11 @@ describe.runIf(TEST_DIALECT === 'sqlite')('SQLite group commit', () => {
 
   const note = (text: string, parent: number | null = null) =>
     sql`insert into notes (text, parent) values (${text}, ${parent})`;
-  /** A gate a write's body waits at, and a promise that says the body got there. */
-  function gate(): { open(): void; reached(): void; opened: Promise<void>; wasReached: Promise<void> } {
+  /**
+   * Starts a group whose one write stores `text`, then waits until its body is held inside the
+   * group's transaction: the writes that ask meanwhile make the next group. `open` lets it end.
+   */
+  async function heldGroup(group: SqliteGroupCommit, text: string) {
     let open!: () => void;
     let reached!: () => void;
     const opened = new Promise<void>((resolve) => {
@@ -117,7 +106,13 @@ describe.runIf(TEST_DIALECT === 'sqlite')('SQLite group commit', () => {
     const wasReached = new Promise<void>((resolve) => {
       reached = resolve;
     });
-    return { open, reached, opened, wasReached };
+    const write = group.write(1, async (trx) => {
+      await note(text).execute(trx);
+      reached();
+      await opened;
+    });
+    await wasReached;
+    return { open, write };
   }
   async function notes(from: Kysely<Database> = store.db): Promise<string[]> {
     const rows = await sql<{ text: string }>`select text from notes order by text`.execute(from);
@@ -128,14 +123,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('SQLite group commit', () => {
     const group = new SqliteGroupCommit(store.db);
     const other = openStore(url);
     try {
-      const held = gate();
-      const first = group.write(1, async (trx) => {
-        await note('first').execute(trx);
-        held.reached();
-        await held.opened;
-      });
-      // The first group runs: the writes that ask now make the next one.
-      await held.wasReached;
+      const first = await heldGroup(group, 'first');
       const answered: string[] = [];
       const second = group
         .write(1, async (trx) => note('second').execute(trx))
@@ -150,8 +138,8 @@ describe.runIf(TEST_DIALECT === 'sqlite')('SQLite group commit', () => {
           await note('third').execute(trx);
         })
         .then(() => answered.push('third'));
-      held.open();
-      await Promise.all([first, second, third]);
+      first.open();
+      await Promise.all([first.write, second, third]);
       expect(await notes(other.db)).toEqual(['first', 'second', 'third']);
     } finally {
       await other.close();
@@ -177,20 +165,14 @@ describe.runIf(TEST_DIALECT === 'sqlite')('SQLite group commit', () => {
     await sql`create trigger notes_boom before insert on notes when new.text = 'boom'
       begin select raise(rollback, 'the whole transaction rolled back'); end`.execute(store.db);
     const group = new SqliteGroupCommit(store.db);
-    const held = gate();
-    const before = group.write(1, async (trx) => {
-      await note('before').execute(trx);
-      held.reached();
-      await held.opened;
-    });
-    await held.wasReached;
+    const before = await heldGroup(group, 'before');
     const results = Promise.allSettled([
       group.write(1, async (trx) => note('fine').execute(trx)),
       group.write(1, async (trx) => note('boom').execute(trx)),
       group.write(1, async (trx) => note('never run').execute(trx)),
     ]);
-    held.open();
-    await before;
+    before.open();
+    await before.write;
     const settled = await results;
     expect(settled.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
     for (const result of settled)
@@ -202,20 +184,14 @@ describe.runIf(TEST_DIALECT === 'sqlite')('SQLite group commit', () => {
 
   it('fails every write of a group whose commit fails, and stores none of them', async () => {
     const group = new SqliteGroupCommit(store.db);
-    const held = gate();
-    const before = group.write(1, async (trx) => {
-      await note('before').execute(trx);
-      held.reached();
-      await held.opened;
-    });
-    await held.wasReached;
+    const before = await heldGroup(group, 'before');
     // Checked at the commit (deferred): the whole group's commit fails.
     const results = Promise.allSettled([
       group.write(1, async (trx) => note('fine').execute(trx)),
       group.write(1, async (trx) => note('orphan', 42).execute(trx)),
     ]);
-    held.open();
-    await before;
+    before.open();
+    await before.write;
     expect((await results).map((r) => r.status)).toEqual(['rejected', 'rejected']);
     expect(await notes()).toEqual(['before']);
     // The connection is usable afterwards.

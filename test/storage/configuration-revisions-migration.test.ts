@@ -9,41 +9,13 @@ import { createConfigurationStore } from '../../src/storage/configuration-store.
 import { migrateTo, migrateToLatest } from '../../src/storage/migrations/index.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
-import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
+import { closedSessionRow, createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
 
 const ingestionId = `in_${'d'.repeat(32)}`;
 const AT = '2026-11-20T10:00:00.000Z';
 const UPLOADED_AT = '2026-11-19T08:30:00.000Z';
 
 type Rows = Kysely<Record<string, Record<string, unknown>>>;
-
-/** A session row as the service stored it before migration 0017. */
-function session() {
-  return {
-    ingestion_id: ingestionId,
-    ingestion_name: null,
-    namespace: 'ledger',
-    entity: 'businessEvent',
-    state: 'closed',
-    timeout: 'PT15M',
-    timeout_ms: 900_000,
-    opened_by: 'someone@example.test',
-    opened_on: AT,
-    closed_by: 'someone@example.test',
-    closed_on: AT,
-    close_reason: 'manual',
-    last_activity_on: AT,
-    expires_at_ms: Date.parse(AT) + 900_000,
-    chunk_seq_next: 0,
-    chunks: 0,
-    api_calls: 1,
-    total_rows: 0,
-    success_rows: 0,
-    failed_rows: 0,
-    processed_rows: 0,
-    processing_failed_rows: 0,
-  };
-}
 
 /**
  * Migration 0017 on a database that holds data: the stored configuration becomes its revision's
@@ -87,7 +59,10 @@ describe('migration 0017: configuration revisions, backfilled from the stored co
         })
         .execute();
     }
-    await db.insertInto('ingestions').values(session()).execute();
+    await db
+      .insertInto('ingestions')
+      .values(closedSessionRow(ingestionId, AT, 'businessEvent'))
+      .execute();
     await db
       .insertInto('journals')
       .values(

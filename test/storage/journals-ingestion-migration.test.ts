@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateTo, migrateToLatest } from '../../src/storage/migrations/index.js';
 import { openStore, type Store } from '../../src/storage/store.js';
-import { createTestDatabaseUrl, dropTestDatabase, TEST_DIALECT } from '../helpers/store.js';
+import { closedSessionRow, createTestDatabaseUrl, dropTestDatabase, TEST_DIALECT } from '../helpers/store.js';
 
 const ingestionId = `in_${'c'.repeat(32)}`;
 const at = '2026-03-01T10:00:00.000Z';
@@ -46,33 +46,7 @@ describe('migration 0029: the session index of origin journal ids holds direct j
     store = openStore(url);
     await migrateTo(store, '0028-approval-requests');
     const db = store.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
-    await db
-      .insertInto('ingestions')
-      .values({
-        ingestion_id: ingestionId,
-        ingestion_name: null,
-        namespace: 'ledger',
-        entity: 'journal',
-        state: 'closed',
-        timeout: 'PT15M',
-        timeout_ms: 900_000,
-        opened_by: 'someone@example.test',
-        opened_on: at,
-        closed_by: 'someone@example.test',
-        closed_on: at,
-        close_reason: 'manual',
-        last_activity_on: at,
-        expires_at_ms: Date.parse(at) + 900_000,
-        chunk_seq_next: 0,
-        chunks: 0,
-        api_calls: 1,
-        total_rows: 0,
-        success_rows: 0,
-        failed_rows: 0,
-        processed_rows: 0,
-        processing_failed_rows: 0,
-      })
-      .execute();
+    await db.insertInto('ingestions').values(closedSessionRow(ingestionId, at)).execute();
     await db
       .insertInto('journals')
       .values([

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateTo, migrateToLatest } from '../../src/storage/migrations/index.js';
 import { openStore, type Store } from '../../src/storage/store.js';
-import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
+import { closedSessionRow, createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
 
 const ingestionId = `in_${'b'.repeat(32)}`;
 const at = (minute: number) => `2026-03-01T10:${String(minute).padStart(2, '0')}:00.000Z`;
@@ -42,30 +42,7 @@ describe('migration 0007: an origin journal id is booked once per accounting con
     const db = store.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
     await db
       .insertInto('ingestions')
-      .values({
-        ingestion_id: ingestionId,
-        ingestion_name: null,
-        namespace: 'ledger',
-        entity: 'journal',
-        state: 'closed',
-        timeout: 'PT15M',
-        timeout_ms: 900_000,
-        opened_by: 'someone@example.test',
-        opened_on: at(0),
-        closed_by: 'someone@example.test',
-        closed_on: at(0),
-        close_reason: 'manual',
-        last_activity_on: at(0),
-        expires_at_ms: Date.parse(at(0)) + 900_000,
-        chunk_seq_next: 0,
-        chunks: 0,
-        api_calls: 1,
-        total_rows: 0,
-        success_rows: 0,
-        failed_rows: 0,
-        processed_rows: 0,
-        processing_failed_rows: 0,
-      })
+      .values(closedSessionRow(ingestionId, at(0)))
       .execute();
     await db
       .insertInto('journals')
