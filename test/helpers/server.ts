@@ -55,7 +55,10 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
     output: () => output,
     async stop() {
       child.kill('SIGTERM');
-      return exited;
+      const code = await exited;
+      // A service that did not stop cleanly (or had ended before) says why in its output.
+      if (code !== 0) process.stderr.write(`service exited with ${code}:\n${output.slice(-8_000)}\n`);
+      return code;
     },
     async kill() {
       child.kill('SIGKILL');
