@@ -193,7 +193,7 @@ export function createServices(
 ): Services | ServicesProcessingHere {
   const place = options.processing;
   const onBackgroundError = options.onBackgroundError ?? (() => {});
-  const authStore = createAuthStore(store.db, store.dialect);
+  const authStore = createAuthStore(store);
   const configurationStore = createConfigurationStore(store);
   const snapshots = new ConfigurationSnapshots(configurationStore, prepareConfiguration);
   const catalog = new EntityCatalog(snapshots, clock, settings.businessDate);

@@ -1,9 +1,9 @@
-import { type Kysely, type Selectable, sql, type Updateable } from 'kysely';
+import { type Selectable, sql, type Updateable } from 'kysely';
 import type { AuthStore, CredentialRow, TokenRow, UserRow } from '../modules/auth/store.js';
 import { appendAudit } from './audit-trail.js';
 import { countRows } from './count.js';
-import type { CredentialsTable, Database, OAuthTokensTable, UsersTable } from './schema.js';
-import type { Dialect } from './store.js';
+import type { CredentialsTable, OAuthTokensTable, UsersTable } from './schema.js';
+import { type Store, writeTogether } from './store.js';
 
 function toUser(row: Selectable<UsersTable>): UserRow {
   return {
@@ -76,7 +76,8 @@ function tokenValues(token: TokenRow) {
  * The auth module's port over Kysely; the same statements on SQLite and PostgreSQL, except the
  * row locks that only PostgreSQL needs.
  */
-export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthStore {
+export function createAuthStore(store: Store): AuthStore {
+  const { db, dialect } = store;
   return {
     async findUser(email) {
       const row = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
@@ -291,7 +292,7 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
     },
 
     async insertFamily(familyId, clientId, at, tokens) {
-      await db.transaction().execute(async (trx) => {
+      await writeTogether(store, tokens.length, async (trx) => {
         await trx
           .insertInto('token_families')
           .values({ family_id: familyId, client_id: clientId, created_at: at, revoked_at: null })
@@ -361,7 +362,7 @@ export function createAuthStore(db: Kysely<Database>, dialect: Dialect): AuthSto
     },
 
     async rotateRefreshToken(tokenHash, at, answerSealed, tokens) {
-      return db.transaction().execute(async (trx) => {
+      return writeTogether(store, tokens.length, async (trx) => {
         // On PostgreSQL a concurrent rotation of the same token waits here for the row lock, then
         // finds `used_at` set and updates nothing.
         const spent = await trx

@@ -1,4 +1,4 @@
-import { type ExpressionBuilder, type QueryCreator, sql, type Transaction } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type QueryCreator, sql, type Transaction } from 'kysely';
 import type {
   ChunkOutcome,
   ChunkWrite,
@@ -18,9 +18,8 @@ import type { Database } from './schema.js';
 import { countLateSessionWork, countSession, countSessionsMatching, NO_WORK } from './session-counters.js';
 import { createSessionErrorReads } from './session-errors.js';
 import { sessionStateIs, sessionWasOpenAt } from './session-state.js';
-import { SqliteGroupCommit } from './sqlite/group-commit.js';
 import { countEntityRecords } from './statistics-counters.js';
-import type { Store } from './store.js';
+import { type Store, writeTogether } from './store.js';
 
 /** The columns of a stored record, in the order of its bulk-insert rows (the ingestion limit writes them too). */
 export const RECORD_COLUMNS: readonly string[] = [
@@ -99,7 +98,6 @@ function admission(eb: ExpressionBuilder<Database, 'ingestions'>, nowMs: number,
 export function createIngestionStore(store: Store): IngestionStore {
   const { db } = store;
   const bulkInsert = createBulkInsert(store);
-  const groupCommit = store.dialect === 'sqlite' ? new SqliteGroupCommit(db) : undefined;
 
   /**
    * The sessions `filter` selects as of `nowMs`: the WHERE of their page, and of the part of
@@ -155,33 +153,38 @@ export function createIngestionStore(store: Store): IngestionStore {
 
   return {
     async insertSession(row) {
-      await db
-        .insertInto('ingestions')
-        .values({
-          ingestion_id: row.ingestionId,
-          ingestion_name: row.ingestionName,
-          namespace: row.namespace,
-          entity: row.entity,
-          state: row.state,
-          timeout: row.timeout,
-          timeout_ms: row.timeoutMs,
-          opened_by: row.openedBy,
-          opened_on: row.openedOn,
-          closed_by: row.closedBy,
-          closed_on: row.closedOn,
-          close_reason: row.closeReason,
-          last_activity_on: row.lastActivityOn,
-          expires_at_ms: row.expiresAtMs,
-          chunk_seq_next: 0,
-          chunks: row.chunks,
-          api_calls: row.apiCalls,
-          total_rows: row.totalRows,
-          success_rows: row.successRows,
-          failed_rows: row.failedRows,
-          processed_rows: row.processedRows,
-          processing_failed_rows: row.processingFailedRows,
-        })
-        .execute();
+      const insert = (qc: Kysely<Database>) =>
+        qc
+          .insertInto('ingestions')
+          .values({
+            ingestion_id: row.ingestionId,
+            ingestion_name: row.ingestionName,
+            namespace: row.namespace,
+            entity: row.entity,
+            state: row.state,
+            timeout: row.timeout,
+            timeout_ms: row.timeoutMs,
+            opened_by: row.openedBy,
+            opened_on: row.openedOn,
+            closed_by: row.closedBy,
+            closed_on: row.closedOn,
+            close_reason: row.closeReason,
+            last_activity_on: row.lastActivityOn,
+            expires_at_ms: row.expiresAtMs,
+            chunk_seq_next: 0,
+            chunks: row.chunks,
+            api_calls: row.apiCalls,
+            total_rows: row.totalRows,
+            success_rows: row.successRows,
+            failed_rows: row.failedRows,
+            processed_rows: row.processedRows,
+            processing_failed_rows: row.processingFailedRows,
+          })
+          .execute();
+      // One statement: on PostgreSQL it commits by itself; on SQLite it shares the next group's
+      // commit with the chunks and sessions written at the same time.
+      if (store.dialect === 'sqlite') await writeTogether(store, 1, insert);
+      else await insert(db);
     },
 
     async findSession(ingestionId) {
@@ -267,7 +270,7 @@ export function createIngestionStore(store: Store): IngestionStore {
     },
 
     async closeOpenSession(ingestionId, closedBy, nowMs, at) {
-      return db.transaction().execute(async (trx) => {
+      return writeTogether(store, 1, async (trx) => {
         const row = await trx
           .updateTable('ingestions')
           .set((eb) => ({
@@ -400,9 +403,8 @@ export function createIngestionStore(store: Store): IngestionStore {
           );
       };
       try {
-        // On SQLite the chunk is written in the next group of chunk writes (one commit for all).
-        if (groupCommit === undefined) await db.transaction().execute(writeChunk);
-        else await groupCommit.write(write.accepted.length + failedTexts.length, writeChunk);
+        // On SQLite the chunk is written in the next group of writes (one commit for all).
+        await writeTogether(store, write.accepted.length + failedTexts.length, writeChunk);
         const outcome: ChunkOutcome = {
           kind: write.rejected ? 'rejected' : 'stored',
           ingestionId: write.ingestionId,

@@ -5,9 +5,10 @@
  * a missing PostgreSQL database `postgres/ensure-database.ts`.
  */
 import type SqliteDatabase from 'better-sqlite3';
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { openPostgres, type PostgresOptions } from './postgres/pool.js';
 import type { Database } from './schema.js';
+import { SqliteGroupCommit } from './sqlite/group-commit.js';
 import { openSqlite, type SqliteOptions } from './sqlite/open.js';
 
 export {
@@ -33,6 +34,11 @@ export interface Store {
    * open the same file (`StoreOptions.sqliteWriteTurn`).
    */
   sqliteWriteTurn: SharedArrayBuffer | undefined;
+  /**
+   * SQLite: the short writes of this connection that share their commit when they ask at the
+   * same time (`writeTogether`).
+   */
+  sqliteGroupCommit: SqliteGroupCommit | undefined;
   close(): Promise<void>;
 }
 
@@ -52,7 +58,14 @@ export interface StoreOptions extends PostgresOptions, SqliteOptions {}
 export function openStore(databaseUrl: string, options: StoreOptions = {}): Store {
   if (databaseUrl.startsWith('sqlite:')) {
     const { db, sqlite, sqliteWriteTurn } = openSqlite(databaseUrl.slice('sqlite:'.length), options);
-    return { db, dialect: 'sqlite', sqlite, sqliteWriteTurn, close: () => db.destroy() };
+    return {
+      db,
+      dialect: 'sqlite',
+      sqlite,
+      sqliteWriteTurn,
+      sqliteGroupCommit: new SqliteGroupCommit(db),
+      close: () => db.destroy(),
+    };
   }
   const db = openPostgres(databaseUrl, options);
   return {
@@ -60,8 +73,26 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     dialect: 'postgres',
     sqlite: undefined,
     sqliteWriteTurn: undefined,
+    sqliteGroupCommit: undefined,
     close: () => db.destroy(),
   };
+}
+
+/**
+ * Runs `body` in a transaction of its own on PostgreSQL. On SQLite, where a commit waits for the
+ * file to reach the disk on the thread that commits, in the next group of the connection's writes
+ * asked at the same time (`sqlite/group-commit.ts`): each inside a savepoint of its own, one
+ * commit for all, none answered before it. For the writes of requests that many clients send at
+ * once (chunks, sessions opened and closed, tokens); `rows` is the write's size, which bounds the
+ * group.
+ */
+export function writeTogether<T>(
+  store: Store,
+  rows: number,
+  body: (trx: Transaction<Database>) => Promise<T>,
+): Promise<T> {
+  const group = store.sqliteGroupCommit;
+  return group === undefined ? store.db.transaction().execute(body) : group.write(rows, body);
 }
 
 /**

@@ -603,7 +603,7 @@ describe('one-time views shared by the instances of one database', () => {
       const held = (on: Store): SignIns => {
         const sessions = createSignInStore(on.db);
         return new SignIns(
-          createAuthStore(on.db, on.dialect),
+          createAuthStore(on),
           {
             ...sessions,
             async takeOneTimeView(sessionHash, key) {

@@ -104,8 +104,8 @@ describe('finding: two concurrent refreshes of one refresh token get one answer,
         return row;
       },
     });
-    const serviceA = new TokenService(racing(createAuthStore(store.db, store.dialect)), clock, LIFETIMES);
-    const serviceB = new TokenService(racing(createAuthStore(second.db, second.dialect)), clock, LIFETIMES);
+    const serviceA = new TokenService(racing(createAuthStore(store)), clock, LIFETIMES);
+    const serviceB = new TokenService(racing(createAuthStore(second)), clock, LIFETIMES);
     const [fromA, fromB] = await Promise.all([
       serviceA.refreshGrant(client, first.refresh_token),
       serviceB.refreshGrant(client, first.refresh_token),

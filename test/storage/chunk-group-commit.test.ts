@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChunkWrite } from '../../src/modules/ingestion/store.js';
+import { createAuthStore } from '../../src/storage/auth-store.js';
 import { createIngestionStore } from '../../src/storage/ingestion-store.js';
 import type { Database } from '../../src/storage/schema.js';
 import { SqliteGroupCommit } from '../../src/storage/sqlite/group-commit.js';
@@ -197,5 +198,74 @@ describe.runIf(TEST_DIALECT === 'sqlite')('SQLite group commit', () => {
     // The connection is usable afterwards.
     await group.write(1, async (trx) => note('after').execute(trx));
     expect(await notes()).toEqual(['after', 'before']);
+  });
+
+  it('writes the sessions opened and closed and the tokens issued at the same time in the same group', async () => {
+    const group = store.sqliteGroupCommit;
+    if (group === undefined) throw new Error('a SQLite store has a group commit');
+    const ingestion = createIngestionStore(store);
+    const auth = createAuthStore(store);
+    await insertOpenSession(store, 'in_open', 'ledger', 'businessEvent');
+    await store.db
+      .insertInto('users')
+      .values({
+        email: 'a@example.com',
+        display_name: 'A',
+        password_hash: null,
+        roles: '[]',
+        disabled: 0,
+        created_at: AT,
+      })
+      .execute();
+    await store.db
+      .insertInto('credentials')
+      .values({
+        client_id: 'lfc_a',
+        secret_hash: 'x',
+        owner_email: 'a@example.com',
+        name: 'a',
+        created_at: AT,
+        expires_at: '2099-01-01T00:00:00.000Z',
+        revoked_at: null,
+      })
+      .execute();
+    const other = openStore(url);
+    try {
+      const held = await heldGroup(group, 'first');
+      const writes = Promise.all([
+        insertOpenSession(store, 'in_new', 'ledger', 'businessEvent'),
+        ingestion.closeOpenSession('in_open', { user: 'closer' }, Date.now(), AT),
+        ingestion.commitChunk(chunkWrite('in_open', 2)),
+        auth.insertFamily('fam_1', 'lfc_a', AT, [
+          {
+            tokenHash: 'h'.repeat(64),
+            kind: 'access',
+            familyId: 'fam_1',
+            clientId: 'lfc_a',
+            issuedAt: AT,
+            expiresAt: AT,
+            usedAt: null,
+            revokedAt: null,
+          },
+        ]),
+      ]);
+      // They wait for the held group's commit, then make the next group together.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const sessions = () =>
+        other.db.selectFrom('ingestions').select(['ingestion_id', 'state']).orderBy('ingestion_id').execute();
+      expect(await sessions()).toEqual([{ ingestion_id: 'in_open', state: 'pending' }]);
+      held.open();
+      const [, closed, chunk] = await writes;
+      expect(closed?.state).toBe('closed');
+      expect(chunk?.kind).toBe('stored');
+      expect(await sessions()).toEqual([
+        { ingestion_id: 'in_new', state: 'pending' },
+        { ingestion_id: 'in_open', state: 'closed' },
+      ]);
+      const families = await other.db.selectFrom('token_families').select('family_id').execute();
+      expect(families).toEqual([{ family_id: 'fam_1' }]);
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -4,9 +4,6 @@
  * ECMAScript built-ins and nothing of the host: no `require`, `process`, timers, file system or
  * network. The script is the body of a function of `input` and `publish`; it is compiled once
  * and called for a whole chunk of records in one call across the isolate boundary.
- * Over 500 lines because it is the one file that imports isolated-vm: the freezing, the limits
- * and the batched calls below all work on the same isolate and its handles, which no other
- * file should hold.
  *
  * A record's outputs depend on the record alone: before any script runs, every object a script
  * can reach without making it (the global object, the built-ins, their prototypes) is frozen, so

@@ -105,15 +105,15 @@ export class SqliteGroupCommit {
 
   /** Runs one write inside a savepoint; a failing body is rolled back to it, the group goes on. */
   async #runMember(trx: Transaction<Database>, member: Member<unknown>): Promise<BodyOutcome<unknown>> {
-    await sql`savepoint chunk_write`.execute(trx);
+    await sql`savepoint group_member`.execute(trx);
     try {
       const value = await member.body(trx);
-      await sql`release savepoint chunk_write`.execute(trx);
+      await sql`release savepoint group_member`.execute(trx);
       return { ok: true, value };
     } catch (error) {
       try {
-        await sql`rollback to savepoint chunk_write`.execute(trx);
-        await sql`release savepoint chunk_write`.execute(trx);
+        await sql`rollback to savepoint group_member`.execute(trx);
+        await sql`release savepoint group_member`.execute(trx);
       } catch {
         // SQLite rolled the whole transaction back (a full disk, an I/O error): the group fails,
         // every write of it with the error that stopped this one.
