@@ -28,7 +28,13 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let exitSignal: NodeJS.Signals | null = null;
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exitSignal = signal;
+      resolve(code);
+    }),
+  );
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`server did not start in time:\n${output}`)),
@@ -56,8 +62,11 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
     async stop() {
       child.kill('SIGTERM');
       const code = await exited;
-      // A service that did not stop cleanly (or had ended before) says why in its output.
-      if (code !== 0) process.stderr.write(`service exited with ${code}:\n${output.slice(-8_000)}\n`);
+      // A service that failed to stop cleanly (an error, a timeout, an abort) says why in its
+      // output; one ended by SIGTERM before it could handle it, or killed, has nothing to say.
+      const ended = exitSignal === 'SIGTERM' || exitSignal === 'SIGKILL';
+      if (code !== 0 && !ended)
+        process.stderr.write(`service exited with ${code ?? exitSignal}:\n${output.slice(-8_000)}\n`);
       return code;
     },
     async kill() {
