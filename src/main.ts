@@ -3,12 +3,17 @@ import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { type Logger, pino } from 'pino';
 import { bootstrapAccess } from './composition/bootstrap.js';
-import { type ProcessingOnDemand, processingOnDemand } from './composition/processing.js';
+import {
+  type ProcessingOnDemand,
+  type ProcessingSettings,
+  processingOnDemand,
+} from './composition/processing.js';
 import { createServices } from './composition/services.js';
 import { EnvError, parseEnv } from './env.js';
 import { buildApp } from './http/app.js';
 import { systemClock } from './lib/clock.js';
 import type { ProcessingStatus } from './processing/messages.js';
+import { createRequestsInProgressBuffer } from './processing/requests-in-progress.js';
 import { ProcessingThread } from './processing/thread.js';
 import { StoreUnavailableError } from './storage/errors.js';
 import { migrateToLatest } from './storage/migrations/index.js';
@@ -71,6 +76,7 @@ const MAIN_THREAD_PROCESSING: ProcessingStatus = {
  */
 function processingThreadOf(
   env: ReturnType<typeof parseEnv>,
+  settings: ProcessingSettings,
   store: Store,
   eventLoop: ProcessingOnDemand,
   logger: Logger,
@@ -82,11 +88,7 @@ function processingThreadOf(
       databaseConnectTimeoutMs: env.databaseConnectTimeoutMs,
       databaseStatementTimeoutMs: env.databaseStatementTimeoutMs,
       sqliteWriteTurn: store.sqliteWriteTurn,
-      settings: {
-        businessDate: env.businessDate,
-        flowScriptTimeoutMs: env.flowScriptTimeoutMs,
-        flowScriptMemoryMb: env.flowScriptMemoryMb,
-      },
+      settings,
     },
     eventLoop,
     {
@@ -181,15 +183,23 @@ async function main(): Promise<void> {
     processing: { wake: () => wakeProcessing() },
     onBackgroundError,
   });
+  // Processing, on its thread or this one, pauses while many requests are in progress.
+  const requestsInProgress = createRequestsInProgressBuffer();
+  const processingSettings: ProcessingSettings = {
+    businessDate: env.businessDate,
+    flowScriptTimeoutMs: env.flowScriptTimeoutMs,
+    flowScriptMemoryMb: env.flowScriptMemoryMb,
+    requestsInProgress,
+  };
   // Built when processing starts on this thread, or when the processing thread falls back to it.
   const eventLoopProcessing = processingOnDemand(
     store,
     services.snapshots,
     systemClock,
-    env,
+    processingSettings,
     onBackgroundError,
   );
-  const processing = processingThreadOf(env, store, eventLoopProcessing, logger);
+  const processing = processingThreadOf(env, processingSettings, store, eventLoopProcessing, logger);
   if (await services.webhooks.secretsSealedInStore())
     logger.warn(
       'WEBHOOK_SECRETS_KEY is not set: the webhook signing secrets are sealed under a key kept in the same database, so a copy of the database reveals them. Set it (base64 of 32 random bytes, the same on every instance) and rotate the secret.',
@@ -202,6 +212,7 @@ async function main(): Promise<void> {
     trustProxy: env.trustProxy,
     publicUrl: env.publicUrl,
     processingStatus: () => processing?.status() ?? MAIN_THREAD_PROCESSING,
+    requestsInProgress,
   });
 
   const address = await listenOn(app, env.port, env.host);

@@ -7,6 +7,7 @@ import { EXTRACTS_IN_BULK_FLAG, ExtractExecutions } from '../modules/extracts/ex
 import { ExtractService } from '../modules/extracts/service.js';
 import { FlowRunner } from '../modules/flows/runner.js';
 import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
+import { processingPauseMs } from '../processing/requests-in-progress.js';
 import { createAccountingStore } from '../storage/accounting/accounting-store.js';
 import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
@@ -49,6 +50,11 @@ export type ProcessingSettings = Pick<Env, 'businessDate'> &
     sessionSweepIntervalMs?: number;
     /** How often a due scheduled reprocessing run is looked for (tests shorten it). */
     reprocessScheduleCheckIntervalMs?: number;
+    /**
+     * Where the main thread counts the requests in progress (shared memory): processing pauses
+     * after each chunk while they are many (`processing/requests-in-progress.ts`); never when absent.
+     */
+    requestsInProgress?: SharedArrayBuffer;
   };
 
 /** The background processor and what it holds besides the store. */
@@ -95,6 +101,7 @@ export function createProcessing(
     memoryMb: settings.flowScriptMemoryMb ?? FLOW_SCRIPT_MEMORY_MB_DEFAULT,
   });
   const work = chunkWork(flows);
+  const requests = settings.requestsInProgress;
   const processor = new AccountingProcessor(createAccountingStore(store), snapshots, clock, {
     businessDatePinned: settings.businessDate,
     work,
@@ -102,6 +109,9 @@ export function createProcessing(
     // PostgreSQL claims chunks with SKIP LOCKED, so rounds can overlap one's engine work with
     // another's writes; SQLite has one writer.
     concurrency: store.dialect === 'postgres' ? PROCESSING_ROUNDS_POSTGRES : 1,
+    ...(requests === undefined
+      ? {}
+      : { pauseAfterChunkMs: (chunkMs: number) => processingPauseMs(requests, chunkMs) }),
     ...(settings.postingIntervalMs === undefined ? {} : { postingIntervalMs: settings.postingIntervalMs }),
   });
   const reprocessing = new ReprocessingService(createReprocessStore(store), snapshots, clock, work, {

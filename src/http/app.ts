@@ -32,7 +32,7 @@ import { periodRoutes } from './api/periods.js';
 import { reprocessingRoutes } from './api/reprocessing.js';
 import { reversalRoutes } from './api/reversals.js';
 import { statisticsRoutes } from './api/statistics.js';
-import { registerArrivalTime } from './arrival.js';
+import { registerArrivalTime, registerRequestsInProgress } from './arrival.js';
 import { registerAuthentication } from './authenticate.js';
 import { registerNulGuard } from './nul-guard.js';
 import { registerProblemHandlers, sendRouterProblem } from './problem.js';
@@ -65,6 +65,11 @@ export interface AppDeps {
    * `/readyz` and the metrics; absent where the caller runs no processing of its own (tests).
    */
   processingStatus?: () => ProcessingStatus;
+  /**
+   * Where the requests in progress are counted for processing, which pauses while they are many
+   * (`processing/requests-in-progress.ts`); absent where the caller runs no processing that reads it.
+   */
+  requestsInProgress?: SharedArrayBuffer;
 }
 
 function ajvFor(options: { coerceTypes: boolean | 'array' }): Ajv {
@@ -115,6 +120,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...serverTimeoutOptions(deps.serverTimeouts),
   }).withTypeProvider<TypeBoxTypeProvider>();
   registerArrivalTime(app, () => services.ingestion.now());
+  if (deps.requestsInProgress !== undefined) registerRequestsInProgress(app, deps.requestsInProgress);
 
   const bodyAjv = ajvFor({ coerceTypes: false });
   const textAjv = ajvFor({ coerceTypes: 'array' });

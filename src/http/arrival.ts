@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { requestBegins } from '../processing/requests-in-progress.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,6 +21,18 @@ export function registerArrivalTime(app: FastifyInstance, now: () => Date): void
   app.decorateRequest('arrivedAt', undefined);
   app.addHook('onRequest', (request, _reply, done) => {
     request.arrivedAt = now();
+    done();
+  });
+}
+
+/**
+ * Counts every request in `buffer` from its arrival until its answer is sent or its connection is
+ * lost (the response's `close`, which comes once either way), for the processing thread
+ * (`processing/requests-in-progress.ts`).
+ */
+export function registerRequestsInProgress(app: FastifyInstance, buffer: SharedArrayBuffer): void {
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.raw.once('close', requestBegins(buffer));
     done();
   });
 }

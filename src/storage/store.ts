@@ -63,7 +63,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
       dialect: 'sqlite',
       sqlite,
       sqliteWriteTurn,
-      sqliteGroupCommit: new SqliteGroupCommit(db),
+      sqliteGroupCommit: new SqliteGroupCommit(db, sqliteWriteTurn),
       close: () => db.destroy(),
     };
   }

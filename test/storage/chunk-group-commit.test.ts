@@ -5,6 +5,7 @@ import { createAuthStore } from '../../src/storage/auth-store.js';
 import { createIngestionStore } from '../../src/storage/ingestion-store.js';
 import type { Database } from '../../src/storage/schema.js';
 import { SqliteGroupCommit } from '../../src/storage/sqlite/group-commit.js';
+import { SqliteWriteTurn } from '../../src/storage/sqlite/write-turn.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { chunkWriteOf, createTestStore, insertOpenSession, TEST_DIALECT } from '../helpers/store.js';
 
@@ -92,6 +93,11 @@ describe.runIf(TEST_DIALECT === 'sqlite')('SQLite group commit', () => {
   });
   afterEach(async () => dispose());
 
+  /** The shared memory of the store's turn to write, where the writes waiting for a group count. */
+  function turnOf(opened: Store): SharedArrayBuffer {
+    if (opened.sqliteWriteTurn === undefined) throw new Error('a SQLite store has a turn to write');
+    return opened.sqliteWriteTurn;
+  }
   const note = (text: string, parent: number | null = null) =>
     sql`insert into notes (text, parent) values (${text}, ${parent})`;
   /**
@@ -121,7 +127,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('SQLite group commit', () => {
   }
 
   it('writes those that ask meanwhile in one transaction, answered only once it committed', async () => {
-    const group = new SqliteGroupCommit(store.db);
+    const group = new SqliteGroupCommit(store.db, turnOf(store));
     const other = openStore(url);
     try {
       const first = await heldGroup(group, 'first');
@@ -139,16 +145,19 @@ describe.runIf(TEST_DIALECT === 'sqlite')('SQLite group commit', () => {
           await note('third').execute(trx);
         })
         .then(() => answered.push('third'));
+      // Both wait for the next group, and count as writers with priority waiting for the turn.
+      expect(SqliteWriteTurn.priorityWriters(turnOf(store))).toBe(2);
       first.open();
       await Promise.all([first.write, second, third]);
       expect(await notes(other.db)).toEqual(['first', 'second', 'third']);
+      expect(SqliteWriteTurn.priorityWriters(turnOf(store))).toBe(0);
     } finally {
       await other.close();
     }
   });
 
   it('rolls a failing write back alone and gives its caller its error', async () => {
-    const group = new SqliteGroupCommit(store.db);
+    const group = new SqliteGroupCommit(store.db, turnOf(store));
     const results = await Promise.allSettled([
       group.write(1, async (trx) => note('kept').execute(trx)),
       group.write(1, async (trx) => {
@@ -165,7 +174,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('SQLite group commit', () => {
   it('fails every write of the group with the error that made SQLite roll the whole transaction back', async () => {
     await sql`create trigger notes_boom before insert on notes when new.text = 'boom'
       begin select raise(rollback, 'the whole transaction rolled back'); end`.execute(store.db);
-    const group = new SqliteGroupCommit(store.db);
+    const group = new SqliteGroupCommit(store.db, turnOf(store));
     const before = await heldGroup(group, 'before');
     const results = Promise.allSettled([
       group.write(1, async (trx) => note('fine').execute(trx)),
@@ -176,6 +185,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('SQLite group commit', () => {
     await before.write;
     const settled = await results;
     expect(settled.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(SqliteWriteTurn.priorityWriters(turnOf(store))).toBe(0);
     for (const result of settled)
       expect(String((result as PromiseRejectedResult).reason)).toMatch(/the whole transaction rolled back/);
     expect(await notes()).toEqual(['before']);
@@ -184,7 +194,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('SQLite group commit', () => {
   });
 
   it('fails every write of a group whose commit fails, and stores none of them', async () => {
-    const group = new SqliteGroupCommit(store.db);
+    const group = new SqliteGroupCommit(store.db, turnOf(store));
     const before = await heldGroup(group, 'before');
     // Checked at the commit (deferred): the whole group's commit fails.
     const results = Promise.allSettled([

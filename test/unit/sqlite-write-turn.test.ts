@@ -108,6 +108,28 @@ describe('the SQLite write turn of a process', () => {
     background.give();
   });
 
+  it('makes it leave the turn twice as long when 8 writers with priority wait, those queued behind one counted', async () => {
+    const buffer = createSqliteWriteTurnBuffer();
+    const background = new SqliteWriteTurn(buffer, { priority: false, timeoutMs: TIMEOUT_MS });
+    const foreground = new SqliteWriteTurn(buffer, { priority: true, timeoutMs: TIMEOUT_MS });
+    const HOLD_MS = 60;
+    // One writer waits for the turn and seven writes wait behind it (a group commit's queue).
+    SqliteWriteTurn.queueWrites(buffer, 7);
+    expect(SqliteWriteTurn.priorityWriters(buffer)).toBe(7);
+    await background.take();
+    const foregroundTakes = foreground.take().then(() => foreground.give());
+    await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+    expect(SqliteWriteTurn.priorityWriters(buffer)).toBe(8);
+    background.give();
+    await foregroundTakes;
+    SqliteWriteTurn.queueWrites(buffer, -7);
+    expect(SqliteWriteTurn.priorityWriters(buffer)).toBe(0);
+    const started = performance.now();
+    await background.take();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(2 * HOLD_MS - 5);
+    background.give();
+  });
+
   it('fails as unavailable when another writer keeps the turn past the timeout', async () => {
     const buffer = createSqliteWriteTurnBuffer();
     const holder = new SqliteWriteTurn(buffer, { priority: true, timeoutMs: TIMEOUT_MS });

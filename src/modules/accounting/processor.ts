@@ -136,6 +136,13 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
   readonly #onError: (error: unknown) => void;
   readonly #postingIntervalMs: number;
   readonly #concurrency: number;
+  readonly #pauseAfterChunkMs: (chunkMs: number) => number;
+  /**
+   * Until when (`performance.now()`) no round claims a chunk: the pause after the last chunk
+   * processed (`pauseAfterChunkMs`). One for all rounds, so that a pause leaves the machine to
+   * others rather than to this processor's other rounds.
+   */
+  #claimsResumeAtMs = 0;
   #running = false;
   /** Set by `stop`: rounds in progress end after their current chunk. */
   #stopRequested = false;
@@ -167,6 +174,11 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
       concurrency?: number;
       /** PROCESSING_CHUNK_RETRY_DELAY_MS_MIN unless given (tests shorten it). */
       chunkRetryDelayMsMin?: number;
+      /**
+       * How long every round pauses after a chunk processed in `chunkMs`, to leave the machine to
+       * the requests in progress (`processing/requests-in-progress.ts`); no pause unless given.
+       */
+      pauseAfterChunkMs?: (chunkMs: number) => number;
     },
   ) {
     this.#store = store;
@@ -178,6 +190,7 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
     this.#postingIntervalMs = options.postingIntervalMs ?? POSTING_INTERVAL_MS;
     this.#concurrency = options.concurrency ?? 1;
     this.#chunkRetryDelayMsMin = options.chunkRetryDelayMsMin ?? PROCESSING_CHUNK_RETRY_DELAY_MS_MIN;
+    this.#pauseAfterChunkMs = options.pauseAfterChunkMs ?? (() => 0);
   }
 
   /** Starts the background rounds and the posting timer. */
@@ -243,6 +256,11 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
     let total = 0;
     let retriesInARow = 0;
     while (!this.#stopRequested) {
+      const resumeInMs = this.#claimsResumeAtMs - performance.now();
+      if (resumeInMs > 0) {
+        await this.#pause(resumeInMs);
+        continue;
+      }
       const { prepared } = await this.#snapshots.current();
       this.#periods ??= await this.#store.periodStates();
       const periods = this.#periods;
@@ -254,6 +272,7 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
         ...(this.#businessDatePinned === undefined ? {} : { businessDatePinned: this.#businessDatePinned }),
       };
       const at = ctx.now.toISOString();
+      const startedMs = performance.now();
       const result = await this.#store.processNextChunk(
         prepared.revision,
         at,
@@ -277,6 +296,9 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
       if (result.kind === 'processed') {
         this.#chunkAttempts.delete(chunkKey(result.chunk));
         total += result.records;
+        const endedMs = performance.now();
+        const pauseMs = this.#pauseAfterChunkMs(endedMs - startedMs);
+        this.#claimsResumeAtMs = Math.max(this.#claimsResumeAtMs, endedMs + pauseMs);
       } else {
         total += await this.#chunkFailed(result, at);
       }

@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
+import { SqliteWriteTurn } from './write-turn.js';
 
 /** Writes at most in one group, and rows at most: a group holds the turn to write while it runs. */
 const GROUP_WRITES_MAX = 32;
@@ -33,11 +34,14 @@ type BodyOutcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
  */
 export class SqliteGroupCommit {
   readonly #db: Kysely<Database>;
+  /** The connection's turn to write, where the writes waiting for a group are counted. */
+  readonly #turn: SharedArrayBuffer;
   readonly #waiting: Member<unknown>[] = [];
   #running = false;
 
-  constructor(db: Kysely<Database>) {
+  constructor(db: Kysely<Database>, turn: SharedArrayBuffer) {
     this.#db = db;
+    this.#turn = turn;
   }
 
   /**
@@ -48,6 +52,7 @@ export class SqliteGroupCommit {
   write<T>(rows: number, body: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#waiting.push({ body, rows, resolve, reject } as Member<unknown>);
+      SqliteWriteTurn.queueWrites(this.#turn, 1);
       if (!this.#running) void this.#drain();
     });
   }
@@ -61,6 +66,13 @@ export class SqliteGroupCommit {
     }
   }
 
+  /** Takes the first `count` writes waiting (all of them when not given) off the queue. */
+  #dequeue(count?: number): Member<unknown>[] {
+    const taken = this.#waiting.splice(0, count ?? this.#waiting.length);
+    SqliteWriteTurn.queueWrites(this.#turn, -taken.length);
+    return taken;
+  }
+
   /** Takes the writes waiting once the transaction has begun, so those that asked meanwhile join. */
   #takeGroup(): Member<unknown>[] {
     let rows = 0;
@@ -70,7 +82,7 @@ export class SqliteGroupCommit {
       rows += member.rows;
       count += 1;
     }
-    return this.#waiting.splice(0, count);
+    return this.#dequeue(count);
   }
 
   async #runGroup(): Promise<void> {
@@ -98,7 +110,7 @@ export class SqliteGroupCommit {
       // The transaction did not begin or did not commit: no write of the group is stored. When it
       // did not begin (the store is unavailable), every write waiting fails with it, as each of
       // them would have failed in a transaction of its own.
-      const failed = group.length > 0 ? group : this.#waiting.splice(0);
+      const failed = group.length > 0 ? group : this.#dequeue();
       for (const member of failed) member.reject(error);
     }
   }

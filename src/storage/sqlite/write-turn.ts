@@ -2,13 +2,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { threadId } from 'node:worker_threads';
 import { StoreUnavailableError } from '../errors.js';
 
-/** Slots of the shared state: who holds the turn (0: nobody), and how many priority writers wait. */
+/**
+ * Slots of the shared state: who holds the turn (0: nobody), how many priority writers wait for
+ * it, and how many more priority writes are queued behind those (`queueWrites`).
+ */
 const HOLDER = 0;
 const PRIORITY_WAITING = 1;
+const PRIORITY_QUEUED = 2;
 const NOBODY = 0;
-const STATE_SLOTS = 2;
+const STATE_SLOTS = 3;
 /**
- * Writers with priority waiting at once from which a writer without priority leaves the turn
+ * Writers with priority waiting at once (for the turn or queued behind one that waits) from which a writer without priority leaves the turn
  * for twice as long as its last hold rather than as long: a queue that long is many clients
  * sending chunks at once, whose answers wait on the writes, while a few clients are served well
  * with processing keeping half the turn.
@@ -30,6 +34,11 @@ function release(state: Int32Array, mark: number): void {
   if (Atomics.compareExchange(state, HOLDER, mark, NOBODY) === mark) Atomics.notify(state, HOLDER);
 }
 
+/** The writers with priority waiting for the turn, or queued behind one that does. */
+function priorityWriters(state: Int32Array): number {
+  return Atomics.load(state, PRIORITY_WAITING) + Atomics.load(state, PRIORITY_QUEUED);
+}
+
 /** Waits until `state[index]` is no longer `value`, or the deadline passes. */
 async function waitWhile(state: Int32Array, index: number, value: number, deadlineMs: number): Promise<void> {
   const waiting = Atomics.waitAsync(state, index, value, Math.max(0, deadlineMs - Date.now()));
@@ -49,7 +58,8 @@ async function waitWhile(state: Int32Array, index: number, value: number, deadli
  * answers ingestion) go before waiting writers without it (the processing thread), so a backlog
  * never makes a chunk wait for more than the one write in progress. A writer without priority
  * whose write kept one with priority waiting then leaves the turn for as long as it held it, or
- * twice as long when `PRIORITY_QUEUE_LONG` writers with priority wait, so under a steady load of
+ * twice as long when `PRIORITY_QUEUE_LONG` writers with priority wait (writes queued for the
+ * next group commit count, `queueWrites`), so under a steady load of
  * chunks the processing thread takes at most about half the turn's time, a third under many
  * clients (with 64 clients on SQLite it had taken about 55 %, and chunks waited for it; with
  * half, chunk answers had a p99 of 614 ms, with a third 496 ms; a third for every load cost
@@ -114,14 +124,30 @@ export class SqliteWriteTurn {
     }
   }
 
+  /**
+   * Counts `count` writes with priority (a negative count: no longer) that wait in a queue of
+   * their own behind a writer that takes the turn for them, such as the writes waiting for the
+   * next group of `group-commit.ts`: they do not take the turn themselves, but a writer without
+   * priority that kept them waiting yields for longer when they are many (`PRIORITY_QUEUE_LONG`).
+   */
+  static queueWrites(buffer: SharedArrayBuffer, count: number): void {
+    Atomics.add(new Int32Array(buffer), PRIORITY_QUEUED, count);
+  }
+
+  /** The writers with priority that wait for the turn of `buffer`, or queued behind one that does. */
+  static priorityWriters(buffer: SharedArrayBuffer): number {
+    return priorityWriters(new Int32Array(buffer));
+  }
+
   /** Gives the turn back; the first writer of this thread in line, if any, goes next. */
   give(): void {
-    const waiting = this.#priority ? 0 : Atomics.load(this.#state, PRIORITY_WAITING);
+    const state = this.#state;
+    const waiting = this.#priority ? 0 : priorityWriters(state);
     if (waiting > 0) {
       const now = performance.now();
       this.#yieldUntilMs = now + (waiting >= PRIORITY_QUEUE_LONG ? 2 : 1) * (now - this.#takenAtMs);
     }
-    release(this.#state, this.#self);
+    release(state, this.#self);
     this.#passLine();
   }
 
