@@ -12,10 +12,10 @@ const PRIORITY_QUEUED = 2;
 const NOBODY = 0;
 const STATE_SLOTS = 3;
 /**
- * Writers with priority waiting at once (for the turn or queued behind one that waits) from which a writer without priority leaves the turn
- * for twice as long as its last hold rather than as long: a queue that long is many clients
- * sending chunks at once, whose answers wait on the writes, while a few clients are served well
- * with processing keeping half the turn.
+ * Writers with priority waiting at once (for the turn, or queued behind one that waits for it)
+ * from which a writer without priority leaves the turn for twice as long as its last hold rather
+ * than as long: a queue that long is many clients sending chunks at once, whose answers wait on
+ * the writes, while a few clients are served well with processing keeping half the turn.
  */
 const PRIORITY_QUEUE_LONG = 8;
 
