@@ -6,8 +6,7 @@
  * The event loop counts each request from its arrival until its answer is sent or its connection
  * is lost (`http/arrival.ts`). After each chunk it processed, processing pauses for as long as that
  * chunk took while REQUESTS_MANY requests or more are in progress: under many clients it then
- * takes at most about half of its rounds' time, and catches up once they are fewer; with a few
- * clients it never pauses.
+ * works about half the time, and catches up once they are fewer; with a few it never pauses.
  */
 
 /** Slots of the shared state: the requests in progress. */
