@@ -202,6 +202,34 @@ export function createAuthStore(store: Store): AuthStore {
       return row === undefined ? undefined : toCredential(row);
     },
 
+    async findCredentialWithOwner(clientId) {
+      const row = await db
+        .selectFrom('credentials as c')
+        .leftJoin('users as u', 'u.email', 'c.owner_email')
+        .selectAll('c')
+        .select(['u.email', 'u.display_name', 'u.roles', 'u.disabled', 'u.created_at as user_created_at'])
+        .where('c.client_id', '=', clientId)
+        .executeTakeFirst();
+      if (row === undefined) return undefined;
+      // Every column of the joined user is null when the owner's e-mail names no user.
+      const owner =
+        row.email === null ||
+        row.display_name === null ||
+        row.roles === null ||
+        row.disabled === null ||
+        row.user_created_at === null
+          ? undefined
+          : toUser({
+              email: row.email,
+              display_name: row.display_name,
+              password_hash: null,
+              roles: row.roles,
+              disabled: row.disabled,
+              created_at: row.user_created_at,
+            });
+      return { credential: toCredential(row), owner };
+    },
+
     async upsertCredential(credential, actor) {
       const values = {
         client_id: credential.clientId,
@@ -292,11 +320,19 @@ export function createAuthStore(store: Store): AuthStore {
     },
 
     async insertFamily(familyId, clientId, at, tokens) {
-      await writeTogether(store, tokens.length, async (trx) => {
-        await trx
-          .insertInto('token_families')
-          .values({ family_id: familyId, client_id: clientId, created_at: at, revoked_at: null })
+      const family = { family_id: familyId, client_id: clientId, created_at: at, revoked_at: null };
+      if (dialect === 'postgres') {
+        // One statement, so one round trip: under many clients every round trip waits for a
+        // pooled connection. The tokens' reference to their family is checked at its end.
+        await db
+          .with('family', (qc) => qc.insertInto('token_families').values(family))
+          .insertInto('oauth_tokens')
+          .values(tokens.map(tokenValues))
           .execute();
+        return;
+      }
+      await writeTogether(store, tokens.length, async (trx) => {
+        await trx.insertInto('token_families').values(family).execute();
         await trx.insertInto('oauth_tokens').values(tokens.map(tokenValues)).execute();
       });
     },
@@ -362,6 +398,25 @@ export function createAuthStore(store: Store): AuthStore {
     },
 
     async rotateRefreshToken(tokenHash, at, answerSealed, tokens) {
+      if (dialect === 'postgres' && tokens.length > 0) {
+        // One statement (one round trip): the new tokens are inserted only when the update spent
+        // the token. A concurrent rotation of the same token waits for the row lock, then finds
+        // `used_at` set, spends nothing and inserts nothing.
+        const rows = tokens.map(tokenValues);
+        const columns = Object.keys(rows[0] ?? {}) as (keyof ReturnType<typeof tokenValues>)[];
+        const names = sql.join(columns.map((column) => sql.ref(column)));
+        const values = sql.join(rows.map((row) => sql`(${sql.join(columns.map((column) => row[column]))})`));
+        const result = await sql`
+          with spent as (
+            update oauth_tokens set used_at = ${at}, answer_sealed = ${answerSealed}
+            where token_hash = ${tokenHash} and used_at is null
+            returning token_hash
+          )
+          insert into oauth_tokens (${names})
+          select * from (values ${values}) as issued (${names})
+          where exists (select 1 from spent)`.execute(db);
+        return Number(result.numAffectedRows ?? 0) > 0;
+      }
       return writeTogether(store, tokens.length, async (trx) => {
         // On PostgreSQL a concurrent rotation of the same token waits here for the row lock, then
         // finds `used_at` set and updates nothing.

@@ -53,6 +53,12 @@ export interface TokenGrantView {
   owner: UserRow;
 }
 
+/** A credential with its owner (undefined when no user has the owner's e-mail), in one read. */
+export interface CredentialWithOwner {
+  credential: CredentialRow;
+  owner: UserRow | undefined;
+}
+
 /**
  * The storage port of the auth module, implemented in `storage/auth-store.ts`. Every method is
  * one statement or one transaction, safe when several instances share one database.
@@ -92,6 +98,8 @@ export interface AuthStore {
   ): Promise<boolean>;
 
   findCredential(clientId: string): Promise<CredentialRow | undefined>;
+  /** A credential and its owner in one read (a token request checks both). */
+  findCredentialWithOwner(clientId: string): Promise<CredentialWithOwner | undefined>;
   /**
    * Inserts a credential, or replaces the secret hash and owner of an existing one (bootstrap),
    * with its audit entry (`credentials.create`: never the secret or its hash) in one transaction.
@@ -106,7 +114,7 @@ export interface AuthStore {
   /** Records that the credential authenticated successfully at `at`. */
   markCredentialUsed(clientId: string, at: string): Promise<void>;
 
-  /** Stores a new token family with its first tokens. */
+  /** Stores a new token family with its first tokens, in one statement on PostgreSQL. */
   insertFamily(familyId: string, clientId: string, at: string, tokens: TokenRow[]): Promise<void>;
   findToken(tokenHash: string): Promise<StoredToken | undefined>;
   /** The access-check view of a token, or undefined when no such token exists. */
@@ -115,7 +123,8 @@ export interface AuthStore {
    * Spends a refresh token in one transaction: marks it used at `at` with `answerSealed`, only if
    * it was not used before, and stores `tokens`, the new tokens of that answer. Returns false and
    * stores nothing when another request used it first; that request's answer is then readable
-   * with `findToken`, since both are written in one statement.
+   * with `findToken`, since both are written in one statement. On PostgreSQL the whole rotation
+   * is one statement.
    */
   rotateRefreshToken(
     tokenHash: string,

@@ -6,7 +6,14 @@ import { ClientAuthError, type ClientAuthFailure, OAuthError } from './oauth-err
 import { type Permission, permissionsOf } from './permissions.js';
 import { openSealed, seal } from './sealed-answer.js';
 import { dummyHash, VerifiedSecretCache, verifySecret } from './secret-hash.js';
-import type { AuthStore, CredentialRow, StoredToken, TokenRow, UserRow } from './store.js';
+import type {
+  AuthStore,
+  CredentialRow,
+  CredentialWithOwner,
+  StoredToken,
+  TokenRow,
+  UserRow,
+} from './store.js';
 
 /** Prefixes make a leaked token recognisable by secret scanners and tell the kinds apart. */
 const ACCESS_TOKEN_PREFIX = 'lfa_';
@@ -96,16 +103,20 @@ export class TokenService {
    */
   async authenticateClient(auth: ClientAuth): Promise<{ credential: CredentialRow; owner: UserRow }> {
     const nowMs = this.#clock.now().getTime();
+    // The credential with its owner and the failures of this client from this address, read
+    // side by side: on PostgreSQL under many clients each read waits for a pooled connection.
+    const [found, quiet] = await Promise.all([
+      this.#find(auth),
+      this.#failures.quiet(auth.clientId, auth.remoteAddress, nowMs),
+    ]);
     // A secret this instance verified moments ago is checked without hashing, and it is right:
     // unless its client failed from this address lately (then it is held as any attempt), there
     // is nothing to limit, so nothing is counted (no write to the store).
-    if (
-      (await this.#verifiedMomentsAgo(auth, nowMs)) &&
-      (await this.#failures.quiet(auth.clientId, auth.remoteAddress, nowMs))
-    )
-      return this.#used(await this.#authenticateClient(auth));
+    const verified =
+      found !== undefined && this.#verified.has(found.credential.secretHash, auth.clientSecret, nowMs);
+    if (verified && quiet) return this.#used(await this.#authenticateClient(auth, found));
     const attempt = await this.#failures.admit(auth.clientId, auth.remoteAddress, nowMs);
-    if (attempt.retryAfterSeconds > 0 && !(await this.#verifiedMomentsAgo(auth, nowMs))) {
+    if (attempt.retryAfterSeconds > 0 && !verified) {
       const retryAfter = attempt.retryAfterSeconds;
       throw new ClientAuthError(
         'invalid_client',
@@ -116,7 +127,8 @@ export class TokenService {
     await this.#failures.hold(attempt);
     let authenticated: { credential: CredentialRow; owner: UserRow };
     try {
-      authenticated = await this.#authenticateClient(auth);
+      // Read again: a held attempt may have waited, and the credential may have changed meanwhile.
+      authenticated = await this.#authenticateClient(auth, await this.#find(auth));
     } catch (error) {
       if (error instanceof OAuthError) {
         // unauthorized_client comes after the secret was found right.
@@ -142,19 +154,17 @@ export class TokenService {
     return authenticated;
   }
 
-  /** True when this secret of this client was verified recently by this instance, so it costs no hashing. */
-  async #verifiedMomentsAgo(auth: ClientAuth, nowMs: number): Promise<boolean> {
-    if (
-      auth.clientId.length > CLIENT_FIELD_LENGTH_MAX ||
-      auth.clientSecret.length > CLIENT_FIELD_LENGTH_MAX
-    ) {
-      return false;
-    }
-    const credential = await this.#store.findCredential(auth.clientId);
-    return credential !== undefined && this.#verified.has(credential.secretHash, auth.clientSecret, nowMs);
+  /** The credential of this client id with its owner; none for an id too long to be one. */
+  async #find(auth: ClientAuth): Promise<CredentialWithOwner | undefined> {
+    if (auth.clientId.length > CLIENT_FIELD_LENGTH_MAX) return undefined;
+    return this.#store.findCredentialWithOwner(auth.clientId);
   }
 
-  async #authenticateClient(auth: ClientAuth): Promise<{ credential: CredentialRow; owner: UserRow }> {
+  /** Checks the secret against `found` (the credential read for this client id), then its state and owner. */
+  async #authenticateClient(
+    auth: ClientAuth,
+    found: CredentialWithOwner | undefined,
+  ): Promise<{ credential: CredentialRow; owner: UserRow }> {
     const clientId = loggableClientId(auth.clientId);
     const fail = (reason: ClientAuthFailure, description = 'client authentication failed') =>
       new ClientAuthError('invalid_client', description, { clientId, reason });
@@ -164,18 +174,17 @@ export class TokenService {
     ) {
       throw fail('too-long');
     }
-    const credential = await this.#store.findCredential(auth.clientId);
     const nowMs = this.#clock.now().getTime();
-    if (credential === undefined) {
+    if (found === undefined) {
       // Spend the same time as a real check, so response times do not reveal which ids exist.
       await verifySecret(auth.clientSecret, dummyHash());
       throw fail('unknown-client');
     }
+    const { credential, owner } = found;
     if (!(await this.#verified.verify(credential.secretHash, auth.clientSecret, nowMs)))
       throw fail('wrong-secret');
     if (credential.revokedAt !== null) throw fail('revoked', 'the credential has been revoked');
     if (Date.parse(credential.expiresAt) <= nowMs) throw fail('expired', 'the credential has expired');
-    const owner = await this.#store.findUser(credential.ownerEmail);
     if (owner === undefined || owner.disabled) {
       throw new ClientAuthError('unauthorized_client', 'the owner of this credential is disabled', {
         clientId,
