@@ -207,15 +207,20 @@ export class IngestionService {
     const { ingestionId, idempotencyKey } = input;
     const bodySha256 =
       idempotencyKey === undefined ? null : createHash('sha256').update(input.raw).digest('hex');
+    const now = this.#clock.now();
+    // A clock set back since the arrival must not date the arrival after the handling.
+    const arrivedAtMs = Math.min(input.arrivedAt.getTime(), now.getTime());
+    // The session is read beside the earlier outcome of the key, not after it: on PostgreSQL
+    // under many clients each read waits for a pooled connection. A replay answers whatever the
+    // session's read gives, as when the session was read only after the key.
+    const admitted = this.#store.admittedSession(ingestionId, arrivedAtMs);
+    // Not awaited when the answer is a replay or the key's read fails: its failure is then nobody's.
+    void admitted.catch(() => undefined);
     if (idempotencyKey !== undefined) {
       const earlier = await this.#store.findChunkOutcome(ingestionId, idempotencyKey);
       if (earlier !== undefined) return this.#replay(earlier, bodySha256, idempotencyKey);
     }
-
-    const now = this.#clock.now();
-    // A clock set back since the arrival must not date the arrival after the handling.
-    const arrivedAtMs = Math.min(input.arrivedAt.getTime(), now.getTime());
-    const session = await this.#store.admittedSession(ingestionId, arrivedAtMs);
+    const session = await admitted;
     if (session === undefined) throw await this.#notOpen(ingestionId, arrivedAtMs);
     // A configuration change between the validation and the write (an upload that keeps the
     // processing data) makes the write stale: the chunk is validated again under the new rules.
