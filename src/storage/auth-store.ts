@@ -16,6 +16,22 @@ function toUser(row: Selectable<UsersTable>): UserRow {
   };
 }
 
+/** The owner of a credential as a join selects it (`users as u`, its creation date renamed), without its password hash. */
+function joinedOwner(
+  row: Pick<Selectable<UsersTable>, 'email' | 'display_name' | 'roles' | 'disabled'> & {
+    user_created_at: string;
+  },
+): UserRow {
+  return toUser({
+    email: row.email,
+    display_name: row.display_name,
+    password_hash: null,
+    roles: row.roles,
+    disabled: row.disabled,
+    created_at: row.user_created_at,
+  });
+}
+
 /** A user as the audit trail pictures it: never the password hash. */
 function userSummary(user: UserRow): Record<string, unknown> {
   return { email: user.email, displayName: user.displayName, roles: user.roles, disabled: user.disabled };
@@ -203,31 +219,15 @@ export function createAuthStore(store: Store): AuthStore {
     },
 
     async findCredentialWithOwner(clientId) {
+      // Every credential has its owner: `owner_email` references the users.
       const row = await db
         .selectFrom('credentials as c')
-        .leftJoin('users as u', 'u.email', 'c.owner_email')
+        .innerJoin('users as u', 'u.email', 'c.owner_email')
         .selectAll('c')
         .select(['u.email', 'u.display_name', 'u.roles', 'u.disabled', 'u.created_at as user_created_at'])
         .where('c.client_id', '=', clientId)
         .executeTakeFirst();
-      if (row === undefined) return undefined;
-      // Every column of the joined user is null when the owner's e-mail names no user.
-      const owner =
-        row.email === null ||
-        row.display_name === null ||
-        row.roles === null ||
-        row.disabled === null ||
-        row.user_created_at === null
-          ? undefined
-          : toUser({
-              email: row.email,
-              display_name: row.display_name,
-              password_hash: null,
-              roles: row.roles,
-              disabled: row.disabled,
-              created_at: row.user_created_at,
-            });
-      return { credential: toCredential(row), owner };
+      return row === undefined ? undefined : { credential: toCredential(row), owner: joinedOwner(row) };
     },
 
     async upsertCredential(credential, actor) {
@@ -386,14 +386,7 @@ export function createAuthStore(store: Store): AuthStore {
           revoked_at: row.credential_revoked_at,
           last_used_at: null,
         }),
-        owner: toUser({
-          email: row.email,
-          display_name: row.display_name,
-          password_hash: null,
-          roles: row.roles,
-          disabled: row.disabled,
-          created_at: row.user_created_at,
-        }),
+        owner: joinedOwner(row),
       };
     },
 

@@ -53,10 +53,10 @@ export interface TokenGrantView {
   owner: UserRow;
 }
 
-/** A credential with its owner (undefined when no user has the owner's e-mail), in one read. */
+/** A credential with its owner, in one read. */
 export interface CredentialWithOwner {
   credential: CredentialRow;
-  owner: UserRow | undefined;
+  owner: UserRow;
 }
 
 /**

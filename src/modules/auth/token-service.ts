@@ -185,7 +185,7 @@ export class TokenService {
       throw fail('wrong-secret');
     if (credential.revokedAt !== null) throw fail('revoked', 'the credential has been revoked');
     if (Date.parse(credential.expiresAt) <= nowMs) throw fail('expired', 'the credential has expired');
-    if (owner === undefined || owner.disabled) {
+    if (owner.disabled) {
       throw new ClientAuthError('unauthorized_client', 'the owner of this credential is disabled', {
         clientId,
         reason: 'owner-disabled',
