@@ -411,8 +411,8 @@ export function createAuthStore(store: Store): AuthStore {
         return Number(result.numAffectedRows ?? 0) > 0;
       }
       return writeTogether(store, tokens.length, async (trx) => {
-        // On PostgreSQL a concurrent rotation of the same token waits here for the row lock, then
-        // finds `used_at` set and updates nothing.
+        // Writes take turns on SQLite: a later rotation of the same token finds `used_at` set and
+        // updates nothing.
         const spent = await trx
           .updateTable('oauth_tokens')
           .set({ used_at: at, answer_sealed: answerSealed })
