@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { AuthFailureStore } from '../modules/auth/failure-limiter.js';
+import type { AuthStore } from '../modules/auth/store.js';
 import type { Store } from './store.js';
 
 /**
@@ -7,7 +7,12 @@ import type { Store } from './store.js';
  * window), part of the auth module's port: one statement each, so every instance on one
  * PostgreSQL sees the same counts.
  */
-export function createAuthFailureStore(store: Store): AuthFailureStore {
+export function createAuthFailureStore(
+  store: Store,
+): Pick<
+  AuthStore,
+  'countAuthFailure' | 'readAuthFailures' | 'uncountAuthFailure' | 'clearAuthFailures' | 'purgeAuthFailures'
+> {
   const { db } = store;
   return {
     async countAuthFailure(keyHash, nowMs, windowMs) {
