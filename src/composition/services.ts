@@ -287,7 +287,7 @@ export function createServices(
     businessDatePinned: settings.businessDate,
   });
   const approvals = new ApprovalService(
-    createApprovalStore(store.db),
+    createApprovalStore(store),
     approvalKinds({ configuration, reversals, periods }),
     settings.approvalRequired ?? [],
     clock,
@@ -296,7 +296,7 @@ export function createServices(
   const services: Services = {
     tokens: new TokenService(authStore, clock, settings),
     access: new AccessDirectory(authStore, clock),
-    signIns: new SignIns(authStore, createSignInStore(store.db), clock, settings.authFailureWait),
+    signIns: new SignIns(authStore, createSignInStore(store), clock, settings.authFailureWait),
     snapshots,
     configuration,
     revisions: new ConfigurationRevisions(configurationStore, clock),

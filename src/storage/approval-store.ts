@@ -20,6 +20,7 @@ import { countRows } from './count.js';
 import { errorCodeOf } from './errors.js';
 import { keyedPageOf } from './keyed-page.js';
 import type { ApprovalRequestsTable, Database } from './schema.js';
+import type { Dialect, Store } from './store.js';
 
 /** The columns a request is answered with: every one but its payload, which only execution reads. */
 const VIEW_COLUMNS = [
@@ -80,6 +81,7 @@ function isUniqueViolation(error: unknown): boolean {
  */
 export async function writeApprovalAudit(
   trx: Transaction<Database>,
+  dialect: Dialect,
   entry: {
     at: string;
     actor: string;
@@ -88,7 +90,7 @@ export async function writeApprovalAudit(
     details: Record<string, unknown>;
   },
 ): Promise<void> {
-  await appendAudit(trx, {
+  await appendAudit(trx, dialect, {
     at: entry.at,
     action: entry.action,
     actor: { user: entry.actor },
@@ -138,7 +140,8 @@ function auditDetails(request: StoredApprovalRequest): Record<string, unknown> {
   };
 }
 
-export function createApprovalStore(db: Kysely<Database>): ApprovalStore {
+export function createApprovalStore(store: Store): ApprovalStore {
+  const { db } = store;
   const view = (from: Kysely<Database> | Transaction<Database>) =>
     from.selectFrom('approval_requests').select(VIEW_COLUMNS);
 
@@ -182,7 +185,7 @@ export function createApprovalStore(db: Kysely<Database>): ApprovalStore {
             .executeTakeFirstOrThrow();
           const created = requestOf(row);
           await addToDay(trx, input.at, { awaiting: 1, denied: 0 });
-          await writeApprovalAudit(trx, {
+          await writeApprovalAudit(trx, store.dialect, {
             at: input.at,
             actor: input.makerEmail,
             action: 'approval.requested',
@@ -253,7 +256,7 @@ export function createApprovalStore(db: Kysely<Database>): ApprovalStore {
           awaiting: -1,
           denied: decision.to === 'rejected' ? 1 : 0,
         });
-        await writeApprovalAudit(trx, {
+        await writeApprovalAudit(trx, store.dialect, {
           at: decision.at,
           actor: decision.by,
           action: AUDIT_ACTION[decision.to],
@@ -285,7 +288,7 @@ export function createApprovalStore(db: Kysely<Database>): ApprovalStore {
         const finished = requestOf(row);
         // An approval that ran has its entry from the decision; the action wrote its own.
         if (finish.to !== 'approved')
-          await writeApprovalAudit(trx, {
+          await writeApprovalAudit(trx, store.dialect, {
             at: finish.at,
             actor: finished.decidedBy ?? finished.makerEmail,
             action: AUDIT_ACTION[finish.to],

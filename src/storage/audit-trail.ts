@@ -14,6 +14,7 @@ import { auditHashOf, GENESIS_HASH, secretKeyIn } from '../modules/audit/store.j
 import { countRows } from './count.js';
 import { keyedPageOf } from './keyed-page.js';
 import type { AuditLogTable, Database } from './schema.js';
+import type { Dialect } from './store.js';
 
 /** The id of the chain head's one row. */
 const CHAIN_HEAD_ROW_ID = 1;
@@ -36,30 +37,33 @@ function jsonOrNull(value: Record<string, unknown> | null | undefined): string |
  * position. The head row is updated first: on PostgreSQL that update locks it until the caller
  * commits, so appends from every instance queue there and take positions (and row ids) in one
  * order; SQLite runs one write transaction at a time. Call it last in the transaction, after the
- * change's other locks, so the head is held briefly and no lock order can cross it. Throws when
- * the record's summaries or details hold a key that names a secret (`secretKeyIn`).
+ * change's other locks, so the head is held briefly and no lock order can cross it. Held for as
+ * few statements as the dialect allows: the update that takes the position also reads the stored
+ * revision, and on PostgreSQL the entry and the head's new hash are one statement (a
+ * data-modifying `WITH`), so the lock lasts two statements and the commit. Throws when the
+ * record's summaries or details hold a key that names a secret (`secretKeyIn`).
  */
-export async function appendAudit(trx: Kysely<Database>, input: AuditAppend): Promise<number> {
+export async function appendAudit(
+  trx: Kysely<Database>,
+  dialect: Dialect,
+  input: AuditAppend,
+): Promise<number> {
   const secret = secretKeyIn({ before: input.before, after: input.after, details: input.details });
   if (secret !== undefined) throw new Error(`an audit entry may not hold a secret (${secret})`);
   const head = await trx
     .updateTable('audit_chain')
     .set((eb) => ({ seq: eb('seq', '+', 1) }))
     .where('id', '=', CHAIN_HEAD_ROW_ID)
-    .returning(['seq', 'hash'])
+    .returning((eb) => [
+      'seq',
+      'hash',
+      eb.selectFrom('configuration').select('revision').where('id', '=', CONFIGURATION_ROW_ID).as('revision'),
+    ])
     .executeTakeFirstOrThrow();
   const seq = Number(head.seq);
   const configuration = input.configuration ?? {
     version: null,
-    revision: Number(
-      (
-        await trx
-          .selectFrom('configuration')
-          .select('revision')
-          .where('id', '=', CONFIGURATION_ROW_ID)
-          .executeTakeFirst()
-      )?.revision ?? 0,
-    ),
+    revision: Number(head.revision ?? 0),
     sections: {},
     deleted: null,
   };
@@ -76,26 +80,33 @@ export async function appendAudit(trx: Kysely<Database>, input: AuditAppend): Pr
     prevHash: head.hash,
   };
   const hash = auditHashOf(fields);
-  await trx
-    .insertInto('audit_log')
-    .values({
-      seq,
-      at: fields.at,
-      actor: fields.actor,
-      client_id: fields.clientId,
-      action: fields.action,
-      version: fields.version,
-      revision: fields.revision,
-      sections: JSON.stringify(fields.sections),
-      deleted: jsonOrNull(fields.deleted),
-      details: jsonOrNull(fields.details),
-      summary_before: jsonOrNull(fields.before),
-      summary_after: jsonOrNull(fields.after),
-      prev_hash: fields.prevHash,
-      hash,
-    })
-    .execute();
-  await trx.updateTable('audit_chain').set({ hash }).where('id', '=', CHAIN_HEAD_ROW_ID).execute();
+  const entry = {
+    seq,
+    at: fields.at,
+    actor: fields.actor,
+    client_id: fields.clientId,
+    action: fields.action,
+    version: fields.version,
+    revision: fields.revision,
+    sections: JSON.stringify(fields.sections),
+    deleted: jsonOrNull(fields.deleted),
+    details: jsonOrNull(fields.details),
+    summary_before: jsonOrNull(fields.before),
+    summary_after: jsonOrNull(fields.after),
+    prev_hash: fields.prevHash,
+    hash,
+  };
+  if (dialect === 'postgres') {
+    await trx
+      .with('entry', (db) => db.insertInto('audit_log').values(entry))
+      .updateTable('audit_chain')
+      .set({ hash })
+      .where('id', '=', CHAIN_HEAD_ROW_ID)
+      .execute();
+  } else {
+    await trx.insertInto('audit_log').values(entry).execute();
+    await trx.updateTable('audit_chain').set({ hash }).where('id', '=', CHAIN_HEAD_ROW_ID).execute();
+  }
   return seq;
 }
 

@@ -129,7 +129,7 @@ export function createAuthStore(store: Store): AuthStore {
           .onConflict((oc) => oc.column('email').doNothing())
           .executeTakeFirst();
         if (Number(result.numInsertedOrUpdatedRows ?? 0) !== 1) return false;
-        await appendAudit(trx, {
+        await appendAudit(trx, store.dialect, {
           at: user.createdAt,
           action: 'users.create',
           actor,
@@ -178,7 +178,7 @@ export function createAuthStore(store: Store): AuthStore {
         const before = userSummary(toUser(current));
         const after = userSummary(toUser(row));
         if (JSON.stringify(before) !== JSON.stringify(after)) {
-          await appendAudit(trx, { at, action: 'users.update', actor, before, after });
+          await appendAudit(trx, store.dialect, { at, action: 'users.update', actor, before, after });
         }
         return toUser(row);
       });
@@ -196,7 +196,7 @@ export function createAuthStore(store: Store): AuthStore {
           .deleteFrom('admin_sign_ins')
           .where('user_email', '=', email)
           .executeTakeFirst();
-        await appendAudit(trx, {
+        await appendAudit(trx, store.dialect, {
           at,
           action: 'users.set-password',
           actor,
@@ -261,7 +261,7 @@ export function createAuthStore(store: Store): AuthStore {
           )
           .returningAll()
           .executeTakeFirstOrThrow();
-        await appendAudit(trx, {
+        await appendAudit(trx, store.dialect, {
           at: credential.createdAt,
           action: 'credentials.create',
           actor,
@@ -301,7 +301,7 @@ export function createAuthStore(store: Store): AuthStore {
           .executeTakeFirst();
         if (revoked !== undefined) {
           const after = toCredential(revoked);
-          await appendAudit(trx, {
+          await appendAudit(trx, store.dialect, {
             at,
             action: 'credentials.revoke',
             actor,

@@ -213,7 +213,7 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
           })
           .where('id', '=', CONFIGURATION_ROW_ID)
           .execute();
-        await appendAudit(trx, {
+        await appendAudit(trx, store.dialect, {
           at: input.at,
           action: input.action,
           actor: { user: input.actor, clientId: input.clientId ?? null },

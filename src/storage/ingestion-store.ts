@@ -292,7 +292,7 @@ export function createIngestionStore(store: Store): IngestionStore {
         // The session counters last (`session-counters.ts`): the session is counted now, once.
         await countSession(trx, row);
         await reportSessionEnded(trx, row, { closedBy: closedBy.user, at }, nowMs);
-        await appendAudit(trx, {
+        await appendAudit(trx, store.dialect, {
           at,
           action: 'ingestions.close',
           actor: closedBy,

@@ -94,6 +94,7 @@ export async function readPeriodStates(db: Kysely<Database>): Promise<PeriodStat
  */
 export async function recordPeriodAudit(
   trx: Transaction<Database>,
+  dialect: Dialect,
   entry: {
     at: string;
     actor: string;
@@ -101,7 +102,7 @@ export async function recordPeriodAudit(
     details: Record<string, unknown>;
   },
 ): Promise<void> {
-  await appendAudit(trx, {
+  await appendAudit(trx, dialect, {
     at: entry.at,
     action: entry.action,
     actor: { user: entry.actor },
@@ -280,7 +281,7 @@ export function createPeriodStore(store: Store): PeriodStore {
             }),
           )
           .execute();
-        await recordPeriodAudit(trx, {
+        await recordPeriodAudit(trx, store.dialect, {
           at: input.at,
           actor: input.actedBy,
           action: `periods.${input.action}`,

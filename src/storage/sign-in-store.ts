@@ -2,6 +2,7 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import type { SignInRow, SignInStore } from '../modules/auth/store.js';
 import { appendAudit } from './audit-trail.js';
 import type { AdminSignInsTable, Database } from './schema.js';
+import type { Store } from './store.js';
 
 function toSignIn(row: Selectable<AdminSignInsTable>): SignInRow {
   return {
@@ -18,7 +19,8 @@ function toSignIn(row: Selectable<AdminSignInsTable>): SignInRow {
  * Sign-ins of the administration interface and their one-time views over Kysely; the
  * same statements on both dialects (`DELETE … RETURNING` included).
  */
-export function createSignInStore(db: Kysely<Database>): SignInStore {
+export function createSignInStore(store: Store): SignInStore {
+  const { db } = store;
   return {
     async insert(signIn, address) {
       await db.transaction().execute(async (trx) => {
@@ -33,7 +35,7 @@ export function createSignInStore(db: Kysely<Database>): SignInStore {
             ends_at: signIn.endsAt,
           })
           .execute();
-        await appendAudit(trx, {
+        await appendAudit(trx, store.dialect, {
           at: signIn.createdAt,
           action: 'auth.sign-in',
           actor: { user: signIn.userEmail },
@@ -68,7 +70,7 @@ export function createSignInStore(db: Kysely<Database>): SignInStore {
             : a.window_started_at.localeCompare(b.window_started_at),
         );
         for (const tally of ended) {
-          await appendAudit(trx, {
+          await appendAudit(trx, store.dialect, {
             at,
             action: 'auth.sign-in-failures',
             actor: { user: 'system' },

@@ -601,7 +601,7 @@ describe('one-time views shared by the instances of one database', () => {
       // together; the store hands the row to one of them.
       const together = barrier(2);
       const held = (on: Store): SignIns => {
-        const sessions = createSignInStore(on.db);
+        const sessions = createSignInStore(on);
         return new SignIns(
           createAuthStore(on),
           {

@@ -12,7 +12,7 @@ const AT = '2026-11-26T10:00:00.000Z';
 async function appendMany(store: Store, count: number, user = 'tester@example.test'): Promise<void> {
   for (let i = 0; i < count; i += 1) {
     await store.db.transaction().execute((trx) =>
-      appendAudit(trx, {
+      appendAudit(trx, store.dialect, {
         at: AT,
         action: 'users.update' satisfies AuditAction,
         actor: { user, clientId: null },
@@ -131,10 +131,26 @@ describe('the audit chain in the store', () => {
     expect((await trail.verify()).fault).toMatchObject({ problem: 'changed', seq: 3 });
   });
 
+  it('records the configuration revision stored when the entry is appended, 0 before any', async () => {
+    await appendMany(store, 1);
+    await store.db
+      .insertInto('configuration')
+      .values({ id: 1, revision: 7, version: '1', document: '{}', updated_at: AT, updated_by: null })
+      .execute();
+    await appendMany(store, 1);
+    const entries = [];
+    for await (const entry of trailOf(store).entries()) entries.push(entry);
+    expect(entries.map((e) => [e.seq, e.revision])).toEqual([
+      [1, 0],
+      [2, 7],
+    ]);
+    expect((await trailOf(store).verify()).ok).toBe(true);
+  });
+
   it('refuses an entry whose summary or details hold a secret', async () => {
     await expect(
       store.db.transaction().execute((trx) =>
-        appendAudit(trx, {
+        appendAudit(trx, store.dialect, {
           at: AT,
           action: 'users.set-password',
           actor: { user: 'a@example.test' },

@@ -241,7 +241,7 @@ export function createReprocessStore(store: Store): ReprocessStore {
           .where('id', '=', run)
           .returningAll()
           .executeTakeFirstOrThrow();
-        await appendAudit(trx, {
+        await appendAudit(trx, store.dialect, {
           at: input.at,
           action: 'processing.reprocess',
           actor: { user: input.actor },
@@ -419,7 +419,7 @@ export function createReprocessStore(store: Store): ReprocessStore {
           .select('revision')
           .where('id', '=', CONFIGURATION_ROW_ID)
           .executeTakeFirst();
-        await appendAudit(trx, {
+        await appendAudit(trx, store.dialect, {
           at,
           action: 'processing.reprocess-schedule',
           actor: { user: actor },

@@ -241,7 +241,7 @@ export function createReversalStore(store: Store): ReversalStore {
         .where('id', '=', input.reversalId)
         .returningAll()
         .executeTakeFirstOrThrow();
-      await appendAudit(trx, {
+      await appendAudit(trx, store.dialect, {
         at: input.at,
         action: 'journals.reverse',
         actor: { user: input.createdBy, clientId: input.clientId },

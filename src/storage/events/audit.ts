@@ -7,10 +7,15 @@ import type { Transaction } from 'kysely';
 import type { EventAuditEntry } from '../../modules/events/store.js';
 import { appendAudit } from '../audit-trail.js';
 import type { Database } from '../schema.js';
+import type { Dialect } from '../store.js';
 
 /** Appends `entry` to the audit trail in `trx`, under the configuration revision stored now. */
-export async function writeWebhookAudit(trx: Transaction<Database>, entry: EventAuditEntry): Promise<void> {
-  await appendAudit(trx, {
+export async function writeWebhookAudit(
+  trx: Transaction<Database>,
+  dialect: Dialect,
+  entry: EventAuditEntry,
+): Promise<void> {
+  await appendAudit(trx, dialect, {
     at: entry.at,
     action: entry.action,
     actor: { user: entry.actor },

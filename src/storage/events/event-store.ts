@@ -111,7 +111,7 @@ export function createEventStore(store: Store): EventStore {
           .returningAll()
           .executeTakeFirstOrThrow();
         const subscription = subscriptionOf(row);
-        await writeWebhookAudit(trx, {
+        await writeWebhookAudit(trx, store.dialect, {
           ...audit,
           details: { ...audit.details, subscriptionId: subscription.id },
         });
@@ -134,7 +134,7 @@ export function createEventStore(store: Store): EventStore {
           .returningAll()
           .executeTakeFirst();
         if (row === undefined) return undefined;
-        await writeWebhookAudit(trx, audit);
+        await writeWebhookAudit(trx, store.dialect, audit);
         return subscriptionOf(row);
       });
     },
@@ -143,7 +143,7 @@ export function createEventStore(store: Store): EventStore {
       return db.transaction().execute(async (trx) => {
         const result = await trx.deleteFrom('event_subscriptions').where('id', '=', id).executeTakeFirst();
         if (Number(result.numDeletedRows) === 0) return false;
-        await writeWebhookAudit(trx, audit);
+        await writeWebhookAudit(trx, store.dialect, audit);
         return true;
       });
     },
@@ -206,7 +206,7 @@ export function createEventStore(store: Store): EventStore {
             .insertInto('event_secrets')
             .values({ sealed: input.sealed, created_at: input.at, created_by: input.actor, expires_at: null })
             .execute();
-          await writeWebhookAudit(trx, audit);
+          await writeWebhookAudit(trx, store.dialect, audit);
           return true;
         });
       } catch (error) {
@@ -255,7 +255,7 @@ export function createEventStore(store: Store): EventStore {
           .where('id', '=', id)
           .executeTakeFirst();
         if (Number(result.numUpdatedRows) === 0) return false;
-        await writeWebhookAudit(trx, audit);
+        await writeWebhookAudit(trx, store.dialect, audit);
         return true;
       });
     },
@@ -299,7 +299,7 @@ export function createEventStore(store: Store): EventStore {
           )
           .onConflict((oc) => oc.columns(['subscription_id', 'event_seq']).doNothing())
           .execute();
-        await writeWebhookAudit(trx, { ...audit, details: { ...audit.details, events } });
+        await writeWebhookAudit(trx, store.dialect, { ...audit, details: { ...audit.details, events } });
         return { events, tooMany: false };
       });
     },
