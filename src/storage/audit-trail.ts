@@ -37,11 +37,11 @@ function jsonOrNull(value: Record<string, unknown> | null | undefined): string |
  * position. The head row is updated first: on PostgreSQL that update locks it until the caller
  * commits, so appends from every instance queue there and take positions (and row ids) in one
  * order; SQLite runs one write transaction at a time. Call it last in the transaction, after the
- * change's other locks, so the head is held briefly and no lock order can cross it. Held for as
- * few statements as the dialect allows: the update that takes the position also reads the stored
- * revision, and on PostgreSQL the entry and the head's new hash are one statement (a
- * data-modifying `WITH`), so the lock lasts two statements and the commit. Throws when the
- * record's summaries or details hold a key that names a secret (`secretKeyIn`).
+ * change's other locks, so the head is held briefly and no lock order can cross it. On
+ * PostgreSQL the entry and the head's new hash are one statement (a data-modifying `WITH`), so
+ * the head is held for two statements and the commit, three when the entry reads the stored
+ * revision. Throws when the record's summaries or details hold a key that names a secret
+ * (`secretKeyIn`).
  */
 export async function appendAudit(
   trx: Kysely<Database>,
@@ -54,16 +54,23 @@ export async function appendAudit(
     .updateTable('audit_chain')
     .set((eb) => ({ seq: eb('seq', '+', 1) }))
     .where('id', '=', CHAIN_HEAD_ROW_ID)
-    .returning((eb) => [
-      'seq',
-      'hash',
-      eb.selectFrom('configuration').select('revision').where('id', '=', CONFIGURATION_ROW_ID).as('revision'),
-    ])
+    .returning(['seq', 'hash'])
     .executeTakeFirstOrThrow();
   const seq = Number(head.seq);
+  // Read after the head is held, by a statement of its own: on PostgreSQL a statement sees what
+  // was committed when it started, and the update above may have waited for a configuration
+  // change's append, whose revision this entry, placed after it, must not predate.
   const configuration = input.configuration ?? {
     version: null,
-    revision: Number(head.revision ?? 0),
+    revision: Number(
+      (
+        await trx
+          .selectFrom('configuration')
+          .select('revision')
+          .where('id', '=', CONFIGURATION_ROW_ID)
+          .executeTakeFirst()
+      )?.revision ?? 0,
+    ),
     sections: {},
     deleted: null,
   };

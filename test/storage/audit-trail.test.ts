@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type AuditAction, auditHashOf } from '../../src/modules/audit/entry.js';
 import { AuditTrail } from '../../src/modules/audit/trail.js';
@@ -146,6 +147,53 @@ describe('the audit chain in the store', () => {
     ]);
     expect((await trailOf(store).verify()).ok).toBe(true);
   });
+
+  // SQLite runs one write transaction at a time: no entry can wait for the head there.
+  it.skipIf(TEST_DIALECT !== 'postgres')(
+    'records the revision a configuration change stored while the entry waited for the head',
+    async () => {
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let appended = () => {};
+      const changeAppended = new Promise<void>((resolve) => {
+        appended = resolve;
+      });
+      const change = store.db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('configuration')
+          .values({ id: 1, revision: 5, version: '1', document: '{}', updated_at: AT, updated_by: null })
+          .execute();
+        await appendAudit(trx, store.dialect, {
+          at: AT,
+          action: 'configuration.upload',
+          actor: { user: 'admin@example.test' },
+          configuration: { version: '1', revision: 5, sections: {}, deleted: null },
+        });
+        appended();
+        await held;
+      });
+      await changeAppended;
+      const waiting = appendMany(store, 1);
+      // The second append waits for the head until the change commits.
+      for (;;) {
+        const blocked = await sql<{
+          n: number;
+        }>`select count(*)::int as n from pg_locks where not granted`.execute(store.db);
+        if ((blocked.rows[0]?.n ?? 0) > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      release();
+      await Promise.all([change, waiting]);
+      const entries = [];
+      for await (const entry of trailOf(store).entries()) entries.push(entry);
+      expect(entries.map((e) => [e.seq, e.action, e.revision])).toEqual([
+        [1, 'configuration.upload', 5],
+        [2, 'users.update', 5],
+      ]);
+    },
+  );
 
   it('refuses an entry whose summary or details hold a secret', async () => {
     await expect(
