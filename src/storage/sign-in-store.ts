@@ -1,7 +1,7 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { SignInRow, SignInStore } from '../modules/auth/store.js';
 import { appendAudit } from './audit-trail.js';
-import type { AdminSignInsTable, Database } from './schema.js';
+import type { AdminSignInsTable } from './schema.js';
 import type { Store } from './store.js';
 
 function toSignIn(row: Selectable<AdminSignInsTable>): SignInRow {

@@ -33,6 +33,7 @@ import * as periods from './0026-periods.js';
 import * as auditChain from './0027-audit-chain.js';
 import * as approvalRequests from './0028-approval-requests.js';
 import * as journalsIngestionOriginsOnly from './0029-journals-ingestion-origins-only.js';
+import * as grantChangeNotices from './0030-grant-change-notices.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -70,6 +71,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0027-audit-chain', auditChain],
   ['0028-approval-requests', approvalRequests],
   ['0029-journals-ingestion-origins-only', journalsIngestionOriginsOnly],
+  ['0030-grant-change-notices', grantChangeNotices],
 ];
 
 function migratorOf(store: Store): Migrator {
