@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import {
   CONFIGURATION_FORMAT_VERSION,
   type Configuration,
@@ -43,6 +43,19 @@ export async function storedRevision(db: Kysely<Database>): Promise<number> {
     .where('id', '=', CONFIGURATION_ROW_ID)
     .executeTakeFirst();
   return row === undefined ? 0 : Number(row.revision);
+}
+
+/**
+ * The stored revision as a value of the caller's statement, `revision` (null before the first
+ * upload): read in the snapshot of that statement, for a write that must know the revision it
+ * commits under without a statement more (a chunk row's insert, `ingestion-store.ts`).
+ */
+export function storedRevisionValue(eb: ExpressionBuilder<Database, 'chunks'>) {
+  return eb
+    .selectFrom('configuration')
+    .select('revision')
+    .where('id', '=', CONFIGURATION_ROW_ID)
+    .as('revision');
 }
 
 /**

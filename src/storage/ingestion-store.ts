@@ -8,7 +8,7 @@ import type {
 } from '../modules/ingestion/store.js';
 import { appendAudit } from './audit-trail.js';
 import { createBulkInsert } from './bulk-insert.js';
-import { storedRevision } from './configuration-store.js';
+import { storedRevisionValue } from './configuration-store.js';
 import { countRows } from './count.js';
 import { counterStripe } from './counter-stripes.js';
 import { reportSessionEnded } from './events/session-events.js';
@@ -18,7 +18,7 @@ import type { Database } from './schema.js';
 import { countLateSessionWork, countSession, countSessionsMatching, NO_WORK } from './session-counters.js';
 import { createSessionErrorReads } from './session-errors.js';
 import { sessionStateIs, sessionWasOpenAt } from './session-state.js';
-import { countEntityRecords } from './statistics-counters.js';
+import { entityRecordCountsUpsert } from './statistics-counters.js';
 import { type Store, writeTogether } from './store.js';
 
 /** The columns of a stored record, in the order of its bulk-insert rows (the ingestion limit writes them too). */
@@ -362,14 +362,16 @@ export function createIngestionStore(store: Store): IngestionStore {
           if (session === undefined) throw new SessionGone();
           chunkSeq = Number(session.chunk_seq_next);
         }
-        await trx
+        // The revision is read by the chunk row's own insert, in its snapshot: on PostgreSQL the
+        // insert first waits for an upload holding the chunks table (`configuration-store.ts`)
+        // and only then takes its snapshot, so the revision read is the one the chunk commits
+        // under; on SQLite the transaction holds the one write lock.
+        const stored = await trx
           .insertInto('chunks')
           .values(chunkRow(write, chunkSeq, acceptedRows, failedRecords))
-          .execute();
-        // Read after the chunk's row is written: on PostgreSQL that write waits for an upload
-        // holding the chunks table (`configuration-store.ts`), so the revision read here is the
-        // one the chunk commits under; on SQLite the transaction holds the one write lock.
-        if ((await storedRevision(trx)) !== write.revision) throw new StaleRevision();
+          .returning(storedRevisionValue)
+          .executeTakeFirstOrThrow();
+        if (Number(stored.revision ?? 0) !== write.revision) throw new StaleRevision();
         await insertRecords(trx, write, chunkSeq);
         await bulkInsert(
           trx,
@@ -377,10 +379,8 @@ export function createIngestionStore(store: Store): IngestionStore {
           RECORD_ERROR_COLUMNS,
           failedTexts.map((f) => [write.ingestionId, chunkSeq, f.index, f.record, f.errors, write.at]),
         );
-        const counts = session ?? (await countInSession(trx, false).executeTakeFirst());
-        if (counts === undefined) throw new SessionGone();
         // The statistics counters last (`statistics-counters.ts`).
-        await countEntityRecords(trx, {
+        const entityCounts = entityRecordCountsUpsert({
           ingestionId: write.ingestionId,
           namespace: write.namespace,
           entity: write.entity,
@@ -388,6 +388,20 @@ export function createIngestionStore(store: Store): IngestionStore {
           done: write.awaitsProcessing ? 0 : acceptedRows,
           errors: 0,
         });
+        let counts = session;
+        if (counts !== undefined) await entityCounts?.(trx).execute();
+        else if (entityCounts === undefined) counts = await countInSession(trx, false).executeTakeFirst();
+        else {
+          // PostgreSQL: the session's counters and the entity's in one statement (one round trip
+          // less per chunk), the session's row first: the statement reads it, while the
+          // counters' upsert, which nothing reads, runs once the rest is done (PostgreSQL runs a
+          // data-modifying WITH that the main query does not read after it).
+          const { rows } = await sql<{ chunk_seq_next: number; counted: number; opened_on: string }>`
+            with session as (${countInSession(trx, false)}), entity_counts as (${entityCounts(trx)})
+            select * from session`.execute(trx);
+          counts = rows[0];
+        }
+        if (counts === undefined) throw new SessionGone();
         // A chunk that arrived while the session was open, written after it was counted.
         if (counts.counted === 1)
           await countLateSessionWork(

@@ -14,7 +14,7 @@
  * entities, processing error states, then the session counters of `session-counters.ts` (days,
  * entities).
  */
-import { sql, type Transaction } from 'kysely';
+import { type QueryCreator, sql, type Transaction } from 'kysely';
 import { counterStripe } from './counter-stripes.js';
 import type { Database } from './schema.js';
 import { clearSessionCounters } from './session-counters.js';
@@ -125,24 +125,32 @@ export interface EntityRecordCount {
   errors: number;
 }
 
+/**
+ * The statement that adds `count` to its entity's row of `entity_record_counts` in its session's
+ * stripe, to run alone or inside the caller's statement; none when it adds nothing.
+ */
+export function entityRecordCountsUpsert(count: EntityRecordCount) {
+  const { ingestionId, ...counts } = count;
+  if (counts.waiting === 0 && counts.done === 0 && counts.errors === 0) return undefined;
+  return (qc: QueryCreator<Database>) =>
+    qc
+      .insertInto('entity_record_counts')
+      .values({ ...counts, stripe: counterStripe(ingestionId) })
+      .onConflict((oc) =>
+        oc.columns(['namespace', 'entity', 'stripe']).doUpdateSet({
+          waiting: sql`entity_record_counts.waiting + excluded.waiting`,
+          done: sql`entity_record_counts.done + excluded.done`,
+          errors: sql`entity_record_counts.errors + excluded.errors`,
+        }),
+      );
+}
+
 /** Adds `count` to its entity's row of `entity_record_counts` in its session's stripe. */
 export async function countEntityRecords(
   trx: Transaction<Database>,
   count: EntityRecordCount,
 ): Promise<void> {
-  const { ingestionId, ...counts } = count;
-  if (counts.waiting === 0 && counts.done === 0 && counts.errors === 0) return;
-  await trx
-    .insertInto('entity_record_counts')
-    .values({ ...counts, stripe: counterStripe(ingestionId) })
-    .onConflict((oc) =>
-      oc.columns(['namespace', 'entity', 'stripe']).doUpdateSet({
-        waiting: sql`entity_record_counts.waiting + excluded.waiting`,
-        done: sql`entity_record_counts.done + excluded.done`,
-        errors: sql`entity_record_counts.errors + excluded.errors`,
-      }),
-    )
-    .execute();
+  await entityRecordCountsUpsert(count)?.(trx).execute();
 }
 
 /** Processing errors of one session that a reprocessing run queued, or settled (negative), and closed. */

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices, type ServicesProcessingHere } from '../../src/composition/services.js';
 import { ManualClock } from '../../src/lib/clock.js';
@@ -6,6 +7,7 @@ import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { realisticConfiguration } from '../helpers/fixtures.js';
 import { loanRecords } from '../helpers/records.js';
+import { TEST_DIALECT } from '../helpers/store.js';
 
 const BULK = '/api/v1/configuration/bulk';
 
@@ -120,7 +122,8 @@ describe('a keep-data upload during processing loses and doubles nothing', () =>
     expect(Number(session.rows)).toBe(total);
   });
 
-  it('writes no chunk validated under a revision that is no longer stored', async () => {
+  /** A session of loan records, and the write of one valid chunk of it as the service makes it. */
+  async function loanChunkWrite() {
     const opened = await t.call(operator, {
       method: 'POST',
       url: '/api/v1/ingestions',
@@ -145,15 +148,51 @@ describe('a keep-data upload during processing loses and doubles nothing', () =>
       reference: 'test',
       at: new Date().toISOString(),
       nowMs: Date.now(),
+      revision,
     };
+    const chunksOf = () =>
+      t.store.db.selectFrom('chunks').selectAll().where('ingestion_id', '=', ingestionId).execute();
+    return { write, chunksOf };
+  }
+
+  it('writes no chunk validated under a revision that is no longer stored', async () => {
+    const { write, chunksOf } = await loanChunkWrite();
     const ingestion = createIngestionStore(t.store);
-    expect((await ingestion.commitChunk({ ...write, revision: revision - 1 })).kind).toBe('stale');
-    const chunks = await t.store.db
-      .selectFrom('chunks')
-      .selectAll()
-      .where('ingestion_id', '=', ingestionId)
-      .execute();
-    expect(chunks).toEqual([]);
-    expect((await ingestion.commitChunk({ ...write, revision })).kind).toBe('stored');
+    expect((await ingestion.commitChunk({ ...write, revision: write.revision - 1 })).kind).toBe('stale');
+    expect(await chunksOf()).toEqual([]);
+    expect((await ingestion.commitChunk(write)).kind).toBe('stored');
   });
+
+  it.skipIf(TEST_DIALECT !== 'postgres')(
+    'finds stale a chunk whose write waited for an upload that changed the revision',
+    async () => {
+      const { write, chunksOf } = await loanChunkWrite();
+      // An upload as the configuration store makes it: the chunks table locked, a new revision.
+      const upload = new pg.Client({ connectionString: t.url });
+      await upload.connect();
+      try {
+        await upload.query('begin');
+        await upload.query('lock table chunks in exclusive mode');
+        await upload.query('update configuration set revision = revision + 1 where id = 1');
+        const pending = createIngestionStore(t.store).commitChunk(write);
+        // The chunk's insert waits for the upload's lock on the chunks table.
+        for (;;) {
+          const { rows } = await upload.query(
+            `select count(*)::int as n from pg_stat_activity
+             where datname = current_database() and wait_event_type = 'Lock' and query ilike 'insert into "chunks"%'`,
+          );
+          if (rows[0].n > 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        await upload.query('commit');
+        expect((await pending).kind).toBe('stale');
+        expect(await chunksOf()).toEqual([]);
+      } finally {
+        await upload.end();
+      }
+      const { revision } = await t.services.configuration.download('x');
+      expect(revision).toBe(write.revision + 1);
+      expect((await createIngestionStore(t.store).commitChunk({ ...write, revision })).kind).toBe('stored');
+    },
+  );
 });
