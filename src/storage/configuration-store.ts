@@ -205,9 +205,13 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
           deleted = await countProcessingData(trx);
           if (input.ifDeletes !== undefined && !sameCounts(deleted, input.ifDeletes))
             return { replaced: false, revision: Number(revision), wouldDelete: deleted };
-          // Deleting the sessions cascades to their chunks, records, errors and journals; the
-          // balances kept from those journals go with them (`accounting/balances.ts`), and so do
-          // the statistics counters (`statistics-counters.ts`).
+          // The rows written in bulk first: on PostgreSQL they have no foreign key to cascade
+          // from (migration 0031). Deleting the sessions cascades to their chunks and errors;
+          // the balances kept from the journals go with them (`accounting/balances.ts`), and so
+          // do the statistics counters (`statistics-counters.ts`).
+          await trx.deleteFrom('journal_lines').execute();
+          await trx.deleteFrom('journals').execute();
+          await trx.deleteFrom('records').execute();
           await trx.deleteFrom('ingestions').execute();
           // The reversal requests go with the journals they reversed (the audit log keeps them).
           await trx.deleteFrom('reversals').execute();

@@ -168,20 +168,25 @@ describe('a keep-data upload during processing loses and doubles nothing', () =>
     async () => {
       const { write, chunksOf } = await loanChunkWrite();
       // An upload as the configuration store makes it: the chunks table locked, a new revision.
+      // The chunk is written on a store of its own, whose connections no processor waits on.
       const upload = new pg.Client({ connectionString: t.url });
+      const writer = openStore(t.url);
       await upload.connect();
       try {
         await upload.query('begin');
         await upload.query('lock table chunks in exclusive mode');
         await upload.query('update configuration set revision = revision + 1 where id = 1');
-        const pending = createIngestionStore(t.store).commitChunk(write);
-        // The chunk's insert waits for the upload's lock on the chunks table.
+        const pending = createIngestionStore(writer).commitChunk(write);
+        // The chunk's insert waits for the upload's lock on the chunks table (a processor's claim
+        // would ask for a row share lock).
+        const deadline = Date.now() + 20_000;
         for (;;) {
           const { rows } = await upload.query(
-            `select count(*)::int as n from pg_stat_activity
-             where datname = current_database() and wait_event_type = 'Lock' and query ilike 'insert into "chunks"%'`,
+            `select count(*)::int as n from pg_locks
+             where relation = 'chunks'::regclass and mode = 'RowExclusiveLock' and not granted`,
           );
           if (rows[0].n > 0) break;
+          if (Date.now() > deadline) throw new Error('the chunk never waited for the upload');
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
         await upload.query('commit');
@@ -189,6 +194,7 @@ describe('a keep-data upload during processing loses and doubles nothing', () =>
         expect(await chunksOf()).toEqual([]);
       } finally {
         await upload.end();
+        await writer.close();
       }
       const { revision } = await t.services.configuration.download('x');
       expect(revision).toBe(write.revision + 1);

@@ -7,8 +7,8 @@
  * Lock order, which this protocol and the configuration upload (`configuration-store.ts`,
  * `replace`) rely on together:
  * 1. A claim locks its chunk row, then (journal lines) the direct-journal advisory lock and its
- *    session's row, and its writes take the session row last (the journals refer to it, and
- *    the session's counters go up), and the rows of the kept balances it adds to last
+ *    session's row, and its writes take the session row last (the session's counters go
+ *    up), and the rows of the kept balances it adds to last
  *    (`balances.ts`: `balance_moves` then `balances`, each sorted by key, as posting does too).
  *    It never locks the configuration row: it only reads the revision, after the claim. It then
  *    holds the period states counter `FOR SHARE` (`period-store.ts`), which a change of a period's

@@ -34,6 +34,7 @@ import * as auditChain from './0027-audit-chain.js';
 import * as approvalRequests from './0028-approval-requests.js';
 import * as journalsIngestionOriginsOnly from './0029-journals-ingestion-origins-only.js';
 import * as grantChangeNotices from './0030-grant-change-notices.js';
+import * as bulkRowsUnkeyed from './0031-bulk-rows-unkeyed.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -72,6 +73,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0028-approval-requests', approvalRequests],
   ['0029-journals-ingestion-origins-only', journalsIngestionOriginsOnly],
   ['0030-grant-change-notices', grantChangeNotices],
+  ['0031-bulk-rows-unkeyed', bulkRowsUnkeyed],
 ];
 
 function migratorOf(store: Store): Migrator {
