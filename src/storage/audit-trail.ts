@@ -3,7 +3,7 @@
  * calls `appendAudit` inside the transaction of the change it records, so an entry exists if and
  * only if its change was committed.
  */
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type {
   AuditConfigurationFields,
   AuditEntry,
@@ -38,9 +38,9 @@ function jsonOrNull(value: Record<string, unknown> | null | undefined): string |
  * commits, so appends from every instance queue there and take positions (and row ids) in one
  * order; SQLite runs one write transaction at a time. Call it last in the transaction, after the
  * change's other locks, so the head is held briefly and no lock order can cross it. On
- * PostgreSQL the entry and the head's new hash are one statement (a data-modifying `WITH`), so
- * the head is held for two statements and the commit, three when the entry reads the stored
- * revision. Throws when the record's summaries or details hold a key that names a secret
+ * PostgreSQL the entry and the head's new hash are one statement (a data-modifying `WITH`), and
+ * the head's update reads the stored revision, so the head is held for two statements and the
+ * commit. Throws when the record's summaries or details hold a key that names a secret
  * (`secretKeyIn`).
  */
 export async function appendAudit(
@@ -50,19 +50,29 @@ export async function appendAudit(
 ): Promise<number> {
   const secret = secretKeyIn({ before: input.before, after: input.after, details: input.details });
   if (secret !== undefined) throw new Error(`an audit entry may not hold a secret (${secret})`);
-  const head = await trx
+  const takeHead = trx
     .updateTable('audit_chain')
     .set((eb) => ({ seq: eb('seq', '+', 1) }))
     .where('id', '=', CHAIN_HEAD_ROW_ID)
-    .returning(['seq', 'hash'])
-    .executeTakeFirstOrThrow();
-  const seq = Number(head.seq);
-  // Read after the head is held, by a statement of its own: on PostgreSQL a statement sees what
-  // was committed when it started, and the update above may have waited for a configuration
-  // change's append, whose revision this entry, placed after it, must not predate.
-  const configuration = input.configuration ?? {
-    version: null,
-    revision: Number(
+    .returning(['seq', 'hash']);
+  // The stored revision is read after the head is held: a statement sees what was committed
+  // when it started, and taking the head may wait for a configuration change's append, whose
+  // revision this entry, placed after it, must not predate. On PostgreSQL the head's update reads
+  // it through a volatile function (migration 0032), which takes a snapshot of its own once the
+  // row is locked, so the head is held for one statement less; on SQLite by a statement of its
+  // own, under the one write lock.
+  let head: { seq: number; hash: string };
+  let revision = 0;
+  if (input.configuration !== undefined) head = await takeHead.executeTakeFirstOrThrow();
+  else if (dialect === 'postgres') {
+    const taken = await takeHead
+      .returning(sql<number>`ledgerflow_configuration_revision()`.as('revision'))
+      .executeTakeFirstOrThrow();
+    head = taken;
+    revision = Number(taken.revision);
+  } else {
+    head = await takeHead.executeTakeFirstOrThrow();
+    revision = Number(
       (
         await trx
           .selectFrom('configuration')
@@ -70,10 +80,10 @@ export async function appendAudit(
           .where('id', '=', CONFIGURATION_ROW_ID)
           .executeTakeFirst()
       )?.revision ?? 0,
-    ),
-    sections: {},
-    deleted: null,
-  };
+    );
+  }
+  const seq = Number(head.seq);
+  const configuration = input.configuration ?? { version: null, revision, sections: {}, deleted: null };
   const fields = {
     seq,
     at: input.at,

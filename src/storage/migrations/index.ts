@@ -35,6 +35,7 @@ import * as approvalRequests from './0028-approval-requests.js';
 import * as journalsIngestionOriginsOnly from './0029-journals-ingestion-origins-only.js';
 import * as grantChangeNotices from './0030-grant-change-notices.js';
 import * as bulkRowsUnkeyed from './0031-bulk-rows-unkeyed.js';
+import * as configurationRevisionFunction from './0032-configuration-revision-function.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -74,6 +75,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0029-journals-ingestion-origins-only', journalsIngestionOriginsOnly],
   ['0030-grant-change-notices', grantChangeNotices],
   ['0031-bulk-rows-unkeyed', bulkRowsUnkeyed],
+  ['0032-configuration-revision-function', configurationRevisionFunction],
 ];
 
 function migratorOf(store: Store): Migrator {
