@@ -1,94 +1,20 @@
-import { type Selectable, sql, type Updateable } from 'kysely';
-import type { AuthStore, CredentialRow, TokenGrantView, TokenRow, UserRow } from '../modules/auth/store.js';
+import { sql, type Updateable } from 'kysely';
+import type { AuthStore, TokenGrantView } from '../modules/auth/store.js';
 import { appendAudit } from './audit-trail.js';
 import { createAuthFailureStore } from './auth-failure-store.js';
+import {
+  credentialSummary,
+  joinedOwner,
+  toCredential,
+  tokenValues,
+  toToken,
+  toUser,
+  userSummary,
+} from './auth-rows.js';
 import { countRows } from './count.js';
 import { GRANT_CHANGES_CHANNEL, GrantCache } from './grant-cache.js';
-import type { CredentialsTable, OAuthTokensTable, UsersTable } from './schema.js';
+import type { UsersTable } from './schema.js';
 import { type Store, writeTogether } from './store.js';
-
-function toUser(row: Selectable<UsersTable>): UserRow {
-  return {
-    email: row.email,
-    displayName: row.display_name,
-    passwordHash: row.password_hash,
-    roles: JSON.parse(row.roles) as string[],
-    disabled: Number(row.disabled) === 1,
-    createdAt: row.created_at,
-  };
-}
-
-/** The owner of a credential as a join selects it (`users as u`, its creation date renamed), without its password hash. */
-function joinedOwner(
-  row: Pick<Selectable<UsersTable>, 'email' | 'display_name' | 'roles' | 'disabled'> & {
-    user_created_at: string;
-  },
-): UserRow {
-  return toUser({
-    email: row.email,
-    display_name: row.display_name,
-    password_hash: null,
-    roles: row.roles,
-    disabled: row.disabled,
-    created_at: row.user_created_at,
-  });
-}
-
-/** A user as the audit trail pictures it: never the password hash. */
-function userSummary(user: UserRow): Record<string, unknown> {
-  return { email: user.email, displayName: user.displayName, roles: user.roles, disabled: user.disabled };
-}
-
-/** A credential as the audit trail pictures it: never the secret hash. */
-function credentialSummary(credential: CredentialRow): Record<string, unknown> {
-  return {
-    clientId: credential.clientId,
-    ownerEmail: credential.ownerEmail,
-    name: credential.name,
-    expiresAt: credential.expiresAt,
-    revokedAt: credential.revokedAt,
-  };
-}
-
-function toCredential(row: Selectable<CredentialsTable>): CredentialRow {
-  return {
-    clientId: row.client_id,
-    secretHash: row.secret_hash,
-    ownerEmail: row.owner_email,
-    name: row.name,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    revokedAt: row.revoked_at,
-    lastUsedAt: row.last_used_at,
-  };
-}
-
-function toToken(row: Selectable<OAuthTokensTable>): TokenRow {
-  return {
-    tokenHash: row.token_hash,
-    kind: row.kind,
-    familyId: row.family_id,
-    clientId: row.client_id,
-    issuedAt: row.issued_at,
-    expiresAt: row.expires_at,
-    usedAt: row.used_at,
-    revokedAt: row.revoked_at,
-  };
-}
-
-function tokenValues(token: TokenRow) {
-  return {
-    token_hash: token.tokenHash,
-    kind: token.kind,
-    family_id: token.familyId,
-    client_id: token.clientId,
-    issued_at: token.issuedAt,
-    expires_at: token.expiresAt,
-    used_at: token.usedAt,
-    revoked_at: token.revokedAt,
-    answer_sealed: null,
-  };
-}
 
 /** The grants remembered for each PostgreSQL store, shared by every auth store built on it. */
 const grantCaches = new WeakMap<Store, GrantCache>();

@@ -1,3 +1,10 @@
+/*
+ * The ingestion adapter, a little over 500 lines: the chunk's write, the session writes and the
+ * reads share the closures of `createIngestionStore` (the bulk insert and its prepared
+ * statements, the filters of sessions and records, a chunk's earlier outcome); what stands
+ * apart already lives beside it: its rows in `ingestion-rows.ts`, a session's errors in
+ * `session-errors.ts`, the session counters in `session-counters.ts`.
+ */
 import { type ExpressionBuilder, type Kysely, type QueryCreator, sql, type Transaction } from 'kysely';
 import type {
   ChunkOutcome,
