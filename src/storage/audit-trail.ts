@@ -58,7 +58,7 @@ export async function appendAudit(
   // The stored revision is read after the head is held: a statement sees what was committed
   // when it started, and taking the head may wait for a configuration change's append, whose
   // revision this entry, placed after it, must not predate. On PostgreSQL the head's update reads
-  // it through a volatile function (migration 0032), which takes a snapshot of its own once the
+  // it through a volatile function (migration 0031), which takes a snapshot of its own once the
   // row is locked, so the head is held for one statement less; on SQLite by a statement of its
   // own, under the one write lock.
   let head: { seq: number; hash: string };

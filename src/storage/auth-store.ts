@@ -1,5 +1,5 @@
 import { sql, type Updateable } from 'kysely';
-import type { AuthStore, TokenGrantView } from '../modules/auth/store.js';
+import type { AuthStore } from '../modules/auth/store.js';
 import { appendAudit } from './audit-trail.js';
 import { createAuthFailureStore } from './auth-failure-store.js';
 import {
@@ -12,88 +12,15 @@ import {
   userSummary,
 } from './auth-rows.js';
 import { countRows } from './count.js';
-import { GRANT_CHANGES_CHANNEL, GrantCache } from './grant-cache.js';
 import type { UsersTable } from './schema.js';
 import { type Store, writeTogether } from './store.js';
 
-/** The grants remembered for each PostgreSQL store, shared by every auth store built on it. */
-const grantCaches = new WeakMap<Store, GrantCache>();
-
-/**
- * The grant cache of a PostgreSQL store, listening from its first use; none on SQLite, where a
- * grant's read is a lookup in this process and another process (the CLI) may change the file.
- */
-export function grantCacheOf(store: Store): GrantCache | undefined {
-  const notices = store.postgresNotices;
-  if (notices === undefined) return undefined;
-  let cache = grantCaches.get(store);
-  if (cache === undefined) {
-    cache = new GrantCache();
-    grantCaches.set(store, cache);
-    notices.subscribe(GRANT_CHANGES_CHANNEL, cache);
-  }
-  return cache;
-}
-
 /**
  * The auth module's port over Kysely; the same statements on SQLite and PostgreSQL, except the
- * row locks that only PostgreSQL needs. On PostgreSQL the access-token grants are remembered
- * (`grant-cache.ts`): every write here that can refuse a grant forgets them once it has
- * committed (`changingGrants`), other instances when PostgreSQL announces the change.
+ * row locks that only PostgreSQL needs.
  */
 export function createAuthStore(store: Store): AuthStore {
   const { db, dialect } = store;
-  /** Runs a write that can refuse a remembered grant, and forgets them all when it has ended. */
-  async function changingGrants<T>(write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } finally {
-      grantCaches.get(store)?.forget();
-    }
-  }
-
-  /** The token's grant as stored: the token with its family, credential and owner. */
-  async function readGrant(tokenHash: string): Promise<TokenGrantView | undefined> {
-    const row = await db
-      .selectFrom('oauth_tokens as t')
-      .innerJoin('token_families as f', 'f.family_id', 't.family_id')
-      .innerJoin('credentials as c', 'c.client_id', 't.client_id')
-      .innerJoin('users as u', 'u.email', 'c.owner_email')
-      .selectAll('t')
-      .select([
-        'f.revoked_at as family_revoked_at',
-        'c.secret_hash',
-        'c.owner_email',
-        'c.name',
-        'c.created_at as credential_created_at',
-        'c.expires_at as credential_expires_at',
-        'c.revoked_at as credential_revoked_at',
-        'u.email',
-        'u.display_name',
-        'u.roles',
-        'u.disabled',
-        'u.created_at as user_created_at',
-      ])
-      .where('t.token_hash', '=', tokenHash)
-      .executeTakeFirst();
-    if (row === undefined) return undefined;
-    return {
-      token: toToken(row),
-      familyRevokedAt: row.family_revoked_at,
-      credential: toCredential({
-        client_id: row.client_id,
-        secret_hash: row.secret_hash,
-        owner_email: row.owner_email,
-        name: row.name,
-        created_at: row.credential_created_at,
-        expires_at: row.credential_expires_at,
-        revoked_at: row.credential_revoked_at,
-        last_used_at: null,
-      }),
-      owner: joinedOwner(row),
-    };
-  }
-
   return {
     ...createAuthFailureStore(store),
     async findUser(email) {
@@ -140,52 +67,47 @@ export function createAuthStore(store: Store): AuthStore {
     },
 
     async updateUser(email, change, keepEnabledHolderOf, { actor, at }) {
-      return changingGrants(() =>
-        db.transaction().execute(async (trx) => {
-          const takesRoleAway = (role: string) =>
-            change.disabled === true || (change.roles !== undefined && !change.roles.includes(role));
-          if (keepEnabledHolderOf !== undefined && takesRoleAway(keepEnabledHolderOf)) {
-            // The enabled holders of the role, locked in one order on PostgreSQL, so concurrent
-            // changes queue here and each sees who still holds the role; SQLite runs one write
-            // transaction at a time.
-            const holdersQuery = trx
-              .selectFrom('users')
-              .select('email')
-              .where('disabled', '=', 0)
-              .where('roles', 'like', `%${JSON.stringify(keepEnabledHolderOf)}%`)
-              .orderBy('email');
-            const holders = await (dialect === 'postgres'
-              ? holdersQuery.forUpdate()
-              : holdersQuery
-            ).execute();
-            if (holders.length === 1 && holders[0]?.email === email) return 'last-holder';
-          }
-          // The user as it was, for the audit entry; on PostgreSQL locked, so the picture is the
-          // one this change replaces; after the holders, so every change takes its row locks in
-          // the holders' order and none deadlocks.
-          const currentQuery = trx.selectFrom('users').selectAll().where('email', '=', email);
-          const current = await (dialect === 'postgres'
-            ? currentQuery.forUpdate()
-            : currentQuery
-          ).executeTakeFirst();
-          if (current === undefined) return undefined;
-          const values: Updateable<UsersTable> = {};
-          if (change.roles !== undefined) values.roles = JSON.stringify(change.roles);
-          if (change.disabled !== undefined) values.disabled = change.disabled ? 1 : 0;
-          if (change.displayName !== undefined) values.display_name = change.displayName;
-          if (Object.keys(values).length > 0) {
-            await trx.updateTable('users').set(values).where('email', '=', email).execute();
-          }
-          const row = await trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
-          if (row === undefined) return undefined;
-          const before = userSummary(toUser(current));
-          const after = userSummary(toUser(row));
-          if (JSON.stringify(before) !== JSON.stringify(after)) {
-            await appendAudit(trx, store.dialect, { at, action: 'users.update', actor, before, after });
-          }
-          return toUser(row);
-        }),
-      );
+      return db.transaction().execute(async (trx) => {
+        const takesRoleAway = (role: string) =>
+          change.disabled === true || (change.roles !== undefined && !change.roles.includes(role));
+        if (keepEnabledHolderOf !== undefined && takesRoleAway(keepEnabledHolderOf)) {
+          // The enabled holders of the role, locked in one order on PostgreSQL, so concurrent
+          // changes queue here and each sees who still holds the role; SQLite runs one write
+          // transaction at a time.
+          const holdersQuery = trx
+            .selectFrom('users')
+            .select('email')
+            .where('disabled', '=', 0)
+            .where('roles', 'like', `%${JSON.stringify(keepEnabledHolderOf)}%`)
+            .orderBy('email');
+          const holders = await (dialect === 'postgres' ? holdersQuery.forUpdate() : holdersQuery).execute();
+          if (holders.length === 1 && holders[0]?.email === email) return 'last-holder';
+        }
+        // The user as it was, for the audit entry; on PostgreSQL locked, so the picture is the
+        // one this change replaces; after the holders, so every change takes its row locks in
+        // the holders' order and none deadlocks.
+        const currentQuery = trx.selectFrom('users').selectAll().where('email', '=', email);
+        const current = await (dialect === 'postgres'
+          ? currentQuery.forUpdate()
+          : currentQuery
+        ).executeTakeFirst();
+        if (current === undefined) return undefined;
+        const values: Updateable<UsersTable> = {};
+        if (change.roles !== undefined) values.roles = JSON.stringify(change.roles);
+        if (change.disabled !== undefined) values.disabled = change.disabled ? 1 : 0;
+        if (change.displayName !== undefined) values.display_name = change.displayName;
+        if (Object.keys(values).length > 0) {
+          await trx.updateTable('users').set(values).where('email', '=', email).execute();
+        }
+        const row = await trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+        if (row === undefined) return undefined;
+        const before = userSummary(toUser(current));
+        const after = userSummary(toUser(row));
+        if (JSON.stringify(before) !== JSON.stringify(after)) {
+          await appendAudit(trx, store.dialect, { at, action: 'users.update', actor, before, after });
+        }
+        return toUser(row);
+      });
     },
 
     async setPassword(email, passwordHash, { actor, at, generated }) {
@@ -246,35 +168,33 @@ export function createAuthStore(store: Store): AuthStore {
         expires_at: credential.expiresAt,
         revoked_at: credential.revokedAt,
       };
-      await changingGrants(() =>
-        db.transaction().execute(async (trx) => {
-          const previous = await trx
-            .selectFrom('credentials')
-            .selectAll()
-            .where('client_id', '=', credential.clientId)
-            .executeTakeFirst();
-          const row = await trx
-            .insertInto('credentials')
-            .values(values)
-            .onConflict((oc) =>
-              oc.column('client_id').doUpdateSet({
-                secret_hash: values.secret_hash,
-                owner_email: values.owner_email,
-                expires_at: values.expires_at,
-                revoked_at: null,
-              }),
-            )
-            .returningAll()
-            .executeTakeFirstOrThrow();
-          await appendAudit(trx, store.dialect, {
-            at: credential.createdAt,
-            action: 'credentials.create',
-            actor,
-            before: previous === undefined ? null : credentialSummary(toCredential(previous)),
-            after: credentialSummary(toCredential(row)),
-          });
-        }),
-      );
+      await db.transaction().execute(async (trx) => {
+        const previous = await trx
+          .selectFrom('credentials')
+          .selectAll()
+          .where('client_id', '=', credential.clientId)
+          .executeTakeFirst();
+        const row = await trx
+          .insertInto('credentials')
+          .values(values)
+          .onConflict((oc) =>
+            oc.column('client_id').doUpdateSet({
+              secret_hash: values.secret_hash,
+              owner_email: values.owner_email,
+              expires_at: values.expires_at,
+              revoked_at: null,
+            }),
+          )
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        await appendAudit(trx, store.dialect, {
+          at: credential.createdAt,
+          action: 'credentials.create',
+          actor,
+          before: previous === undefined ? null : credentialSummary(toCredential(previous)),
+          after: credentialSummary(toCredential(row)),
+        });
+      });
     },
 
     async listCredentials(page, limit) {
@@ -291,34 +211,32 @@ export function createAuthStore(store: Store): AuthStore {
     },
 
     async revokeCredential(clientId, at, actor) {
-      return changingGrants(() =>
-        db.transaction().execute(async (trx) => {
-          const exists = await trx
-            .selectFrom('credentials')
-            .select('client_id')
-            .where('client_id', '=', clientId)
-            .executeTakeFirst();
-          if (exists === undefined) return false;
-          const revoked = await trx
-            .updateTable('credentials')
-            .set({ revoked_at: at })
-            .where('client_id', '=', clientId)
-            .where('revoked_at', 'is', null)
-            .returningAll()
-            .executeTakeFirst();
-          if (revoked !== undefined) {
-            const after = toCredential(revoked);
-            await appendAudit(trx, store.dialect, {
-              at,
-              action: 'credentials.revoke',
-              actor,
-              before: credentialSummary({ ...after, revokedAt: null }),
-              after: credentialSummary(after),
-            });
-          }
-          return true;
-        }),
-      );
+      return db.transaction().execute(async (trx) => {
+        const exists = await trx
+          .selectFrom('credentials')
+          .select('client_id')
+          .where('client_id', '=', clientId)
+          .executeTakeFirst();
+        if (exists === undefined) return false;
+        const revoked = await trx
+          .updateTable('credentials')
+          .set({ revoked_at: at })
+          .where('client_id', '=', clientId)
+          .where('revoked_at', 'is', null)
+          .returningAll()
+          .executeTakeFirst();
+        if (revoked !== undefined) {
+          const after = toCredential(revoked);
+          await appendAudit(trx, store.dialect, {
+            at,
+            action: 'credentials.revoke',
+            actor,
+            before: credentialSummary({ ...after, revokedAt: null }),
+            after: credentialSummary(after),
+          });
+        }
+        return true;
+      });
     },
 
     async markCredentialUsed(clientId, at) {
@@ -360,8 +278,44 @@ export function createAuthStore(store: Store): AuthStore {
     },
 
     async findGrant(tokenHash) {
-      const cache = grantCacheOf(store);
-      return cache === undefined ? readGrant(tokenHash) : cache.grant(tokenHash, readGrant);
+      const row = await db
+        .selectFrom('oauth_tokens as t')
+        .innerJoin('token_families as f', 'f.family_id', 't.family_id')
+        .innerJoin('credentials as c', 'c.client_id', 't.client_id')
+        .innerJoin('users as u', 'u.email', 'c.owner_email')
+        .selectAll('t')
+        .select([
+          'f.revoked_at as family_revoked_at',
+          'c.secret_hash',
+          'c.owner_email',
+          'c.name',
+          'c.created_at as credential_created_at',
+          'c.expires_at as credential_expires_at',
+          'c.revoked_at as credential_revoked_at',
+          'u.email',
+          'u.display_name',
+          'u.roles',
+          'u.disabled',
+          'u.created_at as user_created_at',
+        ])
+        .where('t.token_hash', '=', tokenHash)
+        .executeTakeFirst();
+      if (row === undefined) return undefined;
+      return {
+        token: toToken(row),
+        familyRevokedAt: row.family_revoked_at,
+        credential: toCredential({
+          client_id: row.client_id,
+          secret_hash: row.secret_hash,
+          owner_email: row.owner_email,
+          name: row.name,
+          created_at: row.credential_created_at,
+          expires_at: row.credential_expires_at,
+          revoked_at: row.credential_revoked_at,
+          last_used_at: null,
+        }),
+        owner: joinedOwner(row),
+      };
     },
 
     async rotateRefreshToken(tokenHash, at, answerSealed, tokens) {
@@ -410,48 +364,44 @@ export function createAuthStore(store: Store): AuthStore {
     },
 
     async revokeFamily(familyId, at) {
-      await changingGrants(() =>
-        db.transaction().execute(async (trx) => {
-          await trx
-            .updateTable('token_families')
-            .set({ revoked_at: at })
-            .where('family_id', '=', familyId)
-            .execute();
-          await trx
-            .updateTable('oauth_tokens')
-            .set({ revoked_at: at })
-            .where('family_id', '=', familyId)
-            .where('revoked_at', 'is', null)
-            .execute();
-        }),
-      );
+      await db.transaction().execute(async (trx) => {
+        await trx
+          .updateTable('token_families')
+          .set({ revoked_at: at })
+          .where('family_id', '=', familyId)
+          .execute();
+        await trx
+          .updateTable('oauth_tokens')
+          .set({ revoked_at: at })
+          .where('family_id', '=', familyId)
+          .where('revoked_at', 'is', null)
+          .execute();
+      });
     },
 
     async revokeToken(tokenHash, at) {
-      await changingGrants(() =>
-        db.updateTable('oauth_tokens').set({ revoked_at: at }).where('token_hash', '=', tokenHash).execute(),
-      );
+      await db
+        .updateTable('oauth_tokens')
+        .set({ revoked_at: at })
+        .where('token_hash', '=', tokenHash)
+        .execute();
     },
 
-    purgeExpiredTokens: (before) =>
-      changingGrants(async () => {
-        const result = await db
-          .deleteFrom('oauth_tokens')
-          .where('expires_at', '<', before)
-          .executeTakeFirst();
-        await db
-          .deleteFrom('token_families')
-          .where(({ not, exists, selectFrom }) =>
-            not(
-              exists(
-                selectFrom('oauth_tokens')
-                  .select('token_hash')
-                  .whereRef('oauth_tokens.family_id', '=', 'token_families.family_id'),
-              ),
+    async purgeExpiredTokens(before) {
+      const result = await db.deleteFrom('oauth_tokens').where('expires_at', '<', before).executeTakeFirst();
+      await db
+        .deleteFrom('token_families')
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('oauth_tokens')
+                .select('token_hash')
+                .whereRef('oauth_tokens.family_id', '=', 'token_families.family_id'),
             ),
-          )
-          .execute();
-        return Number(result.numDeletedRows);
-      }),
+          ),
+        )
+        .execute();
+      return Number(result.numDeletedRows);
+    },
   };
 }

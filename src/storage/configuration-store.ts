@@ -206,7 +206,7 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
           if (input.ifDeletes !== undefined && !sameCounts(deleted, input.ifDeletes))
             return { replaced: false, revision: Number(revision), wouldDelete: deleted };
           // The rows written in bulk first: on PostgreSQL they have no foreign key to cascade
-          // from (migration 0031). Deleting the sessions cascades to their chunks and errors;
+          // from (migration 0030). Deleting the sessions cascades to their chunks and errors;
           // the balances kept from the journals go with them (`accounting/balances.ts`), and so
           // do the statistics counters (`statistics-counters.ts`).
           await trx.deleteFrom('journal_lines').execute();

@@ -6,8 +6,7 @@
  */
 import type SqliteDatabase from 'better-sqlite3';
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { PostgresNotices } from './postgres/notices.js';
-import { DATABASE_CONNECT_TIMEOUT_MS_DEFAULT, openPostgres, type PostgresOptions } from './postgres/pool.js';
+import { openPostgres, type PostgresOptions } from './postgres/pool.js';
 import type { Database } from './schema.js';
 import { SqliteGroupCommit } from './sqlite/group-commit.js';
 import { openSqlite, type SqliteOptions } from './sqlite/open.js';
@@ -40,11 +39,6 @@ export interface Store {
    * same time (`writeTogether`).
    */
   sqliteGroupCommit: SqliteGroupCommit | undefined;
-  /**
-   * PostgreSQL: the notices of the store's channels (`LISTEN`), on a connection of their own
-   * opened by the first subscriber and closed with the store.
-   */
-  postgresNotices: PostgresNotices | undefined;
   close(): Promise<void>;
 }
 
@@ -70,27 +64,17 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
       sqlite,
       sqliteWriteTurn,
       sqliteGroupCommit: new SqliteGroupCommit(db, sqliteWriteTurn),
-      postgresNotices: undefined,
       close: () => db.destroy(),
     };
   }
   const db = openPostgres(databaseUrl, options);
-  const notices = new PostgresNotices(
-    databaseUrl,
-    options.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS_DEFAULT,
-    options.onIdleError ?? (() => {}),
-  );
   return {
     db,
     dialect: 'postgres',
     sqlite: undefined,
     sqliteWriteTurn: undefined,
     sqliteGroupCommit: undefined,
-    postgresNotices: notices,
-    close: async () => {
-      await notices.close();
-      await db.destroy();
-    },
+    close: () => db.destroy(),
   };
 }
 

@@ -33,9 +33,8 @@ import * as periods from './0026-periods.js';
 import * as auditChain from './0027-audit-chain.js';
 import * as approvalRequests from './0028-approval-requests.js';
 import * as journalsIngestionOriginsOnly from './0029-journals-ingestion-origins-only.js';
-import * as grantChangeNotices from './0030-grant-change-notices.js';
-import * as bulkRowsUnkeyed from './0031-bulk-rows-unkeyed.js';
-import * as configurationRevisionFunction from './0032-configuration-revision-function.js';
+import * as bulkRowsUnkeyed from './0030-bulk-rows-unkeyed.js';
+import * as configurationRevisionFunction from './0031-configuration-revision-function.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -73,9 +72,8 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0027-audit-chain', auditChain],
   ['0028-approval-requests', approvalRequests],
   ['0029-journals-ingestion-origins-only', journalsIngestionOriginsOnly],
-  ['0030-grant-change-notices', grantChangeNotices],
-  ['0031-bulk-rows-unkeyed', bulkRowsUnkeyed],
-  ['0032-configuration-revision-function', configurationRevisionFunction],
+  ['0030-bulk-rows-unkeyed', bulkRowsUnkeyed],
+  ['0031-configuration-revision-function', configurationRevisionFunction],
 ];
 
 function migratorOf(store: Store): Migrator {
