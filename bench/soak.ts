@@ -675,17 +675,22 @@ async function soak(service: BenchService, minutes: number): Promise<SoakRun> {
   const recorder = new Recorder();
   const sessions: SoakSession[] = [];
   const startBytes = residentBytes(service.pid);
+  const startedMs = performance.now();
+  recorder.originMs = startedMs;
   let peakBytes = startBytes;
+  /** When the peak was sampled, in seconds from the start of the load (where to look for its cause). */
+  let peakAtSeconds = 0;
   const sampler = setInterval(() => {
-    peakBytes = Math.max(peakBytes, residentBytes(service.pid));
+    const bytes = residentBytes(service.pid);
+    if (bytes <= peakBytes) return;
+    peakBytes = bytes;
+    peakAtSeconds = (performance.now() - startedMs) / MS_PER_SECOND;
   }, RSS_SAMPLE_INTERVAL_MS);
   const progress = setInterval(() => {
     console.log(
       `soak ${service.dialect}: ${formatNumber(recorder.requests)} requests, ${recorder.errors} errors, ${sessions.length} sessions, RSS ${formatNumber(residentBytes(service.pid) / MIB_BYTES, 1)} MiB`,
     );
   }, 10 * MS_PER_SECOND);
-  const startedMs = performance.now();
-  recorder.originMs = startedMs;
   let drainMs: number | undefined;
   let loadMs: number;
   try {
@@ -698,6 +703,9 @@ async function soak(service: BenchService, minutes: number): Promise<SoakRun> {
     clearInterval(sampler);
   }
   peakBytes = Math.max(peakBytes, residentBytes(service.pid));
+  console.log(
+    `soak ${service.dialect}: peak RSS ${formatNumber(peakBytes / MIB_BYTES, 1)} MiB, sampled ${formatNumber(peakAtSeconds, 0)} s after the load started (load ${formatNumber(loadMs / MS_PER_SECOND, 0)} s)`,
+  );
   console.log(`soak ${service.dialect}: checking ${sessions.length} sessions`);
   const checked = await check(service, sessions);
   const metrics = await service.request('GET', '/api/v1/statistics/operational-dashboard/journal-metrics');

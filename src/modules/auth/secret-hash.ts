@@ -18,15 +18,40 @@ const SCRYPT_KEY_BYTES = 32;
 const SCRYPT_SALT_BYTES = 16;
 const SCRYPT_MAXMEM_BYTES = 256 * 1024 * 1024;
 
-function scryptAsync(
+/**
+ * scrypt runs at once at most, in this process. Each run holds 128 · r · N bytes (32 MiB at the
+ * cost above) on a thread of libuv's pool, which has four: 64 clients asking for tokens at once
+ * held 128 MiB of resident memory for as long as the hashes took, and left no pool thread for
+ * file reads. Two at once keep both cores of a small machine hashing; the rest wait their turn.
+ */
+const HASHES_AT_ONCE_MAX = 2;
+let hashesRunning = 0;
+/** Runs waiting for a turn, oldest first. */
+const hashesWaiting: (() => void)[] = [];
+
+async function scryptAsync(
   secret: string,
   salt: Buffer,
   keyBytes: number,
   options: ScryptOptions,
 ): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(secret, salt, keyBytes, options, (error, key) => (error ? reject(error) : resolve(key)));
-  });
+  if (hashesRunning >= HASHES_AT_ONCE_MAX) await new Promise<void>((resolve) => hashesWaiting.push(resolve));
+  else hashesRunning += 1;
+  try {
+    return await new Promise((resolve, reject) => {
+      scrypt(secret, salt, keyBytes, options, (error, key) => (error ? reject(error) : resolve(key)));
+    });
+  } finally {
+    // The turn passes to the oldest waiting run, or is given back.
+    const next = hashesWaiting.shift();
+    if (next === undefined) hashesRunning -= 1;
+    else next();
+  }
+}
+
+/** scrypt runs in progress and waiting for a turn (for the tests). */
+export function hashTurns(): { running: number; waiting: number } {
+  return { running: hashesRunning, waiting: hashesWaiting.length };
 }
 
 /**
