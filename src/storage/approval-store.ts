@@ -162,6 +162,20 @@ export function createApprovalStore(store: Store): ApprovalStore {
     findByIdempotencyKey,
     find,
 
+    async findPendingSame(kind, review, payload) {
+      // At most APPROVAL_PENDING_REQUESTS_MAX rows wait (index `approval_requests_status_order`).
+      const rows = await view(db)
+        .where('status', '=', 'pending-approval')
+        .where('kind', '=', kind)
+        .where('document_sha256', '=', review.documentSha256)
+        .where('revision', '=', review.revision)
+        .where('payload', '=', JSON.stringify(payload))
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      return rows.map(requestOf);
+    },
+
     async create(input: NewApprovalRequest) {
       try {
         const request = await db.transaction().execute(async (trx) => {

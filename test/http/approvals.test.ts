@@ -164,6 +164,35 @@ describe('a configuration upload waiting for approval', () => {
     ]);
   });
 
+  it('asked again while it waits (a retried PUT), answers the same request; another action or user makes another', async () => {
+    const first = await upload(maker.token, withNote(), '?keep=processing-data');
+    expect(first.statusCode, first.body).toBe(202);
+    const retried = await upload(maker.token, withNote(), '?keep=processing-data');
+    expect(retried.statusCode, retried.body).toBe(202);
+    expect(retried.headers['idempotent-replayed']).toBe('true');
+    const request = first.json() as ApprovalRequest;
+    expect(retried.json()).toEqual(request);
+    expect(retried.headers.location).toBe(first.headers.location);
+    expect(await metrics()).toEqual(expect.objectContaining({ awaitingApproval: 1 }));
+
+    // The same document without keeping the data is another action; another user's is theirs.
+    const wiping = await upload(maker.token, withNote());
+    expect(wiping.statusCode, wiping.body).toBe(202);
+    expect(wiping.headers['idempotent-replayed']).toBeUndefined();
+    const colleague = await userToken(['bulk-operator']);
+    const theirs = await upload(colleague.token, withNote(), '?keep=processing-data');
+    expect(theirs.statusCode, theirs.body).toBe(202);
+    expect(theirs.headers['idempotent-replayed']).toBeUndefined();
+    expect(new Set([request.requestId, wiping.json().requestId, theirs.json().requestId]).size).toBe(3);
+
+    // Once decided, the same action asked again is a new request.
+    expect((await act(approver, request.requestId, 'reject', 'not now')).statusCode).toBe(200);
+    const anew = await upload(maker.token, withNote(), '?keep=processing-data');
+    expect(anew.statusCode, anew.body).toBe(202);
+    expect(anew.json().requestId).not.toBe(request.requestId);
+    expect(await metrics()).toEqual(expect.objectContaining({ awaitingApproval: 3, deniedApproval: 1 }));
+  });
+
   it('a bad document is refused at once, and no request is made', async () => {
     const made = await upload(maker.token, { version: '1', configuration: { entities: 'no' } });
     expect(made.statusCode).toBe(400);

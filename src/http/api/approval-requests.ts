@@ -44,7 +44,7 @@ export function approvalCallerOf(request: FastifyRequest) {
 }
 
 const PENDING_DESCRIPTION =
-  'When the service requires approval for this kind of action (APPROVAL_REQUIRED), nothing runs: the answer is 202 with the approval request (status `pending-approval`) and `Location` naming it; another user with `approvals:approve` approves it (then it runs) or rejects it. A dry run never waits.';
+  'When the service requires approval for this kind of action (APPROVAL_REQUIRED), nothing runs: the answer is 202 with the approval request (status `pending-approval`) and `Location` naming it; another user with `approvals:approve` approves it (then it runs) or rejects it. The same action asked again by the same user while its request waits answers that request (`Idempotent-Replayed: true`). A dry run never waits.';
 
 /** The documented 202 of an action that may wait for approval. */
 export const PendingApprovalAnswer = { ...ApprovalRequest, description: PENDING_DESCRIPTION };

@@ -78,6 +78,9 @@ export class ApprovalService {
    * Makes a request of `kind` for `payload` (what the kind executes), after its review: the
    * action's own request errors are thrown here, and nothing is stored. With an idempotency key,
    * a repeat of the same client answers its first request (`replayed`), whatever the payload.
+   * Without one, the same action asked again by the same user while its request waits (the same
+   * payload, reviewed to the same document and revision: a `PUT` retried after its answer was
+   * lost, a form sent twice) answers that request too (`replayed`): one action, one request.
    * Errors: the kind's review errors; `conflict` when APPROVAL_PENDING_REQUESTS_MAX requests
    * already wait.
    */
@@ -91,12 +94,16 @@ export class ApprovalService {
       const earlier = await this.#store.findByIdempotencyKey(maker.clientId, idempotencyKey);
       if (earlier !== undefined) return { request: earlier, replayed: true };
     }
+    const review = await this.#kind(kind).review(payload);
+    const same = (await this.#store.findPendingSame(kind, review, payload)).find((pending) =>
+      samePerson(pending.makerEmail, maker.email),
+    );
+    if (same !== undefined) return { request: same, replayed: true };
     if ((await this.#store.count('pending-approval')) >= APPROVAL_PENDING_REQUESTS_MAX)
       throw new AppError(
         'conflict',
         `${APPROVAL_PENDING_REQUESTS_MAX} requests already wait for approval: decide some before making more`,
       );
-    const review = await this.#kind(kind).review(payload);
     const { kind: stored, request } = await this.#store.create({
       ...review,
       requestId: this.#newId(),

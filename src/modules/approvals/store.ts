@@ -106,6 +106,15 @@ export interface ApprovalStore {
   create(input: NewApprovalRequest): Promise<{ kind: 'created' | 'replay'; request: StoredApprovalRequest }>;
   /** The request stored under the client's idempotency key, if any. */
   findByIdempotencyKey(clientId: string, key: string): Promise<StoredApprovalRequest | undefined>;
+  /**
+   * The requests of `kind` that wait for approval with exactly this review and payload (the same
+   * document hash, revision and payload text), oldest first: the same action asked again.
+   */
+  findPendingSame(
+    kind: ApprovalKindName,
+    review: Pick<ApprovalReview, 'documentSha256' | 'revision'>,
+    payload: unknown,
+  ): Promise<StoredApprovalRequest[]>;
   find(requestId: string): Promise<StoredApprovalRequest | undefined>;
   /** The payload of a request, for its execution. */
   payload(requestId: string): Promise<unknown>;
