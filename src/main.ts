@@ -48,6 +48,8 @@ const HEAP_GROWING_PERCENT = 100;
 const SHUTDOWN_TIMEOUT_MS = 30_000;
 /** How often tokens that expired more than a day ago are deleted. */
 const EXPIRED_ROWS_PURGE_INTERVAL_MS = 60 * 60 * 1000;
+/** How often approval requests left `processing` by a stopped instance are looked for. */
+const APPROVAL_RECOVERY_INTERVAL_MS = 5 * 60 * 1000;
 
 /**
  * isolated-vm, which runs flow scripts, crashes the process on Node 20 and later when Node's
@@ -244,6 +246,18 @@ async function main(): Promise<void> {
       .purge()
       .catch((error: unknown) => logger.warn({ err: error }, 'request count purge failed'));
   }, EXPIRED_ROWS_PURGE_INTERVAL_MS).unref();
+  // Approval requests whose instance stopped while their action ran (docs/domain/approvals.md).
+  const recoverApprovals = () => {
+    services.approvals
+      .recoverInterrupted()
+      .then((recovered) => {
+        if (recovered > 0)
+          logger.warn({ recovered }, 'approval requests interrupted by a stop recovered as failed');
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, 'approval recovery failed'));
+  };
+  recoverApprovals();
+  const approvalRecovery = setInterval(recoverApprovals, APPROVAL_RECOVERY_INTERVAL_MS).unref();
   const url = address.replace('[::1]', 'localhost');
   logger.info({ url, dialect: store.dialect }, 'ledgerflow listening');
   // One write, so a reader that sees the URL line also sees how to get a first token.
@@ -273,6 +287,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     clearInterval(purge);
+    clearInterval(approvalRecovery);
     logger.info({ signal }, 'stopping: no new connections, finishing requests in flight');
     // A request or a database call that never ends must not keep the process from stopping.
     setTimeout(() => {

@@ -95,6 +95,7 @@ function configurationUploadKind(configuration: ConfigurationService<PreparedCon
         keepProcessingData: upload.keepProcessingData,
         revision: bound.revision,
         wouldDelete: wouldDeleteOf(bound.dryRun),
+        approvalRequestId: actor.requestId,
       });
       return outcome.kind === 'moved'
         ? outcome
@@ -120,6 +121,7 @@ function configurationDeleteKind(configuration: ConfigurationService<PreparedCon
       const outcome = await configuration.wipeBound(approverOf(actor), {
         revision: bound.revision,
         wouldDelete: wouldDeleteOf(bound.dryRun),
+        approvalRequestId: actor.requestId,
       });
       return outcome.kind === 'moved'
         ? outcome
@@ -140,7 +142,11 @@ function reversalKind(reversals: ReversalService<PreparedConfiguration>): Approv
       const outcome = await reversals.reverseBound(
         payload as ReversalRequest,
         { ownerEmail: actor.approverEmail, clientId: actor.approverClientId },
-        { revision: bound.revision, counts: bound.dryRun as unknown as ReversalCounts },
+        {
+          revision: bound.revision,
+          counts: bound.dryRun as unknown as ReversalCounts,
+          approvalRequestId: actor.requestId,
+        },
       );
       if (outcome.kind === 'moved') return outcome;
       const { reversalId, journals, lines } = outcome.reversal;
@@ -190,7 +196,7 @@ function periodReopenKind(periods: PeriodService<PreparedConfiguration>): Approv
         targetOf(reopen),
         reopen.reason,
         { ownerEmail: actor.approverEmail, clientId: actor.approverClientId },
-        bound.dryRun as unknown as PeriodBinding,
+        { ...(bound.dryRun as unknown as PeriodBinding), approvalRequestId: actor.requestId },
       );
       if ('moved' in outcome) return { kind: 'moved', detail: outcome.moved };
       const { state, basis, actedAt } = outcome.period;

@@ -6,6 +6,7 @@
  * row lost and writes nothing more.
  */
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { AppError } from '../lib/errors.js';
 import type {
   ApprovalAuditAction,
   ApprovalDecision,
@@ -97,6 +98,32 @@ export async function writeApprovalAudit(
     configuration: { version: null, revision: entry.revision, sections: {}, deleted: null },
     details: entry.details,
   });
+}
+
+/**
+ * Marks an approved request as run, inside the transaction of its action, so that the action and
+ * the request's `approved` commit together: `processing` becomes `approved` (the outcome is
+ * written after the commit, `finish`). When the request is no longer `processing` (recovered as
+ * interrupted while its action ran, `recoverInterrupted`), throws `approval-not-pending`, and the
+ * action rolls back with it.
+ */
+export async function markApprovalRan(
+  trx: Transaction<Database>,
+  requestId: string,
+  at: string,
+): Promise<void> {
+  const marked = await trx
+    .updateTable('approval_requests')
+    .set({ status: 'approved', finished_at: at })
+    .where('id', '=', requestId)
+    .where('status', '=', 'processing')
+    .executeTakeFirst();
+  if (marked.numUpdatedRows === 0n)
+    throw new AppError(
+      'approval-not-pending',
+      `approval request ${requestId} is no longer processing (it was recovered as interrupted while its action ran); nothing was changed`,
+      { requestStatus: 'failed' },
+    );
 }
 
 /** Adds to the counters of the day a request was made (`approval_day_counts`), inside the caller's transaction. */
@@ -287,16 +314,21 @@ export function createApprovalStore(store: Store): ApprovalStore {
 
     finish(requestId: string, finish: ApprovalFinish) {
       return db.transaction().execute(async (trx) => {
+        // An action that ran made its request `approved` as it committed (`markApprovalRan`):
+        // its outcome is added; a request whose action did not run leaves `processing`.
         const row = await trx
           .updateTable('approval_requests')
-          .set({
-            status: finish.to,
-            finished_at: finish.at,
-            outcome: finish.to === 'approved' ? JSON.stringify(finish.outcome) : null,
-            problem: finish.to === 'approved' ? null : JSON.stringify(finish.problem),
-          })
+          .set(
+            finish.to === 'approved'
+              ? { outcome: JSON.stringify(finish.outcome) }
+              : { status: finish.to, finished_at: finish.at, problem: JSON.stringify(finish.problem) },
+          )
           .where('id', '=', requestId)
-          .where('status', '=', 'processing')
+          .where((eb) =>
+            finish.to === 'approved'
+              ? eb.and([eb('status', '=', 'approved'), eb('outcome', 'is', null)])
+              : eb('status', '=', 'processing'),
+          )
           .returning(VIEW_COLUMNS)
           .executeTakeFirstOrThrow();
         const finished = requestOf(row);
@@ -310,6 +342,33 @@ export function createApprovalStore(store: Store): ApprovalStore {
             details: { ...auditDetails(finished), problem: finish.problem },
           });
         return finished;
+      });
+    },
+
+    recoverInterrupted(decidedBefore: string, at: string) {
+      return db.transaction().execute(async (trx) => {
+        const problem = {
+          code: 'approval-interrupted',
+          detail:
+            'the instance running the approved action stopped before it finished; nothing was changed: make the request again',
+        };
+        const rows = await trx
+          .updateTable('approval_requests')
+          .set({ status: 'failed', finished_at: at, problem: JSON.stringify(problem) })
+          .where('status', '=', 'processing')
+          .where('decided_at', '<', decidedBefore)
+          .returning(VIEW_COLUMNS)
+          .execute();
+        const recovered = rows.map(requestOf);
+        for (const request of recovered)
+          await writeApprovalAudit(trx, store.dialect, {
+            at,
+            actor: request.decidedBy ?? request.makerEmail,
+            action: 'approval.failed',
+            revision: request.revision,
+            details: { ...auditDetails(request), problem },
+          });
+        return recovered;
       });
     },
   };

@@ -7,6 +7,7 @@ import {
   type ProcessingDataCounts,
   type ReplaceOutcome,
 } from '../modules/configuration/store.js';
+import { markApprovalRan } from './approval-store.js';
 import { appendAudit } from './audit-trail.js';
 import {
   countRevisions,
@@ -219,6 +220,8 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
           await trx.deleteFrom('balances').execute();
           await clearStatisticsCounters(trx);
         }
+        if (input.approvalRequestId !== undefined)
+          await markApprovalRan(trx, input.approvalRequestId, input.at);
         await trx
           .updateTable('configuration')
           .set({

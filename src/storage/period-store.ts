@@ -12,6 +12,7 @@
  * transaction is enough. The change reads nothing it would have to lock but the counter, so it
  * takes no lock in an order that could meet another's.
  */
+
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { AppError } from '../lib/errors.js';
 import type { AuditAction } from '../modules/audit/store.js';
@@ -31,6 +32,7 @@ import {
   trialBalanceHash,
 } from '../modules/periods/store.js';
 import { canonicalNodeJson } from './accounting/rows.js';
+import { markApprovalRan } from './approval-store.js';
 import { appendAudit } from './audit-trail.js';
 import { countRows } from './count.js';
 import type { Database, PeriodSnapshotsTable, PeriodStatesTable } from './schema.js';
@@ -256,6 +258,8 @@ export function createPeriodStore(store: Store): PeriodStore {
           if (pending.waitingRecords > 0 || pending.unpostedJournals > 0) return { kind: 'pending', pending };
           snapshot = await takeSnapshot(trx, input, node);
         }
+        if (input.approvalRequestId !== undefined)
+          await markApprovalRan(trx, input.approvalRequestId, input.at);
         const row: PeriodStatesTable = {
           accounting_config: input.accountingConfig,
           node,

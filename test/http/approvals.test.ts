@@ -3,6 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServices, type Services } from '../../src/composition/services.js';
 import { buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
+import { APPROVAL_RUN_LEASE_MS } from '../../src/modules/approvals/service.js';
+import { createApprovalStore } from '../../src/storage/approval-store.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { ingestClosedSession, realisticConfiguration } from '../helpers/fixtures.js';
@@ -214,6 +216,80 @@ describe('a configuration upload waiting for approval', () => {
       url: `/api/v1/approval-requests/${first.requestId}`,
     });
     expect(after.json()).toMatchObject({ status: 'invalid', problem: { code: 'approval-invalidated' } });
+  });
+});
+
+describe('an approved request whose instance stopped while its action ran', () => {
+  /** Makes an upload request and approves it as `approve` does first; the instance "stops" there. */
+  async function madeAndClaimed(): Promise<ApprovalRequest> {
+    const made = await upload(maker.token, withNote(), '?keep=processing-data');
+    expect(made.statusCode, made.body).toBe(202);
+    const request = made.json() as ApprovalRequest;
+    const claimed = await createApprovalStore(t.store).decide(request.requestId, {
+      to: 'processing',
+      by: 'approver@example.test',
+      byClientId: 'approver-client',
+      at: t.clock.now().toISOString(),
+    });
+    expect(claimed?.status).toBe('processing');
+    return request;
+  }
+
+  /** The upload an approval of `request` runs, as its kind runs it. */
+  function runUpload(request: ApprovalRequest) {
+    return t.services.configuration.uploadBound(
+      withNote(),
+      { user: 'approver@example.test' },
+      {
+        documentSha256: request.documentSha256,
+        keepProcessingData: true,
+        revision: request.revision,
+        wouldDelete: request.dryRun.wouldDelete as never,
+        approvalRequestId: request.requestId,
+      },
+    );
+  }
+
+  const storedRevision = () => t.services.configuration.checkedRevision(undefined);
+
+  it('is recovered as failed once its lease is over; nothing changed', async () => {
+    const before = await storedRevision();
+    const request = await madeAndClaimed();
+    t.clock.advance(APPROVAL_RUN_LEASE_MS - 1000);
+    expect(await t.services.approvals.recoverInterrupted()).toBe(0);
+    t.clock.advance(2000);
+    expect(await t.services.approvals.recoverInterrupted()).toBe(1);
+    expect(await t.services.approvals.get(request.requestId)).toMatchObject({
+      status: 'failed',
+      problem: { code: 'approval-interrupted' },
+    });
+    expect(await storedRevision()).toBe(before);
+    expect(await t.services.approvals.recoverInterrupted()).toBe(0);
+    const audit = await t.services.audit.list({ page: 0 }, 5);
+    expect(audit.rows[0]).toMatchObject({ action: 'approval.failed' });
+  });
+
+  it('its action commits with the request approved, and an action whose request was recovered cannot commit', async () => {
+    const first = await madeAndClaimed();
+    // The action commits; the instance stops before the outcome is added.
+    expect((await runUpload(first)).kind).toBe('done');
+    expect(await t.services.approvals.get(first.requestId)).toMatchObject({
+      status: 'approved',
+      outcome: null,
+    });
+    t.clock.advance(APPROVAL_RUN_LEASE_MS + 1000);
+    expect(await t.services.approvals.recoverInterrupted()).toBe(0);
+    expect((await t.services.approvals.get(first.requestId)).status).toBe('approved');
+
+    maker = await userToken(['bulk-operator']);
+    const second = await madeAndClaimed();
+    const before = await storedRevision();
+    t.clock.advance(APPROVAL_RUN_LEASE_MS + 1000);
+    expect(await t.services.approvals.recoverInterrupted()).toBe(1);
+    // Its action, still running on the stopped instance, comes to its commit: refused, undone.
+    await expect(runUpload(second)).rejects.toMatchObject({ code: 'approval-not-pending' });
+    expect(await storedRevision()).toBe(before);
+    expect((await t.services.approvals.get(second.requestId)).status).toBe('failed');
   });
 });
 

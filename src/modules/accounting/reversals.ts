@@ -235,7 +235,7 @@ export class ReversalService<T extends PreparedAccountingRevision> {
   async reverseBound(
     request: ReversalRequest,
     caller: ReversalCaller,
-    bound: { revision: number; counts: ReversalCounts },
+    bound: { revision: number; counts: ReversalCounts; approvalRequestId: string },
   ): Promise<{ kind: 'done'; reversal: ReversalView } | { kind: 'moved'; detail: string }> {
     checkRequest(request);
     const revisionMoved = (found: number) => ({
@@ -263,6 +263,7 @@ export class ReversalService<T extends PreparedAccountingRevision> {
         openWindowOf,
         newId: this.#newId,
         expectCounts: bound.counts,
+        approvalRequestId: bound.approvalRequestId,
       });
       if (result.kind === 'stored') return { kind: 'done', reversal: await this.#view(result.reversal) };
       if (result.kind === 'moved')

@@ -497,6 +497,11 @@ export interface ReversalInput {
    * and the result is `moved` with the counts found.
    */
   expectCounts?: ReversalCounts;
+  /**
+   * The approval request this change runs for (docs/domain/approvals.md): the change's
+   * transaction marks it `approved`, and changes nothing when it is no longer `processing`.
+   */
+  approvalRequestId?: string | undefined;
 }
 
 /**

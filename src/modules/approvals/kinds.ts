@@ -34,11 +34,16 @@ export interface ApprovalReview {
   summary: Record<string, unknown>;
 }
 
-/** Who runs an approved action: the approver, on behalf of the maker. */
+/**
+ * Who runs an approved action: the approver, on behalf of the maker; and the request it runs
+ * for, which the action's own transaction marks `approved` as it commits (a request whose
+ * action did not commit can then be told apart, and recovered, docs/domain/approvals.md).
+ */
 export interface ApprovalActor {
   approverEmail: string;
   approverClientId: string;
   makerEmail: string;
+  requestId: string;
 }
 
 /**

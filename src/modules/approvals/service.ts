@@ -16,6 +16,14 @@ export interface ApprovalCaller {
   clientId: string;
 }
 
+/**
+ * How long an approved action may run before its request, still `processing`, is taken for
+ * interrupted (its instance stopped) and recovered as `failed`. Far longer than any action
+ * takes, a wipe of millions of rows included; an action still running then cannot commit any
+ * more (its transaction marks the request `approved` only while it is `processing`).
+ */
+export const APPROVAL_RUN_LEASE_MS = 30 * 60 * 1000;
+
 /** True when two callers are the same user: e-mail addresses compared without case. */
 function samePerson(a: string, b: string): boolean {
   return a.toLowerCase() === b.toLowerCase();
@@ -149,11 +157,12 @@ export class ApprovalService {
   /**
    * Approves a pending request and runs it, as `approver`'s action on behalf of its maker. The
    * request moves to `processing` by a conditional update, so only one approval of it, on any
-   * instance, runs it; then to `approved` with what it did, to `invalid` when the data it would
-   * change moved since it was made (and nothing changed), or to `failed` with the action's
-   * problem. Errors: `not-found`; `approval-not-pending` (decided already, or another approval
-   * won); `approval-by-maker`; `approval-invalidated` (the request is now `invalid`); the
-   * action's own errors (the request is now `failed`).
+   * instance, runs it; then to `approved` in the action's own transaction (its outcome is added
+   * after), to `invalid` when the data it would change moved since it was made (and nothing
+   * changed), or to `failed` with the action's problem. An instance that stops in between leaves
+   * it `processing` until `recoverInterrupted`. Errors: `not-found`; `approval-not-pending`
+   * (decided already, or another approval won); `approval-by-maker`; `approval-invalidated` (the
+   * request is now `invalid`); the action's own errors (the request is now `failed`).
    */
   async approve(requestId: string, approver: ApprovalCaller): Promise<StoredApprovalRequest> {
     const found = await this.#decidable(requestId, approver);
@@ -172,8 +181,12 @@ export class ApprovalService {
         approverEmail: approver.email,
         approverClientId: approver.clientId,
         makerEmail: found.makerEmail,
+        requestId,
       });
     } catch (error) {
+      // Recovered as interrupted while it ran (this instance was taken for stopped): undone.
+      if (error instanceof AppError && error.code === 'approval-not-pending')
+        throw notPending(await this.get(requestId));
       await this.#store.finish(requestId, {
         to: 'failed',
         at: this.#clock.now().toISOString(),
@@ -198,6 +211,21 @@ export class ApprovalService {
       at: this.#clock.now().toISOString(),
       outcome: execution.outcome,
     });
+  }
+
+  /**
+   * Recovers the requests whose instance stopped while their approved action ran: those still
+   * `processing` APPROVAL_RUN_LEASE_MS after their approval become `failed`
+   * (`approval-interrupted`; nothing was changed, since an action that commits makes its request
+   * `approved` in its own transaction). Safe on every instance at once. Answers how many.
+   */
+  async recoverInterrupted(): Promise<number> {
+    const now = this.#clock.now().getTime();
+    const recovered = await this.#store.recoverInterrupted(
+      new Date(now - APPROVAL_RUN_LEASE_MS).toISOString(),
+      new Date(now).toISOString(),
+    );
+    return recovered.length;
   }
 
   /**

@@ -11,8 +11,9 @@ export type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
 /**
  * The statuses of a request (docs/domain/approvals.md): `pending-approval` waits for a second
  * person; `rejected` and `canceled` (by its maker) never ran; `processing` was approved and
- * runs; `approved` ran; `invalid` was approved but the data it would change had moved, so
- * nothing ran; `failed` was approved and the action refused (its problem is kept).
+ * runs; `approved` ran (its action and this status committed together); `invalid` was approved
+ * but the data it would change had moved, so nothing ran; `failed` was approved and the action
+ * refused, or its instance stopped before the action committed (its problem is kept).
  */
 export const APPROVAL_STATUSES = [
   'pending-approval',
@@ -132,6 +133,16 @@ export interface ApprovalStore {
    * decision won), and then nothing is written.
    */
   decide(requestId: string, decision: ApprovalDecision): Promise<StoredApprovalRequest | undefined>;
-  /** Ends the execution of a `processing` request, with its audit entry. */
+  /**
+   * Ends the execution of an approved request, with its audit entry: one whose action ran (and
+   * made it `approved` as it committed) gets its outcome; one whose action did not run moves
+   * from `processing` to `invalid` or `failed`.
+   */
   finish(requestId: string, finish: ApprovalFinish): Promise<StoredApprovalRequest>;
+  /**
+   * Moves the requests still `processing` that were approved before `decidedBefore` to `failed`
+   * (`approval-interrupted`), each with its audit entry, and answers them: their action never
+   * committed, since it would have made them `approved`, and can no longer commit.
+   */
+  recoverInterrupted(decidedBefore: string, at: string): Promise<StoredApprovalRequest[]>;
 }

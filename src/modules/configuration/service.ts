@@ -124,10 +124,14 @@ export interface UploadOptions {
   keepProcessingData?: boolean;
 }
 
-/** What an approved change is bound to: the revision it was reviewed against and what it would wipe. */
+/**
+ * What an approved change is bound to: the revision it was reviewed against and what it would
+ * wipe; and the approval request it runs for, marked `approved` in the change's transaction.
+ */
 export interface BoundChange {
   revision: number;
   wouldDelete: ProcessingDataCounts;
+  approvalRequestId: string;
 }
 
 /** What an approved change came to: made, or not, since the data it was bound to moved. */
@@ -469,6 +473,7 @@ export class ConfigurationService<T> {
       ifRevisionIn: [bound.revision],
       keep,
       ifDeletes: keep === undefined ? bound.wouldDelete : undefined,
+      approvalRequestId: bound.approvalRequestId,
     });
     return this.#boundOutcome(outcome, bound);
   }
@@ -490,6 +495,7 @@ export class ConfigurationService<T> {
       sections: sectionCounts(configuration),
       ifRevisionIn: [bound.revision],
       ifDeletes: bound.wouldDelete,
+      approvalRequestId: bound.approvalRequestId,
     });
     return this.#boundOutcome(outcome, bound);
   }

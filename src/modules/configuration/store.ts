@@ -113,6 +113,11 @@ export interface ConfigurationStore {
      * answers the counts found as `wouldDelete`.
      */
     ifDeletes?: ProcessingDataCounts | undefined;
+    /**
+     * The approval request this change runs for (docs/domain/approvals.md): the change's
+     * transaction marks it `approved`, and changes nothing when it is no longer `processing`.
+     */
+    approvalRequestId?: string | undefined;
   }): Promise<ReplaceOutcome>;
   /**
    * The risks that the data stored now makes blocking, read without a transaction and, on a

@@ -342,7 +342,7 @@ export class PeriodService<T extends PreparedAccountingRevision> {
     target: PeriodTarget,
     reason: string,
     caller: PeriodCaller,
-    bound: PeriodBinding,
+    bound: PeriodBinding & { approvalRequestId: string },
   ): Promise<PeriodChange | { moved: string }> {
     return this.#change('reopen', target, reason, caller, bound);
   }
@@ -352,7 +352,7 @@ export class PeriodService<T extends PreparedAccountingRevision> {
     target: PeriodTarget,
     reason: string | undefined,
     caller: PeriodCaller,
-    bound: PeriodBinding | undefined,
+    bound: (PeriodBinding & { approvalRequestId: string }) | undefined,
   ): Promise<PeriodChange | { moved: string }> {
     const { node, first, note, calendar } = await this.#changeOf(action, target, reason);
     let moved: string | undefined;
@@ -367,6 +367,7 @@ export class PeriodService<T extends PreparedAccountingRevision> {
       clientId: caller.clientId,
       at: this.#clock.now().toISOString(),
       snapshotId: this.#newId(),
+      approvalRequestId: bound?.approvalRequestId,
       refusalOf: (stored) => {
         const now = viewStateOf(calendar, stored);
         if (bound !== undefined && (now.basis !== bound.basis || now.actedAt !== bound.actedAt)) {

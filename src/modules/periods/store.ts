@@ -75,6 +75,11 @@ export interface PeriodActionInput {
    * `undefined` when it may go on; called inside the transaction, after the counter is held.
    */
   refusalOf(stored: StoredPeriodState | undefined): string | undefined;
+  /**
+   * The approval request this change runs for (docs/domain/approvals.md): the change's
+   * transaction marks it `approved`, and changes nothing when it is no longer `processing`.
+   */
+  approvalRequestId?: string | undefined;
 }
 
 /**

@@ -8,6 +8,7 @@
  * (`journals_session_page_order`), an origin journal id's (`journals_origin_journal`), a
  * core-date range (`journals_page_order`), or the ids given.
  */
+
 import type { Kysely, Selectable } from 'kysely';
 import { AppError } from '../../lib/errors.js';
 import {
@@ -19,6 +20,7 @@ import {
   type ReversalStore,
   type StoredReversal,
 } from '../../modules/accounting/store.js';
+import { markApprovalRan } from '../approval-store.js';
 import { appendAudit } from '../audit-trail.js';
 import { createBulkInsert } from '../bulk-insert.js';
 import { countRows } from '../count.js';
@@ -224,6 +226,8 @@ export function createReversalStore(store: Store): ReversalStore {
       );
       if (input.expectCounts !== undefined && countsText(counts) !== countsText(input.expectCounts))
         throw new CountsMoved(counts);
+      if (input.approvalRequestId !== undefined)
+        await markApprovalRan(trx, input.approvalRequestId, input.at);
       const details: ReversalDetails = {
         alreadyReversedIds: counts.alreadyReversedIds,
         notReversibleIds: counts.notReversibleIds,
