@@ -35,14 +35,16 @@ export const LOG_REDACT_PATHS = [
 ];
 
 /**
- * How far V8 lets a heap grow past what the last full collection kept alive, in per cent: 100
- * collects when it has doubled. By default V8 lets a heap grow up to four times when collecting
- * is cheap, and every chunk leaves its 1 MiB body text in the old generation, so the resident
- * memory of a 200 MiB session swung between 210 and 320 MiB with the timing of collections; at
- * 100 it stays near 240 MiB, at no measured cost in throughput (docs/adr/0015-heap-growth.md).
- * V8 reads the flag at every collection, and it applies to every thread of the process.
+ * How far V8 lets a heap grow past what the last full collection kept alive, in per cent: 50
+ * collects when it has grown by half. By default V8 lets a heap grow up to four times when
+ * collecting is cheap, and every chunk leaves its body text in the old generation (and the
+ * native memory of its buffers until the collection frees them), so the resident memory of a
+ * 200 MiB session swung between 210 and 320 MiB with the timing of collections; at 100 it stayed
+ * near 240 MiB and 64 clients held about 300 MiB; at 50, about 25 MiB less in both, for a few per
+ * cent of a single client's throughput with 1 MiB chunks (docs/adr/0015-heap-growth.md). V8
+ * reads the flag at every collection, and it applies to every thread of the process.
  */
-const HEAP_GROWING_PERCENT = 100;
+const HEAP_GROWING_PERCENT = 50;
 
 /** Longest a graceful stop may take before the process exits anyway. */
 const SHUTDOWN_TIMEOUT_MS = 30_000;
