@@ -696,6 +696,7 @@ async function soak(service: BenchService, minutes: number): Promise<SoakRun> {
   try {
     await load(service, credentials, bodies, startedMs + minutes * MS_PER_MINUTE, recorder, sessions);
     loadMs = performance.now() - startedMs;
+    console.log(`soak ${service.dialect}: chunk p99 minute by minute: ${chunkP99ByMinute(recorder, loadMs)}`);
     console.log(`soak ${service.dialect}: load done; waiting for processing to catch up`);
     drainMs = await drain(service);
   } finally {
@@ -734,6 +735,19 @@ const mib = (bytes: number) => `${formatNumber(bytes / MIB_BYTES, 1)} MiB`;
 const ms = (value: number) => `${formatNumber(value, value < 10 ? 1 : 0)} ms`;
 const p99Of = (latencies: readonly number[]) =>
   latencies.length === 0 ? '' : ms(percentile(latencies, 0.99));
+
+/**
+ * The chunk answers' p99 of each whole minute of the load, in ms, in order: whether the last
+ * minute's figure is a trend or one slow moment.
+ */
+function chunkP99ByMinute(recorder: Recorder, loadMs: number): string {
+  const figures: string[] = [];
+  for (let from = 0; from + MS_PER_MINUTE <= loadMs + MS_PER_SECOND; from += MS_PER_MINUTE) {
+    const latencies = recorder.between('chunk', from, from + MS_PER_MINUTE);
+    figures.push(latencies.length === 0 ? '-' : formatNumber(percentile(latencies, 0.99), 0));
+  }
+  return figures.join(', ');
+}
 
 function markdownOf(context: RunContext, run: SoakRun, stamp: ReturnType<typeof stampNow>, dialect: Dialect) {
   const { recorder, checked } = run;
@@ -787,6 +801,8 @@ function markdownOf(context: RunContext, run: SoakRun, stamp: ReturnType<typeof 
         ],
       ],
     ),
+    '',
+    `Chunk answers' p99 minute by minute (ms): ${chunkP99ByMinute(recorder, run.loadMs)}.`,
     '',
     ...(errors.length === 0
       ? ['Errors: none.']
