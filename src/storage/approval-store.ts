@@ -20,8 +20,9 @@ import { appendAudit } from './audit-trail.js';
 import { countRows } from './count.js';
 import { errorCodeOf } from './errors.js';
 import { keyedPageOf } from './keyed-page.js';
-import type { ApprovalRequestsTable, Database } from './schema.js';
+import type { Database } from './schema.js';
 import type { Dialect, Store } from './store.js';
+import type { ApprovalRequestsTable } from './tables/governance.js';
 
 /** The columns a request is answered with: every one but its payload, which only execution reads. */
 const VIEW_COLUMNS = [

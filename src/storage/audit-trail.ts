@@ -13,8 +13,9 @@ import type {
 import { auditHashOf, GENESIS_HASH, secretKeyIn } from '../modules/audit/store.js';
 import { countRows } from './count.js';
 import { keyedPageOf } from './keyed-page.js';
-import type { AuditLogTable, Database } from './schema.js';
+import type { Database } from './schema.js';
 import type { Dialect } from './store.js';
+import type { AuditLogTable } from './tables/configuration.js';
 
 /** The id of the chain head's one row. */
 const CHAIN_HEAD_ROW_ID = 1;

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { CredentialRow, TokenRow, UserRow } from '../modules/auth/store.js';
-import type { CredentialsTable, OAuthTokensTable, UsersTable } from './schema.js';
+import type { CredentialsTable, OAuthTokensTable, UsersTable } from './tables/access.js';
 
 /**
  * How the auth adapter (`auth-store.ts`) reads and writes its rows, and how the audit trail

@@ -12,8 +12,8 @@ import {
   userSummary,
 } from './auth-rows.js';
 import { countRows } from './count.js';
-import type { UsersTable } from './schema.js';
 import { type Store, writeTogether } from './store.js';
+import type { UsersTable } from './tables/access.js';
 
 /**
  * The auth module's port over Kysely; the same statements on SQLite and PostgreSQL, except the

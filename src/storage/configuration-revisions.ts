@@ -8,7 +8,8 @@ import type { KeyedPage, PageStart } from '../lib/keyed-page.js';
 import type { RevisionDocument, RevisionSummary } from '../modules/configuration/store.js';
 import { countRows } from './count.js';
 import { keyedPageOf } from './keyed-page.js';
-import type { ConfigurationRevisionsTable, Database } from './schema.js';
+import type { Database } from './schema.js';
+import type { ConfigurationRevisionsTable } from './tables/configuration.js';
 
 function summaryOf(row: Omit<Selectable<ConfigurationRevisionsTable>, 'document'>): RevisionSummary {
   return {

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { ChunkOutcome, ChunkWrite, FailedRecord, SessionRow } from '../modules/ingestion/store.js';
-import type { ChunksTable, IngestionsTable } from './schema.js';
+import type { ChunksTable, IngestionsTable } from './tables/ingestion.js';
 
 /** How the ingestion adapter (`ingestion-store.ts`) reads and writes its rows. */
 

@@ -35,8 +35,9 @@ import { canonicalNodeJson } from './accounting/rows.js';
 import { markApprovalRan } from './approval-store.js';
 import { appendAudit } from './audit-trail.js';
 import { countRows } from './count.js';
-import type { Database, PeriodSnapshotsTable, PeriodStatesTable } from './schema.js';
+import type { Database } from './schema.js';
 import type { Dialect, Store } from './store.js';
+import type { PeriodSnapshotsTable, PeriodStatesTable } from './tables/governance.js';
 
 /** Snapshot lines per insert statement: four parameters a row stays far below either dialect's limit. */
 const SNAPSHOT_LINES_PER_INSERT_MAX = 1_000;

@@ -36,7 +36,8 @@ import {
 import type { SessionFilter } from '../modules/ingestion/store.js';
 import { counterStripe } from './counter-stripes.js';
 import { reportSessionEnded } from './events/session-events.js';
-import type { Database, IngestionsTable } from './schema.js';
+import type { Database } from './schema.js';
+import type { IngestionsTable } from './tables/ingestion.js';
 
 /** The ended sessions a sweep reads at once; it reads again until none is left. */
 export const SESSION_SWEEP_BATCH_MAX = 500;

@@ -1,8 +1,8 @@
 import { type Selectable, sql } from 'kysely';
 import type { SignInRow, SignInStore } from '../modules/auth/store.js';
 import { appendAudit } from './audit-trail.js';
-import type { AdminSignInsTable } from './schema.js';
 import type { Store } from './store.js';
+import type { AdminSignInsTable } from './tables/access.js';
 
 function toSignIn(row: Selectable<AdminSignInsTable>): SignInRow {
   return {

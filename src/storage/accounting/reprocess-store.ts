@@ -24,9 +24,10 @@ import { appendAudit } from '../audit-trail.js';
 import { countRows } from '../count.js';
 import { counterStripe } from '../counter-stripes.js';
 import { readPeriodStates } from '../period-store.js';
-import type { Database, ReprocessRunsTable, ReprocessScheduleTable } from '../schema.js';
+import type { Database } from '../schema.js';
 import { countEntityRecords, countErrorStates, countProcessingErrors } from '../statistics-counters.js';
 import type { Store } from '../store.js';
+import type { ReprocessRunsTable, ReprocessScheduleTable } from '../tables/accounting.js';
 import { claimedChunk, type WaitingRecord } from './claim.js';
 
 const SCHEDULE_ROW_ID = 1;

@@ -28,8 +28,9 @@ import { errorCodeOf, isRetryableStoreError } from '../errors.js';
 import { recordEvent } from '../events/outbox.js';
 import { keyedPageOf } from '../keyed-page.js';
 import { heldPeriodsVersion, readPeriodStates } from '../period-store.js';
-import type { Database, ReversalsTable } from '../schema.js';
+import type { Database } from '../schema.js';
 import type { Store } from '../store.js';
+import type { ReversalsTable } from '../tables/accounting.js';
 import { planWithdrawal, type Withdrawal, withdrawJournals } from './reversal-write.js';
 
 const CONFIGURATION_ROW_ID = 1;

@@ -9,7 +9,7 @@ import type {
   JournalDraft,
   RollbackRequest,
 } from '../../modules/accounting/store.js';
-import type { ProcessingErrorsTable } from '../schema.js';
+import type { ProcessingErrorsTable } from '../tables/accounting.js';
 import { type BalanceMove, balanceMovesOf } from './balances.js';
 
 /** A node's field values as JSON with sorted keys: equal nodes, equal text (for grouping). */

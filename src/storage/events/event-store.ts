@@ -14,8 +14,9 @@ import type {
 } from '../../modules/events/store.js';
 import { countRows } from '../count.js';
 import { errorCodeOf } from '../errors.js';
-import type { Database, EventSubscriptionsTable } from '../schema.js';
+import type { Database } from '../schema.js';
 import type { Store } from '../store.js';
+import type { EventSubscriptionsTable } from '../tables/events.js';
 import { writeWebhookAudit } from './audit.js';
 import { createDeliveryStore } from './delivery-store.js';
 

@@ -7,7 +7,8 @@
  * `processed_reported` decides, under the session row's lock, so two instances never both report.
  */
 import type { Selectable, Transaction } from 'kysely';
-import type { Database, IngestionsTable } from '../schema.js';
+import type { Database } from '../schema.js';
+import type { IngestionsTable } from '../tables/ingestion.js';
 import { recordEvent } from './outbox.js';
 
 /** The columns of a session row that its end reports. */

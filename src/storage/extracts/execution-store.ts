@@ -9,8 +9,8 @@
 import { type Selectable, sql } from 'kysely';
 import type { ExecutionStore, RowKey, StoredExecution } from '../../modules/extracts/store.js';
 import { recordEvent } from '../events/outbox.js';
-import type { ExtractionExecutionsTable } from '../schema.js';
 import type { Store } from '../store.js';
+import type { ExtractionExecutionsTable } from '../tables/extracts.js';
 
 function executionOf(row: Selectable<ExtractionExecutionsTable>): StoredExecution {
   return {

@@ -13,8 +13,8 @@ import type {
   NewExtractConfiguration,
   StoredExtractConfiguration,
 } from '../../modules/extracts/store.js';
-import type { ExtractionConfigurationsTable } from '../schema.js';
 import type { Store } from '../store.js';
+import type { ExtractionConfigurationsTable } from '../tables/extracts.js';
 import { boundExpression, boundOf, readSourceRows, START_POSITIONS } from './source-reads.js';
 
 function configurationOf(row: Selectable<ExtractionConfigurationsTable>): StoredExtractConfiguration {
