@@ -80,6 +80,49 @@ describe('manual period states in the engine', () => {
     expect(outcomeOf(localSale('2025-12-10'), januaryReopened)).toEqual([['2026-01-01', '2025-12-10']]);
   });
 
+  it('dates the automatic reversal of the last day of a reopened period past the closed or locked days after it', () => {
+    const accrual = (postingDate: string) =>
+      saleEvent({ eventType: 'ACCRUAL', amount: '75.25', postingDate, legalEntity: 'NL01' });
+    const novemberReopened: [string, string, ManualPeriodState] = ['2025-11-01', '2025-11-30', 'reopened'];
+    // December is closed by the calendar: the reversal moves to the earliest open period.
+    expect(outcomeOf(accrual('2025-11-30'), states('IFRS', [novemberReopened]))).toEqual([
+      ['2025-11-30', null],
+      ['2026-03-01', '2025-12-01'],
+    ]);
+    // ... or to a reopened period before it, never into a locked one.
+    expect(
+      outcomeOf(
+        accrual('2025-11-30'),
+        states('IFRS', [
+          novemberReopened,
+          ['2025-12-01', '2025-12-31', 'locked'],
+          ['2026-01-01', '2026-01-31', 'reopened'],
+        ]),
+      ),
+    ).toEqual([
+      ['2025-11-30', null],
+      ['2026-01-01', '2025-12-01'],
+    ]);
+    // A current period closed by hand after the journal's open one.
+    expect(
+      outcomeOf(
+        accrual('2026-02-28'),
+        states('IFRS', [
+          ['2026-02-01', '2026-02-28', 'reopened'],
+          ['2026-03-01', '2026-03-31', 'closed'],
+        ]),
+      ),
+    ).toEqual([
+      ['2026-02-28', null],
+      ['2026-04-01', '2026-03-01'],
+    ]);
+    // Within an open period nothing moves.
+    expect(outcomeOf(accrual('2025-11-20'), states('IFRS', [novemberReopened]))).toEqual([
+      ['2025-11-20', null],
+      ['2025-11-21', null],
+    ]);
+  });
+
   it('sees new states at once: the memo is computed again when the states object changes', () => {
     const open = states('IFRS', [], 1);
     const closed = states('IFRS', [['2026-03-01', '2026-03-31', 'closed']], 2);

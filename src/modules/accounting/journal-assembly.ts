@@ -73,11 +73,12 @@ export interface JournalCandidate {
   lines: CandidateLine[];
 }
 
-/** Where a checked journal lands in time. */
+/** Where a checked journal lands in time, and its reversal when its type is reversing. */
 interface Placement {
   coreDay: number;
   originalCoreDay: number | undefined;
   businessDay: number;
+  reversal: { coreDay: number; originalCoreDay: number | undefined } | undefined;
 }
 
 /**
@@ -242,9 +243,21 @@ function placeInOpenPeriod(
   const open = openWindowOf(node, nodeConfig, rule, ctx.now.getTime(), ctx.periods ?? CALENDAR_ONLY);
   if ('code' in open) return open;
   const { businessDay } = open;
-  if (!isInClosedPeriod(open, coreDay)) return { coreDay, originalCoreDay: undefined, businessDay };
+  if (!isInClosedPeriod(open, coreDay))
+    return {
+      coreDay,
+      originalCoreDay: undefined,
+      businessDay,
+      reversal: reversalOf(candidate, open, coreDay),
+    };
   if (nodeConfig.overridePostingDate && prepared.postingDateOverride) {
-    return { coreDay: firstOpenDayAfter(open, coreDay), originalCoreDay: coreDay, businessDay };
+    const moved = firstOpenDayAfter(open, coreDay);
+    return {
+      coreDay: moved,
+      originalCoreDay: coreDay,
+      businessDay,
+      reversal: reversalOf(candidate, open, moved),
+    };
   }
   const manual = open.manual.find((p) => coreDay >= p.firstDay && coreDay <= p.lastDay);
   const calendar = candidate.accountingConfig.fiscalCalendar;
@@ -273,6 +286,24 @@ function placeInOpenPeriod(
 }
 
 /**
+ * Where the automatic reversal of a journal of a reversing type dated `coreDay` lands: the next
+ * day, or, when that day is in a period closed or locked (by the calendar or by hand), the first
+ * day of the first open period after it, keeping the next day as its original core date
+ * (docs/domain/accounting.md, Reversals). A journal on the last day of a reopened period is then
+ * never taken back inside a closed or locked one.
+ */
+function reversalOf(
+  candidate: JournalCandidate,
+  open: OpenWindowMemo,
+  coreDay: number,
+): Placement['reversal'] {
+  if (!candidate.journalType.reversing) return undefined;
+  const day = coreDay + candidate.journalType.reversalOffsetDays;
+  if (!isInClosedPeriod(open, day)) return { coreDay: day, originalCoreDay: undefined };
+  return { coreDay: firstOpenDayAfter(open, day), originalCoreDay: day };
+}
+
+/**
  * Adds the journal and, for a reversing type, its reversal to `journals`
  * (docs/domain/accounting.md, Reversals).
  */
@@ -285,9 +316,9 @@ function addDrafts(
 ): void {
   const journalId = ctx.newId();
   const lineIds = candidate.lines.map(() => ctx.newId());
-  const reversing = candidate.journalType.reversing;
-  const reversalId = reversing ? ctx.newId() : undefined;
-  const reversalLineIds = reversing ? candidate.lines.map(() => ctx.newId()) : [];
+  const { reversal } = placement;
+  const reversalId = reversal === undefined ? undefined : ctx.newId();
+  const reversalLineIds = reversal === undefined ? [] : candidate.lines.map(() => ctx.newId());
 
   const original = draftOf(prepared, candidate, ctx, {
     journalId,
@@ -301,18 +332,19 @@ function addDrafts(
   if (placement.originalCoreDay !== undefined)
     original.originalCoreDate = formatIsoDate(placement.originalCoreDay);
   journals.push(original);
-  if (reversalId === undefined) return;
-  journals.push(
-    draftOf(prepared, candidate, ctx, {
-      journalId: reversalId,
-      lineIds: reversalLineIds,
-      coreDay: placement.coreDay + candidate.journalType.reversalOffsetDays,
-      businessDay: placement.businessDay,
-      negateLines: true,
-      reverses: journalId,
-      reversedBy: undefined,
-    }),
-  );
+  if (reversal === undefined || reversalId === undefined) return;
+  const reversalDraft = draftOf(prepared, candidate, ctx, {
+    journalId: reversalId,
+    lineIds: reversalLineIds,
+    coreDay: reversal.coreDay,
+    businessDay: placement.businessDay,
+    negateLines: true,
+    reverses: journalId,
+    reversedBy: undefined,
+  });
+  if (reversal.originalCoreDay !== undefined)
+    reversalDraft.originalCoreDate = formatIsoDate(reversal.originalCoreDay);
+  journals.push(reversalDraft);
 }
 
 interface DraftShape {
