@@ -409,7 +409,7 @@ export const Journal = Type.Object({
   coreDate: Type.String({ format: 'date' }),
   originalCoreDate: Type.Union([Type.String({ format: 'date' }), Type.Null()], {
     description:
-      'The date the journal asked for, when a closed period moved it (posting-date override); on a reversal journal made by a correction, the core date of the journal it reverses.',
+      'The date the journal asked for, when a closed period moved it (posting-date override); on an automatic reversal moved past a closed or locked period, the day after its journal; on a reversal journal made by a correction, the core date of the journal it reverses.',
   }),
   journalType: Type.String(),
   accountingConfig: Type.String(),
