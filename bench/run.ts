@@ -60,8 +60,9 @@ type Part = keyof typeof PARTS;
 /** The soak takes ten minutes per dialect, so it runs only when named. */
 const DEFAULT_PARTS: readonly Part[] = (Object.keys(PARTS) as Part[]).filter((part) => part !== 'soak');
 /**
- * Longest soak `--soak-minutes` accepts: the benchmark's own access token, which checks the
- * stored counts after the load and the wait for processing, lives an hour.
+ * Longest soak `--soak-minutes` accepts: processing catches up after the load for several times
+ * as long as the load, and the benchmark's own access token, which checks the stored counts after
+ * that wait, lives a day (`bench/service.ts`).
  */
 const SOAK_MINUTES_MAX = 30;
 /** Largest store `--reads-journals` accepts: the issue's curve goes to ten million journals. */

@@ -13,8 +13,12 @@ export type { Dialect };
 
 /** A PostgreSQL server the benchmark may create and drop databases on (trust auth). */
 export const BENCH_POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-/** Access tokens outlive any benchmark part, so no part has to refresh one mid-measurement. */
-const ACCESS_TOKEN_TTL_SECONDS = 3600;
+/**
+ * Access tokens outlive any benchmark part, so no part has to refresh one mid-measurement: a day,
+ * since a soak waits for processing to catch up after its load, which took over an hour after a
+ * 10-minute SQLite load on a slow machine (an hour's token expired in that wait).
+ */
+const ACCESS_TOKEN_TTL_SECONDS = 24 * 3600;
 /** How long SIGTERM may take before the service is killed. */
 const STOP_TIMEOUT_MS = 15_000;
 const BOOTSTRAP_CLIENT_ID = 'lfc_bench';
