@@ -10,7 +10,8 @@ import {
   AUTH_FAILURES_PER_ADDRESS_MAX,
   AUTH_FAILURES_UNSLOWED_MAX,
 } from '../../src/modules/auth/failure-limiter.js';
-import { CLIENT_FIELD_LENGTH_MAX } from '../../src/modules/auth/token-service.js';
+import { CLIENT_FIELD_LENGTH_MAX, TokenService } from '../../src/modules/auth/token-service.js';
+import { createAuthStore } from '../../src/storage/auth-store.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { form } from '../helpers/app.js';
 import { createTestStore } from '../helpers/store.js';
@@ -197,6 +198,45 @@ describe('failed client authentication limit', () => {
     expect((await tokenRequest(proxied, fresh.clientId, fresh.clientSecret, elsewhere)).statusCode).toBe(200);
     clock.advance(retryAfter * 1000);
     expect((await tokenRequest(proxied, fresh.clientId, fresh.clientSecret, flooder)).statusCode).toBe(200);
+  });
+
+  it('gives a token to every one of many clients starting at once with one credential from one address', async () => {
+    const client = await newClient(proxied.services);
+    const gateway = { 'x-forwarded-for': '192.0.2.80' };
+    // More at once than the flood limit: each waits for the one hash of their common secret
+    // instead of being counted as an attempt of its own, so none is refused as a flood.
+    const answers = await Promise.all(
+      Array.from({ length: 2 * AUTH_FAILURES_PER_ADDRESS_MAX }, () =>
+        tokenRequest(proxied, client.clientId, client.clientSecret, gateway),
+      ),
+    );
+    expect(answers.map((answer) => answer.statusCode)).toEqual(
+      new Array(2 * AUTH_FAILURES_PER_ADDRESS_MAX).fill(200),
+    );
+  });
+
+  it('writes the use of a credential once for many clients authenticating with it at once', async () => {
+    const client = await newClient(direct.services);
+    let marks = 0;
+    const authStore = createAuthStore(store);
+    const tokens = new TokenService(
+      {
+        ...authStore,
+        markCredentialUsed: (clientId, at) => {
+          marks += 1;
+          return authStore.markCredentialUsed(clientId, at);
+        },
+      },
+      clock,
+      { accessTokenTtlSeconds: 300, refreshTokenTtlSeconds: 1800 },
+    );
+    const granted = await Promise.all(
+      Array.from({ length: 32 }, () =>
+        tokens.clientCredentialsGrant({ ...client, remoteAddress: '192.0.2.81' }),
+      ),
+    );
+    expect(granted).toHaveLength(32);
+    expect(marks).toBe(1);
   });
 
   it('forgets the counters of ended windows when tokens are purged', async () => {

@@ -1,3 +1,4 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { newOpaqueToken, newUuid, sha256Hex } from '../../lib/ids.js';
@@ -70,6 +71,8 @@ export interface ClientAuth {
 
 /** How precisely a credential's `lastUsedAt` follows its use: it moves at most once a minute. */
 export const CREDENTIAL_USE_PRECISION_MS = 60_000;
+/** Credentials whose last write of `lastUsedAt` an instance remembers at most (then it forgets all). */
+const MARKED_USES_MAX = 10_000;
 
 /**
  * The OAuth 2.0 authorisation server and resource-server check (docs/reference.md, Tokens): client
@@ -84,6 +87,11 @@ export class TokenService {
   readonly #lifetimes: TokenLifetimes;
   readonly #verified = new VerifiedSecretCache();
   readonly #failures: FailureLimiter;
+  /** Counted attempts in progress, by `#attemptKey`. */
+  readonly #attempts = new Map<string, Promise<{ credential: CredentialRow; owner: UserRow }>>();
+  readonly #attemptKeySecret = randomBytes(32);
+  /** When this instance last wrote each credential's `lastUsedAt`. */
+  readonly #markedUse = new Map<string, number>();
 
   constructor(store: AuthStore, clock: Clock, lifetimes: TokenLifetimes) {
     this.#store = store;
@@ -101,7 +109,15 @@ export class TokenService {
    * `invalid_client` (unknown, wrong secret, expired, revoked, flood from the address),
    * `unauthorized_client` (owner disabled or without a role that grants API access).
    */
-  async authenticateClient(auth: ClientAuth): Promise<{ credential: CredentialRow; owner: UserRow }> {
+  authenticateClient(auth: ClientAuth): Promise<{ credential: CredentialRow; owner: UserRow }> {
+    return this.#authenticate(auth, false);
+  }
+
+  /** `authenticateClient`; `afterOther` when the attempt waited for another one first. */
+  async #authenticate(
+    auth: ClientAuth,
+    afterOther: boolean,
+  ): Promise<{ credential: CredentialRow; owner: UserRow }> {
     const nowMs = this.#clock.now().getTime();
     // The credential with its owner and the failures of this client from this address, read
     // side by side: on PostgreSQL under many clients each read waits for a pooled connection.
@@ -115,6 +131,45 @@ export class TokenService {
     const verified =
       found !== undefined && this.#verified.has(found.credential.secretHash, auth.clientSecret, nowMs);
     if (verified && quiet) return this.#used(await this.#authenticateClient(auth, found));
+    // Attempts of one client with one secret from one address while the first of them is being
+    // checked (many workers behind one gateway starting at once) wait for it, then start over:
+    // a right secret is then verified and they pass without a count or a hash of their own, so
+    // such a burst costs one hash and is never taken for a flood; a wrong one is counted again.
+    const key = this.#attemptKey(auth);
+    const first = this.#attempts.get(key);
+    if (first !== undefined && !afterOther) {
+      await first.catch(() => undefined);
+      return this.#authenticate(auth, true);
+    }
+    const attempt = this.#attempt(auth, nowMs, verified);
+    if (first === undefined) {
+      this.#attempts.set(key, attempt);
+      void attempt.finally(() => this.#attempts.delete(key)).catch(() => undefined);
+    }
+    return this.#used(await attempt);
+  }
+
+  /** Keys attempts in progress by client, secret and address; a MAC, so no secret is kept. */
+  #attemptKey(auth: ClientAuth): string {
+    return createHmac('sha256', this.#attemptKeySecret)
+      .update(auth.clientId)
+      .update('\0')
+      .update(auth.clientSecret)
+      .update('\0')
+      .update(auth.remoteAddress ?? '')
+      .digest('base64');
+  }
+
+  /**
+   * One counted attempt (`authenticateClient` without a recently verified secret, or with
+   * recent failures): refused outright when its address floods, else held for the delay its
+   * client's failures from that address earned, then checked, and its outcome recorded.
+   */
+  async #attempt(
+    auth: ClientAuth,
+    nowMs: number,
+    verified: boolean,
+  ): Promise<{ credential: CredentialRow; owner: UserRow }> {
     const attempt = await this.#failures.admit(auth.clientId, auth.remoteAddress, nowMs);
     if (attempt.retryAfterSeconds > 0 && !verified) {
       const retryAfter = attempt.retryAfterSeconds;
@@ -138,7 +193,7 @@ export class TokenService {
       throw error;
     }
     await this.#failures.succeeded(attempt);
-    return this.#used(authenticated);
+    return authenticated;
   }
 
   /**
@@ -148,9 +203,18 @@ export class TokenService {
    */
   async #used<T extends { credential: CredentialRow }>(authenticated: T): Promise<T> {
     const now = this.#clock.now();
+    const nowMs = now.getTime();
     const { lastUsedAt, clientId } = authenticated.credential;
-    if (lastUsedAt === null || now.getTime() - Date.parse(lastUsedAt) >= CREDENTIAL_USE_PRECISION_MS)
-      await this.#store.markCredentialUsed(clientId, now.toISOString());
+    const markedMs = Math.max(
+      lastUsedAt === null ? Number.NEGATIVE_INFINITY : Date.parse(lastUsedAt),
+      this.#markedUse.get(clientId) ?? Number.NEGATIVE_INFINITY,
+    );
+    if (nowMs - markedMs < CREDENTIAL_USE_PRECISION_MS) return authenticated;
+    // Remembered before the write, so the requests that read the credential before it (many
+    // clients starting at once) do not write the same minute again.
+    if (this.#markedUse.size >= MARKED_USES_MAX) this.#markedUse.clear();
+    this.#markedUse.set(clientId, nowMs);
+    await this.#store.markCredentialUsed(clientId, now.toISOString());
     return authenticated;
   }
 
