@@ -43,7 +43,8 @@ export async function createDatabase(dialect: Dialect): Promise<BenchDatabase> {
     const folder = mkdtempSync(join(tmpdir(), 'ledgerflow-bench-'));
     return {
       url: `sqlite:${join(folder, 'bench.db')}`,
-      storage: 'SQLite file in the temporary folder (WAL, synchronous=FULL, as the service opens it)',
+      storage:
+        'SQLite file in the temporary folder (WAL, every write synced before its answer, as the service opens it)',
       drop: async () => rmSync(folder, { recursive: true, force: true }),
     };
   }

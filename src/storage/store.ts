@@ -48,8 +48,8 @@ export interface StoreOptions extends PostgresOptions, SqliteOptions {}
 /**
  * Opens the store named by a `DATABASE_URL`: `sqlite:PATH`, `sqlite::memory:` or
  * `postgres://...`. SQLite files are created with their folder, in WAL mode
- * with full synchronous commits, so that an answered write survives a crash of the process or
- * the machine. Does not migrate; call `migrateToLatest`. Opening a PostgreSQL store does not
+ * with every commit on the disk before the write returns (`sqlite/open.ts`), so that an answered
+ * write survives a crash of the process or the machine. Does not migrate; call `migrateToLatest`. Opening a PostgreSQL store does not
  * connect yet; call `ensureDatabase` first to create a missing database and to turn an
  * unreachable server into a one-line error. On PostgreSQL, a lost connection or one that does
  * not answer within the timeouts of `options` fails the query with `StoreUnavailableError`,
@@ -57,14 +57,17 @@ export interface StoreOptions extends PostgresOptions, SqliteOptions {}
  */
 export function openStore(databaseUrl: string, options: StoreOptions = {}): Store {
   if (databaseUrl.startsWith('sqlite:')) {
-    const { db, sqlite, sqliteWriteTurn } = openSqlite(databaseUrl.slice('sqlite:'.length), options);
+    const { db, sqlite, sqliteWriteTurn, walSync } = openSqlite(databaseUrl.slice('sqlite:'.length), options);
     return {
       db,
       dialect: 'sqlite',
       sqlite,
       sqliteWriteTurn,
-      sqliteGroupCommit: new SqliteGroupCommit(db, sqliteWriteTurn),
-      close: () => db.destroy(),
+      sqliteGroupCommit: new SqliteGroupCommit(db, sqliteWriteTurn, walSync),
+      close: async () => {
+        await db.destroy();
+        await walSync?.close();
+      },
     };
   }
   const db = openPostgres(databaseUrl, options);

@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
+import type { WalSync } from './wal-sync.js';
 import { SqliteWriteTurn } from './write-turn.js';
 
 /** Writes at most in one group, and rows at most: a group holds the turn to write while it runs. */
@@ -19,16 +20,17 @@ type BodyOutcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
 /**
  * Writes of one SQLite connection committed together (docs/adr/0029-chunk-writes-committed-together.md).
- * On SQLite a commit waits for the file to reach the disk (`synchronous = FULL`), on the thread that
- * commits: under 64 clients the event loop spent about 15 % of its time in the commits of chunk
- * writes. The writes that ask while a group waits for the turn to write or runs are written in the
- * next group: one transaction, each write inside a savepoint of its own, one commit for all.
+ * Every commit costs a sync of the file (on the thread that commits, or on libuv's pool after the
+ * commit for the event loop's connection, `wal-sync.ts`): under 64 clients the event loop spent
+ * about 15 % of its time in the commits of chunk writes. The writes that ask while a group waits
+ * for the turn to write, runs or syncs are written in the next group: one transaction, each write
+ * inside a savepoint of its own, one commit and one sync for all.
  *
  * - A write whose body fails is rolled back to its savepoint alone; its caller gets its error and
  *   the other writes of the group go on.
- * - A write's caller learns its outcome once the group's commit has returned: a write is never
- *   answered as stored before it is on the disk. A commit that fails fails every write of the group,
- *   none of which is stored.
+ * - A write's caller learns its outcome once the group's commit has returned and its log is on the
+ *   disk: a write is never answered as stored before. A commit that fails fails every write of the
+ *   group, none of which is stored.
  * - A write that asks alone is one transaction, as without a group; the groups form when writes
  *   wait for each other, which is when the commits they save matter.
  */
@@ -36,12 +38,15 @@ export class SqliteGroupCommit {
   readonly #db: Kysely<Database>;
   /** The connection's turn to write, where the writes waiting for a group are counted. */
   readonly #turn: SharedArrayBuffer;
+  /** The connection's log brought to the disk after a commit (`wal-sync.ts`), when it commits without. */
+  readonly #walSync: WalSync | undefined;
   readonly #waiting: Member<unknown>[] = [];
   #running = false;
 
-  constructor(db: Kysely<Database>, turn: SharedArrayBuffer) {
+  constructor(db: Kysely<Database>, turn: SharedArrayBuffer, walSync?: WalSync) {
     this.#db = db;
     this.#turn = turn;
+    this.#walSync = walSync;
   }
 
   /**
@@ -101,15 +106,18 @@ export class SqliteGroupCommit {
           .catch(() => undefined);
         throw error;
       }
+      // Answered once the log is on the disk; the writes that ask meanwhile wait for the next group.
+      await this.#walSync?.sync();
       group.forEach((member, i) => {
         const outcome = outcomes[i] as BodyOutcome<unknown>;
         if (outcome.ok) member.resolve(outcome.value);
         else member.reject(outcome.error);
       });
     } catch (error) {
-      // The transaction did not begin or did not commit: no write of the group is stored. When it
-      // did not begin (the store is unavailable), every write waiting fails with it, as each of
-      // them would have failed in a transaction of its own.
+      // The transaction did not begin or did not commit: no write of the group is stored (or its
+      // log could not be synced: whether it is stored is unknown, as after a commit that failed
+      // that way). When it did not begin (the store is unavailable), every write waiting fails
+      // with it, as each of them would have failed in a transaction of its own.
       const failed = group.length > 0 ? group : this.#dequeue();
       for (const member of failed) member.reject(error);
     }

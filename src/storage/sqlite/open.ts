@@ -6,6 +6,7 @@ import type { Database } from '../schema.js';
 import { registerDecimalAdd, registerDecimalSum } from './decimal-sum.js';
 import { ImmediateSqliteDialect } from './immediate-dialect.js';
 import { withStatementCache } from './statement-cache.js';
+import { WalSync } from './wal-sync.js';
 import { createSqliteWriteTurnBuffer, SqliteWriteTurn } from './write-turn.js';
 
 /**
@@ -40,27 +41,37 @@ export interface SqliteOptions {
 }
 
 /**
- * Opens the SQLite file at `path` (`:memory:` for none), creating its folder: WAL mode with full
- * synchronous commits, foreign keys on, `decimal_sum` and `decimal_add` registered, every write after the
+ * Opens the SQLite file at `path` (`:memory:` for none), creating its folder: WAL mode with every
+ * commit on the disk before the write returns (synced in the commit, or after it off the event
+ * loop for the connection with priority, `wal-sync.ts`), foreign keys on, `decimal_sum` and `decimal_add` registered, every write after the
  * process's turn to write (`immediate-dialect.ts`), and prepared statements reused
  * (`statement-cache.ts`).
  */
 export function openSqlite(
   path: string,
   options: SqliteOptions,
-): { db: Kysely<Database>; sqlite: SqliteDatabase.Database; sqliteWriteTurn: SharedArrayBuffer } {
+): {
+  db: Kysely<Database>;
+  sqlite: SqliteDatabase.Database;
+  sqliteWriteTurn: SharedArrayBuffer;
+  walSync: WalSync | undefined;
+} {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SqliteDatabase(path);
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = FULL');
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma(`busy_timeout = ${SQLITE_WAIT_MS}`);
-  registerDecimalSum(sqlite);
-  registerDecimalAdd(sqlite);
   const { buffer, priority } = options.sqliteWriteTurn ?? {
     buffer: createSqliteWriteTurnBuffer(),
     priority: true,
   };
+  // The event loop's commits do not wait for the disk on the event loop: its connection commits
+  // without a sync, and each write returns once a sync of the log on libuv's pool has followed
+  // its commit (`wal-sync.ts`). Other threads sync in the commit.
+  const walSync = priority && path !== ':memory:' && path !== '' ? new WalSync(path) : undefined;
+  sqlite.pragma(walSync === undefined ? 'synchronous = FULL' : 'synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma(`busy_timeout = ${SQLITE_WAIT_MS}`);
+  registerDecimalSum(sqlite);
+  registerDecimalAdd(sqlite);
   const turn = new SqliteWriteTurn(buffer, { priority, timeoutMs: SQLITE_WAIT_MS });
   // SQLite checkpoints the WAL in the commit that finds it over 1,000 pages, before that commit
   // returns: with the turn still held, and on the event loop when the event loop committed. A
@@ -73,8 +84,12 @@ export function openSqlite(
     dialect: new ImmediateSqliteDialect(
       { database: withStatementCache(sqlite) },
       turn,
-      priority ? undefined : () => checkpoint(sqlite),
+      priority
+        ? walSync === undefined
+          ? {}
+          : { afterWrite: () => walSync.committed(), durable: () => walSync.sync() }
+        : { afterWrite: () => checkpoint(sqlite) },
     ),
   });
-  return { db, sqlite, sqliteWriteTurn: buffer };
+  return { db, sqlite, sqliteWriteTurn: buffer, walSync };
 }
