@@ -8,6 +8,7 @@ import type { ChunkOutcome, ClaimedChunk } from '../src/modules/accounting/store
 import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../src/modules/configuration/model.js';
 import { entityKey, prepareEntities } from '../src/modules/entities/prepared-entity.js';
 import type { RecordValidator } from '../src/modules/entities/record-validator.js';
+import { type AcceptedRecords, acceptedJsonTexts } from '../src/modules/ingestion/store.js';
 import { validateChunkBody } from '../src/modules/ingestion/validated-chunk.js';
 import { balanceMovesOf, keepBalances } from '../src/storage/accounting/balances.js';
 import {
@@ -82,6 +83,14 @@ export interface LimitRound {
 interface Fixture {
   prepared: PreparedAccountingRevision;
   validator: RecordValidator;
+}
+
+/** Accepted records as the processor reads them back: index and parsed value. */
+function recordsOf(accepted: AcceptedRecords): { index: number; data: Record<string, unknown> }[] {
+  return acceptedJsonTexts(accepted).map((json, i) => ({
+    index: accepted.indexes[i] ?? i,
+    data: JSON.parse(json) as Record<string, unknown>,
+  }));
 }
 
 function fixture(): Fixture {
@@ -252,10 +261,9 @@ function measureEngine(
     chunkSeq: index + 1,
     namespace: LEDGER_NAMESPACE,
     entity: BUSINESS_EVENT_ENTITY_NAME,
-    records: validateChunkBody(body.body, validator).accepted.map((record, position) => ({
+    records: recordsOf(validateChunkBody(body.body, validator).accepted).map((record, position) => ({
       recordId: index * body.records + position + 1,
-      index: record.index,
-      data: JSON.parse(record.json) as Record<string, unknown>,
+      ...record,
     })),
     seenOriginJournalIds: new Set(),
     bookedOriginJournals: new Map(),

@@ -40,14 +40,15 @@ export function copyText(rows: readonly (readonly unknown[])[]): string {
 }
 
 /**
- * The fast path for writing many rows (a chunk's records, a chunk's journals and lines), one
- * per dialect. PostgreSQL: `COPY table (columns) FROM STDIN` with the rows in the text format,
- * streamed on the transaction's connection (`CopyData`, `postgres/copy-data.ts`); measured 1.3 to 1.7
- * times as fast as one `INSERT … SELECT * FROM unnest(…)` with an array per column, and faster
- * than multi-row VALUES (docs/adr/0014-storage-fast-paths.md). SQLite: a prepared single-row
- * INSERT run per row; better-sqlite3 is synchronous and Kysely holds the store's only connection
- * for the transaction, so the rows belong to it. Table and column names come from code, never
- * from input.
+ * The fast path for writing many rows (a chunk's records on SQLite, the journals and lines of a
+ * processed chunk), one per dialect; on PostgreSQL a chunk's records go in with the chunk's one
+ * statement instead (`chunk-write-postgres.ts`). PostgreSQL: `COPY table (columns) FROM STDIN`
+ * with the rows in the text format, streamed on the transaction's connection (`CopyData`,
+ * `postgres/copy-data.ts`); measured 1.3 to 1.7 times as fast as one `INSERT … SELECT * FROM
+ * unnest(…)` with an array per column, and faster than multi-row VALUES
+ * (docs/adr/0014-storage-fast-paths.md). SQLite: a prepared single-row INSERT run per row;
+ * better-sqlite3 is synchronous and Kysely holds the store's only connection for the
+ * transaction, so the rows belong to it. Table and column names come from code, never from input.
  */
 export function createBulkInsert(store: Store): BulkInsert {
   const statements = new Map<string, Statement>();

@@ -1,4 +1,4 @@
-import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type QueryCreator, sql } from 'kysely';
 import {
   CONFIGURATION_FORMAT_VERSION,
   type Configuration,
@@ -47,10 +47,15 @@ export async function storedRevision(db: Kysely<Database>): Promise<number> {
 }
 
 /**
- * The stored revision as a value of the caller's statement, `revision` (null before the first
- * upload): read in the snapshot of that statement, for a write that must know the revision it
- * commits under without a statement more (a chunk row's insert, `ingestion-store.ts`).
+ * The stored revision as a subquery of the caller's statement (no row before the first upload):
+ * read in the snapshot of that statement, for a write that must know the revision it commits
+ * under without a statement more (a chunk's write, `ingestion-store.ts`, `chunk-write-postgres.ts`).
  */
+export function storedRevisionQuery(qc: QueryCreator<Database>) {
+  return qc.selectFrom('configuration').select('revision').where('id', '=', CONFIGURATION_ROW_ID);
+}
+
+/** `storedRevisionQuery` as the value `revision` of the caller's statement (null before the first upload). */
 export function storedRevisionValue(eb: ExpressionBuilder<Database, 'chunks'>) {
   return eb
     .selectFrom('configuration')

@@ -13,19 +13,26 @@ import type {
   SessionFilter,
   StoredChunkOutcome,
 } from '../modules/ingestion/store.js';
+import { acceptedJsonTexts } from '../modules/ingestion/store.js';
 import { appendAudit } from './audit-trail.js';
 import { createBulkInsert } from './bulk-insert.js';
+import { writeChunkInOneStatement } from './chunk-write-postgres.js';
 import { storedRevisionValue } from './configuration-store.js';
 import { countRows } from './count.js';
-import { counterStripe } from './counter-stripes.js';
 import { reportSessionEnded } from './events/session-events.js';
 import { chunkRow, toOutcome, toSession } from './ingestion-rows.js';
 import { keyedPageOf } from './keyed-page.js';
 import type { Database } from './schema.js';
-import { countLateSessionWork, countSession, countSessionsMatching, NO_WORK } from './session-counters.js';
+import {
+  countLateSessionWork,
+  countSession,
+  countSessionsMatching,
+  lateSessionWorkUpdate,
+  NO_WORK,
+} from './session-counters.js';
 import { createSessionErrorReads } from './session-errors.js';
 import { sessionStateIs, sessionWasOpenAt } from './session-state.js';
-import { entityRecordCountsUpsert } from './statistics-counters.js';
+import { countEntityRecords } from './statistics-counters.js';
 import { type Store, writeTogether } from './store.js';
 
 /** The columns of a stored record, in the order of its bulk-insert rows (the ingestion limit writes them too). */
@@ -131,17 +138,18 @@ export function createIngestionStore(store: Store): IngestionStore {
     chunkSeq: number,
   ): Promise<void> {
     const processing = write.awaitsProcessing ? 1 : 0;
+    const texts = acceptedJsonTexts(write.accepted);
     await bulkInsert(
       trx,
       'records',
       RECORD_COLUMNS,
-      write.accepted.map((record) => [
+      write.accepted.indexes.map((index, i) => [
         write.ingestionId,
         chunkSeq,
-        record.index,
+        index,
         write.namespace,
         write.entity,
-        record.json,
+        texts[i],
         processing,
         write.at,
       ]),
@@ -251,17 +259,10 @@ export function createIngestionStore(store: Store): IngestionStore {
         // request goes to its counted session's day counter through a data-modifying WITH.
         const row = await db
           .with('touched', (qc) => touch(qc))
-          .with('late', (qc) =>
-            qc
-              .updateTable('session_day_counts')
-              .set((eb) => ({ api_calls: eb('api_calls', '+', 1) }))
-              .where('stripe', '=', counterStripe(ingestionId))
-              .where('day', 'in', (eb) =>
-                eb
-                  .selectFrom('touched')
-                  .where('counted', '=', 1)
-                  .select(sql<string>`substr(opened_on, 1, 10)`.as('day')),
-              ),
+          .with('late', () =>
+            lateSessionWorkUpdate(db, ingestionId, { ...NO_WORK, apiCalls: 1 }).where(
+              sql<boolean>`day in (select substr(opened_on, 1, 10) from touched where counted = 1)`,
+            ),
           )
           .selectFrom('touched')
           .selectAll()
@@ -322,7 +323,7 @@ export function createIngestionStore(store: Store): IngestionStore {
         record: JSON.stringify(f.record) ?? 'null',
         errors: JSON.stringify(f.errors),
       }));
-      const acceptedRows = write.accepted.length;
+      const acceptedRows = write.accepted.indexes.length;
       // A rejected chunk counts in no row counter: its records count when sent again and stored.
       const counted = write.rejected
         ? { chunks: 0, totalRows: 0, failedRows: 0 }
@@ -347,32 +348,43 @@ export function createIngestionStore(store: Store): IngestionStore {
           // arrival included); only a session deleted since is missed here.
           .where('ingestion_id', '=', write.ingestionId)
           .returning(['chunk_seq_next', 'counted', 'opened_on']);
-      // On PostgreSQL the sequence number is taken before the chunk's transaction, so that
-      // chunks of one session are written side by side without waiting for the session's row
-      // lock. On SQLite writes take turns anyway: it is taken in the transaction, which saves a
+      // On PostgreSQL the sequence number is taken in a statement of its own, so that chunks
+      // of one session are written side by side without waiting for the session's row lock,
+      // then the chunk is written in one statement (`chunk-write-postgres.ts`). On SQLite writes
+      // take turns anyway: one transaction takes the number and writes the chunk, which saves a
       // commit (a sync of the file) per chunk.
       let chunkSeq = 0;
-      if (store.dialect === 'postgres') {
+      const late = {
+        chunks: counted.chunks,
+        apiCalls: 1,
+        totalRows: counted.totalRows,
+        successRows: acceptedRows,
+        failedRows: counted.failedRows,
+      };
+      const writePostgres = async () => {
         const seq = await db
           .updateTable('ingestions')
           .set((eb) => ({ chunk_seq_next: eb('chunk_seq_next', '+', 1) }))
           .where('ingestion_id', '=', write.ingestionId)
           .returning('chunk_seq_next')
           .executeTakeFirst();
-        if (seq === undefined) return { kind: 'gone' };
+        if (seq === undefined) throw new SessionGone();
         chunkSeq = Number(seq.chunk_seq_next);
-      }
-      const writeChunk = async (trx: Transaction<Database>) => {
-        const session =
-          store.dialect === 'postgres' ? undefined : await countInSession(trx, true).executeTakeFirst();
-        if (store.dialect !== 'postgres') {
-          if (session === undefined) throw new SessionGone();
-          chunkSeq = Number(session.chunk_seq_next);
-        }
-        // The revision is read by the chunk row's own insert, in its snapshot: on PostgreSQL the
-        // insert first waits for an upload holding the chunks table (`configuration-store.ts`)
-        // and only then takes its snapshot, so the revision read is the one the chunk commits
-        // under; on SQLite the transaction holds the one write lock.
+        const written = await writeChunkInOneStatement(db, {
+          write,
+          chunkRow: chunkRow(write, chunkSeq, acceptedRows, failedRecords),
+          failedTexts,
+          sessionUpdate: (onlyIf) => countInSession(db, false).where(onlyIf),
+          lateWork: late,
+        });
+        if (written === 'stale') throw new StaleRevision();
+      };
+      const writeSqlite = async (trx: Transaction<Database>) => {
+        const session = await countInSession(trx, true).executeTakeFirst();
+        if (session === undefined) throw new SessionGone();
+        chunkSeq = Number(session.chunk_seq_next);
+        // The revision is read by the chunk row's own insert; the transaction holds the one
+        // write lock, so it is the one the chunk commits under.
         const stored = await trx
           .insertInto('chunks')
           .values(chunkRow(write, chunkSeq, acceptedRows, failedRecords))
@@ -387,7 +399,7 @@ export function createIngestionStore(store: Store): IngestionStore {
           failedTexts.map((f) => [write.ingestionId, chunkSeq, f.index, f.record, f.errors, write.at]),
         );
         // The statistics counters last (`statistics-counters.ts`).
-        const entityCounts = entityRecordCountsUpsert({
+        await countEntityRecords(trx, {
           ingestionId: write.ingestionId,
           namespace: write.namespace,
           entity: write.entity,
@@ -395,37 +407,18 @@ export function createIngestionStore(store: Store): IngestionStore {
           done: write.awaitsProcessing ? 0 : acceptedRows,
           errors: 0,
         });
-        let counts = session;
-        if (counts !== undefined) await entityCounts?.(trx).execute();
-        else if (entityCounts === undefined) counts = await countInSession(trx, false).executeTakeFirst();
-        else {
-          // PostgreSQL: the session's counters and the entity's in one statement (one round trip
-          // less per chunk), the session's row first: the statement reads it, while the
-          // counters' upsert, which nothing reads, runs once the rest is done (PostgreSQL runs a
-          // data-modifying WITH that the main query does not read after it).
-          const { rows } = await sql<{ chunk_seq_next: number; counted: number; opened_on: string }>`
-            with session as (${countInSession(trx, false)}), entity_counts as (${entityCounts(trx)})
-            select * from session`.execute(trx);
-          counts = rows[0];
-        }
-        if (counts === undefined) throw new SessionGone();
         // A chunk that arrived while the session was open, written after it was counted.
-        if (counts.counted === 1)
+        if (session.counted === 1)
           await countLateSessionWork(
             trx,
-            { ingestion_id: write.ingestionId, opened_on: counts.opened_on },
-            {
-              chunks: counted.chunks,
-              apiCalls: 1,
-              totalRows: counted.totalRows,
-              successRows: acceptedRows,
-              failedRows: counted.failedRows,
-            },
+            { ingestion_id: write.ingestionId, opened_on: session.opened_on },
+            late,
           );
       };
       try {
         // On SQLite the chunk is written in the next group of writes (one commit for all).
-        await writeTogether(store, write.accepted.length + failedTexts.length, writeChunk);
+        if (store.dialect === 'postgres') await writePostgres();
+        else await writeTogether(store, write.accepted.indexes.length + failedTexts.length, writeSqlite);
         const outcome: ChunkOutcome = {
           kind: write.rejected ? 'rejected' : 'stored',
           ingestionId: write.ingestionId,

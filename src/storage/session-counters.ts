@@ -28,6 +28,7 @@
 import {
   type ExpressionBuilder,
   type Kysely,
+  type QueryCreator,
   type Selectable,
   type SelectQueryBuilder,
   sql,
@@ -144,15 +145,16 @@ export const NO_WORK: LateSessionWork = {
 };
 
 /**
- * Adds a late request's work to the day counter of a session already counted (its id and
- * `opened_on`), in the transaction that added it to the session row, after that update.
+ * The update that adds a late request's work to the day counters of its session's stripe, for
+ * the caller to narrow to the session's day: alone (`countLateSessionWork`) or inside a statement
+ * that has just updated the session row (`touchSession` and the chunk's write on PostgreSQL).
  */
-export async function countLateSessionWork(
-  trx: Transaction<Database>,
-  session: { ingestion_id: string; opened_on: string },
+export function lateSessionWorkUpdate(
+  qc: QueryCreator<Database>,
+  ingestionId: string,
   work: LateSessionWork,
-): Promise<void> {
-  await trx
+) {
+  return qc
     .updateTable('session_day_counts')
     .set((eb) => ({
       chunks: eb('chunks', '+', work.chunks),
@@ -161,8 +163,20 @@ export async function countLateSessionWork(
       success_rows: eb('success_rows', '+', work.successRows),
       failed_rows: eb('failed_rows', '+', work.failedRows),
     }))
+    .where('stripe', '=', counterStripe(ingestionId));
+}
+
+/**
+ * Adds a late request's work to the day counter of a session already counted (its id and
+ * `opened_on`), in the transaction that added it to the session row, after that update.
+ */
+export async function countLateSessionWork(
+  trx: Transaction<Database>,
+  session: { ingestion_id: string; opened_on: string },
+  work: LateSessionWork,
+): Promise<void> {
+  await lateSessionWorkUpdate(trx, session.ingestion_id, work)
     .where('day', '=', session.opened_on.slice(0, 10))
-    .where('stripe', '=', counterStripe(session.ingestion_id))
     .execute();
 }
 

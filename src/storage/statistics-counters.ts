@@ -14,7 +14,7 @@
  * entities, processing error states, then the session counters of `session-counters.ts` (days,
  * entities).
  */
-import { type QueryCreator, sql, type Transaction } from 'kysely';
+import { type Expression, type QueryCreator, type SqlBool, sql, type Transaction } from 'kysely';
 import { counterStripe } from './counter-stripes.js';
 import type { Database } from './schema.js';
 import { clearSessionCounters } from './session-counters.js';
@@ -127,22 +127,40 @@ export interface EntityRecordCount {
 
 /**
  * The statement that adds `count` to its entity's row of `entity_record_counts` in its session's
- * stripe, to run alone or inside the caller's statement; none when it adds nothing.
+ * stripe, to run alone or inside the caller's statement, there only if `onlyIf` holds; none when
+ * it adds nothing.
  */
-export function entityRecordCountsUpsert(count: EntityRecordCount) {
+export function entityRecordCountsUpsert(count: EntityRecordCount, onlyIf?: Expression<SqlBool>) {
   const { ingestionId, ...counts } = count;
   if (counts.waiting === 0 && counts.done === 0 && counts.errors === 0) return undefined;
-  return (qc: QueryCreator<Database>) =>
-    qc
-      .insertInto('entity_record_counts')
-      .values({ ...counts, stripe: counterStripe(ingestionId) })
-      .onConflict((oc) =>
-        oc.columns(['namespace', 'entity', 'stripe']).doUpdateSet({
-          waiting: sql`entity_record_counts.waiting + excluded.waiting`,
-          done: sql`entity_record_counts.done + excluded.done`,
-          errors: sql`entity_record_counts.errors + excluded.errors`,
-        }),
-      );
+  const row = { ...counts, stripe: counterStripe(ingestionId) };
+  return (qc: QueryCreator<Database>) => {
+    const into = qc.insertInto('entity_record_counts');
+    const added =
+      onlyIf === undefined
+        ? into.values(row)
+        : into
+            .columns(['namespace', 'entity', 'waiting', 'done', 'errors', 'stripe'])
+            .expression(
+              qc
+                .selectNoFrom((eb) => [
+                  eb.val(row.namespace).as('namespace'),
+                  eb.val(row.entity).as('entity'),
+                  eb.val(row.waiting).as('waiting'),
+                  eb.val(row.done).as('done'),
+                  eb.val(row.errors).as('errors'),
+                  eb.val(row.stripe).as('stripe'),
+                ])
+                .where(onlyIf),
+            );
+    return added.onConflict((oc) =>
+      oc.columns(['namespace', 'entity', 'stripe']).doUpdateSet({
+        waiting: sql`entity_record_counts.waiting + excluded.waiting`,
+        done: sql`entity_record_counts.done + excluded.done`,
+        errors: sql`entity_record_counts.errors + excluded.errors`,
+      }),
+    );
+  };
 }
 
 /** Adds `count` to its entity's row of `entity_record_counts` in its session's stripe. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { ChunkWrite } from '../../src/modules/ingestion/store.js';
+import { acceptedRecordsOf } from '../../src/modules/ingestion/store.js';
 import { createIngestionStore } from '../../src/storage/ingestion-store.js';
 import { migrateToLatest } from '../../src/storage/migrations/index.js';
 import { openStore, type Store } from '../../src/storage/store.js';
@@ -154,7 +155,9 @@ export function chunkWriteOf(ingestionId: string, records: number, at: string): 
     chunkName: null,
     idempotencyKey: null,
     bodySha256: null,
-    accepted: Array.from({ length: records }, (_, index) => ({ index, json: `{"n":${index}}` })),
+    accepted: acceptedRecordsOf(
+      Array.from({ length: records }, (_, index) => ({ index, value: { n: index } })),
+    ),
     failed: [],
     failedKept: [],
     failedOmitted: 0,

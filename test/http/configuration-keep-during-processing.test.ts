@@ -1,7 +1,9 @@
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices, type ServicesProcessingHere } from '../../src/composition/services.js';
 import { ManualClock } from '../../src/lib/clock.js';
+import { acceptedRecordsOf } from '../../src/modules/ingestion/store.js';
 import { createIngestionStore } from '../../src/storage/ingestion-store.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -138,7 +140,7 @@ describe('a keep-data upload during processing loses and doubles nothing', () =>
       chunkName: null,
       idempotencyKey: null,
       bodySha256: null,
-      accepted: [{ index: 0, json: JSON.stringify(loanRecords(1)[0]) }],
+      accepted: acceptedRecordsOf([{ index: 0, value: loanRecords(1)[0] }]),
       failed: [],
       failedKept: [],
       failedOmitted: 0,
@@ -152,15 +154,41 @@ describe('a keep-data upload during processing loses and doubles nothing', () =>
     };
     const chunksOf = () =>
       t.store.db.selectFrom('chunks').selectAll().where('ingestion_id', '=', ingestionId).execute();
-    return { write, chunksOf };
+    /** What a chunk's write adds to: the session's records and counters, the entity's counters. */
+    const writtenOf = async () => ({
+      records: await t.store.db
+        .selectFrom('records')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('ingestion_id', '=', ingestionId)
+        .executeTakeFirstOrThrow(),
+      session: await t.store.db
+        .selectFrom('ingestions')
+        .select(['chunks', 'total_rows', 'success_rows', 'api_calls'])
+        .where('ingestion_id', '=', ingestionId)
+        .executeTakeFirstOrThrow(),
+      entity: await t.store.db
+        .selectFrom('entity_record_counts')
+        // Waiting or done: a processor may have processed the record since.
+        .select(sql<number>`coalesce(sum(waiting + done), 0)`.as('records'))
+        .where('namespace', '=', 'loans')
+        .where('entity', '=', 'loanTransaction')
+        .executeTakeFirstOrThrow(),
+    });
+    return { write, chunksOf, writtenOf };
   }
 
-  it('writes no chunk validated under a revision that is no longer stored', async () => {
-    const { write, chunksOf } = await loanChunkWrite();
+  it('writes nothing of a chunk validated under a revision that is no longer stored', async () => {
+    const { write, chunksOf, writtenOf } = await loanChunkWrite();
     const ingestion = createIngestionStore(t.store);
+    const before = await writtenOf();
     expect((await ingestion.commitChunk({ ...write, revision: write.revision - 1 })).kind).toBe('stale');
     expect(await chunksOf()).toEqual([]);
+    expect(await writtenOf()).toEqual(before);
     expect((await ingestion.commitChunk(write)).kind).toBe('stored');
+    const after = await writtenOf();
+    expect(Number(after.records.n)).toBe(1);
+    expect(Number(after.session.success_rows)).toBe(Number(before.session.success_rows) + 1);
+    expect(Number(after.entity.records)).toBe(Number(before.entity.records) + 1);
   });
 
   it.skipIf(TEST_DIALECT !== 'postgres')(

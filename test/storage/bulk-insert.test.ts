@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acceptedRecordsOf } from '../../src/modules/ingestion/store.js';
 import { copyText, createBulkInsert } from '../../src/storage/bulk-insert.js';
+import { createIngestionStore } from '../../src/storage/ingestion-store.js';
 import type { Store } from '../../src/storage/store.js';
 import { createTestStore, insertOpenSession } from '../helpers/store.js';
 
@@ -112,5 +114,67 @@ describe('the COPY text format', () => {
         ['c\\d', 'e\nf', ''],
       ]),
     ).toBe('a\\tb\t\\N\t12\nc\\\\d\te\\nf\t\n');
+  });
+});
+
+describe("a chunk's write", () => {
+  let store: Store;
+  let dispose: () => Promise<void>;
+  beforeAll(async () => {
+    ({ store, dispose } = await createTestStore());
+    await insertOpenSession(store, 'in_texts', 'ledger', 'businessEvent');
+  });
+  afterAll(async () => dispose());
+
+  it('stores its records and failed records exactly as serialised, line feeds in their values included', async () => {
+    const accepted = acceptedRecordsOf(HOSTILE_TEXTS.map((text, i) => ({ index: 2 * i, value: { text } })));
+    const failedKept = HOSTILE_TEXTS.map((text, i) => ({
+      index: 2 * i + 1,
+      record: { text },
+      errors: [{ field: 'text', code: 'type', message: text }],
+    }));
+    const at = new Date().toISOString();
+    const result = await createIngestionStore(store).commitChunk({
+      ingestionId: 'in_texts',
+      namespace: 'ledger',
+      entity: 'businessEvent',
+      chunkName: 'texts',
+      idempotencyKey: null,
+      bodySha256: null,
+      accepted,
+      failed: failedKept.slice(0, 2),
+      failedOmitted: failedKept.length - 2,
+      failedKept,
+      totalRows: HOSTILE_TEXTS.length + failedKept.length,
+      rejected: false,
+      awaitsProcessing: false,
+      reference: 'texts',
+      at,
+      nowMs: Date.parse(at),
+      revision: 0,
+    });
+    expect(result.kind).toBe('stored');
+    const records = await store.db
+      .selectFrom('records')
+      .select(['record_index', 'data'])
+      .where('ingestion_id', '=', 'in_texts')
+      .orderBy('record_id')
+      .execute();
+    expect(records).toEqual(
+      HOSTILE_TEXTS.map((text, i) => ({ record_index: 2 * i, data: JSON.stringify({ text }) })),
+    );
+    const errors = await store.db
+      .selectFrom('record_errors')
+      .select(['record_index', 'record', 'errors'])
+      .where('ingestion_id', '=', 'in_texts')
+      .orderBy('record_index')
+      .execute();
+    expect(errors).toEqual(
+      failedKept.map((f) => ({
+        record_index: f.index,
+        record: JSON.stringify(f.record),
+        errors: JSON.stringify(f.errors),
+      })),
+    );
   });
 });

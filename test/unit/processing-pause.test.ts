@@ -8,6 +8,7 @@ import type { AccountingStore, ChunkProcessing } from '../../src/modules/account
 import type { ConfigurationSnapshots } from '../../src/modules/configuration/snapshot.js';
 import {
   createRequestsInProgressBuffer,
+  PAUSE_CHUNKS_MAX,
   processingPauseMs,
   REQUESTS_MANY,
   requestBegins,
@@ -73,13 +74,18 @@ describe('processing that leaves the store to the writes of requests', () => {
     expect((claimedAtMs[1] ?? 0) - (claimedAtMs[0] ?? 0)).toBeLessThan(50);
   });
 
-  it('pauses as long as the chunk took while many requests are in progress, counted once each', async () => {
+  it('pauses the longer the more requests are in progress, from many on, counted once each', async () => {
     const buffer = createRequestsInProgressBuffer();
     const ends = Array.from({ length: REQUESTS_MANY - 1 }, () => requestBegins(buffer));
     expect(requestsInProgress(buffer)).toBe(REQUESTS_MANY - 1);
     expect(processingPauseMs(buffer, 30)).toBe(0);
     ends.push(requestBegins(buffer));
     expect(processingPauseMs(buffer, 30)).toBe(30);
+    // The more requests, the longer: a chunk's time for every REQUESTS_MANY of them, up to a cap.
+    for (let i = 0; i < REQUESTS_MANY * 2; i += 1) ends.push(requestBegins(buffer));
+    expect(processingPauseMs(buffer, 30)).toBe(90);
+    for (let i = 0; i < REQUESTS_MANY * PAUSE_CHUNKS_MAX; i += 1) ends.push(requestBegins(buffer));
+    expect(processingPauseMs(buffer, 30)).toBe(30 * PAUSE_CHUNKS_MAX);
     for (const end of ends) end();
     // Calling an end again changes nothing.
     ends[0]?.();

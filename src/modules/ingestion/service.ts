@@ -20,6 +20,7 @@ import type {
   StoredChunkOutcome,
   StoredRecord,
 } from './store.js';
+import { NO_RECORDS } from './store.js';
 
 /** Session timeouts: default 15 minutes, from one second to seven days. */
 export const SESSION_TIMEOUT_DEFAULT = 'PT15M';
@@ -279,7 +280,7 @@ export class IngestionService {
       chunkName: chunk.chunkName,
       idempotencyKey: idempotencyKey ?? null,
       bodySha256,
-      accepted: rejected ? [] : accepted,
+      accepted: rejected ? NO_RECORDS : accepted,
       failed: shown,
       failedOmitted: failedCount - shown.length,
       failedKept: failed,
@@ -300,7 +301,7 @@ export class IngestionService {
       await this.#countCall(ingestionId, arrivedAtMs, now);
       return this.#replay(result.earlier, bodySha256, idempotencyKey ?? '');
     }
-    if (entity.awaitsProcessing && !rejected && accepted.length > 0) this.#onRecordsAwaitProcessing();
+    if (entity.awaitsProcessing && !rejected && accepted.indexes.length > 0) this.#onRecordsAwaitProcessing();
     return { outcome: result.outcome, replayed: false };
   }
 

@@ -5,6 +5,39 @@ import type { SessionRow, SessionState } from './session.js';
 /** The session row and its derived state, which the storage adapter reads and writes. */
 export type { SessionRow, SessionState };
 
+/**
+ * The accepted records of a chunk, converted and serialised, as they wait for their write: the
+ * JSON text of each on a line of one string, and their indexes in the chunk, in order.
+ *
+ * One string rather than one per record: under many clients a chunk waits for its write while
+ * others are handled, and the 500 small strings of a chunk kept that long outlived the young
+ * generation, so the event loop copied them and its old generation's collections marked them;
+ * one large string is one object, allocated where nothing copies it. `JSON.stringify` writes no
+ * line feed of its own and escapes those inside strings, so each record is exactly one line.
+ */
+export interface AcceptedRecords {
+  /** The index in the chunk of each record, in order. */
+  indexes: number[];
+  /** The JSON texts, in the same order, joined by line feeds; empty when there are none. */
+  lines: string;
+}
+
+/** No record accepted (an atomic chunk rejected). */
+export const NO_RECORDS: AcceptedRecords = { indexes: [], lines: '' };
+
+/** Serialises converted records, in the order given. */
+export function acceptedRecordsOf(records: readonly { index: number; value: unknown }[]): AcceptedRecords {
+  return {
+    indexes: records.map((record) => record.index),
+    lines: records.map((record) => JSON.stringify(record.value) ?? 'null').join('\n'),
+  };
+}
+
+/** The JSON text of each accepted record, in order. */
+export function acceptedJsonTexts(accepted: AcceptedRecords): string[] {
+  return accepted.indexes.length === 0 ? [] : accepted.lines.split('\n');
+}
+
 /** One validation failure of a record, as listed in chunk answers and the errors endpoint. */
 export interface FieldErrorView {
   field: string;
@@ -65,7 +98,7 @@ export interface ChunkWrite {
   idempotencyKey: string | null;
   bodySha256: string | null;
   /** Records to store, already converted and serialised, in the order sent. */
-  accepted: { index: number; json: string }[];
+  accepted: AcceptedRecords;
   /** The first records that failed validation, as the answer lists them. */
   failed: FailedRecord[];
   /** Failed records left out of `failed`. */

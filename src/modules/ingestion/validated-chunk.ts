@@ -2,12 +2,13 @@ import type { RecordValidator } from '../entities/record-validator.js';
 import { validateChunk } from '../entities/record-validator.js';
 import { CHUNK_ERRORS_KEPT_MAX, parseChunkBody } from './chunk-body.js';
 import type { FailedRecord } from './store.js';
+import { type AcceptedRecords, acceptedRecordsOf } from './store.js';
 
 /** A chunk parsed and validated: its records ready to store, serialised, and its failures. */
 export interface ValidatedChunk {
   chunkName: string | null;
   totalRows: number;
-  accepted: { index: number; json: string }[];
+  accepted: AcceptedRecords;
   /** The first {@link CHUNK_ERRORS_KEPT_MAX} failed records. */
   failed: FailedRecord[];
   /** Every failed record, listed or not. */
@@ -25,7 +26,7 @@ export function validateChunkBody(raw: Uint8Array, validator: RecordValidator): 
   return {
     chunkName: chunk.chunkName,
     totalRows: chunk.data.length,
-    accepted: accepted.map((record) => ({ index: record.index, json: JSON.stringify(record.value) })),
+    accepted: acceptedRecordsOf(accepted),
     failed,
     failedCount,
   };

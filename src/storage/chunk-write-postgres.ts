@@ -1,0 +1,120 @@
+import { type Expression, type Kysely, type OperationNodeSource, type SqlBool, sql } from 'kysely';
+import type { ChunkWrite } from '../modules/ingestion/store.js';
+import { storedRevisionQuery } from './configuration-store.js';
+import type { Database } from './schema.js';
+import { type LateSessionWork, lateSessionWorkUpdate } from './session-counters.js';
+import { entityRecordCountsUpsert } from './statistics-counters.js';
+
+/** A chunk's write on PostgreSQL, serialised and numbered by `commitChunk`. */
+export interface PostgresChunkWrite {
+  write: ChunkWrite;
+  /** The columns and values of the chunk's row, its sequence number taken (`chunkRow`). */
+  chunkRow: Record<string, unknown>;
+  /** The failed records kept for the session's error list, serialised. */
+  failedTexts: readonly { index: number; record: string; errors: string }[];
+  /**
+   * The update of the session row that counts the chunk and admits its request, without a
+   * sequence number (taken before), returning `counted` and `opened_on`.
+   */
+  sessionUpdate: (onlyIf: Expression<SqlBool>) => OperationNodeSource;
+  /** What the chunk adds to its session's day counters when the session was counted already. */
+  lateWork: LateSessionWork;
+}
+
+/** The chunk's rows of one table as one text parameter, a line each, split by `string_to_table`. */
+function lines(texts: readonly string[]): string | null {
+  // JSON.stringify writes no line feed of its own and escapes every one inside a string, so a
+  // serialised record or error list is one line. No rows: null, which `string_to_table` reads
+  // as none (an empty text would be one empty row).
+  return texts.length === 0 ? null : texts.join('\n');
+}
+
+/**
+ * Writes a chunk on PostgreSQL in one statement, so in one round trip and a transaction of its
+ * own, rather than a transaction of about six (begin, the chunk's row, the records' COPY, the
+ * errors, the counters, commit) that held a pooled connection across as many turns of the event
+ * loop: under 64 clients, requests waited mostly for a connection (ADR 0034).
+ *
+ * Each part of the statement is a data-modifying WITH that reads the chunk's row, and the row is
+ * inserted only while the stored configuration revision is the one the records were validated
+ * under: when it changed, nothing at all is written and the answer is `stale`. The chunks table
+ * is the first the statement names, so it takes its lock on that table before the sessions
+ * table's, in the order of a configuration upload (`configuration-store.ts`), which it waits
+ * for; its snapshot is taken after that wait, so the revision read is the one it commits under.
+ * The records and the failed records travel as one text parameter each, a line per row, beside an
+ * array of their indexes: no escaping on either side, as cheap as COPY. The main query reads the
+ * parts in the order their locks are taken, which is the order of every other writer: the chunk,
+ * its records and errors, the session row, the entity's record counters, the session's day
+ * counters (`statistics-counters.ts`).
+ */
+export async function writeChunkInOneStatement(
+  db: Kysely<Database>,
+  chunk: PostgresChunkWrite,
+): Promise<'written' | 'stale'> {
+  const { write, chunkRow, failedTexts } = chunk;
+  const { accepted } = write;
+  const columns = Object.keys(chunkRow);
+  const chunkWritten = sql<boolean>`exists (select 1 from chunk)`;
+  const entityCounts = entityRecordCountsUpsert(
+    {
+      ingestionId: write.ingestionId,
+      namespace: write.namespace,
+      entity: write.entity,
+      waiting: write.awaitsProcessing ? accepted.indexes.length : 0,
+      done: write.awaitsProcessing ? 0 : accepted.indexes.length,
+      errors: 0,
+    },
+    chunkWritten,
+  );
+  const late = lateSessionWorkUpdate(db, write.ingestionId, chunk.lateWork)
+    .where(sql<boolean>`day = (select substr(opened_on, 1, 10) from session where counted = 1)`)
+    .returning(sql<number>`1`.as('one'));
+  // An empty chunk (every record failed) counts no records: no counter part.
+  const counters =
+    entityCounts === undefined
+      ? { part: sql``, read: sql`` }
+      : {
+          part: sql`entity_counts as (${entityCounts(db).returning(sql<number>`1`.as('one'))}),`,
+          read: sql`(select count(*) from entity_counts) as entity_counts,`,
+        };
+  const { rows } = await sql<{ written: number }>`
+    with chunk as (
+      insert into chunks (${sql.join(columns.map((c) => sql.ref(c)))})
+      select ${sql.join(columns.map((c) => chunkRow[c]))}
+      where coalesce((${storedRevisionQuery(db)}), 0) = ${write.revision}
+      returning chunk_seq
+    ),
+    records_written as (
+      insert into records (ingestion_id, chunk_seq, record_index, namespace, entity, data, processing, created_at)
+      select ${write.ingestionId}, chunk.chunk_seq, r.record_index, ${write.namespace}, ${write.entity},
+        r.data, ${write.awaitsProcessing ? 1 : 0}, ${write.at}
+      from chunk, rows from (
+        unnest(${accepted.indexes}::int4[]),
+        string_to_table(${accepted.indexes.length === 0 ? null : accepted.lines}::text, E'\\n')
+      ) as r(record_index, data)
+      returning 1
+    ),
+    errors_written as (
+      insert into record_errors (ingestion_id, chunk_seq, record_index, record, errors, created_at)
+      select ${write.ingestionId}, chunk.chunk_seq, e.record_index, e.record, e.errors, ${write.at}
+      from chunk, rows from (
+        unnest(${failedTexts.map((f) => f.index)}::int4[]),
+        string_to_table(${lines(failedTexts.map((f) => f.record))}::text, E'\\n'),
+        string_to_table(${lines(failedTexts.map((f) => f.errors))}::text, E'\\n')
+      ) as e(record_index, record, errors)
+      returning 1
+    ),
+    session as (${chunk.sessionUpdate(chunkWritten)}),
+    ${counters.part}
+    late as (${late})
+    select
+      (select count(*) from chunk)::int as written,
+      (select count(*) from records_written) as records,
+      (select count(*) from errors_written) as errors,
+      (select counted from session) as counted,
+      ${counters.read}
+      (select count(*) from late) as late`.execute(db);
+  // Nothing can go between the chunk's row and the session's: the chunk's foreign key makes the
+  // statement fail (`gone`) when the session was deleted since its sequence number was taken.
+  return rows[0]?.written === 1 ? 'written' : 'stale';
+}
