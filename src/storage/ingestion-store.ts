@@ -236,14 +236,63 @@ export function createIngestionStore(store: Store): IngestionStore {
       return countSessionsMatching(db, filter, sessionsMatching(filter, nowMs));
     },
 
-    async admittedSession(ingestionId, arrivedAtMs) {
+    async chunkAdmission(ingestionId, arrivedAtMs, idempotencyKey) {
+      // The key's chunk joined to its session (a chunk never outlives its session); without a
+      // key the join matches nothing (`= null` is never true).
       const row = await db
         .selectFrom('ingestions')
-        .selectAll()
-        .where('ingestion_id', '=', ingestionId)
-        .where((eb) => sessionWasOpenAt(eb, arrivedAtMs))
+        .leftJoin('chunks', (join) =>
+          join
+            .onRef('chunks.ingestion_id', '=', 'ingestions.ingestion_id')
+            .on('chunks.idempotency_key', '=', idempotencyKey ?? null),
+        )
+        .selectAll('ingestions')
+        .select((eb) => [
+          // The session's own columns, which no chunk column shares a name with.
+          eb
+            .case()
+            .when(sessionWasOpenAt(eb as unknown as ExpressionBuilder<Database, 'ingestions'>, arrivedAtMs))
+            .then(1)
+            .else(0)
+            .end()
+            .as('admitted'),
+          'chunks.chunk_seq as earlier_chunk_seq',
+          'chunks.chunk_name as earlier_chunk_name',
+          'chunks.idempotency_key as earlier_idempotency_key',
+          'chunks.body_sha256 as earlier_body_sha256',
+          'chunks.accepted_rows as earlier_accepted_rows',
+          'chunks.failed_rows as earlier_failed_rows',
+          'chunks.created_at as earlier_created_at',
+          'chunks.rejected as earlier_rejected',
+          'chunks.failed_records as earlier_failed_records',
+          'chunks.answer_reference as earlier_answer_reference',
+          'chunks.answered_at as earlier_answered_at',
+        ])
+        .where('ingestions.ingestion_id', '=', ingestionId)
         .executeTakeFirst();
-      return row === undefined ? undefined : toSession(row);
+      if (row === undefined) return { session: undefined, earlier: undefined };
+      // A chunk found has every column; the defaults only tell the compiler so.
+      const earlier =
+        row.earlier_chunk_seq === null
+          ? undefined
+          : {
+              bodySha256: row.earlier_body_sha256,
+              outcome: toOutcome({
+                ingestion_id: row.ingestion_id,
+                chunk_seq: row.earlier_chunk_seq,
+                chunk_name: row.earlier_chunk_name,
+                idempotency_key: row.earlier_idempotency_key,
+                body_sha256: row.earlier_body_sha256,
+                accepted_rows: row.earlier_accepted_rows ?? 0,
+                failed_rows: row.earlier_failed_rows ?? 0,
+                created_at: row.earlier_created_at ?? '',
+                rejected: row.earlier_rejected ?? 0,
+                failed_records: row.earlier_failed_records ?? '[]',
+                answer_reference: row.earlier_answer_reference,
+                answered_at: row.earlier_answered_at ?? '',
+              }),
+            };
+      return { session: Number(row.admitted) === 1 ? toSession(row) : undefined, earlier };
     },
 
     async touchSession(ingestionId, arrivedAtMs, nowMs, at) {
@@ -311,8 +360,6 @@ export function createIngestionStore(store: Store): IngestionStore {
         return toSession(row);
       });
     },
-
-    findChunkOutcome,
 
     async commitChunk(write) {
       // Everything serialised before the sequence number is taken, so nothing of the chunk can

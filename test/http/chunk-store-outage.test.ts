@@ -49,9 +49,10 @@ describe('a store fault while a chunk looks up its entity', () => {
 
   it('still answers 404 session-not-found when the entity is gone', async () => {
     const id = await openLoanSession(t, writer);
+    // Gone from the configuration prepared last and from the current one alike.
     const lookup = vi
       .spyOn(t.services.catalog, 'entity')
-      .mockRejectedValueOnce(new AppError('entity-not-found', 'no entity loans.loanTransaction'));
+      .mockRejectedValue(new AppError('entity-not-found', 'no entity loans.loanTransaction'));
     try {
       const response = await t.call(writer, {
         method: 'POST',

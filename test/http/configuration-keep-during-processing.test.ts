@@ -229,4 +229,81 @@ describe('a keep-data upload during processing loses and doubles nothing', () =>
       expect((await createIngestionStore(t.store).commitChunk({ ...write, revision })).kind).toBe('stored');
     },
   );
+
+  it("validates a chunk again when another instance's upload changed the rules since this one last prepared them", async () => {
+    const put = await t.call(operator, { method: 'PUT', url: BULK, payload: realisticConfiguration() });
+    expect(put.statusCode).toBe(200);
+    const opened = await t.call(operator, {
+      method: 'POST',
+      url: '/api/v1/ingestions',
+      payload: { namespace: 'loans', entity: 'loanTransaction' },
+    });
+    const session = `/api/v1/ingestions/${opened.json().ingestionId as string}`;
+    // This instance validates a chunk: it prepares the configuration of now.
+    const first = await t.call(operator, { method: 'POST', url: session, payload: { data: loanRecords(1) } });
+    expect(first.statusCode, first.body).toBe(201);
+    // The other instance adds an optional attribute, keeping the data.
+    const changed = realisticConfiguration();
+    (changed.configuration.entities[0]?.attributes ?? []).push({
+      name: 'branchNote',
+      type: { typeName: 'TEXT' },
+    });
+    await other.services.configuration.upload(
+      changed,
+      { user: 'other-instance' },
+      { keepProcessingData: true },
+    );
+    // Refused under the rules this instance prepared last, accepted under the stored ones.
+    const record = { ...loanRecords(1, 1)[0], branchNote: 'from the new rules' };
+    const second = await t.call(operator, { method: 'POST', url: session, payload: { data: [record] } });
+    expect(second.statusCode, second.body).toBe(201);
+    expect(second.json()).toMatchObject({ acceptedRows: 1, failedRows: 0 });
+    const stored = await t.store.db
+      .selectFrom('records')
+      .select('data')
+      .where('ingestion_id', '=', opened.json().ingestionId as string)
+      .orderBy('record_id')
+      .execute();
+    expect(JSON.parse(stored[1]?.data ?? '{}')).toMatchObject({ branchNote: 'from the new rules' });
+  });
+
+  it("takes chunks for an entity that another instance's upload added since this one last prepared the rules", async () => {
+    const put = await t.call(operator, { method: 'PUT', url: BULK, payload: realisticConfiguration() });
+    expect(put.statusCode).toBe(200);
+    const opened = await t.call(operator, {
+      method: 'POST',
+      url: '/api/v1/ingestions',
+      payload: { namespace: 'loans', entity: 'loanTransaction' },
+    });
+    const first = await t.call(operator, {
+      method: 'POST',
+      url: `/api/v1/ingestions/${opened.json().ingestionId as string}`,
+      payload: { data: loanRecords(1) },
+    });
+    expect(first.statusCode, first.body).toBe(201);
+    // The other instance adds a second loan entity, and a session of it is opened there.
+    const changed = realisticConfiguration();
+    const loans = changed.configuration.entities[0];
+    if (loans === undefined) throw new Error('the fixture has no entity');
+    changed.configuration.entities.push({
+      ...structuredClone(loans),
+      name: 'loanTransactionCopy',
+    } as typeof loans);
+    await other.services.configuration.upload(
+      changed,
+      { user: 'other-instance' },
+      { keepProcessingData: true },
+    );
+    const copy = await other.services.ingestion.createSession(
+      { namespace: 'loans', entity: 'loanTransactionCopy' },
+      'other-instance',
+    );
+    const chunk = await t.call(operator, {
+      method: 'POST',
+      url: `/api/v1/ingestions/${copy.ingestionId}`,
+      payload: { data: loanRecords(2) },
+    });
+    expect(chunk.statusCode, chunk.body).toBe(201);
+    expect(chunk.json()).toMatchObject({ acceptedRows: 2, failedRows: 0 });
+  });
 });

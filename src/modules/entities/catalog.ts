@@ -48,9 +48,18 @@ export class EntityCatalog {
     return found.map((entity) => entity.definition);
   }
 
-  /** One entity with its validator. Errors: `entity-not-found`, offering the closest names. */
-  async entity(namespace: string, name: string): Promise<PreparedEntity & { revision: number }> {
-    const { prepared } = await this.#snapshots.current();
+  /**
+   * One entity with its validator, of the current revision, or of the revision prepared last
+   * with `latest` (`ConfigurationSnapshots.latest`: for a write that checks the revision itself).
+   * Errors: `entity-not-found`, offering the closest names.
+   */
+  async entity(
+    namespace: string,
+    name: string,
+    snapshot: 'current' | 'latest' = 'current',
+  ): Promise<PreparedEntity & { revision: number }> {
+    const { prepared } =
+      snapshot === 'latest' ? await this.#snapshots.latest() : await this.#snapshots.current();
     return { ...findEntity(prepared, namespace, name), revision: prepared.revision };
   }
 

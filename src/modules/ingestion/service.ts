@@ -31,9 +31,10 @@ export const SESSION_TIMEOUT_MS_MAX = 7 * 24 * 3600 * 1000;
 const REFUSED_BODY: ReadonlySet<string> = new Set(['malformed-json', 'validation-failed']);
 
 /**
- * Times a chunk is validated and written when the configuration changes between the two; a
- * change that keeps the processing data is rare, so a chunk meeting more than this many in a row
- * is answered 503 (send it again) rather than held.
+ * Times a chunk is validated under the current configuration and written when it changes between
+ * the two (after a first validation under the configuration prepared last, which does not
+ * count); a change that keeps the processing data is rare, so a chunk meeting more than this many
+ * in a row is answered 503 (send it again) rather than held.
  */
 const CHUNK_VALIDATIONS_MAX = 3;
 
@@ -211,31 +212,37 @@ export class IngestionService {
     const now = this.#clock.now();
     // A clock set back since the arrival must not date the arrival after the handling.
     const arrivedAtMs = Math.min(input.arrivedAt.getTime(), now.getTime());
-    // The session is read beside the earlier outcome of the key, not after it: on PostgreSQL
-    // under many clients each read waits for a pooled connection. A replay answers whatever the
-    // session's read gives, as when the session was read only after the key.
-    const admitted = this.#store.admittedSession(ingestionId, arrivedAtMs);
-    // Not awaited when the answer is a replay or the key's read fails: its failure is then nobody's.
-    void admitted.catch(() => undefined);
-    if (idempotencyKey !== undefined) {
-      const earlier = await this.#store.findChunkOutcome(ingestionId, idempotencyKey);
-      if (earlier !== undefined) return this.#replay(earlier, bodySha256, idempotencyKey);
-    }
-    const session = await admitted;
+    // The session and the earlier outcome of the key in one read: on PostgreSQL under many
+    // clients every statement waits for a pooled connection and a turn of the event loop. A
+    // replay answers whatever state the session is in.
+    const { session, earlier } = await this.#store.chunkAdmission(ingestionId, arrivedAtMs, idempotencyKey);
+    if (earlier !== undefined) return this.#replay(earlier, bodySha256, idempotencyKey ?? '');
     if (session === undefined) throw await this.#notOpen(ingestionId, arrivedAtMs);
-    // A configuration change between the validation and the write (an upload that keeps the
-    // processing data) makes the write stale: the chunk is validated again under the new rules.
-    for (let attempt = 1; ; attempt += 1) {
-      const result = await this.#validateAndCommit(input, session, now, arrivedAtMs, bodySha256).catch(
-        async (error: unknown) => {
-          // A body refused before the write still counts as a call of the session, and activity.
-          if (error instanceof AppError && REFUSED_BODY.has(error.code))
-            await this.#countCall(ingestionId, arrivedAtMs, now);
-          throw error;
-        },
-      );
+    // The first validation takes the configuration prepared last, without a statement to read
+    // its revision: the write checks the revision, and when it moved on (an upload, through any
+    // instance) the write is stale and the chunk is validated again under the current rules. A
+    // change between a validation and its write (an upload that keeps the processing data) makes
+    // the write stale the same way.
+    let snapshot: 'latest' | 'current' = 'latest';
+    let staleUnderCurrent = 0;
+    for (;;) {
+      const result = await this.#validateAndCommit(
+        input,
+        session,
+        now,
+        arrivedAtMs,
+        bodySha256,
+        snapshot,
+      ).catch(async (error: unknown) => {
+        // A body refused before the write still counts as a call of the session, and activity.
+        if (error instanceof AppError && REFUSED_BODY.has(error.code))
+          await this.#countCall(ingestionId, arrivedAtMs, now);
+        throw error;
+      });
       if (result !== 'stale') return result;
-      if (attempt >= CHUNK_VALIDATIONS_MAX) {
+      if (snapshot === 'current') staleUnderCurrent += 1;
+      snapshot = 'current';
+      if (staleUnderCurrent >= CHUNK_VALIDATIONS_MAX) {
         throw new AppError(
           'unavailable',
           'the configuration kept changing while the chunk was being stored; send it again',
@@ -246,7 +253,10 @@ export class IngestionService {
     }
   }
 
-  /** Validates a chunk under the current configuration and writes it; `stale` when it changed meanwhile. */
+  /**
+   * Validates a chunk under the configuration of `snapshot` and writes it; `stale` when the
+   * stored revision is another (or, for the latest snapshot, when the entity is not in it).
+   */
   async #validateAndCommit(
     input: {
       ingestionId: string;
@@ -259,15 +269,22 @@ export class IngestionService {
     now: Date,
     arrivedAtMs: number,
     bodySha256: string | null,
+    snapshot: 'latest' | 'current',
   ): Promise<ChunkResult | 'stale'> {
     const { ingestionId, idempotencyKey } = input;
-    // Only a missing entity means the session went with a configuration upload; a store fault
-    // of the lookup stays what it is (503), never a 404 that tells the client to give up.
-    const entity = await this.#catalog.entity(session.namespace, session.entity).catch((error: unknown) => {
-      if (error instanceof AppError && error.code === 'entity-not-found')
-        throw new AppError('session-not-found', `session ${ingestionId} no longer exists`);
-      throw error;
-    });
+    // Only a missing entity in the current configuration means the session went with an
+    // upload (one prepared earlier may predate the entity); a store fault of the lookup stays
+    // what it is (503), never a 404 that tells the client to give up.
+    const entity = await this.#catalog
+      .entity(session.namespace, session.entity, snapshot)
+      .catch((error: unknown) => {
+        if (error instanceof AppError && error.code === 'entity-not-found') {
+          if (snapshot === 'latest') return undefined;
+          throw new AppError('session-not-found', `session ${ingestionId} no longer exists`);
+        }
+        throw error;
+      });
+    if (entity === undefined) return 'stale';
 
     const chunk = await this.#chunkWorker.validate(input.raw, entity);
     const { accepted, failed, failedCount } = chunk;

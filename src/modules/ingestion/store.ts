@@ -125,7 +125,7 @@ export interface ChunkWrite {
    * When the chunk is handled: `at` as text, `nowMs` as milliseconds, on the service's clock. The
    * write counts the call and extends the session's deadline from `nowMs` as `touchSession`
    * does, in the chunk's own transaction; the session was found open at the request's arrival
-   * by `admittedSession` before.
+   * by `chunkAdmission` before.
    */
   at: string;
   nowMs: number;
@@ -215,10 +215,16 @@ export interface IngestionStore {
   /** The number of sessions matching `filter` as of `nowMs`: the `totalSize` of page paging. */
   countSessions(filter: SessionFilter, nowMs: number): Promise<number>;
   /**
-   * The session a chunk request that arrived at `arrivedAtMs` writes to: its row when the session
-   * was open at the arrival, else undefined. Reads only: the chunk's write counts the call.
+   * What a chunk request that arrived at `arrivedAtMs` meets, in one read: `session`, the row of
+   * the session it writes to when the session was open at the arrival (else undefined), and
+   * `earlier`, the stored outcome of the chunk sent with `idempotencyKey` in this session, if
+   * any. Reads only: the chunk's write counts the call.
    */
-  admittedSession(ingestionId: string, arrivedAtMs: number): Promise<SessionRow | undefined>;
+  chunkAdmission(
+    ingestionId: string,
+    arrivedAtMs: number,
+    idempotencyKey: string | undefined,
+  ): Promise<{ session: SessionRow | undefined; earlier: StoredChunkOutcome | undefined }>;
   /**
    * Admits a chunk request that arrived at `arrivedAtMs` and is handled at `nowMs`, in one
    * statement: when the session was open at the arrival, counts the call and, if the session is
@@ -243,8 +249,6 @@ export interface IngestionStore {
     nowMs: number,
     at: string,
   ): Promise<SessionRow | undefined>;
-  /** The stored outcome of the chunk sent with this idempotency key in this session, if any. */
-  findChunkOutcome(ingestionId: string, idempotencyKey: string): Promise<StoredChunkOutcome | undefined>;
   /**
    * Writes a chunk. Returns `{ kind: 'stored' }` with its outcome, `{ kind: 'replay' }` with the
    * earlier outcome when a concurrent request stored the same idempotency key first,
