@@ -31,18 +31,19 @@ function lines(texts: readonly string[]): string | null {
 
 /**
  * Writes a chunk on PostgreSQL in one statement, so in one round trip and a transaction of its
- * own, rather than a transaction of about six (begin, the chunk's row, the records' COPY, the
- * errors, the counters, commit) that held a pooled connection across as many turns of the event
- * loop: under 64 clients, requests waited mostly for a connection (ADR 0034).
+ * own, rather than a transaction of about six statements (begin, the chunk's row, the records'
+ * COPY, the errors, the counters, commit): each costs the event loop a socket write and wakes a
+ * server process, and under 64 clients both compete for the same cores (ADR 0034).
  *
  * Each part of the statement is a data-modifying WITH that reads the chunk's row, and the row is
  * inserted only while the stored configuration revision is the one the records were validated
  * under: when it changed, nothing at all is written and the answer is `stale`. The chunks table
- * is the first the statement names, so it takes its lock on that table before the sessions
- * table's, in the order of a configuration upload (`configuration-store.ts`), which it waits
- * for; its snapshot is taken after that wait, so the revision read is the one it commits under.
- * The records and the failed records travel as one text parameter each, a line per row, beside an
- * array of their indexes: no escaping on either side, as cheap as COPY. The main query reads the
+ * is the first the statement names (PostgreSQL locks an insert's target before what its select
+ * reads, and the parts of a WITH in their order), so it takes its lock on that table before the
+ * sessions table's, in the order of a configuration upload (`configuration-store.ts`), which it
+ * waits for; its snapshot is taken after that wait, so the revision read is the one it commits
+ * under. The records and the failed records travel as one text parameter each, a line per row,
+ * beside an array of their indexes: no escaping on either side. The main query reads the
  * parts in the order their locks are taken, which is the order of every other writer: the chunk,
  * its records and errors, the session row, the entity's record counters, the session's day
  * counters (`statistics-counters.ts`).

@@ -3,9 +3,10 @@ import type { ConfigurationStore, StoredConfiguration } from './store.js';
 /**
  * Keeps the configuration of the current revision together with the work prepared from it
  * (entity validators, accounting lookup tables), made once per revision and shared by every
- * request. Each use reads only the revision
- * number from the store, so an upload through another instance is picked up on the next
- * request; concurrent callers of a new revision share one preparation.
+ * request. Each use of `current()` reads only the revision number from the store, so an upload
+ * through another instance is picked up on the next request; concurrent callers of a new
+ * revision share one preparation. `latest()` reads nothing, for writes that check the revision
+ * themselves.
  */
 export class ConfigurationSnapshots<T> {
   readonly #store: ConfigurationStore;
