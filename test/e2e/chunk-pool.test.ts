@@ -38,7 +38,7 @@ describe('chunk work on worker threads', async () => {
     const inline = await built.inlineChunkWorker.validate(raw, entity);
     expect(threaded).toEqual(inline);
     expect(threaded).toMatchObject({ chunkName: 'big', totalRows: 601 });
-    expect(threaded.accepted).toHaveLength(600);
+    expect(threaded.accepted.indexes).toHaveLength(600);
     expect(threaded.failed[0]?.errors.map((e) => e.code)).toEqual(['invalid-decimal', 'unknown-field']);
   });
 

@@ -230,7 +230,11 @@ describe('a keep-data upload during processing loses and doubles nothing', () =>
     },
   );
 
-  it("validates a chunk again when another instance's upload changed the rules since this one last prepared them", async () => {
+  /**
+   * The realistic configuration stored afresh, and a loan session with one chunk stored through
+   * this instance, which so prepares the configuration of now; the session's id.
+   */
+  async function sessionWithAChunk(): Promise<string> {
     const put = await t.call(operator, { method: 'PUT', url: BULK, payload: realisticConfiguration() });
     expect(put.statusCode).toBe(200);
     const opened = await t.call(operator, {
@@ -238,10 +242,19 @@ describe('a keep-data upload during processing loses and doubles nothing', () =>
       url: '/api/v1/ingestions',
       payload: { namespace: 'loans', entity: 'loanTransaction' },
     });
-    const session = `/api/v1/ingestions/${opened.json().ingestionId as string}`;
-    // This instance validates a chunk: it prepares the configuration of now.
-    const first = await t.call(operator, { method: 'POST', url: session, payload: { data: loanRecords(1) } });
+    const ingestionId = opened.json().ingestionId as string;
+    const first = await t.call(operator, {
+      method: 'POST',
+      url: `/api/v1/ingestions/${ingestionId}`,
+      payload: { data: loanRecords(1) },
+    });
     expect(first.statusCode, first.body).toBe(201);
+    return ingestionId;
+  }
+
+  it("validates a chunk again when another instance's upload changed the rules since this one last prepared them", async () => {
+    const ingestionId = await sessionWithAChunk();
+    const session = `/api/v1/ingestions/${ingestionId}`;
     // The other instance adds an optional attribute, keeping the data.
     const changed = realisticConfiguration();
     (changed.configuration.entities[0]?.attributes ?? []).push({
@@ -261,26 +274,14 @@ describe('a keep-data upload during processing loses and doubles nothing', () =>
     const stored = await t.store.db
       .selectFrom('records')
       .select('data')
-      .where('ingestion_id', '=', opened.json().ingestionId as string)
+      .where('ingestion_id', '=', ingestionId)
       .orderBy('record_id')
       .execute();
     expect(JSON.parse(stored[1]?.data ?? '{}')).toMatchObject({ branchNote: 'from the new rules' });
   });
 
   it("takes chunks for an entity that another instance's upload added since this one last prepared the rules", async () => {
-    const put = await t.call(operator, { method: 'PUT', url: BULK, payload: realisticConfiguration() });
-    expect(put.statusCode).toBe(200);
-    const opened = await t.call(operator, {
-      method: 'POST',
-      url: '/api/v1/ingestions',
-      payload: { namespace: 'loans', entity: 'loanTransaction' },
-    });
-    const first = await t.call(operator, {
-      method: 'POST',
-      url: `/api/v1/ingestions/${opened.json().ingestionId as string}`,
-      payload: { data: loanRecords(1) },
-    });
-    expect(first.statusCode, first.body).toBe(201);
+    await sessionWithAChunk();
     // The other instance adds a second loan entity, and a session of it is opened there.
     const changed = realisticConfiguration();
     const loans = changed.configuration.entities[0];
