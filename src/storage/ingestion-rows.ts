@@ -1,5 +1,11 @@
 import type { Selectable } from 'kysely';
-import type { ChunkOutcome, ChunkWrite, FailedRecord, SessionRow } from '../modules/ingestion/store.js';
+import type {
+  ChunkOutcome,
+  ChunkWrite,
+  FailedRecord,
+  SessionRow,
+  StoredChunkOutcome,
+} from '../modules/ingestion/store.js';
 import type { ChunksTable, IngestionsTable } from './tables/ingestion.js';
 
 /** How the ingestion adapter (`ingestion-store.ts`) reads and writes its rows. */
@@ -52,6 +58,38 @@ export function toOutcome(row: Selectable<ChunksTable>): ChunkOutcome {
     failedOmitted: omitted,
     reference: row.answer_reference,
     answeredAt: row.answered_at,
+  };
+}
+
+/** The key's chunk as `chunkAdmission` reads it beside its session, every column prefixed `earlier_`. */
+type EarlierChunkColumns = {
+  [K in keyof Selectable<ChunksTable> as K extends 'ingestion_id' ? never : `earlier_${K}`]:
+    | Selectable<ChunksTable>[K]
+    | null;
+};
+
+/** The stored outcome of the key's chunk read beside its session; undefined when none was found. */
+export function earlierOutcomeOf(
+  row: EarlierChunkColumns & { ingestion_id: string },
+): StoredChunkOutcome | undefined {
+  // A chunk found has every column; the defaults only tell the compiler so.
+  if (row.earlier_chunk_seq === null) return undefined;
+  return {
+    bodySha256: row.earlier_body_sha256,
+    outcome: toOutcome({
+      ingestion_id: row.ingestion_id,
+      chunk_seq: row.earlier_chunk_seq,
+      chunk_name: row.earlier_chunk_name,
+      idempotency_key: row.earlier_idempotency_key,
+      body_sha256: row.earlier_body_sha256,
+      accepted_rows: row.earlier_accepted_rows ?? 0,
+      failed_rows: row.earlier_failed_rows ?? 0,
+      created_at: row.earlier_created_at ?? '',
+      rejected: row.earlier_rejected ?? 0,
+      failed_records: row.earlier_failed_records ?? '[]',
+      answer_reference: row.earlier_answer_reference,
+      answered_at: row.earlier_answered_at ?? '',
+    }),
   };
 }
 

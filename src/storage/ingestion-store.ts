@@ -3,7 +3,8 @@
  * reads share the closures of `createIngestionStore` (the bulk insert and its prepared
  * statements, the filters of sessions and records, a chunk's earlier outcome); what stands
  * apart already lives beside it: its rows in `ingestion-rows.ts`, a session's errors in
- * `session-errors.ts`, the session counters in `session-counters.ts`.
+ * `session-errors.ts`, the session counters in `session-counters.ts`, the chunk's one statement
+ * on PostgreSQL in `chunk-write-postgres.ts`.
  */
 import { type ExpressionBuilder, type Kysely, type QueryCreator, sql, type Transaction } from 'kysely';
 import type {
@@ -20,7 +21,7 @@ import { writeChunkInOneStatement } from './chunk-write-postgres.js';
 import { storedRevisionValue } from './configuration-store.js';
 import { countRows } from './count.js';
 import { reportSessionEnded } from './events/session-events.js';
-import { chunkRow, toOutcome, toSession } from './ingestion-rows.js';
+import { chunkRow, earlierOutcomeOf, toOutcome, toSession } from './ingestion-rows.js';
 import { keyedPageOf } from './keyed-page.js';
 import type { Database } from './schema.js';
 import {
@@ -271,27 +272,7 @@ export function createIngestionStore(store: Store): IngestionStore {
         .where('ingestions.ingestion_id', '=', ingestionId)
         .executeTakeFirst();
       if (row === undefined) return { session: undefined, earlier: undefined };
-      // A chunk found has every column; the defaults only tell the compiler so.
-      const earlier =
-        row.earlier_chunk_seq === null
-          ? undefined
-          : {
-              bodySha256: row.earlier_body_sha256,
-              outcome: toOutcome({
-                ingestion_id: row.ingestion_id,
-                chunk_seq: row.earlier_chunk_seq,
-                chunk_name: row.earlier_chunk_name,
-                idempotency_key: row.earlier_idempotency_key,
-                body_sha256: row.earlier_body_sha256,
-                accepted_rows: row.earlier_accepted_rows ?? 0,
-                failed_rows: row.earlier_failed_rows ?? 0,
-                created_at: row.earlier_created_at ?? '',
-                rejected: row.earlier_rejected ?? 0,
-                failed_records: row.earlier_failed_records ?? '[]',
-                answer_reference: row.earlier_answer_reference,
-                answered_at: row.earlier_answered_at ?? '',
-              }),
-            };
+      const earlier = earlierOutcomeOf(row);
       return { session: Number(row.admitted) === 1 ? toSession(row) : undefined, earlier };
     },
 
