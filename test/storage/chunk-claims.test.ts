@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ClaimedChunk } from '../../src/modules/accounting/store.js';
 import { createAccountingStore } from '../../src/storage/accounting/accounting-store.js';
+import { postgresClaims } from '../../src/storage/accounting/claim-postgres.js';
+import { type BulkInsert, createBulkInsert } from '../../src/storage/bulk-insert.js';
 import { createIngestionStore } from '../../src/storage/ingestion-store.js';
 import type { Store } from '../../src/storage/store.js';
 import { chunkWriteOf, createTestStore, insertOpenSession, TEST_DIALECT } from '../helpers/store.js';
@@ -84,6 +86,48 @@ describe('chunk claims', () => {
       });
       expect(next).toEqual({ chunk: 'in_b/1', records: 2 });
       expect(await processNext()).toEqual({ chunk: 'in_a/1', records: 3 });
+    },
+  );
+
+  it.runIf(TEST_DIALECT === 'postgres')(
+    'writes a chunk to the session being processed while processing copies its journals',
+    async () => {
+      await storeChunk(store, 'in_a', 3);
+      let written: string | undefined;
+      const copy = createBulkInsert(store);
+      // The processing transaction's journal copy waits for another chunk of its session to be
+      // written: that chunk must not need the session row locked until processing commits.
+      const copyAfterAChunk: BulkInsert = async (trx, table, columns, rows) => {
+        if (table === 'journals') {
+          const stored = storeChunk(store, 'in_a', 2).then((seq) => `stored ${seq}`);
+          const late = new Promise<string>((resolve) => setTimeout(() => resolve('waiting'), 3_000));
+          written = await Promise.race([stored, late]);
+          if (written === 'waiting') throw new Error('the chunk waits for the processing transaction');
+        }
+        await copy(trx, table, columns, rows);
+      };
+      const processed = await postgresClaims(store.db, copyAfterAChunk).processNext(
+        REVISION,
+        AT,
+        () => ({ journals: [], errors: [] }),
+        { chunk: undefined },
+        undefined,
+      );
+      expect(processed).toEqual({
+        kind: 'processed',
+        chunk: { ingestionId: 'in_a', chunkSeq: 1 },
+        records: 3,
+      });
+      expect(written).toBe('stored 2');
+      const session = await store.db
+        .selectFrom('ingestions')
+        .select(['processed_rows', 'success_rows'])
+        .where('ingestion_id', '=', 'in_a')
+        .executeTakeFirstOrThrow();
+      expect({ processed: Number(session.processed_rows), stored: Number(session.success_rows) }).toEqual({
+        processed: 3,
+        stored: 5,
+      });
     },
   );
 });

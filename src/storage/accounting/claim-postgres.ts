@@ -7,9 +7,10 @@
  * Lock order, which this protocol and the configuration upload (`configuration-store.ts`,
  * `replace`) rely on together:
  * 1. A claim locks its chunk row, then (journal lines) the direct-journal advisory lock and its
- *    session's row, and its writes take the session row last (the session's counters go
- *    up), and the rows of the kept balances it adds to last
- *    (`balances.ts`: `balance_moves` then `balances`, each sorted by key, as posting does too).
+ *    session's row. Its writes take the rows of the kept balances it adds to (`balances.ts`:
+ *    `balance_moves` then `balances`, each sorted by key, as posting does too), then its
+ *    session's row (the session's counters go up, after the journals are copied, so that chunks
+ *    written to the session meanwhile do not wait for the copy), then the statistics counters.
  *    It never locks the configuration row: it only reads the revision, after the claim. It then
  *    holds the period states counter `FOR SHARE` (`period-store.ts`), which a change of a period's
  *    state, taking no other lock first, waits for. A chunk
