@@ -15,6 +15,7 @@ import {
   table,
 } from './report.js';
 import {
+  type Answer,
   type BenchService,
   closeSession,
   type Dialect,
@@ -26,6 +27,7 @@ import {
   uploadBenchConfiguration,
   withService,
 } from './service.js';
+import { type StoreDisk, storeDisk } from './store-disk.js';
 
 /** How long the soak runs unless `--soak-minutes` says otherwise. */
 export const SOAK_MINUTES_DEFAULT = 10;
@@ -54,6 +56,15 @@ const DRAIN_STALL_MS = 5 * 60_000;
 /** How long a calibration session's single record may take to be processed. */
 const CALIBRATION_DEADLINE_MS = 5 * 60_000;
 const DRAIN_POLL_INTERVAL_MS = 1000;
+/**
+ * Room the soak leaves on the disk of the store: it stops waiting for processing, and fails,
+ * when less is free. Processing's catch-up after a 10-minute PostgreSQL load writes tens of
+ * gigabytes (about 4 KiB a record, processed: the record, two journals of two lines, their
+ * indexes), and a full disk stops PostgreSQL.
+ */
+const DISK_FREE_MIN_BYTES = 4 * 1024 ** 3;
+const GIB_BYTES = 1024 ** 3;
+const KIB_BYTES = 1024;
 /** How often a calibration session is asked whether its event is processed. */
 const CALIBRATION_POLL_INTERVAL_MS = 100;
 /** Concurrent requests of the final check. */
@@ -523,7 +534,7 @@ async function load(
  * Waits until no record waits for processing; returns how long that took, or undefined when the
  * backlog stopped shrinking for `DRAIN_STALL_MS`.
  */
-async function drain(service: BenchService): Promise<number | undefined> {
+async function drain(service: BenchService, disk: StoreDisk): Promise<number | undefined> {
   const startedMs = performance.now();
   let smallest = Number.POSITIVE_INFINITY;
   let shrankMs = startedMs;
@@ -540,9 +551,17 @@ async function drain(service: BenchService): Promise<number | undefined> {
       shrankMs = nowMs;
     }
     if (nowMs - shrankMs > DRAIN_STALL_MS) return undefined;
+    const free = disk.free();
+    if (free !== undefined && free < DISK_FREE_MIN_BYTES) {
+      throw new Error(
+        `the disk of the store has ${gib(free)} free, less than the ${gib(DISK_FREE_MIN_BYTES)} the soak leaves, with ${formatNumber(pending)} records still waiting for processing and the store at ${gib(await disk.size())}: stopped before the disk fills`,
+      );
+    }
     if (nowMs - loggedMs >= MS_PER_MINUTE) {
       loggedMs = nowMs;
-      console.log(`soak ${service.dialect}: ${formatNumber(pending)} records wait for processing`);
+      console.log(
+        `soak ${service.dialect}: ${formatNumber(pending)} records wait for processing; store ${gib(await disk.size())}${free === undefined ? '' : `, ${gib(free)} free on its disk`}`,
+      );
     }
     await sleep(DRAIN_POLL_INTERVAL_MS);
   }
@@ -638,6 +657,8 @@ interface SoakRun {
   recorder: Recorder;
   rss: { startBytes: number; peakBytes: number; endBytes: number };
   drainMs: number | undefined;
+  /** The store's size after the check: its SQLite files, or its PostgreSQL database. */
+  storeBytes: number;
   checked: CheckResult;
   totalJournals: { expected: number; found: number };
 }
@@ -693,24 +714,35 @@ async function soak(service: BenchService, minutes: number): Promise<SoakRun> {
   }, 10 * MS_PER_SECOND);
   let drainMs: number | undefined;
   let loadMs: number;
+  const disk = await storeDisk(service);
+  let checked: CheckResult;
+  let metrics: Answer;
+  let storeBytes: number;
   try {
-    await load(service, credentials, bodies, startedMs + minutes * MS_PER_MINUTE, recorder, sessions);
-    loadMs = performance.now() - startedMs;
-    console.log(`soak ${service.dialect}: chunk p99 minute by minute: ${chunkP99ByMinute(recorder, loadMs)}`);
-    console.log(`soak ${service.dialect}: load done; waiting for processing to catch up`);
-    drainMs = await drain(service);
+    try {
+      await load(service, credentials, bodies, startedMs + minutes * MS_PER_MINUTE, recorder, sessions);
+      loadMs = performance.now() - startedMs;
+      console.log(
+        `soak ${service.dialect}: chunk p99 minute by minute: ${chunkP99ByMinute(recorder, loadMs)}`,
+      );
+      console.log(`soak ${service.dialect}: load done; waiting for processing to catch up`);
+      drainMs = await drain(service, disk);
+    } finally {
+      clearInterval(progress);
+      clearInterval(sampler);
+    }
+    peakBytes = Math.max(peakBytes, residentBytes(service.pid));
+    console.log(
+      `soak ${service.dialect}: peak RSS ${formatNumber(peakBytes / MIB_BYTES, 1)} MiB, sampled ${formatNumber(peakAtSeconds, 0)} s after the load started (load ${formatNumber(loadMs / MS_PER_SECOND, 0)} s)`,
+    );
+    console.log(`soak ${service.dialect}: checking ${sessions.length} sessions`);
+    checked = await check(service, sessions);
+    metrics = await service.request('GET', '/api/v1/statistics/operational-dashboard/journal-metrics');
+    expectStatus(metrics, 200, 'GET journal-metrics');
+    storeBytes = await disk.size();
   } finally {
-    clearInterval(progress);
-    clearInterval(sampler);
+    await disk.close();
   }
-  peakBytes = Math.max(peakBytes, residentBytes(service.pid));
-  console.log(
-    `soak ${service.dialect}: peak RSS ${formatNumber(peakBytes / MIB_BYTES, 1)} MiB, sampled ${formatNumber(peakAtSeconds, 0)} s after the load started (load ${formatNumber(loadMs / MS_PER_SECOND, 0)} s)`,
-  );
-  console.log(`soak ${service.dialect}: checking ${sessions.length} sessions`);
-  const checked = await check(service, sessions);
-  const metrics = await service.request('GET', '/api/v1/statistics/operational-dashboard/journal-metrics');
-  expectStatus(metrics, 200, 'GET journal-metrics');
   const { postedJournals, unpostedJournals } = metrics.body as {
     postedJournals: number;
     unpostedJournals: number;
@@ -723,6 +755,7 @@ async function soak(service: BenchService, minutes: number): Promise<SoakRun> {
     recorder,
     rss: { startBytes, peakBytes: Math.max(peakBytes, endBytes), endBytes },
     drainMs,
+    storeBytes,
     checked,
     totalJournals: {
       expected: checked.acknowledgedJournals + calibration.journals + loanCalibration.journals,
@@ -732,6 +765,7 @@ async function soak(service: BenchService, minutes: number): Promise<SoakRun> {
 }
 
 const mib = (bytes: number) => `${formatNumber(bytes / MIB_BYTES, 1)} MiB`;
+const gib = (bytes: number) => `${formatNumber(bytes / GIB_BYTES, 1)} GiB`;
 const ms = (value: number) => `${formatNumber(value, value < 10 ? 1 : 0)} ms`;
 const p99Of = (latencies: readonly number[]) =>
   latencies.length === 0 ? '' : ms(percentile(latencies, 0.99));
@@ -835,6 +869,10 @@ function markdownOf(context: RunContext, run: SoakRun, stamp: ReturnType<typeof 
           `${formatNumber(run.totalJournals.expected)}, ${formatNumber(checked.journalsInStore)}, ${formatNumber(run.totalJournals.found)}`,
         ],
         [
+          'size of the store after the check (its SQLite files, or its PostgreSQL database), and per acknowledged record',
+          `${gib(run.storeBytes)} (${formatNumber(run.storeBytes / Math.max(1, checked.acknowledgedRecords) / KIB_BYTES, 1)} KiB)`,
+        ],
+        [
           'processing caught up after the load',
           run.drainMs === undefined
             ? `**no**: the backlog stopped shrinking for ${DRAIN_STALL_MS / MS_PER_MINUTE} minutes`
@@ -849,7 +887,7 @@ function markdownOf(context: RunContext, run: SoakRun, stamp: ReturnType<typeof 
       ],
     ),
     '',
-    `Method. ${CLIENTS} clients run at once against a freshly started service for ${formatNumber(run.minutes)} minute${run.minutes === 1 ? '' : 's'}, each without pause: it gets a token by client credentials (again every ${GRANT_EVERY_CYCLES} cycles) or refreshes it (every ${REFRESH_EVERY_CYCLES} cycles), opens a session of business events (\`${LEDGER_NAMESPACE}/${BUSINESS_EVENT_ENTITY_NAME}\`, every event type of the realistic fixture at each of its nodes) or of the fixture's loan entity, which a flow books (\`${LOANS_NAMESPACE}/${LOANS_ENTITY}\`) in turn, sends 1 to ${CHUNKS_PER_SESSION_MAX} chunks of ${RECORDS_PER_CHUNK} records with an idempotency key, closes the session, reads it back, reads the first page of journals and one statistics endpoint. The clients share ${CREDENTIALS} credentials of one \`api-client\` user. A request counts as an error when its status is not the expected one or it gets no answer within ${REQUEST_TIMEOUT_MS / MS_PER_SECOND} s. After the load the soak waits until no record waits for processing (as long as the backlog keeps shrinking; it gives up when it has not shrunk for ${DRAIN_STALL_MS / MS_PER_MINUTE} minutes), then checks every session: its state and counts through the API, its records and journals counted in the store. Journals per record are measured first on the same service (one event of each type and node, one loan record of each transaction type, which the fixture's flow books), so the expected count does not depend on reading the accounting rules; journal-metrics, which the service keeps as counters, must equal the journals counted in the store and the journals expected of every session and of these calibration sessions. The p99 of the first and the last minute are of the requests sent in that minute of the load. Each client has its own keep-alive connection. Latencies are from sending a request to reading its whole answer, in the benchmark process on the same machine.`,
+    `Method. ${CLIENTS} clients run at once against a freshly started service for ${formatNumber(run.minutes)} minute${run.minutes === 1 ? '' : 's'}, each without pause: it gets a token by client credentials (again every ${GRANT_EVERY_CYCLES} cycles) or refreshes it (every ${REFRESH_EVERY_CYCLES} cycles), opens a session of business events (\`${LEDGER_NAMESPACE}/${BUSINESS_EVENT_ENTITY_NAME}\`, every event type of the realistic fixture at each of its nodes) or of the fixture's loan entity, which a flow books (\`${LOANS_NAMESPACE}/${LOANS_ENTITY}\`) in turn, sends 1 to ${CHUNKS_PER_SESSION_MAX} chunks of ${RECORDS_PER_CHUNK} records with an idempotency key, closes the session, reads it back, reads the first page of journals and one statistics endpoint. The clients share ${CREDENTIALS} credentials of one \`api-client\` user. A request counts as an error when its status is not the expected one or it gets no answer within ${REQUEST_TIMEOUT_MS / MS_PER_SECOND} s. After the load the soak waits until no record waits for processing (as long as the backlog keeps shrinking; it gives up when it has not shrunk for ${DRAIN_STALL_MS / MS_PER_MINUTE} minutes), then checks every session: its state and counts through the API, its records and journals counted in the store. While it waits it stops, and fails, when the disk of the store has less than ${gib(DISK_FREE_MIN_BYTES)} free. Journals per record are measured first on the same service (one event of each type and node, one loan record of each transaction type, which the fixture's flow books), so the expected count does not depend on reading the accounting rules; journal-metrics, which the service keeps as counters, must equal the journals counted in the store and the journals expected of every session and of these calibration sessions. The p99 of the first and the last minute are of the requests sent in that minute of the load. Each client has its own keep-alive connection. Latencies are from sending a request to reading its whole answer, in the benchmark process on the same machine.`,
   ].join('\n');
 }
 
