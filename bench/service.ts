@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { createDatabaseStatement } from '../src/storage/postgres/ensure-database.js';
 import type { Dialect } from '../src/storage/store.js';
 import { type ServerProcess, startServer } from '../test/helpers/server.js';
 import { benchConfiguration, type ChunkBody } from './data.js';
@@ -53,7 +54,8 @@ export async function createDatabase(dialect: Dialect): Promise<BenchDatabase> {
   await admin.connect();
   let version: string;
   try {
-    await admin.query(`create database ${name}`);
+    // As the service creates its database when it is missing (`ensure-database.ts`).
+    await admin.query(createDatabaseStatement(name));
     const answer = await admin.query<{ server_version: string }>('show server_version');
     version = answer.rows[0]?.server_version ?? 'unknown version';
   } finally {

@@ -8,11 +8,11 @@ import { openStore } from '../../src/storage/store.js';
 import { TEST_DATABASE_URL, TEST_DIALECT } from '../helpers/store.js';
 
 /** Runs one statement on the test server's own database. */
-async function admin(sql: string): Promise<void> {
+async function admin(sql: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query(sql, values)).rows;
   } finally {
     await client.end();
   }
@@ -51,12 +51,14 @@ describe('ensureDatabase', () => {
   });
 
   describe.runIf(TEST_DIALECT === 'postgres')('on PostgreSQL', () => {
-    it('creates a missing database under its exact (quoted) name once, and the store migrates into it', async () => {
+    it('creates a missing database under its exact (quoted) name once, comparing text byte by byte, and the store migrates into it', async () => {
       const name = `lf_Test-${randomBytes(6).toString('hex')}`;
       const url = urlOf(name);
       try {
         expect(await ensureDatabase(url)).toEqual({ created: true, database: name });
         expect(await ensureDatabase(url)).toEqual({ created: false, database: name });
+        const [created] = await admin('select datcollate from pg_database where datname = $1', [name]);
+        expect(created).toEqual({ datcollate: 'C' });
         const store = openStore(url);
         try {
           await migrateToLatest(store);
@@ -75,7 +77,9 @@ describe('ensureDatabase', () => {
       try {
         const error = await failureOf(urlOf(name, role));
         expect(error.message).toContain(`database "${name}" does not exist`);
-        expect(error.message).toContain(`${role} may not create it; create it (createdb ${name}) or grant`);
+        expect(error.message).toContain(
+          `${role} may not create it; create it (createdb --template=template0 --lc-collate=C ${name}) or grant`,
+        );
         expect(error.message).not.toContain('\n');
       } finally {
         await admin(`drop role if exists ${role}`);
