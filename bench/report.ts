@@ -65,7 +65,7 @@ minutes per dialect, or \`--soak-minutes N\`. It needs room on the disk of its s
 processed, a record of the soak with its two journals, their four lines and every index takes
 about 2.5 KiB on SQLite and 4 KiB on PostgreSQL, and 64 clients send tens of millions of records
 in 10 minutes, so a 10-minute soak needs over 100 GiB free. It stops, and fails, when less than
-4 GiB is left while it waits for processing. A run replaces only the sections it measured, so
+4 GiB is left, during the load or after it. A run replaces only the sections it measured, so
 each section names its own machine, date and command.
 
 The service always runs as \`npm start\` runs it: \`MALLOC_ARENA_MAX=2 node --no-node-snapshot --max-semi-space-size=4 dist/main.js\` as a child process with

@@ -57,8 +57,8 @@ const DRAIN_STALL_MS = 5 * 60_000;
 const CALIBRATION_DEADLINE_MS = 5 * 60_000;
 const DRAIN_POLL_INTERVAL_MS = 1000;
 /**
- * Room the soak leaves on the disk of the store: it stops waiting for processing, and fails,
- * when less is free. Processing's catch-up after a 10-minute PostgreSQL load writes tens of
+ * Room the soak leaves on the disk of the store: it stops its load or its wait for processing,
+ * and fails, when less is free. Processing's catch-up after a 10-minute PostgreSQL load writes tens of
  * gigabytes (about 4 KiB a record, processed: the record, two journals of two lines, their
  * indexes), and a full disk stops PostgreSQL.
  */
@@ -402,6 +402,7 @@ async function load(
   deadlineMs: number,
   recorder: Recorder,
   sessions: SoakSession[],
+  stopped: () => boolean,
 ): Promise<void> {
   const form = (fields: Record<string, string>): Outgoing => ({
     method: 'POST',
@@ -449,7 +450,7 @@ async function load(
         ),
       );
     let tokens: Tokens | undefined;
-    for (let cycle = 0; performance.now() < deadlineMs; cycle += 1) {
+    for (let cycle = 0; performance.now() < deadlineMs && !stopped(); cycle += 1) {
       if (tokens === undefined || cycle % GRANT_EVERY_CYCLES === 0) tokens = await grant();
       else if (cycle % REFRESH_EVERY_CYCLES === 0) tokens = await refresh(tokens);
       if (tokens === undefined) continue;
@@ -530,6 +531,13 @@ async function load(
   await Promise.all(Array.from({ length: CLIENTS }, (_, index) => client(index)));
 }
 
+/** Why the soak stopped: less than `DISK_FREE_MIN_BYTES` free on the disk of its store. */
+function diskLowError(freeBytes: number, storeBytes: number, when: string): Error {
+  return new Error(
+    `the disk of the store has ${gib(freeBytes)} free, less than the ${gib(DISK_FREE_MIN_BYTES)} the soak leaves, ${when}, the store at ${gib(storeBytes)}: stopped before the disk fills`,
+  );
+}
+
 /**
  * Waits until no record waits for processing; returns how long that took, or undefined when the
  * backlog stopped shrinking for `DRAIN_STALL_MS`.
@@ -553,8 +561,10 @@ async function drain(service: BenchService, disk: StoreDisk): Promise<number | u
     if (nowMs - shrankMs > DRAIN_STALL_MS) return undefined;
     const free = disk.free();
     if (free !== undefined && free < DISK_FREE_MIN_BYTES) {
-      throw new Error(
-        `the disk of the store has ${gib(free)} free, less than the ${gib(DISK_FREE_MIN_BYTES)} the soak leaves, with ${formatNumber(pending)} records still waiting for processing and the store at ${gib(await disk.size())}: stopped before the disk fills`,
+      throw diskLowError(
+        free,
+        await disk.size(),
+        `with ${formatNumber(pending)} records waiting for processing`,
       );
     }
     if (nowMs - loggedMs >= MS_PER_MINUTE) {
@@ -693,6 +703,7 @@ async function soak(service: BenchService, minutes: number): Promise<SoakRun> {
   );
   const bodies = bodiesOf(shapes, calibration.perShape, loanCalibration.perShape, date);
 
+  const disk = await storeDisk(service);
   const recorder = new Recorder();
   const sessions: SoakSession[] = [];
   const startBytes = residentBytes(service.pid);
@@ -707,20 +718,32 @@ async function soak(service: BenchService, minutes: number): Promise<SoakRun> {
     peakBytes = bytes;
     peakAtSeconds = (performance.now() - startedMs) / MS_PER_SECOND;
   }, RSS_SAMPLE_INTERVAL_MS);
+  /** The free bytes that stopped the load, when the disk of the store ran low. */
+  let lowFreeBytes: number | undefined;
   const progress = setInterval(() => {
     console.log(
       `soak ${service.dialect}: ${formatNumber(recorder.requests)} requests, ${recorder.errors} errors, ${sessions.length} sessions, RSS ${formatNumber(residentBytes(service.pid) / MIB_BYTES, 1)} MiB`,
     );
+    const free = disk.free();
+    if (free !== undefined && free < DISK_FREE_MIN_BYTES) lowFreeBytes ??= free;
   }, 10 * MS_PER_SECOND);
   let drainMs: number | undefined;
   let loadMs: number;
-  const disk = await storeDisk(service);
   let checked: CheckResult;
   let metrics: Answer;
   let storeBytes: number;
   try {
     try {
-      await load(service, credentials, bodies, startedMs + minutes * MS_PER_MINUTE, recorder, sessions);
+      await load(
+        service,
+        credentials,
+        bodies,
+        startedMs + minutes * MS_PER_MINUTE,
+        recorder,
+        sessions,
+        () => lowFreeBytes !== undefined,
+      );
+      if (lowFreeBytes !== undefined) throw diskLowError(lowFreeBytes, await disk.size(), 'during the load');
       loadMs = performance.now() - startedMs;
       console.log(
         `soak ${service.dialect}: chunk p99 minute by minute: ${chunkP99ByMinute(recorder, loadMs)}`,
@@ -887,7 +910,7 @@ function markdownOf(context: RunContext, run: SoakRun, stamp: ReturnType<typeof 
       ],
     ),
     '',
-    `Method. ${CLIENTS} clients run at once against a freshly started service for ${formatNumber(run.minutes)} minute${run.minutes === 1 ? '' : 's'}, each without pause: it gets a token by client credentials (again every ${GRANT_EVERY_CYCLES} cycles) or refreshes it (every ${REFRESH_EVERY_CYCLES} cycles), opens a session of business events (\`${LEDGER_NAMESPACE}/${BUSINESS_EVENT_ENTITY_NAME}\`, every event type of the realistic fixture at each of its nodes) or of the fixture's loan entity, which a flow books (\`${LOANS_NAMESPACE}/${LOANS_ENTITY}\`) in turn, sends 1 to ${CHUNKS_PER_SESSION_MAX} chunks of ${RECORDS_PER_CHUNK} records with an idempotency key, closes the session, reads it back, reads the first page of journals and one statistics endpoint. The clients share ${CREDENTIALS} credentials of one \`api-client\` user. A request counts as an error when its status is not the expected one or it gets no answer within ${REQUEST_TIMEOUT_MS / MS_PER_SECOND} s. After the load the soak waits until no record waits for processing (as long as the backlog keeps shrinking; it gives up when it has not shrunk for ${DRAIN_STALL_MS / MS_PER_MINUTE} minutes), then checks every session: its state and counts through the API, its records and journals counted in the store. While it waits it stops, and fails, when the disk of the store has less than ${gib(DISK_FREE_MIN_BYTES)} free. Journals per record are measured first on the same service (one event of each type and node, one loan record of each transaction type, which the fixture's flow books), so the expected count does not depend on reading the accounting rules; journal-metrics, which the service keeps as counters, must equal the journals counted in the store and the journals expected of every session and of these calibration sessions. The p99 of the first and the last minute are of the requests sent in that minute of the load. Each client has its own keep-alive connection. Latencies are from sending a request to reading its whole answer, in the benchmark process on the same machine.`,
+    `Method. ${CLIENTS} clients run at once against a freshly started service for ${formatNumber(run.minutes)} minute${run.minutes === 1 ? '' : 's'}, each without pause: it gets a token by client credentials (again every ${GRANT_EVERY_CYCLES} cycles) or refreshes it (every ${REFRESH_EVERY_CYCLES} cycles), opens a session of business events (\`${LEDGER_NAMESPACE}/${BUSINESS_EVENT_ENTITY_NAME}\`, every event type of the realistic fixture at each of its nodes) or of the fixture's loan entity, which a flow books (\`${LOANS_NAMESPACE}/${LOANS_ENTITY}\`) in turn, sends 1 to ${CHUNKS_PER_SESSION_MAX} chunks of ${RECORDS_PER_CHUNK} records with an idempotency key, closes the session, reads it back, reads the first page of journals and one statistics endpoint. The clients share ${CREDENTIALS} credentials of one \`api-client\` user. A request counts as an error when its status is not the expected one or it gets no answer within ${REQUEST_TIMEOUT_MS / MS_PER_SECOND} s. After the load the soak waits until no record waits for processing (as long as the backlog keeps shrinking; it gives up when it has not shrunk for ${DRAIN_STALL_MS / MS_PER_MINUTE} minutes), then checks every session: its state and counts through the API, its records and journals counted in the store. The soak stops, and fails, whenever the disk of the store has less than ${gib(DISK_FREE_MIN_BYTES)} free. Journals per record are measured first on the same service (one event of each type and node, one loan record of each transaction type, which the fixture's flow books), so the expected count does not depend on reading the accounting rules; journal-metrics, which the service keeps as counters, must equal the journals counted in the store and the journals expected of every session and of these calibration sessions. The p99 of the first and the last minute are of the requests sent in that minute of the load. Each client has its own keep-alive connection. Latencies are from sending a request to reading its whole answer, in the benchmark process on the same machine.`,
   ].join('\n');
 }
 
