@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/lib/clock.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { testClock } from '../helpers/clock.js';
 import { ingestClosedSession, realisticConfiguration } from '../helpers/fixtures.js';
 import { businessEvent } from '../helpers/records.js';
 import { CHROMIUM_AVAILABLE, launchChromium, screenshot } from './browser.js';
@@ -20,7 +20,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('approval queue in Chromium', () => {
   beforeAll(async () => {
     t = await createTestApp(
       { authFailureWait: async () => {}, approvalRequired: ['configuration.delete', 'reversal'] },
-      { clock: new ManualClock('2026-11-20T10:00:00Z') },
+      { clock: testClock() },
     );
     await t.services.configuration.upload(realisticConfiguration(), { user: 'setup@example.test' });
     const token = await t.tokenFor(['bulk-operator']);

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices, type Services } from '../../src/composition/services.js';
 import { type AppDeps, buildApp } from '../../src/http/app.js';
-import { ManualClock } from '../../src/lib/clock.js';
+import type { ManualClock } from '../../src/lib/clock.js';
 import { sha256Hex } from '../../src/lib/ids.js';
 import {
   AUTH_FAILURE_DELAY_MAX_MS,
@@ -22,6 +22,7 @@ import { createSignInStore } from '../../src/storage/sign-in-store.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { barrier } from '../helpers/barrier.js';
+import { testClock } from '../helpers/clock.js';
 import { createTestStore, TEST_DIALECT } from '../helpers/store.js';
 import { cookieOf, PASSWORD, type Signed, signIn, userWith } from './helpers.js';
 
@@ -406,7 +407,7 @@ describe('administration sign-in behind a reverse proxy', () => {
   beforeAll(async () => {
     const { store, dispose: disposeStore } = await createTestStore();
     dispose.push(disposeStore);
-    const clock = new ManualClock(new Date());
+    const clock = testClock();
     const build = async (
       name: 'direct' | 'trusted' | 'public',
       settings: Pick<AppDeps, 'trustProxy' | 'publicUrl'>,
@@ -514,7 +515,7 @@ async function instanceOn(store: Store, clock: ManualClock): Promise<Instance> {
  * On SQLite, which serves one process, both instances share the store's one connection.
  */
 describe('one-time views shared by the instances of one database', () => {
-  const clock = new ManualClock(new Date());
+  const clock = testClock();
   let store: Store;
   let second: Store;
   let dispose: () => Promise<void> = async () => {};

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_OK, EXIT_REFUSED, EXIT_USAGE } from '../../src/cli/output.js';
 import { runCli } from '../../src/cli/run.js';
-import { ManualClock } from '../../src/lib/clock.js';
+import { testClock } from '../helpers/clock.js';
 import { ingestClosedSession, realisticConfiguration } from '../helpers/fixtures.js';
 import { businessEvent } from '../helpers/records.js';
 import { captureIo, type RunningService, startService } from './helpers.js';
@@ -15,7 +15,7 @@ describe('ledgerflow approvals', () => {
   beforeAll(async () => {
     service = await startService(
       { approvalRequired: ['configuration.delete', 'reversal', 'period.reopen'] },
-      { clock: new ManualClock('2026-11-20T10:00:00Z') },
+      { clock: testClock() },
     );
     await service.services.configuration.upload(realisticConfiguration(), { user: 'setup@example.test' });
     maker = await service.connectionArgs(['bulk-operator']);

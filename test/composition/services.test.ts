@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createServices } from '../../src/composition/services.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import type { Store } from '../../src/storage/store.js';
+import { testClock } from '../helpers/clock.js';
 import { createTestStore } from '../helpers/store.js';
 
 const built = vi.hoisted(() => ({ processors: 0 }));
@@ -32,8 +32,7 @@ describe('createServices', () => {
   afterEach(async () => dispose());
 
   const settings = { accessTokenTtlSeconds: 300, refreshTokenTtlSeconds: 1800, businessDate: undefined };
-  const servicesOf = () =>
-    createServices(store, new ManualClock(new Date()), settings, { processing: 'here' });
+  const servicesOf = () => createServices(store, testClock(), settings, { processing: 'here' });
 
   it('builds no processor while none is used, and closes without one', async () => {
     const services = servicesOf();
@@ -51,8 +50,8 @@ describe('createServices', () => {
 
   it('has no processor when processing runs elsewhere, nor when it runs nowhere', async () => {
     for (const services of [
-      createServices(store, new ManualClock(new Date()), settings, { processing: { wake: () => {} } }),
-      createServices(store, new ManualClock(new Date()), settings),
+      createServices(store, testClock(), settings, { processing: { wake: () => {} } }),
+      createServices(store, testClock(), settings),
     ]) {
       expect('processor' in services).toBe(false);
       await services.close();

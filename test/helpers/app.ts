@@ -5,9 +5,10 @@ import {
   type ServicesProcessingHere,
 } from '../../src/composition/services.js';
 import { type AppDeps, buildApp } from '../../src/http/app.js';
-import { ManualClock } from '../../src/lib/clock.js';
+import type { ManualClock } from '../../src/lib/clock.js';
 import type { WhatIf } from '../../src/modules/configuration/service.js';
 import type { Store } from '../../src/storage/store.js';
+import { assertFixturesDateOpen, testClock } from './clock.js';
 import { createTestStore } from './store.js';
 
 export interface TestApp {
@@ -31,8 +32,9 @@ let userCounter = 0;
 
 /**
  * Builds the whole app on a fresh store with a manual clock, as the tests of every endpoint
- * need it. The clock starts at the real time, so the store's timestamps look ordinary; a test
- * that must see when the app reads it passes its own.
+ * need it. The clock starts at `TEST_NOW` (`clock.ts`), in the period of the fixtures' business
+ * date, whatever the real date; a test that must see when the app reads it passes its own, and
+ * one that starts where the fixtures' dates are closed fails at once, naming the period.
  */
 export async function createTestApp(
   settings: Partial<ServiceSettings> = {},
@@ -44,8 +46,9 @@ export async function createTestApp(
     whatIf?: WhatIf;
   } = {},
 ): Promise<TestApp> {
+  const clock = options.clock ?? testClock();
+  assertFixturesDateOpen(clock.now(), settings.businessDate);
   const { store, url, dispose } = await createTestStore(options);
-  const clock = options.clock ?? new ManualClock(new Date());
   const services = createServices(
     store,
     clock,

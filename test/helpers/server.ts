@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { openStore } from '../../src/storage/store.js';
+import { TEST_BUSINESS_DATE } from './clock.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const START_TIMEOUT_MS = 30_000;
@@ -17,14 +18,25 @@ export interface ServerProcess {
   kill(): Promise<void>;
 }
 
-/** Starts the service with these environment variables (PORT=0) and waits for its URL line. */
+/**
+ * Starts the service with these environment variables (PORT=0) and waits for its URL line. Its
+ * business date is pinned to the fixtures' (`BUSINESS_DATE`, unless `env` sets another), so what
+ * the tests post is in an open period whatever the real date.
+ */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
   // SERVICE_CPU_PROFILE_DIR=dir writes a V8 CPU profile of the service (and of its worker
   // threads) into dir when it stops: how the benchmarks are profiled.
   const profileDir = process.env.SERVICE_CPU_PROFILE_DIR;
   const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
   const child = spawn(process.execPath, ['--no-node-snapshot', '--max-semi-space-size=4', ...profile, MAIN], {
-    env: { MALLOC_ARENA_MAX: '2', ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: {
+      MALLOC_ARENA_MAX: '2',
+      ...process.env,
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      BUSINESS_DATE: TEST_BUSINESS_DATE,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

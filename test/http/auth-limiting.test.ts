@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices, type Services } from '../../src/composition/services.js';
 import { buildApp } from '../../src/http/app.js';
-import { ManualClock } from '../../src/lib/clock.js';
+import type { ManualClock } from '../../src/lib/clock.js';
 import {
   AUTH_FAILURE_DELAY_BASE_MS,
   AUTH_FAILURE_DELAY_MAX_MS,
@@ -14,6 +14,7 @@ import { CLIENT_FIELD_LENGTH_MAX, TokenService } from '../../src/modules/auth/to
 import { createAuthStore } from '../../src/storage/auth-store.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { form } from '../helpers/app.js';
+import { testClock } from '../helpers/clock.js';
 import { createTestStore } from '../helpers/store.js';
 
 /** The address light-my-request gives the socket of an injected request. */
@@ -85,7 +86,7 @@ describe('failed client authentication limit', () => {
   let store: Store;
   let dispose: () => Promise<void>;
   let url: string;
-  const clock = new ManualClock(new Date());
+  const clock = testClock();
   let direct: Instance;
   let proxied: Instance;
 

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { TEST_NOW } from '../helpers/clock.js';
 import { openLoanSession, uploadRealisticConfiguration } from '../helpers/fixtures.js';
 import { loanRecords } from '../helpers/records.js';
 
@@ -27,7 +28,7 @@ class WatchedClock extends ManualClock {
 const FIRST_PART_BYTES = 1000;
 
 describe('finding: a chunk whose upload began before a manual close is stored', () => {
-  const clock = new WatchedClock(new Date());
+  const clock = new WatchedClock(TEST_NOW);
   let t: TestApp;
   let token: string;
   let port: number;

@@ -97,9 +97,11 @@ describe('a large upload is read off the event loop', () => {
       expect(answeredWhileUploading).toBeGreaterThan(0);
       // Read on the event loop, the upload held it for the whole check (inlineMs: 0.5 s to 0.8 s
       // on a shared two-core machine; the test fails so); now for short steps around it (20 ms
-      // to 40 ms). A generous bound, as a loaded machine slows every step.
+      // to 40 ms). A generous bound, as a loaded machine slows every step: a full run under
+      // faketime (`npm run test:any-day`, every clock reading intercepted) once saw 265 ms
+      // against a check of 741 ms.
       expect(heldMs, `loop held ${heldMs} ms; the check alone takes ${inlineMs} ms`).toBeLessThan(
-        Math.max(inlineMs / 3, 100),
+        Math.max(inlineMs / 2, 100),
       );
     } finally {
       await t.close();

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices } from '../../src/composition/services.js';
 import { buildApp } from '../../src/http/app.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import type { ProcessingStatus } from '../../src/processing/messages.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { testClock } from '../helpers/clock.js';
 import { createTestStore } from '../helpers/store.js';
 
 describe('operations endpoints and problem details', () => {
@@ -117,7 +117,7 @@ describe('readyz and metrics of degraded processing', () => {
   };
   beforeAll(async () => {
     const created = await createTestStore();
-    const services = createServices(created.store, new ManualClock(new Date()), {
+    const services = createServices(created.store, testClock(), {
       accessTokenTtlSeconds: 300,
       refreshTokenTtlSeconds: 1800,
       businessDate: undefined,

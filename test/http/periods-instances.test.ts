@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices, type ServicesProcessingHere } from '../../src/composition/services.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { testClock } from '../helpers/clock.js';
 import { ingestClosedSession, uploadRealisticConfiguration } from '../helpers/fixtures.js';
 import { businessEvent } from '../helpers/records.js';
 import { TEST_DIALECT } from '../helpers/store.js';
@@ -13,7 +13,7 @@ import { TEST_DIALECT } from '../helpers/store.js';
  * its claims read, with no restart and no message between them.
  */
 describe.runIf(TEST_DIALECT === 'postgres')('period states shared by two instances', () => {
-  const clock = new ManualClock('2026-11-20T10:00:00Z');
+  const clock = testClock();
   const AMS = { legalEntity: 'LF_NL', branch: 'AMS' };
   let t: TestApp;
   let second: Store;

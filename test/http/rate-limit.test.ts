@@ -2,10 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices, type Services } from '../../src/composition/services.js';
 import { buildApp } from '../../src/http/app.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { createRequestCountStore } from '../../src/storage/request-count-store.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestApp, form, type TestApp } from '../helpers/app.js';
+import { testClock } from '../helpers/clock.js';
 import { createTestStore, TEST_DIALECT } from '../helpers/store.js';
 
 const LIMIT = 5;
@@ -120,7 +120,7 @@ describe('rate limit shared by instances on one database', () => {
   let store: Store;
   let second: Store;
   let dispose: () => Promise<void>;
-  const clock = new ManualClock(new Date());
+  const clock = testClock();
   const instances: { app: FastifyInstance; services: Services }[] = [];
 
   beforeAll(async () => {

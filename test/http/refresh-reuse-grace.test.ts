@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices, type Services } from '../../src/composition/services.js';
 import { buildApp } from '../../src/http/app.js';
-import { ManualClock } from '../../src/lib/clock.js';
+import type { ManualClock } from '../../src/lib/clock.js';
 import { sha256Hex } from '../../src/lib/ids.js';
 import { openSealed, seal } from '../../src/modules/auth/sealed-answer.js';
 import type { AuthStore } from '../../src/modules/auth/store.js';
@@ -11,6 +11,7 @@ import { createAuthStore } from '../../src/storage/auth-store.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { form } from '../helpers/app.js';
 import { barrier } from '../helpers/barrier.js';
+import { testClock } from '../helpers/clock.js';
 import { createTestStore, TEST_DIALECT } from '../helpers/store.js';
 
 /** One service instance on the shared database: its app and its services. */
@@ -72,7 +73,7 @@ describe('finding: two concurrent refreshes of one refresh token get one answer,
   let second: Store;
   let dispose: () => Promise<void>;
   let url: string;
-  const clock = new ManualClock(new Date());
+  const clock = testClock();
   let a: Instance;
   let b: Instance;
 

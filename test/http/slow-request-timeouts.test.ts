@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices } from '../../src/composition/services.js';
 import { buildApp } from '../../src/http/app.js';
 import { SERVER_TIMEOUTS } from '../../src/http/server-timeouts.js';
-import { ManualClock } from '../../src/lib/clock.js';
+import { testClock } from '../helpers/clock.js';
 import { createTestStore } from '../helpers/store.js';
 
 /**
@@ -20,7 +20,7 @@ describe('point 8: slow requests are timed out', () => {
   beforeAll(async () => {
     const test = await createTestStore();
     dispose = test.dispose;
-    const services = createServices(test.store, new ManualClock(new Date()), {
+    const services = createServices(test.store, testClock(), {
       accessTokenTtlSeconds: 300,
       refreshTokenTtlSeconds: 1800,
       businessDate: undefined,

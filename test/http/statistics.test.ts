@@ -35,7 +35,8 @@ describe('statistics (operational dashboard and processing)', () => {
   const byDay = async (query = '') => (await get(`${DASHBOARD}/journal-metrics-by-day${query}`)).data;
 
   beforeAll(async () => {
-    t = await createTestApp({ businessDate: '2026-11-20' });
+    // The clock moves over three days below: the token lives a week, so it outlives the story.
+    t = await createTestApp({ businessDate: '2026-11-20', accessTokenTtlSeconds: 7 * 86_400 });
     token = await t.tokenFor(['bulk-operator']);
     const call = async (method: 'POST' | 'PATCH' | 'PUT', url: string, payload: object) => {
       const response = await t.call(token, { method, url, payload });

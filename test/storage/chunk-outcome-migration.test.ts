@@ -3,9 +3,9 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices } from '../../src/composition/services.js';
 import { buildApp } from '../../src/http/app.js';
-import { ManualClock } from '../../src/lib/clock.js';
 import { migrateTo, migrateToLatest } from '../../src/storage/migrations/index.js';
 import { openStore, type Store } from '../../src/storage/store.js';
+import { testClock } from '../helpers/clock.js';
 import { createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
 
 const ingestionId = `in_${'a'.repeat(32)}`;
@@ -160,7 +160,7 @@ describe('migration 0003: stored chunk answers become outcomes', () => {
   });
 
   it('replays an old answer exactly as it was given', async () => {
-    const clock = new ManualClock(new Date());
+    const clock = testClock();
     const services = createServices(store, clock, {
       accessTokenTtlSeconds: 300,
       refreshTokenTtlSeconds: 1800,

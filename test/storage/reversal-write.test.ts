@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/lib/clock.js';
 import { newTimeOrderedUuid } from '../../src/lib/ids.js';
 import { type WithdrawalContext, withdrawJournals } from '../../src/storage/accounting/reversal-write.js';
 import { createBulkInsert } from '../../src/storage/bulk-insert.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { testClock } from '../helpers/clock.js';
 import { ingestClosedSession, realisticConfiguration } from '../helpers/fixtures.js';
 import { businessEvent } from '../helpers/records.js';
 import { expectCountersEqualCounts } from '../helpers/reprocessing.js';
@@ -30,7 +30,7 @@ let journals: Row[];
 
 /** The journals of one disbursement (two, permanent) and one accrual (two, each with its automatic reversal). */
 beforeEach(async () => {
-  t = await createTestApp({}, { clock: new ManualClock('2026-11-20T10:00:00Z') });
+  t = await createTestApp({}, { clock: testClock() });
   const token = await t.tokenFor(['bulk-operator']);
   const put = await t.call(token, {
     method: 'PUT',
