@@ -12,6 +12,7 @@ import type {
 import type {
   BalanceMovesTable,
   BalancesTable,
+  EventFingerprintFormsTable,
   JournalLinesTable,
   JournalsTable,
   ProcessingErrorsTable,
@@ -81,6 +82,7 @@ export interface Database {
   processing_errors: ProcessingErrorsTable;
   journals: JournalsTable;
   journal_lines: JournalLinesTable;
+  event_fingerprint_forms: EventFingerprintFormsTable;
   balance_moves: BalanceMovesTable;
   balances: BalancesTable;
   journal_day_counts: JournalDayCountsTable;

@@ -10,13 +10,20 @@
 
 import { businessDateRule } from './business-date.js';
 import { formatIsoDate, parseIsoDate } from './dates.js';
-import { eventFingerprint } from './event-fingerprint.js';
+import { eventFingerprints, type FingerprintAttribute } from './event-fingerprint.js';
 import { openWindowOf } from './journal-assembly.js';
 import type { JournalDraft, ProcessingContext } from './journal-draft.js';
 import { CALENDAR_ONLY, firstOpenDayAfter, isInClosedPeriod } from './periods.js';
 import { nodeKeyOf, type PreparedAccounting, type PreparedAccountingRevision } from './prepare.js';
 import { type ProcessingError, processingError } from './processing-error.js';
-import type { ChunkOutcome, ClaimedChunk, RollbackRequest, RollbackReversal, TwinJournal } from './store.js';
+import type {
+  ChunkOutcome,
+  ClaimedChunk,
+  LegacyEventForm,
+  RollbackRequest,
+  RollbackReversal,
+  TwinJournal,
+} from './store.js';
 
 /** Attribute values a rollback error quotes to name its event, besides the event type. */
 const NAMED_ATTRIBUTES_MAX = 6;
@@ -34,24 +41,34 @@ export function processRollbackChunk(
   ctx: ProcessingContext,
 ): ChunkOutcome {
   const accounting = prepared.accounting;
+  const legacyPlans = (chunk.legacyEventForms ?? []).map(legacyPlanOf);
   return {
     journals: [],
     errors: [],
-    rollbacks: chunk.records.map((record) => rollbackRequest(accounting, record.recordId, record.data, ctx)),
+    rollbacks: chunk.records.map((record) =>
+      rollbackRequest(accounting, legacyPlans, record.recordId, record.data, ctx),
+    ),
   };
+}
+
+/** A stored first-form attribute plan as the fingerprint reads it. */
+function legacyPlanOf(form: LegacyEventForm): FingerprintAttribute[] {
+  return form.map(({ name, decimal }) => ({ name, decimal, key: JSON.stringify(name) }));
 }
 
 function rollbackRequest(
   prepared: PreparedAccounting,
+  legacyPlans: readonly (readonly FingerprintAttribute[])[],
   recordId: number,
   event: Record<string, unknown>,
   ctx: ProcessingContext,
 ): RollbackRequest {
-  const fingerprint = eventFingerprint(prepared.fingerprintAttributes, event);
+  const fingerprints = eventFingerprints(prepared.fingerprintAttributes, legacyPlans, event);
+  const fingerprint = fingerprints[0] ?? '';
   return {
     recordId,
     record: event,
-    fingerprint,
+    fingerprints,
     reverse: (journals) => reversalsOf(prepared, journals, ctx),
     notFound: () =>
       processingError(

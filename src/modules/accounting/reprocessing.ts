@@ -125,12 +125,19 @@ export async function dryRunFailedRecords<T extends PreparedAccountingRevision>(
     examples: [],
   };
   let after = 0;
+  /** The journals the dry run's rollbacks would withdraw so far, so each sees the ones before it. */
+  const withdrawn = new Map<string, string>();
   for (;;) {
     const page = await store.failedRecords(selection, options.maxAttempts, after, DRY_RUN_RECORDS_PER_STEP);
     for (const chunk of page.chunks) {
       const outcome = await work(prepared, chunk, { ...options.ctx, ingestionId: chunk.ingestionId });
+      // Rollbacks are settled against the journals stored, as the run's write path settles them.
+      const errors =
+        outcome.rollbacks === undefined
+          ? outcome.errors
+          : [...outcome.errors, ...(await store.rollbackErrors(outcome.rollbacks, withdrawn))];
       const failed = new Map<number, { code: string; message: string }>();
-      for (const e of outcome.errors) if (!failed.has(e.recordId)) failed.set(e.recordId, e);
+      for (const e of errors) if (!failed.has(e.recordId)) failed.set(e.recordId, e);
       for (const record of chunk.records) {
         answer.selected += 1;
         const error = failed.get(record.recordId);

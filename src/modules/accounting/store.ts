@@ -10,10 +10,11 @@ import type { ReversalTotal, ReversalWindow } from './reversal-journals.js';
  * have their adapters in storage/accounting.
  */
 /**
- * What the storage adapter needs besides the port: the journal drafts it writes, and the name of
- * the entity whose chunks carry direct journals (their origin journal ids are read per claim).
+ * What the storage adapter needs besides the port: the journal drafts it writes, and the names of
+ * the entities whose chunks need more than their records: direct journals (their origin journal
+ * ids are read per claim) and rollbacks (the first fingerprint form's plans).
  */
-export { JOURNAL_ENTITY_NAME } from '../configuration/model.js';
+export { BUSINESS_EVENT_ROLLBACK_ENTITY_NAME, JOURNAL_ENTITY_NAME } from '../configuration/model.js';
 /** The reversal journal builder the storage adapter of corrections writes with (`reversal-write.ts`). */
 export {
   type ReversalTotal,
@@ -69,7 +70,16 @@ export interface ClaimedChunk {
    * id is booked once per accounting configuration (docs/domain/accounting.md, Direct journals).
    */
   bookedOriginJournals: ReadonlyMap<string, ReadonlyMap<string, string>>;
+  /**
+   * For a chunk of rollback records: the attribute plans of the journals stored under the first
+   * fingerprint form (`event_fingerprint_forms`), each a list of attribute names and whether each
+   * is a decimal, in name order; empty when the store has none.
+   */
+  legacyEventForms?: readonly LegacyEventForm[];
 }
+
+/** One attribute plan of the first fingerprint form, as the store keeps it. */
+export type LegacyEventForm = readonly { name: string; decimal: boolean }[];
 
 /** What processing one claimed chunk produced, written in the claim's own transaction. */
 export interface ChunkOutcome {
@@ -116,11 +126,13 @@ export interface RollbackReversal {
  *   rolled back (its journals not yet withdrawn), or a processing error;
  * - `notFound` and `alreadyRolledBack`: the error when no journal has the fingerprint, or when
  *   every one is withdrawn (`withdrawn`: the first few, in the order written).
+ * A twin's journals are those with any of `fingerprints` (the current digest first, then the
+ * digests journals stored under the first form would carry), in the order written.
  */
 export interface RollbackRequest {
   recordId: number;
   record: Record<string, unknown>;
-  fingerprint: string;
+  fingerprints: readonly string[];
   reverse(journals: readonly TwinJournal[]): RollbackReversal[] | { code: string; message: string };
   notFound(): { code: string; message: string };
   alreadyRolledBack(withdrawn: readonly { journalId: string; withdrawnBy: string }[]): {
@@ -401,6 +413,16 @@ export interface ReprocessStore {
   ): Promise<FailedRecordsPage>;
   /** Open errors of `selection` at or past `maxAttempts` attempts. */
   countAtMaximum(selection: ReprocessSelection, maxAttempts: number): Promise<number>;
+  /**
+   * What rollback requests would do if settled now, for a dry run, as the write path settles
+   * them: the error of each that would fail, none for one that would roll its event back.
+   * `taken` holds the journals the dry run's earlier rollbacks would withdraw (journal id → its
+   * reversal's id) and gains this call's. Reads only.
+   */
+  rollbackErrors(
+    requests: readonly RollbackRequest[],
+    taken: Map<string, string>,
+  ): Promise<ChunkOutcome['errors']>;
   /** Processing errors by state. */
   countByState(): Promise<{ open: number; queued: number; closed: number }>;
   schedule(): Promise<ReprocessSchedule>;

@@ -7,10 +7,12 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import {
   type AccountingStore,
+  BUSINESS_EVENT_ROLLBACK_ENTITY_NAME,
   type ChunkProcessing,
   type ChunkRef,
   type ClaimedChunk,
   JOURNAL_ENTITY_NAME,
+  type LegacyEventForm,
 } from '../../modules/accounting/store.js';
 import type { Database } from '../schema.js';
 import type { Dialect } from '../store.js';
@@ -188,6 +190,8 @@ export async function claimedChunk(
       .execute();
     booked = await bookedOriginJournals(trx, dialect, data);
   }
+  const legacyEventForms =
+    first.entity === BUSINESS_EVENT_ROLLBACK_ENTITY_NAME ? await legacyEventFormsOf(trx) : undefined;
   const bookedByConfig = new Map<string, Map<string, string>>();
   for (const journal of booked) {
     const byOrigin = bookedByConfig.get(journal.accounting_config) ?? new Map<string, string>();
@@ -208,5 +212,15 @@ export async function claimedChunk(
       origins.map((o) => o.origin_journal_id).filter((o): o is string => o !== null),
     ),
     bookedOriginJournals: bookedByConfig,
+    ...(legacyEventForms === undefined ? {} : { legacyEventForms }),
   };
+}
+
+/**
+ * The attribute plans of the first fingerprint form (migration 0032): a handful of rows at most,
+ * none in a store made after it, read for chunks of rollback records only.
+ */
+export async function legacyEventFormsOf(db: Kysely<Database>): Promise<LegacyEventForm[]> {
+  const rows = await db.selectFrom('event_fingerprint_forms').select('plan').orderBy('plan').execute();
+  return rows.map((row) => JSON.parse(row.plan) as LegacyEventForm);
 }

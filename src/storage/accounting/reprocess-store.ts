@@ -29,6 +29,7 @@ import { countEntityRecords, countErrorStates, countProcessingErrors } from '../
 import type { Store } from '../store.js';
 import type { ReprocessRunsTable, ReprocessScheduleTable } from '../tables/accounting.js';
 import { claimedChunk, type WaitingRecord } from './claim.js';
+import { dryRunRollbacks } from './rollback-write.js';
 
 const SCHEDULE_ROW_ID = 1;
 const CONFIGURATION_ROW_ID = 1;
@@ -362,6 +363,10 @@ export function createReprocessStore(store: Store): ReprocessStore {
         if (chunk !== undefined) chunks.push(chunk);
       }
       return { chunks, codes, next: more ? Number(page.at(-1)?.id) : undefined };
+    },
+
+    rollbackErrors(requests, taken) {
+      return dryRunRollbacks(db, dialect, requests, taken);
     },
 
     countAtMaximum(selection, maxAttempts) {

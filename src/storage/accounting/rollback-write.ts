@@ -10,7 +10,7 @@
  * `reversal-write.ts`): `withdrawn_by` and, where null, `reversed_by` of the original, so a
  * journal is withdrawn at most once whoever withdraws it.
  */
-import { sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type {
   ChunkOutcome,
   ClaimedChunk,
@@ -45,16 +45,17 @@ const TWIN_COLUMNS = [
   'withdrawn_by',
 ] as const;
 
-/** The journals of `recordId` with `fingerprint`, in the order written, with their lines. */
+/** The journals of `recordId` with one of `fingerprints`, in the order written, with their lines. */
 async function journalsOfTwin(
   trx: Transaction<Database>,
-  fingerprint: string,
+  dialect: Dialect,
+  fingerprints: readonly string[],
   recordId: number,
 ): Promise<TwinJournal[]> {
   const rows = await trx
     .selectFrom('journals')
     .select(TWIN_COLUMNS)
-    .where('event_fingerprint', '=', fingerprint)
+    .where(among(dialect, 'event_fingerprint', fingerprints))
     .where('record_id', '=', recordId)
     .orderBy('created_at')
     .orderBy('journal_id')
@@ -116,7 +117,7 @@ async function settleRollback(
     const first = await trx
       .selectFrom('journals')
       .select('record_id')
-      .where('event_fingerprint', '=', request.fingerprint)
+      .where(among(dialect, 'event_fingerprint', request.fingerprints))
       .where('withdrawn_by', 'is', null)
       .orderBy('created_at')
       .orderBy('journal_id')
@@ -126,7 +127,7 @@ async function settleRollback(
       const withdrawn = await trx
         .selectFrom('journals')
         .select(['journal_id', 'withdrawn_by'])
-        .where('event_fingerprint', '=', request.fingerprint)
+        .where(among(dialect, 'event_fingerprint', request.fingerprints))
         .orderBy('created_at')
         .orderBy('journal_id')
         .limit(WITHDRAWN_READ_MAX)
@@ -139,7 +140,7 @@ async function settleRollback(
       );
     }
     const reversals = request.reverse(
-      await journalsOfTwin(trx, request.fingerprint, Number(first.record_id)),
+      await journalsOfTwin(trx, dialect, request.fingerprints, Number(first.record_id)),
     );
     if (!Array.isArray(reversals)) return failed(reversals);
     const journals: ChunkOutcome['journals'] = [];
@@ -157,9 +158,6 @@ async function settleRollback(
   );
 }
 
-/** A journal with a fingerprint of the chunk's rollbacks, as read before they are settled. */
-type Candidate = Omit<TwinJournal, 'lines'> & { fingerprint: string };
-
 /** `column` among `values`, one parameter however many: an array on PostgreSQL, JSON on SQLite. */
 function among(dialect: Dialect, column: 'event_fingerprint' | 'journal_id', values: readonly string[]) {
   return dialect === 'postgres'
@@ -167,32 +165,43 @@ function among(dialect: Dialect, column: 'event_fingerprint' | 'journal_id', val
     : sql<boolean>`${sql.ref(column)} in (select value from json_each(${JSON.stringify(values)}))`;
 }
 
+/** A journal with a fingerprint of the chunk's rollbacks, as read before they are settled. */
+type Candidate = Omit<TwinJournal, 'lines'> & { createdAt: string };
+
+/** The candidates of the rollbacks read at once: by fingerprint, and the lines of those that may be reversed. */
+interface Candidates {
+  byFingerprint: Map<string, Candidate[]>;
+  lines: Map<string, TwinJournal['lines']>;
+}
+
 /**
  * The journals of every fingerprint of `requests`, in the order written per fingerprint (one read
  * of `journals_event_fingerprint` per fingerprint), and the lines of those whose record still has
- * a journal standing: the only ones a rollback may reverse.
+ * a journal standing: the only ones a rollback may reverse. A read: a dry run makes it outside any
+ * write transaction.
  */
 async function candidatesOf(
-  trx: Transaction<Database>,
+  db: Kysely<Database>,
   dialect: Dialect,
   requests: readonly RollbackRequest[],
-): Promise<{ byFingerprint: Map<string, Candidate[]>; lines: Map<string, TwinJournal['lines']> }> {
-  const fingerprints = [...new Set(requests.map((r) => r.fingerprint))];
-  const rows = await trx
+): Promise<Candidates> {
+  const fingerprints = [...new Set(requests.flatMap((r) => r.fingerprints))];
+  const byFingerprint = new Map<string, Candidate[]>();
+  const lines = new Map<string, TwinJournal['lines']>();
+  if (fingerprints.length === 0) return { byFingerprint, lines };
+  const rows = await db
     .selectFrom('journals')
-    .select([...TWIN_COLUMNS, 'event_fingerprint'])
+    .select([...TWIN_COLUMNS, 'event_fingerprint', 'created_at'])
     .where(among(dialect, 'event_fingerprint', fingerprints))
     .orderBy('event_fingerprint')
     .orderBy('created_at')
     .orderBy('journal_id')
     .execute();
-  const byFingerprint = new Map<string, Candidate[]>();
   const standing = new Set<string>();
   for (const row of rows) {
     const fingerprint = row.event_fingerprint ?? '';
     const list = byFingerprint.get(fingerprint) ?? [];
     list.push({
-      fingerprint,
       journalId: row.journal_id,
       ingestionId: row.ingestion_id,
       recordId: Number(row.record_id),
@@ -202,6 +211,7 @@ async function candidatesOf(
       node: JSON.parse(row.node) as Record<string, string>,
       reverses: row.reverses,
       withdrawnBy: row.withdrawn_by,
+      createdAt: row.created_at,
     });
     byFingerprint.set(fingerprint, list);
     if (row.withdrawn_by === null) standing.add(`${fingerprint}\u0000${row.record_id}`);
@@ -209,9 +219,8 @@ async function candidatesOf(
   const wanted = rows
     .filter((row) => standing.has(`${row.event_fingerprint ?? ''}\u0000${row.record_id}`))
     .map((row) => row.journal_id);
-  const lines = new Map<string, TwinJournal['lines']>();
   if (wanted.length === 0) return { byFingerprint, lines };
-  const lineRows = await trx
+  const lineRows = await db
     .selectFrom('journal_lines')
     .select(['journal_id', 'account', 'amount', 'currency', 'extras'])
     .where(among(dialect, 'journal_id', wanted))
@@ -229,6 +238,98 @@ async function candidatesOf(
     lines.set(line.journal_id, list);
   }
   return { byFingerprint, lines };
+}
+
+/** The candidates of one rollback: the journals of each of its fingerprints, in the order written. */
+function candidatesOfRequest(candidates: Candidates, request: RollbackRequest): Candidate[] {
+  const found = request.fingerprints.flatMap((f) => candidates.byFingerprint.get(f) ?? []);
+  if (request.fingerprints.length === 1) return found;
+  return found.sort((a, b) =>
+    a.createdAt === b.createdAt
+      ? a.journalId < b.journalId
+        ? -1
+        : a.journalId > b.journalId
+          ? 1
+          : 0
+      : a.createdAt < b.createdAt
+        ? -1
+        : 1,
+  );
+}
+
+/**
+ * Settles `requests` in order against `candidates`, in memory: each rollback sees what the ones
+ * before it withdrew (`taken`, journal id → its reversal's id, which it extends). Answers each
+ * rollback's outcome: the reversal journals it would write, or its processing error. Writes
+ * nothing: the write path then withdraws what `taken` holds, a dry run only counts.
+ */
+function planRollbacks(
+  candidates: Candidates,
+  requests: readonly RollbackRequest[],
+  taken: Map<string, string>,
+): { request: RollbackRequest; outcome: ChunkOutcome }[] {
+  const settled: { request: RollbackRequest; outcome: ChunkOutcome }[] = [];
+  for (const request of requests) {
+    const failed = (error: { code: string; message: string }): ChunkOutcome => ({
+      journals: [],
+      errors: [{ recordId: request.recordId, ...error, record: request.record }],
+    });
+    const journals = candidatesOfRequest(candidates, request).map((j) => ({
+      ...j,
+      withdrawnBy: j.withdrawnBy ?? taken.get(j.journalId) ?? null,
+    }));
+    const first = journals.find((j) => j.withdrawnBy === null);
+    if (first === undefined) {
+      settled.push({
+        request,
+        outcome:
+          journals.length === 0
+            ? failed(request.notFound())
+            : failed(
+                request.alreadyRolledBack(
+                  journals
+                    .slice(0, WITHDRAWN_READ_MAX)
+                    .map((j) => ({ journalId: j.journalId, withdrawnBy: j.withdrawnBy ?? '' })),
+                ),
+              ),
+      });
+      continue;
+    }
+    const twin = journals
+      .filter((j) => j.recordId === first.recordId)
+      .map(({ createdAt: _createdAt, ...j }) => ({ ...j, lines: candidates.lines.get(j.journalId) ?? [] }));
+    const reversals = request.reverse(twin);
+    if (!Array.isArray(reversals)) {
+      settled.push({ request, outcome: failed(reversals) });
+      continue;
+    }
+    for (const { original, draft } of reversals) taken.set(original, draft.journalId);
+    settled.push({
+      request,
+      outcome: {
+        journals: reversals.map(({ draft }) => ({ recordId: request.recordId, draft })),
+        errors: [],
+      },
+    });
+  }
+  return settled;
+}
+
+/**
+ * What `requests` would do if settled now, for a dry run: each rollback's error, or none when it
+ * would roll its event back. `taken` carries the journals earlier rollbacks of the same dry run
+ * would withdraw (journal id → reversal id), so a run over many chunks answers record by record
+ * what the real run, settling them in the same order, does. Reads only.
+ */
+export async function dryRunRollbacks(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  requests: readonly RollbackRequest[],
+  taken: Map<string, string>,
+): Promise<ChunkOutcome['errors']> {
+  if (requests.length === 0) return [];
+  const settled = planRollbacks(await candidatesOf(db, dialect, requests), requests, taken);
+  return settled.flatMap(({ outcome }) => outcome.errors);
 }
 
 /**
@@ -273,53 +374,9 @@ export async function settleRollbacks(
 ): Promise<OutcomeRows> {
   if (rows.journals.length > 0 || rows.errors.length > 0)
     throw new Error('a chunk of rollback records produced journals or errors before they were settled');
-  const { byFingerprint, lines } = await candidatesOf(trx, dialect, rows.rollbacks);
   /** Journals withdrawn by this chunk: journal id → its reversal's id. */
   const taken = new Map<string, string>();
-  const settled: { request: RollbackRequest; outcome: ChunkOutcome }[] = [];
-  for (const request of rows.rollbacks) {
-    const failed = (error: { code: string; message: string }): ChunkOutcome => ({
-      journals: [],
-      errors: [{ recordId: request.recordId, ...error, record: request.record }],
-    });
-    const journals = (byFingerprint.get(request.fingerprint) ?? []).map((j) => ({
-      ...j,
-      withdrawnBy: j.withdrawnBy ?? taken.get(j.journalId) ?? null,
-    }));
-    const first = journals.find((j) => j.withdrawnBy === null);
-    if (first === undefined) {
-      settled.push({
-        request,
-        outcome:
-          journals.length === 0
-            ? failed(request.notFound())
-            : failed(
-                request.alreadyRolledBack(
-                  journals
-                    .slice(0, WITHDRAWN_READ_MAX)
-                    .map((j) => ({ journalId: j.journalId, withdrawnBy: j.withdrawnBy ?? '' })),
-                ),
-              ),
-      });
-      continue;
-    }
-    const twin = journals
-      .filter((j) => j.recordId === first.recordId)
-      .map(({ fingerprint: _fingerprint, ...j }) => ({ ...j, lines: lines.get(j.journalId) ?? [] }));
-    const reversals = request.reverse(twin);
-    if (!Array.isArray(reversals)) {
-      settled.push({ request, outcome: failed(reversals) });
-      continue;
-    }
-    for (const { original, draft } of reversals) taken.set(original, draft.journalId);
-    settled.push({
-      request,
-      outcome: {
-        journals: reversals.map(({ draft }) => ({ recordId: request.recordId, draft })),
-        errors: [],
-      },
-    });
-  }
+  const settled = planRollbacks(await candidatesOf(trx, dialect, rows.rollbacks), rows.rollbacks, taken);
   const withdrawn = taken.size === 0 ? new Set<string>() : await withdrawAll(trx, dialect, taken);
   const outcome: ChunkOutcome = { journals: [], errors: [] };
   for (const { request, outcome: one } of settled) {

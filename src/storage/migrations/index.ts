@@ -35,6 +35,7 @@ import * as approvalRequests from './0028-approval-requests.js';
 import * as journalsIngestionOriginsOnly from './0029-journals-ingestion-origins-only.js';
 import * as bulkRowsUnkeyed from './0030-bulk-rows-unkeyed.js';
 import * as configurationRevisionFunction from './0031-configuration-revision-function.js';
+import * as eventFingerprintForms from './0032-event-fingerprint-forms.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -74,6 +75,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0029-journals-ingestion-origins-only', journalsIngestionOriginsOnly],
   ['0030-bulk-rows-unkeyed', bulkRowsUnkeyed],
   ['0031-configuration-revision-function', configurationRevisionFunction],
+  ['0032-event-fingerprint-forms', eventFingerprintForms],
 ];
 
 function migratorOf(store: Store): Migrator {

@@ -128,6 +128,15 @@ export interface ReversalsTable {
   details: string;
 }
 
+/**
+ * An attribute plan of the first business event fingerprint form (migration 0032): the JSON list
+ * of `{ name, decimal }` in name order that journals stored before the current form were hashed
+ * with.
+ */
+export interface EventFingerprintFormsTable {
+  plan: string;
+}
+
 export interface JournalLinesTable {
   line_id: string;
   journal_id: string;

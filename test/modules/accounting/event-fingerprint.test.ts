@@ -3,6 +3,7 @@ import {
   canonicalEventText,
   EVENT_FINGERPRINT_LENGTH_CHARS,
   eventFingerprint,
+  eventFingerprints,
   fingerprintAttributesOf,
 } from '../../../src/modules/accounting/event-fingerprint.js';
 import { eventsOf } from '../../../src/modules/accounting/event-rollback.js';
@@ -70,11 +71,56 @@ describe('event fingerprint', () => {
     expect(prints.size).toBe(others.length + 1);
   });
 
-  it('reads only the attributes of the definition, in name order', () => {
+  it('reads only the attributes of the definition with a value, in name order', () => {
     expect(fingerprint({ ...event, unknown: 'x' })).toBe(fingerprint(event));
     expect(canonicalEventText(attributes, event)).toBe(
+      '{"amount":"1.5","currency":"EUR","effectiveDate":"2026-11-20","eventType":"LOAN_DISBURSEMENT"}',
+    );
+    expect(canonicalEventText(attributes, event, true)).toBe(
       '{"amount":"1.5","currency":"EUR","effectiveDate":"2026-11-20","eventType":"LOAN_DISBURSEMENT","note":null,"tax":null}',
     );
+  });
+
+  it('is the same under a definition widened by an attribute the event has no value of', () => {
+    const widened = fingerprintAttributesOf([
+      { name: 'eventType', type: 'text' },
+      { name: 'effectiveDate', type: 'date' },
+      { name: 'amount', type: 'decimal' },
+      { name: 'currency', type: 'text' },
+      { name: 'tax', type: 'decimal' },
+      { name: 'note', type: 'text' },
+      { name: 'channel', type: 'text' },
+    ]);
+    expect(eventFingerprint(widened, event)).toBe(fingerprint(event));
+    expect(eventFingerprint(widened, { ...event, channel: 'BRANCH' })).not.toBe(fingerprint(event));
+  });
+});
+
+describe('the digests a rollback looks its twin up by', () => {
+  /** The first form's plan of a definition without `note` (an attribute added later). */
+  const before = fingerprintAttributesOf([
+    { name: 'eventType', type: 'text' },
+    { name: 'effectiveDate', type: 'date' },
+    { name: 'amount', type: 'decimal' },
+    { name: 'currency', type: 'text' },
+    { name: 'tax', type: 'decimal' },
+  ]);
+  /** What the first form stored for `event` under that plan (computed by that form's code). */
+  const storedV1 = 'z9m3oU2RWceaKbMCNqTZ3y';
+
+  it('are the current digest alone when the store kept no first-form plan', () => {
+    expect(eventFingerprints(attributes, [], event)).toEqual([fingerprint(event)]);
+  });
+
+  it('add the first-form digest under each kept plan, which a journal stored then carries', () => {
+    const digests = eventFingerprints(attributes, [before], event);
+    expect(digests).toEqual([fingerprint(event), storedV1]);
+  });
+
+  it('leave out a plan that lacks an attribute the event has a value of: that event is another one', () => {
+    expect(eventFingerprints(attributes, [before], { ...event, note: 'x' })).toEqual([
+      fingerprint({ ...event, note: 'x' }),
+    ]);
   });
 });
 
