@@ -31,7 +31,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     const plan = firstFormPlanOf(document);
     if (plan !== undefined) plans.add(plan);
   }
-  for (const plan of plans) await sql`insert into event_fingerprint_forms (plan) values (${plan})`.execute(db);
+  for (const plan of plans)
+    await sql`insert into event_fingerprint_forms (plan) values (${plan})`.execute(db);
 }
 
 /**
@@ -51,5 +52,7 @@ function firstFormPlanOf(documentText: string): string | undefined {
     if (typeof attribute?.name !== 'string' || byName.has(attribute.name)) continue;
     byName.set(attribute.name, { name: attribute.name, decimal: attribute.type === 'decimal' });
   }
-  return JSON.stringify([...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
+  return JSON.stringify(
+    [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+  );
 }
