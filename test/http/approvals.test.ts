@@ -517,6 +517,67 @@ describe('a period reopening waiting for approval', () => {
   });
 });
 
+describe('an Idempotency-Key repeated with another body while approval is on', () => {
+  /** Sends `first`, then `second` under the same key: the second is refused, the first replayed. */
+  async function reusedKey(
+    token: string,
+    request: (payload: Record<string, unknown>, key: string) => Promise<{ statusCode: number; body: string }>,
+    first: Record<string, unknown>,
+    second: Record<string, unknown>,
+  ): Promise<void> {
+    const made = await request(first, 'same-key');
+    expect(made.statusCode, made.body).toBe(202);
+    const other = await request(second, 'same-key');
+    expect(other.statusCode, other.body).toBe(422);
+    expect(JSON.parse(other.body).type).toBe('urn:ledgerflow:problem:idempotency-key-reused');
+    const again = await request(first, 'same-key');
+    expect(again.statusCode, again.body).toBe(202);
+    expect(JSON.parse(again.body).requestId).toBe(JSON.parse(made.body).requestId);
+    const pending = await t.call(token, {
+      method: 'GET',
+      url: '/api/v1/approval-requests?status=pending-approval',
+    });
+    expect(pending.json().data).toHaveLength(1);
+  }
+
+  it('a reversal: 422 idempotency-key-reused, as without approval', async () => {
+    const ingestionId = await ingest([businessEvent({ effectiveDate: '2026-11-18' })]);
+    await reusedKey(
+      approver,
+      (payload, key) =>
+        t.call(maker.token, {
+          method: 'POST',
+          url: '/api/v1/reversals',
+          payload,
+          headers: { 'idempotency-key': key },
+        }),
+      { selection: { ingestionId }, reason: 'wrong amount' },
+      { selection: { ingestionId }, reason: 'another reason' },
+    );
+  });
+
+  it('a period reopening: 422 idempotency-key-reused', async () => {
+    const controller = await userToken(['admin']);
+    const september = {
+      accountingConfig: 'LOCAL_GAAP',
+      node: { legalEntity: 'LF_NL', branch: 'AMS' },
+      firstDay: '2026-09-01',
+    };
+    await reusedKey(
+      approver,
+      (payload, key) =>
+        t.call(controller.token, {
+          method: 'POST',
+          url: '/api/v1/periods/reopen',
+          payload,
+          headers: { 'idempotency-key': key },
+        }),
+      { ...september, reason: 'late invoice' },
+      { ...september, firstDay: '2026-08-01', reason: 'late invoice' },
+    );
+  });
+});
+
 describe('approval off (the default)', () => {
   it('runs every action at once, as before', async () => {
     const plain = await createTestApp({}, { clock: new ManualClock(NOW) });

@@ -1,3 +1,4 @@
+import { canonicalJson } from '../../lib/canonical-json.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
@@ -85,12 +86,14 @@ export class ApprovalService {
   /**
    * Makes a request of `kind` for `payload` (what the kind executes), after its review: the
    * action's own request errors are thrown here, and nothing is stored. With an idempotency key,
-   * a repeat of the same client answers its first request (`replayed`), whatever the payload.
+   * a repeat of the same client with the same kind and payload answers its first request
+   * (`replayed`); with another kind or payload it is refused (`idempotency-key-reused`), as the
+   * action itself refuses it when approval is off.
    * Without one, the same action asked again by the same user while its request waits (the same
    * payload, reviewed to the same document and revision: a `PUT` retried after its answer was
    * lost, a form sent twice) answers that request too (`replayed`): one action, one request.
-   * Errors: the kind's review errors; `conflict` when APPROVAL_PENDING_REQUESTS_MAX requests
-   * already wait.
+   * Errors: `idempotency-key-reused`; the kind's review errors; `conflict` when
+   * APPROVAL_PENDING_REQUESTS_MAX requests already wait.
    */
   async request(
     kind: ApprovalKindName,
@@ -100,7 +103,8 @@ export class ApprovalService {
   ): Promise<{ request: StoredApprovalRequest; replayed: boolean }> {
     if (idempotencyKey !== undefined) {
       const earlier = await this.#store.findByIdempotencyKey(maker.clientId, idempotencyKey);
-      if (earlier !== undefined) return { request: earlier, replayed: true };
+      if (earlier !== undefined)
+        return { request: await this.#sameRequest(earlier, kind, payload, idempotencyKey), replayed: true };
     }
     const review = await this.#kind(kind).review(payload);
     const same = (await this.#store.findPendingSame(kind, review, payload)).find((pending) =>
@@ -122,7 +126,32 @@ export class ApprovalService {
       idempotencyKey,
       payload,
     });
-    return { request, replayed: stored === 'replay' };
+    // Another request under the same key was stored meanwhile (a concurrent repeat).
+    if (stored === 'replay')
+      return { request: await this.#sameRequest(request, kind, payload, idempotencyKey), replayed: true };
+    return { request, replayed: false };
+  }
+
+  /**
+   * `earlier`, stored under the caller's idempotency key, when it asked for the same action: the
+   * same kind and the same payload, compared as canonical JSON. Errors: `idempotency-key-reused`.
+   */
+  async #sameRequest(
+    earlier: StoredApprovalRequest,
+    kind: ApprovalKindName,
+    payload: unknown,
+    idempotencyKey: string | undefined,
+  ): Promise<StoredApprovalRequest> {
+    if (
+      earlier.kind === kind &&
+      canonicalJson(await this.#store.payload(earlier.requestId)) === canonicalJson(payload)
+    )
+      return earlier;
+    throw new AppError(
+      'idempotency-key-reused',
+      `the Idempotency-Key ${JSON.stringify(idempotencyKey)} was used by this client for another request ` +
+        `(approval request ${earlier.requestId}, ${earlier.kind}); send this one under a new key`,
+    );
   }
 
   /** One request. Errors: `not-found`. */
