@@ -7,14 +7,17 @@
  */
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { AppError } from '../lib/errors.js';
-import type {
-  ApprovalAuditAction,
-  ApprovalDecision,
-  ApprovalFinish,
-  ApprovalStatus,
-  ApprovalStore,
-  NewApprovalRequest,
-  StoredApprovalRequest,
+import {
+  type ApprovalAuditAction,
+  type ApprovalDecision,
+  type ApprovalFinish,
+  type ApprovalStatus,
+  type ApprovalStore,
+  type AuditActor,
+  approvalActorOf,
+  INTERRUPTED_RECOVERY_ACTOR,
+  type NewApprovalRequest,
+  type StoredApprovalRequest,
 } from '../modules/approvals/store.js';
 import { appendAudit } from './audit-trail.js';
 import { countRows } from './count.js';
@@ -78,15 +81,15 @@ function isUniqueViolation(error: unknown): boolean {
 /**
  * Writes one audit entry of an approval request, inside the caller's transaction: the one
  * function that writes approval entries, so the audit log's writer can change in one place.
- * `actor` is who acted (the maker, or the approver); `details` names the request and says what
- * changed.
+ * `actor` is who acted (the maker, or the approver, with the credential they called with; the
+ * service when it recovers an interrupted run); `details` names the request and says what changed.
  */
 export async function writeApprovalAudit(
   trx: Transaction<Database>,
   dialect: Dialect,
   entry: {
     at: string;
-    actor: string;
+    actor: AuditActor;
     action: ApprovalAuditAction;
     revision: number;
     details: Record<string, unknown>;
@@ -95,7 +98,7 @@ export async function writeApprovalAudit(
   await appendAudit(trx, dialect, {
     at: entry.at,
     action: entry.action,
-    actor: { user: entry.actor },
+    actor: entry.actor,
     configuration: { version: null, revision: entry.revision, sections: {}, deleted: null },
     details: entry.details,
   });
@@ -229,7 +232,7 @@ export function createApprovalStore(store: Store): ApprovalStore {
           await addToDay(trx, input.at, { awaiting: 1, denied: 0 });
           await writeApprovalAudit(trx, store.dialect, {
             at: input.at,
-            actor: input.makerEmail,
+            actor: approvalActorOf(input.makerEmail, input.makerClientId),
             action: 'approval.requested',
             revision: input.revision,
             details: auditDetails(created),
@@ -300,7 +303,7 @@ export function createApprovalStore(store: Store): ApprovalStore {
         });
         await writeApprovalAudit(trx, store.dialect, {
           at: decision.at,
-          actor: decision.by,
+          actor: approvalActorOf(decision.by, decision.byClientId),
           action: AUDIT_ACTION[decision.to],
           revision: decided.revision,
           details: {
@@ -337,7 +340,10 @@ export function createApprovalStore(store: Store): ApprovalStore {
         if (finish.to !== 'approved')
           await writeApprovalAudit(trx, store.dialect, {
             at: finish.at,
-            actor: finished.decidedBy ?? finished.makerEmail,
+            actor:
+              finished.decidedBy === null
+                ? approvalActorOf(finished.makerEmail, finished.makerClientId)
+                : approvalActorOf(finished.decidedBy, finished.decidedByClientId),
             action: AUDIT_ACTION[finish.to],
             revision: finished.revision,
             details: { ...auditDetails(finished), problem: finish.problem },
@@ -364,7 +370,7 @@ export function createApprovalStore(store: Store): ApprovalStore {
         for (const request of recovered)
           await writeApprovalAudit(trx, store.dialect, {
             at,
-            actor: request.decidedBy ?? request.makerEmail,
+            actor: INTERRUPTED_RECOVERY_ACTOR,
             action: 'approval.failed',
             revision: request.revision,
             details: { ...auditDetails(request), problem },

@@ -92,7 +92,10 @@ export async function appendAudit(
     clientId: input.actor.clientId ?? null,
     action: input.action,
     ...configuration,
-    details: input.details ?? null,
+    details:
+      input.actor.cause === undefined
+        ? (input.details ?? null)
+        : { ...(input.details ?? {}), cause: input.actor.cause },
     before: input.before ?? null,
     after: input.after ?? null,
     prevHash: head.hash,

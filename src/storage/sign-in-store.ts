@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { SignInRow, SignInStore } from '../modules/auth/store.js';
+import { SIGN_IN_FAILURES_ACTOR, type SignInRow, type SignInStore } from '../modules/auth/store.js';
 import { appendAudit } from './audit-trail.js';
 import type { Store } from './store.js';
 import type { AdminSignInsTable } from './tables/access.js';
@@ -73,7 +73,7 @@ export function createSignInStore(store: Store): SignInStore {
           await appendAudit(trx, store.dialect, {
             at,
             action: 'auth.sign-in-failures',
-            actor: { user: 'system' },
+            actor: SIGN_IN_FAILURES_ACTOR,
             details: {
               email: tally.subject,
               windowStartedAt: tally.window_started_at,

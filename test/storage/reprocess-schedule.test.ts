@@ -53,7 +53,15 @@ describe('the reprocessing schedule', () => {
     clock.set('2026-11-20T08:00:30Z');
     const started = await tickBoth();
     expect(started).toHaveLength(1);
-    expect(started[0]).toMatchObject({ trigger: 'scheduled', actor: 'schedule', selection: { all: true } });
+    expect(started[0]).toMatchObject({ trigger: 'scheduled', actor: 'system', selection: { all: true } });
+    // The trail says the service started it by itself, and why.
+    const entry = await first.store.db
+      .selectFrom('audit_log')
+      .select(['actor', 'client_id', 'details'])
+      .where('action', '=', 'processing.reprocess')
+      .executeTakeFirstOrThrow();
+    expect(entry).toMatchObject({ actor: 'system', client_id: null });
+    expect(JSON.parse(entry.details ?? '{}')).toMatchObject({ cause: 'the reprocessing schedule was due' });
     expect((await a.reprocessing.schedule()).nextDueAt).toBe('2026-11-21T08:00:00.000Z');
     for (const at of ['2026-11-20T09:00:00Z', '2026-11-20T23:59:00Z', '2026-11-21T07:59:00Z']) {
       clock.set(at);
@@ -67,7 +75,7 @@ describe('the reprocessing schedule', () => {
   it('runs every N minutes, and not at all when disabled', async () => {
     await a.reprocessing.setSchedule(
       { mode: 'interval', dailyAt: '08:00', intervalMinutes: 180, maxAttempts: 5 },
-      'x@example.test',
+      { user: 'x@example.test' },
     );
     expect((await b.reprocessing.schedule()).nextDueAt).toBe('2026-11-20T10:00:00.000Z');
     clock.set('2026-11-20T10:00:00Z');
@@ -78,7 +86,7 @@ describe('the reprocessing schedule', () => {
     expect(await tickBoth()).toHaveLength(1);
     await b.reprocessing.setSchedule(
       { mode: 'disabled', dailyAt: '08:00', intervalMinutes: 180, maxAttempts: 5 },
-      'x@example.test',
+      { user: 'x@example.test' },
     );
     clock.set('2026-11-25T13:00:00Z');
     expect(await tickBoth()).toHaveLength(0);

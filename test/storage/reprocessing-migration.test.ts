@@ -93,7 +93,7 @@ describe('migration 0018: reprocessing', () => {
     });
     const run = await reprocess.queue({
       trigger: 'manual',
-      actor: 'x@example.test',
+      actor: { user: 'x@example.test' },
       selection: { all: true },
       maxAttempts: 5,
       recordsMax: 10,

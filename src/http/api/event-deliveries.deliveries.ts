@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { DeliveryStatusInput, REDELIVER_EVENTS_MAX } from '../../modules/events/inputs.js';
 import type { WebhookService } from '../../modules/events/webhooks.js';
-import { principalOf } from '../authenticate.js';
+import { actorOf } from '../authenticate.js';
 import { EventIdPath } from './event-deliveries.js';
 import { DeliveryAnswer, RedeliveryAnswer } from './event-delivery-answers.js';
 import { Page, PageQuery, Problem, pageOf } from './schemas.js';
@@ -97,9 +97,7 @@ export const eventDeliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookS
       },
     },
     async (request, reply) =>
-      reply
-        .code(202)
-        .send(await webhooks.redeliver(Number(request.params.id), principalOf(request).ownerEmail)),
+      reply.code(202).send(await webhooks.redeliver(Number(request.params.id), actorOf(request))),
   );
 
   app.post(
@@ -130,9 +128,7 @@ export const eventDeliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookS
       const since = new Date(request.body.since).toISOString();
       return reply
         .code(202)
-        .send(
-          await webhooks.redeliverSince(Number(request.params.id), since, principalOf(request).ownerEmail),
-        );
+        .send(await webhooks.redeliverSince(Number(request.params.id), since, actorOf(request)));
     },
   );
 };

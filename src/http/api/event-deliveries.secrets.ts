@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { SecretOverlapInput } from '../../modules/events/inputs.js';
 import type { WebhookService } from '../../modules/events/webhooks.js';
-import { principalOf } from '../authenticate.js';
+import { actorOf } from '../authenticate.js';
 import { SecretAnswer, SecretDetailsAnswer } from './event-delivery-answers.js';
 import { Problem } from './schemas.js';
 
@@ -30,7 +30,7 @@ export const eventSecretRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSer
       },
     },
     async (request, reply) => {
-      const secret = await webhooks.createSecret(principalOf(request).ownerEmail);
+      const secret = await webhooks.createSecret(actorOf(request));
       return reply.code(201).header('cache-control', 'no-store').send(secret);
     },
   );
@@ -53,7 +53,7 @@ export const eventSecretRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSer
     },
     async (request, reply) => {
       const secret = await webhooks.rotateSecret(
-        principalOf(request).ownerEmail,
+        actorOf(request),
         request.body?.overlapSeconds ?? SecretOverlapInput.default,
       );
       return reply.code(201).header('cache-control', 'no-store').send(secret);

@@ -7,7 +7,7 @@ import {
 } from '../../modules/events/inputs.js';
 import { EVENT_TYPES, EVENT_VERSIONS } from '../../modules/events/types.js';
 import type { WebhookService } from '../../modules/events/webhooks.js';
-import { principalOf } from '../authenticate.js';
+import { actorOf } from '../authenticate.js';
 import { EventTypesAnswer, SubscriptionAnswer } from './event-delivery-answers.js';
 import { Page, PageQuery, Problem, pageOf } from './schemas.js';
 
@@ -61,7 +61,7 @@ export const eventSubscriptionRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webh
       },
     },
     async (request, reply) => {
-      const subscription = await webhooks.createSubscription(request.body, principalOf(request).ownerEmail);
+      const subscription = await webhooks.createSubscription(request.body, actorOf(request));
       reply.header('location', `${BASE}/subscriptions/${subscription.id}`);
       return reply.code(201).send(subscription);
     },
@@ -123,8 +123,7 @@ export const eventSubscriptionRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webh
         response: { 200: SubscriptionAnswer, 400: Problem, 404: Problem },
       },
     },
-    async (request) =>
-      webhooks.updateSubscription(Number(request.params.id), request.body, principalOf(request).ownerEmail),
+    async (request) => webhooks.updateSubscription(Number(request.params.id), request.body, actorOf(request)),
   );
 
   for (const [action, status] of [
@@ -147,8 +146,7 @@ export const eventSubscriptionRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webh
           response: { 200: SubscriptionAnswer, 400: Problem, 404: Problem },
         },
       },
-      async (request) =>
-        webhooks.setStatus(Number(request.params.id), status, principalOf(request).ownerEmail),
+      async (request) => webhooks.setStatus(Number(request.params.id), status, actorOf(request)),
     );
   }
 
@@ -165,7 +163,7 @@ export const eventSubscriptionRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webh
       },
     },
     async (request, reply) => {
-      await webhooks.deleteSubscription(Number(request.params.id), principalOf(request).ownerEmail);
+      await webhooks.deleteSubscription(Number(request.params.id), actorOf(request));
       return reply.code(204).send(null);
     },
   );

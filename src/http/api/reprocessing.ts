@@ -9,7 +9,7 @@ import {
   type ReprocessingService,
 } from '../../modules/accounting/reprocessing.js';
 import type { ReprocessSelection } from '../../modules/accounting/store.js';
-import { principalOf } from '../authenticate.js';
+import { actorOf } from '../authenticate.js';
 import {
   ReprocessDryRun,
   ReprocessingStatistics,
@@ -98,7 +98,7 @@ export const reprocessingRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const selection = selectionOf(request.body);
       if (request.query.dryRun) return { dryRun: true as const, ...(await reprocessing.dryRun(selection)) };
-      const run = await reprocessing.reprocess(selection, principalOf(request).ownerEmail);
+      const run = await reprocessing.reprocess(selection, actorOf(request));
       if (run.state === 'finished') return run;
       reply.header('location', `/api/v1/processing-errors/reprocess-runs/${run.id}`);
       return reply.code(202).send(run);
@@ -166,7 +166,7 @@ export const reprocessingRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: ReprocessScheduleAnswer, 400: Problem },
       },
     },
-    async (request) => reprocessing.setSchedule(request.body, principalOf(request).ownerEmail),
+    async (request) => reprocessing.setSchedule(request.body, actorOf(request)),
   );
 
   app.get(

@@ -10,6 +10,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { newTimeOrderedUuid } from '../../lib/ids.js';
+import { type AuditActor, systemActor } from '../audit/entry.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import type { ProcessingContext } from './journal-draft.js';
 import type { PreparedAccountingRevision } from './prepare.js';
@@ -35,8 +36,8 @@ export const REPROCESS_MAX_ATTEMPTS_MAX = 100;
 const DRY_RUN_RECORDS_PER_STEP = 1_000;
 /** Examples an answer lists. */
 export const REPROCESS_EXAMPLES_MAX = 5;
-/** The actor of the runs the schedule starts. */
-export const SCHEDULED_RUN_ACTOR = 'schedule';
+/** Who starts the runs of the schedule: the service itself, and why. */
+export const SCHEDULED_RUN_ACTOR: AuditActor = systemActor('the reprocessing schedule was due');
 
 /** What running the engine over failed records would do (a dry run, or a what-if). */
 export interface ReprocessDryRun {
@@ -216,7 +217,7 @@ export class ReprocessingService<T extends PreparedAccountingRevision> {
    * Records at the schedule's maximum number of attempts are skipped. Errors: `validation-failed`
    * (an empty selection without `all`, a range that ends before it starts).
    */
-  async reprocess(selection: ReprocessSelection, actor: string): Promise<ReprocessRunView> {
+  async reprocess(selection: ReprocessSelection, actor: AuditActor): Promise<ReprocessRunView> {
     checkSelection(selection);
     const { maxAttempts } = await this.#store.schedule();
     const run = await this.#store.queue({
@@ -274,7 +275,7 @@ export class ReprocessingService<T extends PreparedAccountingRevision> {
    * `validation-failed` (an interval under REPROCESS_INTERVAL_MINUTES_MIN, checked by the route
    * too).
    */
-  setSchedule(settings: ReprocessScheduleSettings, actor: string): Promise<ReprocessSchedule> {
+  setSchedule(settings: ReprocessScheduleSettings, actor: AuditActor): Promise<ReprocessSchedule> {
     if (settings.mode === 'interval' && settings.intervalMinutes < REPROCESS_INTERVAL_MINUTES_MIN)
       throw new AppError(
         'validation-failed',

@@ -1,4 +1,5 @@
 import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
+import type { AuditActor } from '../audit/entry.js';
 import type { JournalDraft } from './journal-draft.js';
 import type { StoredJournalValues, StoredLineValues } from './line-record.js';
 import type { PeriodStates } from './periods.js';
@@ -24,7 +25,7 @@ export {
   reversalDateOf,
   reversalJournalOf,
 } from './reversal-journals.js';
-export type { JournalDraft, PeriodStates };
+export type { AuditActor, JournalDraft, PeriodStates };
 
 /** A chunk, named by its session and sequence number. */
 export interface ChunkRef {
@@ -388,7 +389,7 @@ export interface ReprocessStore {
    */
   queue(input: {
     trigger: ReprocessTrigger;
-    actor: string;
+    actor: AuditActor;
     selection: ReprocessSelection;
     maxAttempts: number;
     recordsMax: number;
@@ -430,7 +431,7 @@ export interface ReprocessStore {
   saveSchedule(
     settings: Pick<ReprocessSchedule, 'mode' | 'dailyAt' | 'intervalMinutes' | 'maxAttempts' | 'nextDueAt'>,
     at: string,
-    actor: string,
+    actor: AuditActor,
   ): Promise<ReprocessSchedule>;
   /** Sets when the next run is due, only while it is still `expected`; false otherwise. */
   moveNextDue(expected: string | null, next: string | null): Promise<boolean>;

@@ -49,13 +49,25 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export const GENESIS_HASH = '0'.repeat(64);
 
 /**
- * Who made a change: a user's e-mail (or a name for the service's own work: `schedule`,
- * `bootstrap`, `system`, `cli:<os user>`) and, when the change came through the API, the client
- * id of the credential that called.
+ * Who made a change: a user's e-mail and, when the change came through the API, the client id of
+ * the credential that called (a change made in the administration interface has none: the
+ * signed-in user made it); `system` with the `cause` for a change the service makes by itself
+ * (the writer adds the cause to the entry's details); `cli:<os user>` for a command run on the
+ * store itself.
  */
 export interface AuditActor {
   user: string;
   clientId?: string | null;
+  /** Why the service acted by itself; set by {@link systemActor} only. */
+  cause?: string;
+}
+
+/** The name the trail gives the service acting by itself. */
+export const SYSTEM_ACTOR_NAME = 'system';
+
+/** The service itself, acting for `cause` (a sentence: what made it act). */
+export function systemActor(cause: string): AuditActor {
+  return { user: SYSTEM_ACTOR_NAME, clientId: null, cause };
 }
 
 /** A short JSON picture of the changed thing before or after the change; never a secret. */

@@ -1,7 +1,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { newOpaqueToken } from '../../lib/ids.js';
-import type { AuditActor } from '../audit/entry.js';
+import { type AuditActor, systemActor } from '../audit/entry.js';
 import {
   CREDENTIAL_EXPIRY_DAYS_DEFAULT,
   CREDENTIAL_EXPIRY_DAYS_MAX,
@@ -104,8 +104,12 @@ export function checkExpiryDays(days: number): void {
   }
 }
 
-/** Who the audit trail names for the service's own start-up changes (first administrator, bootstrap credential). */
-const BOOTSTRAP_ACTOR: AuditActor = { user: 'bootstrap' };
+/** Who the audit trail names for the first administrator of an empty store: the service, at start. */
+const FIRST_ADMINISTRATOR_ACTOR: AuditActor = systemActor(
+  'the store had no administrator at start (ADMIN_EMAIL)',
+);
+/** Who the audit trail names for the bootstrap credential and its owner: the service, at start. */
+const BOOTSTRAP_ACTOR: AuditActor = systemActor('BOOTSTRAP_CLIENT_ID was set at start');
 
 /**
  * Users and API credentials (docs/reference.md, Users, roles and credentials), shared by the HTTP
@@ -308,7 +312,7 @@ export class AccessDirectory {
     try {
       await this.createUser(
         { email, displayName: 'Administrator', roles: [ADMIN_ROLE], password: password ?? generated },
-        BOOTSTRAP_ACTOR,
+        FIRST_ADMINISTRATOR_ACTOR,
       );
     } catch (error) {
       // Another instance starting on the same empty store created it first.

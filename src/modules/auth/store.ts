@@ -1,4 +1,10 @@
-import type { AuditActor } from '../audit/entry.js';
+import { type AuditActor, systemActor } from '../audit/entry.js';
+
+/**
+ * Who the audit trail names for a tally of failed sign-ins: the service, which writes one when
+ * its counting window ends.
+ */
+export const SIGN_IN_FAILURES_ACTOR: AuditActor = systemActor('a counting window of failed sign-ins ended');
 
 /** A user as stored (docs/reference.md, Users, roles and credentials). */
 export interface UserRow {

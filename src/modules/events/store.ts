@@ -3,6 +3,8 @@
  * write into inside their own transactions, the subscriptions and secrets, and the deliveries
  * a deliverer claims by lease and settles.
  */
+
+import type { AuditActor } from '../audit/entry.js';
 import type { EventType } from './types.js';
 
 export {
@@ -90,7 +92,7 @@ export interface AttemptResult {
 /** An audit entry of a webhook change (`audit_log`). */
 export interface EventAuditEntry {
   at: string;
-  actor: string;
+  actor: AuditActor;
   action:
     | 'webhooks.subscription-create'
     | 'webhooks.subscription-update'

@@ -6,6 +6,7 @@
  */
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
+import type { AuditActor } from '../audit/entry.js';
 import { type AddressPolicy, AddressRefused, checkWebhookUrl } from './address-rules.js';
 import type { Signer } from './deliverer.js';
 import { REDELIVER_EVENTS_MAX } from './inputs.js';
@@ -88,7 +89,7 @@ export class WebhookService {
   }
 
   #audit(
-    actor: string,
+    actor: AuditActor,
     action: EventAuditEntry['action'],
     details: Record<string, unknown>,
   ): EventAuditEntry {
@@ -126,7 +127,7 @@ export class WebhookService {
    */
   async createSubscription(
     input: { url: string; eventTypes: EventType[]; description?: string | undefined },
-    actor: string,
+    actor: AuditActor,
   ): Promise<SubscriptionView> {
     const url = this.#checkedUrl(input.url);
     if ((await this.#store.signingSecrets(this.#now())).length === 0)
@@ -142,7 +143,7 @@ export class WebhookService {
         description: input.description ?? null,
         status: 'active',
         createdAt: at,
-        createdBy: actor,
+        createdBy: actor.user,
       },
       this.#audit(actor, 'webhooks.subscription-create', { url, eventTypes: input.eventTypes }),
     );
@@ -173,7 +174,7 @@ export class WebhookService {
       eventTypes?: EventType[] | undefined;
       description?: string | null | undefined;
     },
-    actor: string,
+    actor: AuditActor,
   ): Promise<SubscriptionView> {
     const url = change.url === undefined ? undefined : this.#checkedUrl(change.url);
     const stored = await this.#store.updateSubscription(
@@ -198,7 +199,7 @@ export class WebhookService {
    * Pauses or resumes a subscription: while paused, its events are kept as deliveries and sent
    * once it is resumed. Errors: `not-found`.
    */
-  async setStatus(id: number, status: 'active' | 'paused', actor: string): Promise<SubscriptionView> {
+  async setStatus(id: number, status: 'active' | 'paused', actor: AuditActor): Promise<SubscriptionView> {
     const stored = await this.#store.updateSubscription(
       id,
       { status },
@@ -217,7 +218,7 @@ export class WebhookService {
   }
 
   /** Deletes a subscription with its deliveries. Errors: `not-found`. */
-  async deleteSubscription(id: number, actor: string): Promise<void> {
+  async deleteSubscription(id: number, actor: AuditActor): Promise<void> {
     const deleted = await this.#store.deleteSubscription(
       id,
       this.#audit(actor, 'webhooks.subscription-delete', { subscriptionId: id }),
@@ -226,10 +227,10 @@ export class WebhookService {
   }
 
   /** Creates the signing secret and shows it. Errors: `conflict` when one exists (rotate it). */
-  async createSecret(actor: string): Promise<SecretView> {
+  async createSecret(actor: AuditActor): Promise<SecretView> {
     const secret = newSigningSecret();
     const added = await this.#store.addSecret(
-      { sealed: sealSecret(await this.#key(), secret), at: this.#now(), actor },
+      { sealed: sealSecret(await this.#key(), secret), at: this.#now(), actor: actor.user },
       undefined,
       this.#audit(actor, 'webhooks.secret-create', {}),
     );
@@ -243,12 +244,12 @@ export class WebhookService {
    * Replaces the signing secret with a new one, shown; the replaced one goes on signing beside
    * it for `overlapSeconds`. Errors: `conflict` when there is none yet, or another rotation won.
    */
-  async rotateSecret(actor: string, overlapSeconds: number): Promise<SecretView> {
+  async rotateSecret(actor: AuditActor, overlapSeconds: number): Promise<SecretView> {
     const secret = newSigningSecret();
     const now = this.#clock.now();
     const overlapUntil = new Date(now.getTime() + overlapSeconds * 1000).toISOString();
     const added = await this.#store.addSecret(
-      { sealed: sealSecret(await this.#key(), secret), at: now.toISOString(), actor },
+      { sealed: sealSecret(await this.#key(), secret), at: now.toISOString(), actor: actor.user },
       { overlapUntil },
       this.#audit(actor, 'webhooks.secret-rotate', { overlapSeconds, overlapUntil }),
     );
@@ -298,7 +299,7 @@ export class WebhookService {
   }
 
   /** Attempts a delivery again now, with a fresh budget of attempts. Errors: `not-found`. */
-  async redeliver(id: number, actor: string): Promise<StoredDelivery> {
+  async redeliver(id: number, actor: AuditActor): Promise<StoredDelivery> {
     const done = await this.#store.redeliver(
       id,
       this.#now(),
@@ -317,7 +318,11 @@ export class WebhookService {
    * those from before it existed, as long as they are kept; returns how many. Errors:
    * `not-found`; `redelivery-too-large` above `REDELIVER_EVENTS_MAX` events.
    */
-  async redeliverSince(subscriptionId: number, since: string, actor: string): Promise<{ events: number }> {
+  async redeliverSince(
+    subscriptionId: number,
+    since: string,
+    actor: AuditActor,
+  ): Promise<{ events: number }> {
     const result = await this.#store.redeliverSince(
       subscriptionId,
       since,

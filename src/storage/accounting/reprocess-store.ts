@@ -218,7 +218,7 @@ export function createReprocessStore(store: Store): ReprocessStore {
           .insertInto('reprocess_runs')
           .values({
             trigger: input.trigger,
-            actor: input.actor,
+            actor: input.actor.user,
             selection: JSON.stringify(input.selection),
             revision,
             max_attempts: input.maxAttempts,
@@ -246,7 +246,7 @@ export function createReprocessStore(store: Store): ReprocessStore {
         await appendAudit(trx, store.dialect, {
           at: input.at,
           action: 'processing.reprocess',
-          actor: { user: input.actor },
+          actor: input.actor,
           before: null,
           after: { run, state: row.state, queued, skipped },
           configuration: { version: null, revision, sections: {}, deleted: null },
@@ -415,7 +415,7 @@ export function createReprocessStore(store: Store): ReprocessStore {
             max_attempts: settings.maxAttempts,
             next_due_at: settings.nextDueAt,
             updated_at: at,
-            updated_by: actor,
+            updated_by: actor.user,
           })
           .where('id', '=', SCHEDULE_ROW_ID)
           .returningAll()
@@ -428,7 +428,7 @@ export function createReprocessStore(store: Store): ReprocessStore {
         await appendAudit(trx, store.dialect, {
           at,
           action: 'processing.reprocess-schedule',
-          actor: { user: actor },
+          actor,
           before: previous === undefined ? null : scheduleSummaryOf(previous),
           after: scheduleSummaryOf(row),
           configuration: {

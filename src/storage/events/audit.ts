@@ -18,7 +18,7 @@ export async function writeWebhookAudit(
   await appendAudit(trx, dialect, {
     at: entry.at,
     action: entry.action,
-    actor: { user: entry.actor },
+    actor: entry.actor,
     details: entry.details,
   });
 }

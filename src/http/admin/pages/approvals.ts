@@ -8,6 +8,7 @@ import {
   APPROVAL_STATUSES,
   type ApprovalStatus,
   type StoredApprovalRequest,
+  signedInClientIdOf,
 } from '../../../modules/approvals/store.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
@@ -25,7 +26,7 @@ export function approvalPagePath(requestId: string): string {
  */
 export function adminCallerOf(context: PageContext): ApprovalCaller {
   const { email } = context.principal.user;
-  return { email, clientId: `admin:${email}` };
+  return { email, clientId: signedInClientIdOf(email) };
 }
 
 /** How each status reads in the queue. */

@@ -11,7 +11,7 @@ import type {
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
 import { formatCount } from '../money.js';
-import { AdminPageError, contextOf, formOf, pagingOf, queryText, sendPage } from '../request.js';
+import { AdminPageError, actorOf, contextOf, formOf, pagingOf, queryText, sendPage } from '../request.js';
 
 /** The members of a selection the pages carry, in query strings and hidden form fields alike. */
 const SELECTION_MEMBERS = ['ingestionId', 'entity', 'code'] as const;
@@ -130,13 +130,12 @@ export function reprocessingPages(app: FastifyInstance, services: Pick<Services,
   });
 
   app.post('/admin/processing-errors/reprocess', { config: write }, async (request, reply) => {
-    const context = contextOf(request);
     const form = formOf(request);
     const selection = selectionOf((name) => {
       const value = form.get(name)?.trim();
       return value === undefined || value === '' ? undefined : value;
     });
-    const run = await services.reprocessing.reprocess(selection, context.principal.user.email);
+    const run = await services.reprocessing.reprocess(selection, actorOf(request));
     return reply.redirect(`/admin/reprocessing/runs/${run.id}`, 303);
   });
 
@@ -215,8 +214,7 @@ ${
   });
 
   app.post('/admin/reprocessing/schedule', { config: write }, async (request, reply) => {
-    const context = contextOf(request);
-    await services.reprocessing.setSchedule(scheduleSettingsOf(request), context.principal.user.email);
+    await services.reprocessing.setSchedule(scheduleSettingsOf(request), actorOf(request));
     return reply.redirect('/admin/reprocessing', 303);
   });
 }

@@ -6,7 +6,7 @@ import { EVENT_TYPES, type EventType, isEventType } from '../../../modules/event
 import type { SecretView } from '../../../modules/events/webhooks.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
-import { AdminPageError, contextOf, formOf, pagingOf, sendPage, signInIdOf } from '../request.js';
+import { AdminPageError, actorOf, contextOf, formOf, pagingOf, sendPage, signInIdOf } from '../request.js';
 
 const read = { adminPermission: 'webhooks:read' as const };
 const manage = { adminPermission: 'webhooks:manage' as const };
@@ -139,7 +139,7 @@ export function webhookPages(app: FastifyInstance, services: Pick<Services, 'web
     const description = form.get('description')?.trim() ?? '';
     const created = await webhooks.createSubscription(
       { url: form.get('url') ?? '', eventTypes, ...(description === '' ? {} : { description }) },
-      contextOf(request).principal.user.email,
+      actorOf(request),
     );
     return reply.redirect(`/admin/webhooks/${created.id}`, 303);
   });
@@ -149,7 +149,7 @@ export function webhookPages(app: FastifyInstance, services: Pick<Services, 'web
     ['/admin/webhooks/secret/rotate', true],
   ] as const) {
     app.post(path, { config: manage }, async (request, reply) => {
-      const actor = contextOf(request).principal.user.email;
+      const actor = actorOf(request);
       const secret = rotate ? await webhooks.rotateSecret(actor, 86_400) : await webhooks.createSecret(actor);
       // Shown by the page the action leads to, once, whichever instance serves it.
       await services.signIns.keepForOneView(signInIdOf(request), SECRET_VIEW, JSON.stringify(secret));
@@ -215,24 +215,18 @@ export function webhookPages(app: FastifyInstance, services: Pick<Services, 'web
   ] as const) {
     app.post(`/admin/webhooks/:id/${action}`, { config: manage }, async (request, reply) => {
       const id = paramId(request, 'subscription');
-      await webhooks.setStatus(id, status, contextOf(request).principal.user.email);
+      await webhooks.setStatus(id, status, actorOf(request));
       return reply.redirect(`/admin/webhooks/${id}`, 303);
     });
   }
 
   app.post('/admin/webhooks/:id/delete', { config: manage }, async (request, reply) => {
-    await webhooks.deleteSubscription(
-      paramId(request, 'subscription'),
-      contextOf(request).principal.user.email,
-    );
+    await webhooks.deleteSubscription(paramId(request, 'subscription'), actorOf(request));
     return reply.redirect('/admin/webhooks', 303);
   });
 
   app.post('/admin/webhooks/deliveries/:id/redeliver', { config: manage }, async (request, reply) => {
-    const delivery = await webhooks.redeliver(
-      paramId(request, 'delivery'),
-      contextOf(request).principal.user.email,
-    );
+    const delivery = await webhooks.redeliver(paramId(request, 'delivery'), actorOf(request));
     return reply.redirect(`/admin/webhooks/${delivery.subscriptionId}`, 303);
   });
 }
