@@ -110,6 +110,16 @@ function processingThreadOf(
   );
 }
 
+/**
+ * The start-up line that says which kinds of action wait for four-eyes approval
+ * (`APPROVAL_REQUIRED`, docs/domain/approvals.md), or undefined when none does: an operator sees
+ * at once whether the instance holds actions back, and whether every instance agrees.
+ */
+function approvalLineOf(kinds: readonly string[]): string | undefined {
+  if (kinds.length === 0) return undefined;
+  return `Approval by a second user required for: ${kinds.join(', ')} (APPROVAL_REQUIRED)`;
+}
+
 /** A start-up failure the operator fixes from one line: printed without a stack, exit 1. */
 class StartError extends Error {}
 
@@ -132,7 +142,14 @@ async function listenOn(
   host: string,
 ): Promise<string> {
   try {
-    return await app.listen({ port, host });
+    // The port opens before the access data is made (see main), so the log says the service is
+    // not ready yet; "Ledgerflow listening on" is printed once it is.
+    return await app.listen({
+      port,
+      host,
+      listenTextResolver: (address) =>
+        `port open at ${address}; ready once the first administrator and the bootstrap credential exist`,
+    });
   } catch (error) {
     const code = error instanceof Error && 'code' in error ? String(error.code) : '';
     const failure = listenFailureOf(code, port, host);
@@ -208,7 +225,11 @@ async function main(): Promise<void> {
     logger.warn(
       'WEBHOOK_SECRETS_KEY is not set: the webhook signing secrets are sealed under a key kept in the same database, so a copy of the database reveals them. Set it (base64 of 32 random bytes, the same on every instance) and rotate the secret.',
     );
+  // A request that needs a credential is refused until the first administrator and the bootstrap
+  // credential exist, so `/readyz` answers 503 until then (`/healthz` answers: the process lives).
+  let startingUp = true;
   const app = await buildApp({
+    startingUp: () => startingUp,
     store,
     services,
     logger,
@@ -224,6 +245,7 @@ async function main(): Promise<void> {
   // leaves the store without a user, and the next start makes the administrator (and shows a
   // generated password) again, instead of a password no one was shown.
   const report = await bootstrapAccess(env, services);
+  startingUp = false;
   if (processing === undefined) {
     eventLoopProcessing.start();
     wakeProcessing = () => eventLoopProcessing.wake();
@@ -262,11 +284,14 @@ async function main(): Promise<void> {
   const approvalRecovery = setInterval(recoverApprovals, APPROVAL_RECOVERY_INTERVAL_MS).unref();
   const url = address.replace('[::1]', 'localhost');
   logger.info({ url, dialect: store.dialect }, 'ledgerflow listening');
+  const approvalLine = approvalLineOf(env.approvalRequired);
+  if (approvalLine !== undefined) logger.info({ approvalRequired: env.approvalRequired }, approvalLine);
   // One write, so a reader that sees the URL line also sees how to get a first token.
   const lines = [
     `Ledgerflow listening on ${url} (storage: ${store.dialect})`,
     `Administration interface: ${url}/admin (sign in as ${env.adminEmail})`,
   ];
+  if (approvalLine !== undefined) lines.push(approvalLine);
   if (report.generatedAdminPassword !== undefined) {
     lines.push(
       `First administrator ${env.adminEmail} created; generated password (shown once): ${report.generatedAdminPassword}`,
@@ -282,7 +307,6 @@ async function main(): Promise<void> {
       `Get a first token: curl -s -X POST ${url}/auth/token -d grant_type=client_credentials -d client_id=${report.bootstrapClientId} -d client_secret=$BOOTSTRAP_CLIENT_SECRET`,
     );
   }
-  process.stdout.write(`${lines.join('\n')}\n`);
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -313,6 +337,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // Printed last: whoever waits for the URL line may at once use the bootstrap credential, which
+  // exists, and send a signal, which stops the service gracefully.
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 main().catch((error: unknown) => {

@@ -70,6 +70,12 @@ export interface AppDeps {
    * (`processing/requests-in-progress.ts`); absent where the caller runs no processing that reads it.
    */
   requestsInProgress?: SharedArrayBuffer;
+  /**
+   * Whether the process still has start-up work that requests need (`main.ts`: the first
+   * administrator and the bootstrap credential, made once the port is taken): `/readyz` answers
+   * 503 meanwhile. Absent: ready as soon as the store answers.
+   */
+  startingUp?: () => boolean;
 }
 
 function ajvFor(options: { coerceTypes: boolean | 'array' }): Ajv {
@@ -342,7 +348,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => services.close());
 
   registerAuthentication(app, services.tokens);
-  operationsRoutes(app, store, registry, processingStatus);
+  operationsRoutes(app, store, registry, processingStatus, deps.startingUp);
   oauthRoutes(app, services.tokens, deps.publicUrl);
   await app.register(accessRoutes, { access: services.access });
   await app.register(configurationRoutes, {

@@ -1,14 +1,24 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { type AddressInfo, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createServices } from '../../src/composition/services.js';
 import { parseEnv } from '../../src/env.js';
+import { STARTING_DETAIL } from '../../src/http/api/operations.js';
 import { systemClock } from '../../src/lib/clock.js';
+import { migrateToLatest } from '../../src/storage/migrations/index.js';
 import { openStore } from '../../src/storage/store.js';
-import { E2E_CLIENT_ID, E2E_CLIENT_SECRET, startServer } from '../helpers/server.js';
+import { TEST_BUSINESS_DATE } from '../helpers/clock.js';
+import {
+  E2E_CLIENT_ID,
+  E2E_CLIENT_SECRET,
+  eventually,
+  startE2eServer,
+  startServer,
+} from '../helpers/server.js';
 import {
   createTestDatabaseUrl,
   dropTestDatabase,
@@ -24,7 +34,7 @@ function runUntilExit(
   nodeFlags: string[] = ['--no-node-snapshot'],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [...nodeFlags, MAIN], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', BUSINESS_DATE: TEST_BUSINESS_DATE, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -139,4 +149,161 @@ describe('start-up problems the operator fixes', () => {
       }
     },
   );
+});
+
+/** A token request with the e2e bootstrap credential, answered once: its status. */
+async function bootstrapTokenStatus(url: string): Promise<number> {
+  const response = await fetch(`${url}/auth/token`, {
+    method: 'POST',
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: E2E_CLIENT_ID,
+      client_secret: E2E_CLIENT_SECRET,
+    }),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/**
+ * Holds the write lock of the users table of a migrated database from another connection, so a
+ * service starting on it can read but not make its first administrator until `release`.
+ */
+async function holdUsersWriteLock(databaseUrl: string): Promise<{ release(): Promise<void> }> {
+  if (databaseUrl.startsWith('sqlite:')) {
+    // SQLite locks the whole file: a reserved lock lets readers in (WAL) and keeps writers out.
+    const sqlite = new SqliteDatabase(databaseUrl.slice('sqlite:'.length));
+    sqlite.exec('begin immediate');
+    return {
+      async release() {
+        sqlite.exec('rollback');
+        sqlite.close();
+      },
+    };
+  }
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  // EXCLUSIVE lets selects through and makes inserts wait.
+  await client.query('begin');
+  await client.query('lock table users in exclusive mode');
+  return {
+    async release() {
+      await client.query('rollback');
+      await client.end();
+    },
+  };
+}
+
+/** The service started as a process, without waiting for anything it prints. */
+function spawnService(env: Record<string, string>): {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+} {
+  const child = spawn(process.execPath, ['--no-node-snapshot', MAIN], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', BUSINESS_DATE: TEST_BUSINESS_DATE, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const collect = (data: Buffer) => {
+    output += data.toString('utf8');
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+describe('readiness at start', () => {
+  it('prints its listening line only once the bootstrap credential is served: a token at the first try, and /readyz 200', async () => {
+    const databaseUrl = await createTestDatabaseUrl({ file: true });
+    const server = await startE2eServer(databaseUrl);
+    try {
+      // No retry: the line promises the credential works now.
+      expect(await bootstrapTokenStatus(server.url)).toBe(200);
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+      // Without APPROVAL_REQUIRED nothing waits for approval, and the start says nothing of it.
+      expect(server.output()).not.toContain('Approval by a second user');
+    } finally {
+      expect(await server.stop()).toBe(0);
+      await dropTestDatabase(databaseUrl);
+    }
+  });
+
+  it('answers /readyz 503 and prints no listening line while the first administrator cannot be made yet, then both at once', async () => {
+    const databaseUrl = await createTestDatabaseUrl({ file: true });
+    const migrated = openStore(databaseUrl);
+    await migrateToLatest(migrated);
+    await migrated.close();
+    const lock = await holdUsersWriteLock(databaseUrl);
+    let locked = true;
+    const service = spawnService({
+      DATABASE_URL: databaseUrl,
+      BOOTSTRAP_CLIENT_ID: E2E_CLIENT_ID,
+      BOOTSTRAP_CLIENT_SECRET: E2E_CLIENT_SECRET,
+    });
+    try {
+      // The port is open (Fastify's log line says where) while the administrator waits for the lock.
+      const url = await eventually(
+        async () => /"msg":"port open at (http:\/\/[^;"]+);/.exec(service.output())?.[1],
+      );
+      const starting = await fetch(`${url}/readyz`);
+      expect(starting.status).toBe(503);
+      expect(starting.headers.get('retry-after')).toBe('1');
+      expect(await starting.json()).toMatchObject({
+        type: 'urn:ledgerflow:problem:unavailable',
+        detail: STARTING_DETAIL,
+      });
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      expect(service.output()).not.toContain('Ledgerflow listening on');
+
+      await lock.release();
+      locked = false;
+      await eventually(async () => (service.output().includes('Ledgerflow listening on') ? true : undefined));
+      expect(await bootstrapTokenStatus(url)).toBe(200);
+      expect((await fetch(`${url}/readyz`)).status).toBe(200);
+      service.child.kill('SIGTERM');
+      expect(await service.exited).toBe(0);
+    } finally {
+      if (locked) await lock.release();
+      service.child.kill('SIGKILL');
+      await service.exited;
+      await dropTestDatabase(databaseUrl);
+    }
+  });
+
+  it('names the kinds of action that wait for approval in one line of its output and of its log', async () => {
+    const databaseUrl = await createTestDatabaseUrl({ file: true });
+    const server = await startServer({
+      DATABASE_URL: databaseUrl,
+      APPROVAL_REQUIRED: 'reversal, configuration.upload',
+    });
+    try {
+      const line =
+        'Approval by a second user required for: reversal, configuration.upload (APPROVAL_REQUIRED)';
+      expect(
+        server
+          .output()
+          .split('\n')
+          .filter((text) => text === line),
+      ).toHaveLength(1);
+      // The log is written asynchronously, and may come after the printed lines.
+      const logged = await eventually(async () => {
+        const found = server
+          .output()
+          .split('\n')
+          .filter((text) => text.startsWith('{') && text.includes('"msg":"Approval by'));
+        return found.length > 0 ? found : undefined;
+      });
+      expect(logged).toHaveLength(1);
+      expect(JSON.parse(logged[0] ?? '{}')).toMatchObject({
+        level: 30,
+        approvalRequired: ['reversal', 'configuration.upload'],
+        msg: line,
+      });
+    } finally {
+      expect(await server.stop()).toBe(0);
+      await dropTestDatabase(databaseUrl);
+    }
+  });
 });

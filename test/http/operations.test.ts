@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices } from '../../src/composition/services.js';
+import { STARTING_DETAIL } from '../../src/http/api/operations.js';
 import { buildApp } from '../../src/http/app.js';
 import type { ProcessingStatus } from '../../src/processing/messages.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -160,5 +161,47 @@ describe('readyz and metrics of degraded processing', () => {
     });
     expect(await metric('processing_degraded')).toBe(1);
     expect(await metric('processing_thread_restarts_total')).toBe(3);
+  });
+});
+
+/**
+ * The process holds readiness until the first administrator and the bootstrap credential exist
+ * (main.ts), so a probe never sends traffic that a credential request would see refused.
+ */
+describe('readyz while the process starts', () => {
+  let app: FastifyInstance;
+  let dispose: () => Promise<void>;
+  let startingUp = true;
+  beforeAll(async () => {
+    const created = await createTestStore();
+    const services = createServices(created.store, testClock(), {
+      accessTokenTtlSeconds: 300,
+      refreshTokenTtlSeconds: 1800,
+      businessDate: undefined,
+    });
+    app = await buildApp({ store: created.store, services, logger: false, startingUp: () => startingUp });
+    dispose = async () => {
+      await app.close();
+      await created.dispose();
+    };
+  });
+  afterAll(async () => dispose?.());
+
+  it('answers 503 with Retry-After while starting, stays alive, and is ready once started', async () => {
+    const starting = await app.inject({ method: 'GET', url: '/readyz' });
+    expect(starting.statusCode).toBe(503);
+    expect(starting.headers['retry-after']).toBe('1');
+    expect(starting.headers['content-type']).toContain('application/problem+json');
+    expect(starting.json()).toMatchObject({
+      type: 'urn:ledgerflow:problem:unavailable',
+      status: 503,
+      detail: STARTING_DETAIL,
+    });
+    expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+
+    startingUp = false;
+    const ready = await app.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ready' });
   });
 });

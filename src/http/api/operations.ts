@@ -6,20 +6,31 @@ import { AppError } from '../../lib/errors.js';
 import type { ProcessingStatus } from '../../processing/messages.js';
 import { StoreUnavailableError } from '../../storage/errors.js';
 import type { Store } from '../../storage/store.js';
+import { sendProblem } from '../problem.js';
 import { Health, Readiness } from './answer-schemas.js';
 import { Problem } from './schemas.js';
 
+/** How long a probe is asked to wait (`Retry-After`) while the process is still starting. */
+const STARTING_RETRY_AFTER_SECONDS = 1;
+const STARTING_HEADERS = { 'retry-after': String(STARTING_RETRY_AFTER_SECONDS) };
+/** What `/readyz` says while the process is still starting. */
+export const STARTING_DETAIL =
+  'the service is starting: the first administrator and the bootstrap credential are not ready yet';
+
 /**
  * Liveness, readiness and metrics (docs/reference.md, Operations); none needs a token, and none
- * is rate limited, so probes and scrapers see the service as it is under any load. `/readyz`
- * says so when `processingStatus` reports background processing degraded; the service still
- * answers requests then, so it stays ready.
+ * is rate limited, so probes and scrapers see the service as it is under any load. `/healthz`
+ * answers as soon as the process listens; `/readyz` answers 503 while `startingUp` says the
+ * process still has start-up work that requests need (main.ts: the first administrator and the
+ * bootstrap credential, made once the port is taken) or the store does not answer. It says so when `processingStatus` reports
+ * background processing degraded; the service still answers requests then, so it stays ready.
  */
 export function operationsRoutes(
   app: FastifyInstance,
   store: Store,
   registry: Registry,
   processingStatus?: () => ProcessingStatus,
+  startingUp: () => boolean = () => false,
 ): void {
   app.get(
     '/healthz',
@@ -42,11 +53,15 @@ export function operationsRoutes(
       schema: {
         operationId: 'getReadiness',
         tags: ['operations'],
-        summary: 'Storage is reachable',
+        summary: 'Start-up is done and storage is reachable',
         response: { 200: Readiness, 503: Problem },
       },
     },
-    async () => {
+    async (request, reply) => {
+      // Answered here rather than thrown: a probe during start-up is expected, not an error to
+      // log. Its Retry-After is short, because start-up work takes a moment.
+      if (startingUp())
+        return sendProblem(request, reply, 'unavailable', STARTING_DETAIL, {}, STARTING_HEADERS);
       // A store that cannot be reached or does not answer within its timeouts is not ready; the
       // error handler answers 503 for StoreUnavailableError, and for anything else so does this.
       try {

@@ -45,6 +45,8 @@ export function createSender(policy: AddressPolicy, timeoutMs: number): Sender {
       const elapsed = () => Math.round(performance.now() - started);
       return new Promise<SendResult>((resolve) => {
         let settled = false;
+        // Set once the request is made: a URL refused before that finishes with no timer to clear.
+        let timer: NodeJS.Timeout | undefined;
         const finish = (result: Omit<SendResult, 'durationMs'>) => {
           if (settled) return;
           settled = true;
@@ -77,7 +79,7 @@ export function createSender(policy: AddressPolicy, timeoutMs: number): Sender {
           agent,
           headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         });
-        const timer = setTimeout(() => {
+        timer = setTimeout(() => {
           request.destroy(new Error(`no answer within ${timeoutMs} ms`));
         }, timeoutMs);
         request.on('error', fail);
