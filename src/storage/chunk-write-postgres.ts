@@ -1,5 +1,5 @@
 import { type Expression, type Kysely, type OperationNodeSource, type SqlBool, sql } from 'kysely';
-import type { ChunkWrite } from '../modules/ingestion/store.js';
+import { type ChunkWrite, SESSION_ERRORS_KEPT_MAX } from '../modules/ingestion/store.js';
 import { storedRevisionQuery } from './configuration-store.js';
 import type { Database } from './schema.js';
 import { type LateSessionWork, lateSessionWorkUpdate } from './session-counters.js';
@@ -10,11 +10,17 @@ export interface PostgresChunkWrite {
   write: ChunkWrite;
   /** The columns and values of the chunk's row, its sequence number taken (`chunkRow`). */
   chunkRow: Record<string, unknown>;
-  /** The failed records kept for the session's error list, serialised. */
-  failedTexts: readonly { index: number; record: string; errors: string }[];
   /**
-   * The update of the session row that counts the chunk and admits its request, without a
-   * sequence number (taken before), returning `counted` and `opened_on`.
+   * The failed records the session's error list may keep, serialised, in chunk order: the
+   * statement keeps those its sample still has room for.
+   */
+  failedTexts: readonly { index: number; record: string; errors: string }[];
+  /** Every failed record of the chunk, which the session update adds to its count. */
+  failedCount: number;
+  /**
+   * The update of the session row that counts the chunk (its failed records in
+   * `validation_failures` too) and admits its request, without a sequence number (taken
+   * before), returning `counted`, `opened_on` and `validation_failures`.
    */
   sessionUpdate: (onlyIf: Expression<SqlBool>) => OperationNodeSource;
   /** What the chunk adds to its session's day counters when the session was counted already. */
@@ -43,16 +49,21 @@ function lines(texts: readonly string[]): string | null {
  * sessions table's, in the order of a configuration upload (`configuration-store.ts`), which it
  * waits for; its snapshot is taken after that wait, so the revision read is the one it commits
  * under. The records and the failed records travel as one text parameter each, a line per row,
- * beside an array of their indexes: no escaping on either side. The main query reads the
- * parts in the order their locks are taken, which is the order of every other writer: the chunk,
- * its records and errors, the session row, the entity's record counters, the session's day
- * counters (`statistics-counters.ts`).
+ * beside an array of their indexes: no escaping on either side. The failed records are written
+ * after the session row, whose update adds them to the session's count and so numbers them
+ * (`validation_failures` less the chunk's failed records, plus their place in the chunk); those
+ * numbered up to `SESSION_ERRORS_KEPT_MAX` are kept. The update reads the row as the last chunk
+ * of the session committed it (it waits for that chunk's lock), so two chunks of one session
+ * never take the same numbers. The main query reads the parts in the order their locks are
+ * taken, which is the order of every other writer: the chunk, its records, the session row (a
+ * configuration upload deletes sessions, then their errors by cascade), its errors, the entity's
+ * record counters, the session's day counters (`statistics-counters.ts`).
  */
 export async function writeChunkInOneStatement(
   db: Kysely<Database>,
   chunk: PostgresChunkWrite,
 ): Promise<'written' | 'stale'> {
-  const { write, chunkRow, failedTexts } = chunk;
+  const { write, chunkRow, failedTexts, failedCount } = chunk;
   const { accepted } = write;
   const columns = Object.keys(chunkRow);
   const chunkWritten = sql<boolean>`exists (select 1 from chunk)`;
@@ -95,24 +106,25 @@ export async function writeChunkInOneStatement(
       ) as r(record_index, data)
       returning 1
     ),
+    session as (${chunk.sessionUpdate(chunkWritten)}),
     errors_written as (
       insert into record_errors (ingestion_id, chunk_seq, record_index, record, errors, created_at)
       select ${write.ingestionId}, chunk.chunk_seq, e.record_index, e.record, e.errors, ${write.at}
-      from chunk, rows from (
+      from chunk, session, rows from (
         unnest(${failedTexts.map((f) => f.index)}::int4[]),
         string_to_table(${lines(failedTexts.map((f) => f.record))}::text, E'\\n'),
         string_to_table(${lines(failedTexts.map((f) => f.errors))}::text, E'\\n')
-      ) as e(record_index, record, errors)
+      ) with ordinality as e(record_index, record, errors, place)
+      where session.validation_failures - ${failedCount}::int8 + e.place <= ${SESSION_ERRORS_KEPT_MAX}::int8
       returning 1
     ),
-    session as (${chunk.sessionUpdate(chunkWritten)}),
     ${counters.part}
     late as (${late})
     select
       (select count(*) from chunk)::int as written,
       (select count(*) from records_written) as records,
-      (select count(*) from errors_written) as errors,
       (select counted from session) as counted,
+      (select count(*) from errors_written) as errors,
       ${counters.read}
       (select count(*) from late) as late`.execute(db);
   // Nothing can go between the chunk's row and the session's: the chunk's foreign key makes the

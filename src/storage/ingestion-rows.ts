@@ -45,6 +45,23 @@ function failedRecordsOf(column: string): { listed: FailedRecord[]; omitted: num
   return Array.isArray(stored) ? { listed: stored, omitted: 0 } : stored;
 }
 
+/**
+ * The `failed_records` column of a chunk: the failed records its answer listed and how many more
+ * failed; for a chunk sent without an idempotency key, which no request can replay, the count
+ * alone, so that sending it again and again stores a small row each time.
+ */
+export function failedRecordsColumn(write: ChunkWrite): string {
+  return write.idempotencyKey === null
+    ? JSON.stringify({ listed: [], omitted: write.failed.length + write.failedOmitted })
+    : JSON.stringify({ listed: write.failed, omitted: write.failedOmitted });
+}
+
+/** How many records of a chunk failed validation, by its `failed_records` column (any form). */
+export function failedCountOf(column: string): number {
+  const { listed, omitted } = failedRecordsOf(column);
+  return listed.length + omitted;
+}
+
 export function toOutcome(row: Selectable<ChunksTable>): ChunkOutcome {
   const { listed, omitted } = failedRecordsOf(row.failed_records);
   return {

@@ -14,14 +14,14 @@ import type {
   SessionFilter,
   StoredChunkOutcome,
 } from '../modules/ingestion/store.js';
-import { acceptedJsonTexts } from '../modules/ingestion/store.js';
+import { acceptedJsonTexts, SESSION_ERRORS_KEPT_MAX } from '../modules/ingestion/store.js';
 import { appendAudit } from './audit-trail.js';
 import { createBulkInsert } from './bulk-insert.js';
 import { writeChunkInOneStatement } from './chunk-write-postgres.js';
 import { storedRevisionValue } from './configuration-store.js';
 import { countRows } from './count.js';
 import { reportSessionEnded } from './events/session-events.js';
-import { chunkRow, earlierOutcomeOf, toOutcome, toSession } from './ingestion-rows.js';
+import { chunkRow, earlierOutcomeOf, failedRecordsColumn, toOutcome, toSession } from './ingestion-rows.js';
 import { keyedPageOf } from './keyed-page.js';
 import type { Database } from './schema.js';
 import {
@@ -69,6 +69,16 @@ function isForeignKeyViolation(error: unknown): boolean {
   return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 }
 
+/**
+ * How many of a chunk's `failedKept` its session's sample takes: the session's failed records
+ * are numbered in the order their chunks are written, and those numbered below
+ * `SESSION_ERRORS_KEPT_MAX` are kept. `failedBefore` is the session's count before this chunk
+ * (`validation_failures`). The same rule is written in SQL in `chunk-write-postgres.ts`.
+ */
+function sampleTakes(failedBefore: number, kept: number): number {
+  return Math.max(0, Math.min(kept, SESSION_ERRORS_KEPT_MAX - failedBefore));
+}
+
 /** Rolls a chunk's write back when the configuration changed since its records were validated. */
 class StaleRevision extends Error {
   constructor() {
@@ -105,10 +115,11 @@ function admission(eb: ExpressionBuilder<Database, 'ingestions'>, nowMs: number,
 
 /**
  * The ingestion port over Kysely. On PostgreSQL a chunk takes its sequence number in a statement
- * of its own, then writes chunk, records and errors, and adds to the session's counters last, so
- * the session row is locked only for the end of each chunk's transaction and parallel chunks of
- * one session overlap. On SQLite, where writes take turns, one transaction does it all, the
- * sequence number first. Records and errors go in through the bulk-insert path (`bulk-insert.ts`).
+ * of its own, then writes chunk and records, and adds to the session's counters after them (and
+ * before the failed records its sample takes, which those counters number), so the session row
+ * is locked only for the end of each chunk's transaction and parallel chunks of one session
+ * overlap. On SQLite, where writes take turns, one transaction does it all, the sequence number
+ * first. Records and errors go in through the bulk-insert path (`bulk-insert.ts`).
  */
 export function createIngestionStore(store: Store): IngestionStore {
   const { db } = store;
@@ -343,14 +354,24 @@ export function createIngestionStore(store: Store): IngestionStore {
     },
 
     async commitChunk(write) {
-      // Everything serialised before the sequence number is taken, so nothing of the chunk can
-      // fail after it but the transaction.
-      const failedRecords = JSON.stringify({ listed: write.failed, omitted: write.failedOmitted });
-      const failedTexts = write.failedKept.map((f) => ({
-        index: f.index,
-        record: JSON.stringify(f.record) ?? 'null',
-        errors: JSON.stringify(f.errors),
-      }));
+      // The session numbers the chunk's failed records from its count (`sampleTakes`): keeping
+      // more than were counted would take numbers of the next chunk's.
+      const failedCount = write.failed.length + write.failedOmitted;
+      if (write.failedKept.length > failedCount)
+        throw new Error(`a chunk of ${failedCount} failed records cannot keep ${write.failedKept.length}`);
+      // The outcome is serialised before the sequence number is taken. The failed records are
+      // serialised once the number tells how many the session's sample takes, so that a chunk
+      // sent to a session whose sample is full serialises none: on SQLite inside the
+      // transaction, which rolls the number back with it should that fail; on PostgreSQL after
+      // the number's own statement (numbers may have gaps anyway). None can fail: they are
+      // parsed JSON values of a bounded depth.
+      const failedRecords = failedRecordsColumn(write);
+      const failedTextsOf = (taken: number) =>
+        write.failedKept.slice(0, taken).map((f) => ({
+          index: f.index,
+          record: JSON.stringify(f.record) ?? 'null',
+          errors: JSON.stringify(f.errors),
+        }));
       const acceptedRows = write.accepted.indexes.length;
       // A rejected chunk counts in no row counter: its records count when sent again and stored.
       const counted = write.rejected
@@ -370,12 +391,13 @@ export function createIngestionStore(store: Store): IngestionStore {
             success_rows: eb('success_rows', '+', acceptedRows),
             failed_rows: eb('failed_rows', '+', counted.failedRows),
             processed_rows: eb('processed_rows', '+', write.awaitsProcessing ? 0 : acceptedRows),
+            validation_failures: eb('validation_failures', '+', failedCount),
           }))
           // Not filtered by the state: `admittedSession` found the session open at the arrival,
           // which stays true whatever happens since (a close in the same millisecond as the
           // arrival included); only a session deleted since is missed here.
           .where('ingestion_id', '=', write.ingestionId)
-          .returning(['chunk_seq_next', 'counted', 'opened_on']);
+          .returning(['chunk_seq_next', 'counted', 'opened_on', 'validation_failures']);
       // On PostgreSQL the sequence number is taken in a statement of its own, so that chunks
       // of one session are written side by side without waiting for the session's row lock,
       // then the chunk is written in one statement (`chunk-write-postgres.ts`). On SQLite writes
@@ -394,14 +416,19 @@ export function createIngestionStore(store: Store): IngestionStore {
           .updateTable('ingestions')
           .set((eb) => ({ chunk_seq_next: eb('chunk_seq_next', '+', 1) }))
           .where('ingestion_id', '=', write.ingestionId)
-          .returning('chunk_seq_next')
+          .returning(['chunk_seq_next', 'validation_failures'])
           .executeTakeFirst();
         if (seq === undefined) throw new SessionGone();
         chunkSeq = Number(seq.chunk_seq_next);
+        // The count only grows, so the sample takes no more than its room now: the failed
+        // records past it are not sent to the server at all (none once the sample is full). The
+        // statement numbers them against the count as its own update leaves it.
+        const room = sampleTakes(Number(seq.validation_failures), write.failedKept.length);
         const written = await writeChunkInOneStatement(db, {
           write,
           chunkRow: chunkRow(write, chunkSeq, acceptedRows, failedRecords),
-          failedTexts,
+          failedTexts: failedTextsOf(room),
+          failedCount,
           sessionUpdate: (onlyIf) => countInSession(db, false).where(onlyIf),
           lateWork: late,
         });
@@ -420,11 +447,14 @@ export function createIngestionStore(store: Store): IngestionStore {
           .executeTakeFirstOrThrow();
         if (Number(stored.revision ?? 0) !== write.revision) throw new StaleRevision();
         await insertRecords(trx, write, chunkSeq);
+        const sampled = failedTextsOf(
+          sampleTakes(Number(session.validation_failures) - failedCount, write.failedKept.length),
+        );
         await bulkInsert(
           trx,
           'record_errors',
           RECORD_ERROR_COLUMNS,
-          failedTexts.map((f) => [write.ingestionId, chunkSeq, f.index, f.record, f.errors, write.at]),
+          sampled.map((f) => [write.ingestionId, chunkSeq, f.index, f.record, f.errors, write.at]),
         );
         // The statistics counters last (`statistics-counters.ts`).
         await countEntityRecords(trx, {
@@ -444,9 +474,10 @@ export function createIngestionStore(store: Store): IngestionStore {
           );
       };
       try {
-        // On SQLite the chunk is written in the next group of writes (one commit for all).
+        // On SQLite the chunk is written in the next group of writes (one commit for all), sized
+        // by the rows it may write: its sample may take fewer of its failed records.
         if (store.dialect === 'postgres') await writePostgres();
-        else await writeTogether(store, write.accepted.indexes.length + failedTexts.length, writeSqlite);
+        else await writeTogether(store, write.accepted.indexes.length + write.failedKept.length, writeSqlite);
         const outcome: ChunkOutcome = {
           kind: write.rejected ? 'rejected' : 'stored',
           ingestionId: write.ingestionId,

@@ -1,14 +1,15 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { FieldErrorView, IngestionStore } from '../modules/ingestion/store.js';
 import { countRows } from './count.js';
+import { failedCountOf } from './ingestion-rows.js';
 import { keyedPageOf } from './keyed-page.js';
 import type { Database } from './schema.js';
 
 /**
  * The failed records of an ingestion session, as its error list reads them: validation failures
- * (`record_errors`) first, then processing errors, each part in id order, by page number or by
- * cursor. A part of the ingestion port (`createIngestionStore`), kept apart because it is the one
- * read that spans two tables.
+ * (`record_errors`, the session's sample) first, then processing errors, each part in id order,
+ * by page number or by cursor, and how many there are in all. A part of the ingestion port
+ * (`createIngestionStore`), kept apart because it is the one read that spans two tables.
  */
 export function createSessionErrorReads(
   db: Kysely<Database>,
@@ -37,6 +38,36 @@ export function createSessionErrorReads(
           validationQuery: validations.where('e.chunk_seq', '=', chunkSeq),
           processingQuery: processing.where('r.chunk_seq', '=', chunkSeq),
         };
+  }
+
+  /**
+   * Every validation failure the list stands for, kept in the sample or not: those of the stored
+   * chunks (the session's `failed_rows`), or those of the one chunk, whose `failed_rows` counts
+   * every row when it was rejected and whose outcome then counts its failed records.
+   */
+  async function validationFailuresInAll(ingestionId: string, chunkSeq: number | undefined): Promise<number> {
+    if (chunkSeq === undefined) {
+      const session = await db
+        .selectFrom('ingestions')
+        .select('failed_rows')
+        .where('ingestion_id', '=', ingestionId)
+        .executeTakeFirst();
+      return Number(session?.failed_rows ?? 0);
+    }
+    // Only a rejected chunk's count needs its outcome, which may be large: no other is read.
+    const chunk = await db
+      .selectFrom('chunks')
+      .select([
+        'failed_rows',
+        sql<string | null>`case when rejected = 1 then failed_records end`.as('rejected_outcome'),
+      ])
+      .where('ingestion_id', '=', ingestionId)
+      .where('chunk_seq', '=', chunkSeq)
+      .executeTakeFirst();
+    if (chunk === undefined) return 0;
+    return chunk.rejected_outcome === null
+      ? Number(chunk.failed_rows)
+      : failedCountOf(chunk.rejected_outcome);
   }
 
   return {
@@ -99,8 +130,9 @@ export function createSessionErrorReads(
     async countErrors(ingestionId, chunkSeq) {
       const { validationQuery, processingQuery } = sessionErrorsMatching(ingestionId, chunkSeq);
       // Without a chunk, the count needs no record: every processing error names its session.
-      const [validationTotal, processingTotal] = await Promise.all([
+      const [validationListed, validationInAll, processingTotal] = await Promise.all([
         countRows(validationQuery),
+        validationFailuresInAll(ingestionId, chunkSeq),
         chunkSeq === undefined
           ? countRows(
               db
@@ -110,7 +142,7 @@ export function createSessionErrorReads(
             )
           : countRows(processingQuery),
       ]);
-      return validationTotal + processingTotal;
+      return { listed: validationListed + processingTotal, inAll: validationInAll + processingTotal };
     },
   };
 }

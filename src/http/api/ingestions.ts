@@ -5,9 +5,9 @@ import { AppError } from '../../lib/errors.js';
 import type { KeyedPage } from '../../lib/keyed-page.js';
 import {
   CHUNK_BODY_BYTES_MAX,
-  CHUNK_ERRORS_KEPT_MAX,
   CHUNK_ERRORS_SHOWN_MAX,
   CHUNK_RECORDS_MAX,
+  SESSION_ERRORS_KEPT_MAX,
 } from '../../modules/ingestion/chunk-body.js';
 import {
   ChunkBodyDocumented,
@@ -72,7 +72,7 @@ function sendChunkOutcome(request: FastifyRequest, reply: FastifyReply, result: 
   const listed =
     outcome.failedOmitted === 0
       ? ''
-      : ` (the first ${outcome.failed.length} are listed; GET /api/v1/ingestions/${outcome.ingestionId}/errors?chunkSeq=${outcome.chunkSeq} lists up to ${CHUNK_ERRORS_KEPT_MAX})`;
+      : ` (the first ${outcome.failed.length} are listed; GET /api/v1/ingestions/${outcome.ingestionId}/errors?chunkSeq=${outcome.chunkSeq} lists them, within the session's first ${SESSION_ERRORS_KEPT_MAX} failed records)`;
   const detail = `${failedCount} of ${outcome.failedRows} records failed validation${listed}; nothing of the chunk was kept (send ?partial=true to keep the valid records)`;
   const context = {
     ...problemContextOf(request),
@@ -208,7 +208,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
           operationId: 'submitChunk',
           tags: ['ingestion'],
           summary: 'Submit a chunk of records (at most 1 MiB)',
-          description: `A JSON body (\`application/json\`) of at most ${CHUNK_BODY_BYTES_MAX.toLocaleString('en-US')} bytes (413 above) carrying at most ${CHUNK_RECORDS_MAX.toLocaleString('en-US')} records in \`data\` (400 above; split larger data over more chunks). Atomic by default: if any record fails, 400 lists the failed records as sent and nothing is kept. With \`partial=true\` the valid records are kept (201) and the failed ones listed. Either answer lists the first ${CHUNK_ERRORS_SHOWN_MAX} failed records in \`errors\` and counts the others in \`errorsOmitted\`; the session's error list keeps the first ${CHUNK_ERRORS_KEPT_MAX.toLocaleString('en-US')} (\`GET …/errors?chunkSeq=\`). A rejected chunk adds nothing to the session's \`chunks\`, \`totalRows\` and \`failedRows\` (only to its API calls): its records count when they are sent again and stored. A repeated \`Idempotency-Key\` with the same body replays the earlier answer (\`Idempotent-Replayed: true\`); with another body it is 422.`,
+          description: `A JSON body (\`application/json\`) of at most ${CHUNK_BODY_BYTES_MAX.toLocaleString('en-US')} bytes (413 above) carrying at most ${CHUNK_RECORDS_MAX.toLocaleString('en-US')} records in \`data\` (400 above; split larger data over more chunks). Atomic by default: if any record fails, 400 lists the failed records as sent and nothing is kept. With \`partial=true\` the valid records are kept (201) and the failed ones listed. Either answer lists the first ${CHUNK_ERRORS_SHOWN_MAX} failed records in \`errors\` and counts the others in \`errorsOmitted\`; the session's error list keeps the session's first ${SESSION_ERRORS_KEPT_MAX.toLocaleString('en-US')} failed records, whichever chunks they came in (\`GET …/errors?chunkSeq=\`), and counts the others. A rejected chunk adds nothing to the session's \`chunks\`, \`totalRows\` and \`failedRows\` (only to its API calls): its records count when they are sent again and stored. A repeated \`Idempotency-Key\` with the same body replays the earlier answer (\`Idempotent-Replayed: true\`); with another body it is 422.`,
           params: IdParams,
           querystring: Type.Object({ partial: Type.Boolean({ default: false }) }),
           headers: Type.Object({
@@ -252,7 +252,7 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
         operationId: 'listIngestionErrors',
         tags: ['ingestion'],
         summary: 'Failed records of a session: validation failures, then processing errors',
-        description: `Validation failures: the first ${CHUNK_ERRORS_KEPT_MAX.toLocaleString('en-US')} failed records of each chunk (its answer lists the first ${CHUNK_ERRORS_SHOWN_MAX}); the session's \`failedRows\` counts every one. Without \`chunkSeq\`, those of the stored chunks, so each failed record is listed once even when a rejected chunk was sent again with \`partial=true\`; with \`chunkSeq\`, those of that chunk, stored or rejected, then the processing errors of its records. ${CURSOR_PAGING_DESCRIPTION}`,
+        description: `Validation failures: the session's first ${SESSION_ERRORS_KEPT_MAX.toLocaleString('en-US')} failed records, whichever chunks they came in, stored or rejected (a chunk's answer lists its first ${CHUNK_ERRORS_SHOWN_MAX}); the others are only counted, so a client that sends rejected chunks again and again does not grow the store. \`failedTotal\` counts every one (with page paging). Without \`chunkSeq\`, those of the stored chunks, so each failed record is listed once even when a rejected chunk was sent again with \`partial=true\`; with \`chunkSeq\`, those of that chunk, stored or rejected, then the processing errors of its records. ${CURSOR_PAGING_DESCRIPTION}`,
         params: IdParams,
         querystring: Type.Object({
           ...PageQuery,
@@ -260,7 +260,17 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
           ...AfterQuery,
         }),
         response: {
-          200: CursorPage(SessionError),
+          200: Type.Composite([
+            CursorPage(SessionError),
+            Type.Object({
+              failedTotal: Type.Optional(
+                Type.Integer({
+                  minimum: 0,
+                  description: `Every failed record the list stands for: those listed (\`totalSize\`) and the validation failures past the session's first ${SESSION_ERRORS_KEPT_MAX.toLocaleString('en-US')}, only counted. Given with page paging only.`,
+                }),
+              ),
+            }),
+          ]),
           400: Problem,
           404: Problem,
         },
@@ -283,7 +293,10 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
       }
       const found = await ingestion.listErrors(ingestionId, page, limit, chunkSeq);
       const { data, next } = view(found);
-      return cursorPageOf(data, limit, next, { page, total: found.total });
+      return {
+        ...cursorPageOf(data, limit, next, { page, total: found.total }),
+        failedTotal: found.failedTotal,
+      };
     },
   );
 

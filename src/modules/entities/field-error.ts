@@ -30,7 +30,10 @@ export const FIELD_ERROR_CODES = {
   'invalid-uuid': 'Not a UUID in the RFC 4122 textual form.',
   'invalid-text':
     'Text that cannot be stored as sent: it holds a NUL character (U+0000) or an unpaired UTF-16 surrogate.',
-  'too-many-errors': 'Further element errors of a list were left out.',
+  'too-many-errors':
+    'Further errors were left out: of the elements of a list, or of a record past the bytes its errors may take.',
+  'record-too-large':
+    "The failed record is too large for the session's error list to keep it with its errors; its errors are kept without it.",
   'nesting-too-deep':
     'The record nests arrays and objects deeper than any entity allows; it is not repeated in the answer.',
 } as const;

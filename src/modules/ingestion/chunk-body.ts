@@ -12,13 +12,33 @@ export const CHUNK_RECORDS_MAX = 20_000;
  */
 export const CHUNK_ERRORS_SHOWN_MAX = 100;
 /**
- * Failed records of one chunk kept for the session's error list (`GET …/errors`), the first
- * ones in chunk order, so that those the answer leaves out can still be read; the rest are only
- * counted. More records than 1 MiB of real records holds (about 4,000 of the loan records of
- * the tests); a chunk of 20,000 empty records, which all fail, stores this many error rows
- * (0.2-0.4 s more than keeping 100, SQLite and PostgreSQL, on a loaded two-core machine).
+ * Failed records a session keeps for its error list (`GET …/errors`): the session's first ones,
+ * in the order their chunks were written, stored or rejected; the others are only counted. Per
+ * session, not per chunk: when each chunk kept its first 5,000, a client sending a rejected
+ * 60 KB chunk of 20,000 empty records again and again added 5.5 MB to the store each time
+ * (55 MB for ten, SQLite and PostgreSQL alike). As many as 1 MiB of real records holds (about
+ * 4,000 of the loan records of the tests), so every failure of a session's first full chunk
+ * can be read beyond the first {@link CHUNK_ERRORS_SHOWN_MAX} its answer lists.
  */
-export const CHUNK_ERRORS_KEPT_MAX = 5_000;
+export const SESSION_ERRORS_KEPT_MAX = 5_000;
+/**
+ * Bytes of JSON the errors of one failed record take at most where a chunk's answer lists it
+ * and where the session's error list keeps it; the errors past them are counted in one last
+ * `too-many-errors` error. An error is written per unknown member of a record, with its name
+ * twice: before the bound, a 0.9 MB chunk of one record of 85,000 short unknown members was
+ * answered with 11.4 MB and grew the store by 22.9 MB. 8 KiB lists about 90 errors of
+ * mandatory fields missing.
+ */
+export const FAILED_RECORD_ERRORS_BYTES_MAX = 8 * 1024;
+/**
+ * Bytes of JSON a failed record kept in a session's error list takes at most, the record as
+ * sent and its errors (a row of the list); a larger one is kept without the record, which a
+ * `record-too-large` error says. Together with {@link SESSION_ERRORS_KEPT_MAX} it bounds what
+ * a session's failed records take in the store whatever their shape, about 40 MiB at worst; a
+ * real record is a few hundred bytes. A chunk's answer lists its records as sent whatever
+ * their size: the body bounds them.
+ */
+export const FAILED_RECORD_KEPT_BYTES_MAX = 8 * 1024;
 
 export interface ChunkBody {
   chunkName: string | null;

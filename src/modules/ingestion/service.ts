@@ -187,9 +187,11 @@ export class IngestionService {
    * rejects the chunk (outcome `rejected`) and keeps none of its records, nor counts them in
    * the session's rows, so that records sent again after a rejection are counted once; with
    * `partial` the valid records are kept. The outcome lists the first `CHUNK_ERRORS_SHOWN_MAX`
-   * failed records and counts the others; the session's error list keeps the first
-   * `CHUNK_ERRORS_KEPT_MAX`. A repeated idempotency key with the same body returns the earlier outcome as a
-   * replay. `reference` identifies the request; it is kept with the outcome.
+   * failed records and counts the others; the session's error list keeps the session's first
+   * `SESSION_ERRORS_KEPT_MAX`, whichever chunks they came in, and counts the others, so sending
+   * failing chunks again adds no more to it. A repeated idempotency key with the same body
+   * returns the earlier outcome as a replay. `reference` identifies the request; it is kept with
+   * the outcome.
    *
    * `arrivedAt` is when the request arrived, before its body was read, on this service's clock
    * (`now`). The session must have been open then: the data of a request in progress when the
@@ -287,7 +289,7 @@ export class IngestionService {
     if (entity === undefined) return 'stale';
 
     const chunk = await this.#chunkWorker.validate(input.raw, entity);
-    const { accepted, failed, failedCount } = chunk;
+    const { accepted, failed, kept, failedCount } = chunk;
     const rejected = failedCount > 0 && !input.partial;
     const shown = failed.slice(0, CHUNK_ERRORS_SHOWN_MAX);
     const result = await this.#store.commitChunk({
@@ -300,7 +302,7 @@ export class IngestionService {
       accepted: rejected ? NO_RECORDS : accepted,
       failed: shown,
       failedOmitted: failedCount - shown.length,
-      failedKept: failed,
+      failedKept: kept,
       totalRows: chunk.totalRows,
       rejected,
       awaitsProcessing: entity.awaitsProcessing,
@@ -357,23 +359,25 @@ export class IngestionService {
   }
 
   /**
-   * A page of the failed records of a session by page number, with their number: validation
-   * failures, then processing errors. Without `chunkSeq`, those of the chunks that were stored,
-   * each failed record once however often a rejected chunk was sent before; with it, those of
-   * that one chunk, stored or rejected. Errors: `session-not-found`.
+   * A page of the failed records of a session by page number, with their number (`total`) and
+   * the number they stand for (`failedTotal`): validation failures, then processing errors. The
+   * validation failures listed are those the session kept, its first `SESSION_ERRORS_KEPT_MAX`;
+   * `failedTotal` also counts those past them. Without `chunkSeq`, those of the chunks that were
+   * stored, each failed record once however often a rejected chunk was sent before; with it,
+   * those of that one chunk, stored or rejected. Errors: `session-not-found`.
    */
   async listErrors(
     ingestionId: string,
     page: number,
     limit: number,
     chunkSeq?: number,
-  ): Promise<KeyedPage<SessionErrorRow, SessionErrorKey> & { total: number }> {
+  ): Promise<KeyedPage<SessionErrorRow, SessionErrorKey> & { total: number; failedTotal: number }> {
     await this.#existing(ingestionId);
-    const [found, total] = await Promise.all([
+    const [found, counts] = await Promise.all([
       this.#store.listErrors(ingestionId, chunkSeq, { page }, limit),
       this.#store.countErrors(ingestionId, chunkSeq),
     ]);
-    return { ...found, total };
+    return { ...found, total: counts.listed, failedTotal: counts.inAll };
   }
 
   /**

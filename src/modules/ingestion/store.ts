@@ -2,6 +2,8 @@ import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
 import type { AuditActor } from '../audit/entry.js';
 import type { SessionRow, SessionState } from './session.js';
 
+/** How many failed records a session's error list keeps, which the chunk's write enforces. */
+export { SESSION_ERRORS_KEPT_MAX } from './chunk-body.js';
 /** The session row and its derived state, which the storage adapter reads and writes. */
 export type { SessionRow, SessionState };
 
@@ -101,20 +103,24 @@ export interface ChunkWrite {
   accepted: AcceptedRecords;
   /** The first records that failed validation, as the answer lists them. */
   failed: FailedRecord[];
-  /** Failed records left out of `failed`. */
+  /** Failed records left out of `failed`: `failed` and these are every failed record. */
   failedOmitted: number;
   /**
-   * The first records that failed validation, `failed` and more up to the kept cap, written to
-   * the session's error list (never stored as records).
+   * The first records that failed validation, `failed` and more (at most
+   * `SESSION_ERRORS_KEPT_MAX`), as the session's error list keeps them (never stored as
+   * records). The write keeps those that the session's sample still has room for: the session's
+   * failed records are numbered in the order their chunks are written, and those numbered below
+   * `SESSION_ERRORS_KEPT_MAX` are kept; the others are only counted.
    */
   failedKept: FailedRecord[];
   /** Rows received: accepted + failed + valid records of a rejected atomic chunk. */
   totalRows: number;
   /**
    * Whether an atomic chunk was rejected (then `accepted` is empty). A rejected chunk keeps its
-   * outcome (for replays) and its failed records (readable by its `chunkSeq`), but adds nothing
-   * to the session's `chunks`, `totalRows`, `successRows` and `failedRows`: its records are
-   * counted when they are sent again and stored.
+   * outcome (for replays, so in full only when it has an idempotency key) and its failed records
+   * that the session's sample takes (readable by its `chunkSeq`), but adds nothing to the
+   * session's `chunks`, `totalRows`, `successRows` and `failedRows`: its records are counted
+   * when they are sent again and stored.
    */
   rejected: boolean;
   /** Whether the stored records wait for processing, by the engine or a flow (else processed on arrival). */
@@ -181,6 +187,16 @@ export interface SessionErrorRow {
   record: string;
   errors: FieldErrorView[];
   at: string;
+}
+
+/**
+ * How many failed records a session's error list holds, and how many it stands for in all: the
+ * listed ones (its `totalSize`) and the validation failures past the session's sample, which
+ * are only counted.
+ */
+export interface SessionErrorCounts {
+  listed: number;
+  inAll: number;
 }
 
 /**
@@ -280,8 +296,9 @@ export interface IngestionStore {
   countRecords(namespace: string, entity: string, ingestionId: string | undefined): Promise<number>;
   /**
    * Failed records of a session: validation failures, then processing errors, each in the
-   * order written. Without `chunkSeq`, the validation failures of the chunks that were stored
-   * (those `failedRows` counts); with it, those of that one chunk, stored or rejected, and the
+   * order written. Validation failures are those the session kept (its first
+   * `SESSION_ERRORS_KEPT_MAX`). Without `chunkSeq`, those of the chunks that were stored (those
+   * `failedRows` counts); with it, those of that one chunk, stored or rejected, and the
    * processing errors of its records.
    */
   listErrors(
@@ -290,8 +307,12 @@ export interface IngestionStore {
     start: PageStart<SessionErrorKey>,
     limit: number,
   ): Promise<KeyedPage<SessionErrorRow, SessionErrorKey>>;
-  /** The number of failed records `listErrors` walks. */
-  countErrors(ingestionId: string, chunkSeq: number | undefined): Promise<number>;
+  /**
+   * The number of failed records `listErrors` walks (`listed`), and the number it stands for
+   * (`inAll`): with the validation failures past the session's sample, counted by the session's
+   * `failedRows` (without `chunkSeq`) or by the chunk.
+   */
+  countErrors(ingestionId: string, chunkSeq: number | undefined): Promise<SessionErrorCounts>;
   /** A session's chunks in the order they were numbered (`chunkSeq`), a page at a time. */
   listChunks(
     ingestionId: string,

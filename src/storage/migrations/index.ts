@@ -36,6 +36,7 @@ import * as journalsIngestionOriginsOnly from './0029-journals-ingestion-origins
 import * as bulkRowsUnkeyed from './0030-bulk-rows-unkeyed.js';
 import * as configurationRevisionFunction from './0031-configuration-revision-function.js';
 import * as eventFingerprintForms from './0032-event-fingerprint-forms.js';
+import * as sessionErrorSample from './0033-session-error-sample.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -76,6 +77,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0030-bulk-rows-unkeyed', bulkRowsUnkeyed],
   ['0031-configuration-revision-function', configurationRevisionFunction],
   ['0032-event-fingerprint-forms', eventFingerprintForms],
+  ['0033-session-error-sample', sessionErrorSample],
 ];
 
 function migratorOf(store: Store): Migrator {

@@ -37,6 +37,13 @@ export interface IngestionsTable {
   counted: Generated<number>;
   /** 1 once `ingestion.processed` was recorded for the session (migration 0025). */
   processed_reported: Generated<number>;
+  /**
+   * Every record of the session's chunks that failed validation, stored or rejected, kept in
+   * `record_errors` or only counted (migration 0033). A chunk's write adds its failed records
+   * and numbers them from the count before: those numbered below `SESSION_ERRORS_KEPT_MAX` are
+   * the session's sample in `record_errors`, so it never grows past it.
+   */
+  validation_failures: Generated<number>;
 }
 
 export interface ChunksTable {
@@ -50,7 +57,13 @@ export interface ChunksTable {
   created_at: string;
   /** 1 when an atomic chunk with failed records was rejected (nothing kept), else 0. */
   rejected: number;
-  /** JSON array of the records that failed validation, as sent, with their errors. */
+  /**
+   * The failed records of the chunk's outcome, as `{"listed": [...], "omitted": n}`: those its
+   * answer listed, as sent with their errors, and how many more failed; rows written before the
+   * list was capped hold the bare array. Only a chunk sent with an idempotency key is ever
+   * replayed, so the others keep the count alone (`listed` empty, every failed record in
+   * `omitted`): a chunk sent again and again without a key adds a small row each time.
+   */
   failed_records: string;
   /** The reference of the request first answered, repeated by a replay (migration 0002). */
   answer_reference: string | null;
@@ -72,6 +85,11 @@ export interface RecordsTable {
   reprocess_run: Generated<number | null>;
 }
 
+/**
+ * A session's sample of failed records, its first `SESSION_ERRORS_KEPT_MAX` (sessions written
+ * before migration 0033 may hold more, from when each chunk kept its own), each within
+ * `FAILED_RECORD_KEPT_BYTES_MAX` of JSON.
+ */
 export interface RecordErrorsTable {
   id: Generated<number>;
   ingestion_id: string;
