@@ -14,7 +14,7 @@ import {
   type ApprovalStatus,
   type ApprovalStore,
   type AuditActor,
-  approvalActorOf,
+  actorOfCaller,
   INTERRUPTED_RECOVERY_ACTOR,
   type NewApprovalRequest,
   type StoredApprovalRequest,
@@ -232,7 +232,7 @@ export function createApprovalStore(store: Store): ApprovalStore {
           await addToDay(trx, input.at, { awaiting: 1, denied: 0 });
           await writeApprovalAudit(trx, store.dialect, {
             at: input.at,
-            actor: approvalActorOf(input.makerEmail, input.makerClientId),
+            actor: actorOfCaller(input.makerEmail, input.makerClientId),
             action: 'approval.requested',
             revision: input.revision,
             details: auditDetails(created),
@@ -303,7 +303,7 @@ export function createApprovalStore(store: Store): ApprovalStore {
         });
         await writeApprovalAudit(trx, store.dialect, {
           at: decision.at,
-          actor: approvalActorOf(decision.by, decision.byClientId),
+          actor: actorOfCaller(decision.by, decision.byClientId),
           action: AUDIT_ACTION[decision.to],
           revision: decided.revision,
           details: {
@@ -342,8 +342,8 @@ export function createApprovalStore(store: Store): ApprovalStore {
             at: finish.at,
             actor:
               finished.decidedBy === null
-                ? approvalActorOf(finished.makerEmail, finished.makerClientId)
-                : approvalActorOf(finished.decidedBy, finished.decidedByClientId),
+                ? actorOfCaller(finished.makerEmail, finished.makerClientId)
+                : actorOfCaller(finished.decidedBy, finished.decidedByClientId),
             action: AUDIT_ACTION[finish.to],
             revision: finished.revision,
             details: { ...auditDetails(finished), problem: finish.problem },

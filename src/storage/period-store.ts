@@ -15,7 +15,7 @@
 
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { AppError } from '../lib/errors.js';
-import type { AuditAction } from '../modules/audit/store.js';
+import { type AuditAction, type AuditActor, actorOfCaller } from '../modules/audit/store.js';
 import {
   type ManualPeriodState,
   nodeKeyOf,
@@ -100,7 +100,7 @@ export async function recordPeriodAudit(
   dialect: Dialect,
   entry: {
     at: string;
-    actor: string;
+    actor: AuditActor;
     action: Extract<AuditAction, `periods.${string}`>;
     details: Record<string, unknown>;
   },
@@ -108,7 +108,7 @@ export async function recordPeriodAudit(
   await appendAudit(trx, dialect, {
     at: entry.at,
     action: entry.action,
-    actor: { user: entry.actor },
+    actor: entry.actor,
     details: entry.details,
   });
 }
@@ -288,7 +288,7 @@ export function createPeriodStore(store: Store): PeriodStore {
           .execute();
         await recordPeriodAudit(trx, store.dialect, {
           at: input.at,
-          actor: input.actedBy,
+          actor: actorOfCaller(input.actedBy, input.clientId),
           action: `periods.${input.action}`,
           details: {
             accountingConfig: input.accountingConfig,

@@ -83,6 +83,47 @@ describe('reversals in the administration interface', () => {
     expect(list.body).toContain('booked twice upstream');
   });
 
+  it('shows a refused posting date on the form, naming the period, its state and the node, and reverses nothing', async () => {
+    const [journalId = ''] = journalIds;
+    // November is locked for the Amsterdam node in both accounting configurations.
+    const controller = await t.tokenFor(['admin']);
+    for (const accountingConfig of ['IFRS', 'LOCAL_GAAP']) {
+      const locked = await t.call(controller, {
+        method: 'POST',
+        url: '/api/v1/periods/lock',
+        payload: { accountingConfig, node: { legalEntity: 'LF_NL', branch: 'AMS' }, firstDay: '2026-11-01' },
+      });
+      expect(locked.statusCode, locked.body).toBe(200);
+    }
+    const refused = await admin.post(`/admin/journals/${journalId}/reverse`, {
+      reason: 'booked twice upstream',
+      postingDate: '2026-11-20',
+    });
+    expect(refused.statusCode).toBe(422);
+    // The form again, with what was entered and the refusal beside the posting date.
+    expect(refused.body).toContain(`action="/admin/journals/${journalId}/reverse"`);
+    expect(refused.body).toContain('required>booked twice upstream</textarea>');
+    expect(refused.body).toContain(
+      'name="postingDate" value="2026-11-20" aria-invalid="true" aria-describedby="posting-date-refusal"',
+    );
+    expect(refused.body).toContain('The posting date 2026-11-20 was refused; nothing was reversed.');
+    expect(refused.body).toContain(
+      'postingDate 2026-11-20 is in period 2026-11 of node {&quot;branch&quot;:&quot;AMS&quot;,&quot;legalEntity&quot;:&quot;LF_NL&quot;} and accounting configuration',
+    );
+    expect(refused.body).toContain('which is locked');
+    expect((await t.services.journals.get(journalId)).withdrawnBy).toBeNull();
+
+    // Not a date at all (a form has no schema): refused on the form too.
+    const notADate = await admin.post(`/admin/journals/${journalId}/reverse`, {
+      reason: 'booked twice upstream',
+      postingDate: '20/11/2026',
+    });
+    expect(notADate.statusCode).toBe(400);
+    expect(notADate.body).toContain('Posting date: must be a date YYYY-MM-DD.');
+    expect((await t.services.journals.get(journalId)).withdrawnBy).toBeNull();
+    expect((await t.services.reversals.list({ page: 0 }, 10)).rows).toEqual([]);
+  });
+
   it('reverses what an ingestion produced, and a second dry run finds nothing left to reverse', async () => {
     const session = await admin.get(`/admin/ingestions/${ingestionId}`);
     expect(session.body).toContain(`href="/admin/ingestions/${ingestionId}/reverse"`);
@@ -97,5 +138,12 @@ describe('reversals in the administration interface', () => {
     expect(again.body).toMatch(
       new RegExp(`<dt>Already reversed, left as they are</dt><dd>${journalIds.length}`),
     );
+    // A form sent again (a second tab, a back button) reverses nothing and records nothing.
+    const twice = await admin.post(`/admin/ingestions/${ingestionId}/reverse`, {
+      reason: 'the whole file was sent to the wrong instance',
+    });
+    expect(twice.statusCode).toBe(200);
+    expect(twice.body).toContain('Nothing to reverse');
+    expect((await t.services.reversals.list({ page: 0 }, 10)).rows).toHaveLength(1);
   });
 });

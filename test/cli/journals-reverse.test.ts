@@ -65,6 +65,36 @@ describe('ledgerflow journals reverse', () => {
     expect(help.io.stdout()).toContain('--origin-journal ID');
   });
 
+  it('refuses a posting date in a closed period as the service words it, naming the period, its state and the node, dry run or not', async () => {
+    const [, second = ''] = journalIds;
+    for (const dryRun of [[], ['--dry-run']]) {
+      const refused = await cli(
+        'journals',
+        'reverse',
+        '--journal',
+        second,
+        '--reason',
+        'late',
+        '--posting-date',
+        '2026-10-15',
+        ...dryRun,
+      );
+      expect(refused.status, refused.io.stderr()).toBe(EXIT_REFUSED);
+      // October is past every node config's grace time on 2026-11-20: closed by the calendar.
+      expect(refused.io.stderr()).toContain(
+        '422 The posting date cannot date a reversal: postingDate 2026-10-15',
+      );
+      expect(refused.io.stderr()).toContain(
+        'is in period 2026-10 of node {"branch":"AMS","legalEntity":"LF_NL"} and accounting configuration',
+      );
+      expect(refused.io.stderr()).toContain('which is closed by the calendar');
+      expect(refused.io.stderr()).toContain('/postingDate: must be in an open period');
+      expect(refused.io.stdout()).toBe('');
+    }
+    // Nothing moved to an open day: the journal stands.
+    expect((await service.services.journals.get(second)).withdrawnBy).toBeNull();
+  });
+
   it('shows a dry run, reverses a journal once, and reports it when asked again', async () => {
     const [first = ''] = journalIds;
     const dry = await cli('journals', 'reverse', '--journal', first, '--reason', 'wrong amount', '--dry-run');
@@ -80,8 +110,11 @@ describe('ledgerflow journals reverse', () => {
 
     const again = await cli('journals', 'reverse', '--journal', first, '--reason', 'wrong amount');
     expect(again.status, again.io.stderr()).toBe(EXIT_OK);
+    expect(again.io.stdout()).toContain('no reversal: 0 reversal journals written, nothing recorded');
     expect(again.io.stdout()).toContain(`already reversed, left as they are: 1 (${first})`);
     expect(again.io.stderr()).toContain('nothing new was reversed');
+    // Asking again recorded no reversal: the first one is the only one.
+    expect((await service.services.reversals.list({ page: 0 }, 10)).rows).toHaveLength(1);
   });
 
   it('reverses the rest of a session, and answers a refused request with exit 1', async () => {

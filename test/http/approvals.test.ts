@@ -395,6 +395,19 @@ describe('a reversal waiting for approval', () => {
     expect(journals.json().totalSize).toBe(counts.journals);
   });
 
+  it('a reversal of journals reversed already is refused at once: there is nothing to approve', async () => {
+    const ingestionId = await ingest([businessEvent({ effectiveDate: '2026-11-18' })]);
+    const body = { selection: { ingestionId }, reason: 'wrong amount' };
+    const made = await t.call(maker.token, { method: 'POST', url: '/api/v1/reversals', payload: body });
+    expect(made.statusCode, made.body).toBe(202);
+    const approved = await act(approver, (made.json() as ApprovalRequest).requestId, 'approve');
+    expect(approved.statusCode, approved.body).toBe(200);
+    const again = await t.call(maker.token, { method: 'POST', url: '/api/v1/reversals', payload: body });
+    expect(again.statusCode, again.body).toBe(422);
+    expect(again.json().type).toBe('urn:ledgerflow:problem:nothing-to-reverse');
+    expect((await metrics()).awaitingApproval).toBe(0);
+  });
+
   it('is invalidated by new journals that change its dry-run counts', async () => {
     await ingest([businessEvent({ effectiveDate: '2026-11-18' })]);
     const made = await t.call(maker.token, {

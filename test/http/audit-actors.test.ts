@@ -47,7 +47,7 @@ describe('who the audit trail names for each change', () => {
     await t?.close();
   });
 
-  it('through the API: the owner and the client id, for reprocessing, webhooks and approvals', async () => {
+  it('through the API: the owner and the client id, for reprocessing, webhooks, periods and approvals', async () => {
     const after = (await t.services.audit.head()).seq;
     await call(operator.token, 'POST', '/api/v1/processing-errors/reprocess', { all: true });
     await call(operator.token, 'PUT', '/api/v1/processing-errors/reprocess-schedule', {
@@ -57,6 +57,11 @@ describe('who the audit trail names for each change', () => {
       maxAttempts: 5,
     });
     await call(operator.token, 'POST', '/api/v1/event-deliveries/secrets');
+    await call(operator.token, 'POST', '/api/v1/periods/lock', {
+      accountingConfig: 'LOCAL_GAAP',
+      node: { legalEntity: 'LF_NL', branch: 'AMS' },
+      firstDay: '2026-09-01',
+    });
     const pending = await call(operator.token, 'POST', '/api/v1/reversals', {
       selection: { from: '2026-11-01', to: '2026-11-30', accountingConfig: 'IFRS' },
       reason: 'wrong feed',
@@ -74,6 +79,7 @@ describe('who the audit trail names for each change', () => {
       'processing.reprocess',
       'processing.reprocess-schedule',
       'webhooks.secret-create',
+      'periods.lock',
       'approval.requested',
     ]) {
       expect(byAction(action), action).toHaveLength(1);
@@ -94,8 +100,17 @@ describe('who the audit trail names for each change', () => {
     const after = (await t.services.audit.head()).seq;
     const answer = await session.post('/admin/processing-errors/reprocess', { all: 'true' });
     expect(answer.statusCode, answer.body).toBe(303);
-    const [entry] = (await since(after)).filter((e) => e.action === 'processing.reprocess');
-    expect(entry).toMatchObject({ actor: email, clientId: null });
+    const locked = await session.post('/admin/periods/lock', {
+      accountingConfig: 'LOCAL_GAAP',
+      node: JSON.stringify({ legalEntity: 'LF_NL', branch: 'AMS' }),
+      firstDay: '2026-08-01',
+    });
+    expect(locked.statusCode, locked.body).toBe(303);
+    const entries = await since(after);
+    for (const action of ['processing.reprocess', 'periods.lock']) {
+      const [entry] = entries.filter((e) => e.action === action);
+      expect(entry, action).toMatchObject({ actor: email, clientId: null });
+    }
   });
 
   it('by the service itself: system, and why', async () => {

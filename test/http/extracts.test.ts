@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postDueJournals } from '../../src/storage/accounting/balances.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { ingestClosedSession, uploadRealisticConfiguration } from '../helpers/fixtures.js';
+import {
+  ingestClosedSession,
+  realisticConfiguration,
+  uploadRealisticConfiguration,
+} from '../helpers/fixtures.js';
 import { businessEvent } from '../helpers/records.js';
 
 type Row = Record<string, unknown>;
@@ -126,6 +130,59 @@ describe('extracts (business date pinned to Friday 2026-11-20)', () => {
       payload: { name: 'x', source: 'balances' },
     });
     expect(forbidden.statusCode).toBe(403);
+  });
+
+  it('refuses a records extract of an entity the configuration does not hold with 404, as a read of its records is, naming the filter', async () => {
+    const records = (filters: Row) => ({ name: 'unknown', source: 'records', filters });
+    const refusedWith = async (response: { statusCode: number; body: string }, path: string) => {
+      expect(response.statusCode, response.body).toBe(404);
+      const problem = JSON.parse(response.body);
+      expect(problem.type).toBe('urn:ledgerflow:problem:entity-not-found');
+      expect(problem.errors).toEqual([
+        { path, message: 'must name an entity of the configuration stored now' },
+      ]);
+      return problem;
+    };
+    const post = (body: Row) =>
+      t.call(operator, { method: 'POST', url: '/api/v1/extraction-configurations', payload: body });
+    const drafts = async () =>
+      (
+        await t.call(reader, {
+          method: 'GET',
+          url: '/api/v1/extraction-configurations?state=Draft&limit=1000',
+        })
+      ).json().data.length as number;
+    const before = await drafts();
+
+    // As the entity records read answers the same names.
+    const read = await t.call(operator, {
+      method: 'GET',
+      url: '/api/v1/namespaces/ledger/entities/businessEvnt/records',
+    });
+    expect(read.statusCode).toBe(404);
+    const problem = await refusedWith(
+      await post(records({ namespace: 'ledger', entity: 'businessEvnt' })),
+      '/filters/entity',
+    );
+    expect(problem.detail).toContain('no entity businessEvnt in namespace ledger. Did you mean');
+    expect(problem.suggestions).toEqual(read.json().suggestions);
+    await refusedWith(await post(records({ namespace: 'nowhere', entity: 'nothing' })), '/filters/namespace');
+    // The rules of the request itself come first: a CSV extract of records needs its fields.
+    const csv = await post({ ...records({ namespace: 'nowhere', entity: 'nothing' }), format: 'csv' });
+    expect(csv.statusCode).toBe(400);
+    expect(await drafts()).toBe(before);
+
+    // A draft changed to an unknown entity is refused the same way, and keeps its filters.
+    const id = await create(records({ namespace: 'loans', entity: 'loanTransaction' }), false);
+    const changed = await t.call(operator, {
+      method: 'PATCH',
+      url: `/api/v1/extraction-configurations/${id}`,
+      payload: { filters: { namespace: 'loans', entity: 'loanTransactions' } },
+    });
+    await refusedWith(changed, '/filters/entity');
+    const kept = await t.call(reader, { method: 'GET', url: `/api/v1/extraction-configurations/${id}` });
+    expect(kept.json().filters).toEqual({ namespace: 'loans', entity: 'loanTransaction' });
+    await t.call(operator, { method: 'DELETE', url: `/api/v1/extraction-configurations/${id}` });
   });
 
   it('moves Draft → Active → Inactive → Active, never back to Draft, and keeps what decides the rows once Active', async () => {
@@ -328,5 +385,70 @@ describe('extracts (business date pinned to Friday 2026-11-20)', () => {
       .filter((line) => line !== '')
       .map((line) => JSON.parse(line) as Row);
     expect(parsed).toEqual(paged);
+  });
+});
+
+/** A records extract whose entity a later configuration no longer holds. */
+describe('a records extract of an entity removed from the configuration', () => {
+  let t: TestApp;
+  let operator: string;
+  beforeAll(async () => {
+    t = await createTestApp({ businessDate: '2026-11-20' });
+    operator = await t.tokenFor(['bulk-operator']);
+    await uploadRealisticConfiguration(t, operator);
+  });
+  afterAll(async () => t?.close());
+
+  it('answers 404 entity-not-found to its reads, as a read of the entity records does', async () => {
+    const created = await t.call(operator, {
+      method: 'POST',
+      url: '/api/v1/extraction-configurations',
+      payload: {
+        name: 'loans',
+        source: 'records',
+        filters: { namespace: 'loans', entity: 'loanTransaction' },
+        incremental: true,
+      },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().id as number;
+    const active = await t.call(operator, {
+      method: 'PATCH',
+      url: `/api/v1/extraction-configurations/${id}`,
+      payload: { state: 'Active' },
+    });
+    expect(active.statusCode, active.body).toBe(200);
+    const url = `/api/v1/extraction-configurations/${id}/extractions`;
+    expect((await t.call(operator, { method: 'GET', url: `${url}/paginated` })).statusCode).toBe(200);
+    await t.call(operator, { method: 'POST', url: `/api/v1/extraction-configurations/${id}/increment` });
+
+    // The loans namespace (and the flow that reads it) leaves the configuration.
+    const document = realisticConfiguration();
+    document.configuration.entities = [];
+    document.configuration.flows = [];
+    const put = await t.call(operator, {
+      method: 'PUT',
+      url: '/api/v1/configuration/bulk',
+      payload: document,
+    });
+    expect(put.statusCode, put.body).toBe(200);
+    const records = await t.call(operator, {
+      method: 'GET',
+      url: '/api/v1/namespaces/loans/entities/loanTransaction/records',
+    });
+    expect(records.statusCode).toBe(404);
+
+    for (const read of [`${url}/paginated`, url, `${url}?format=jsonl`]) {
+      const response = await t.call(operator, { method: 'GET', url: read });
+      expect(response.statusCode, `${read}: ${response.body}`).toBe(404);
+      expect(response.json()).toMatchObject({
+        type: 'urn:ledgerflow:problem:entity-not-found',
+        detail: 'the records extract names an unknown entity: no namespace loans.',
+      });
+    }
+    // The configuration itself is still there, to delete or to read once the entity is back.
+    expect(
+      (await t.call(operator, { method: 'GET', url: `/api/v1/extraction-configurations/${id}` })).statusCode,
+    ).toBe(200);
   });
 });

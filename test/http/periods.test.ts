@@ -148,6 +148,69 @@ describe('the periods list', () => {
   });
 });
 
+describe('the years a period may be in', () => {
+  it('refuses a period or a day before year 1 or after year 9999, naming the member, and changes nothing', async () => {
+    const days: [string, string][] = [
+      ['0000-12-01', '/firstDay'],
+      ['10000-01-01', '/firstDay'],
+    ];
+    for (const [firstDay, path] of days) {
+      for (const action of ['close', 'lock', 'reopen'] as const) {
+        const refused = await act(action, { ...NOVEMBER, firstDay, reason: 'year zero' });
+        expect(refused.statusCode, `${action} ${firstDay}: ${refused.body}`).toBe(400);
+        expect(refused.json()).toMatchObject({
+          type: 'urn:ledgerflow:problem:validation-failed',
+          errors: [{ path: expect.stringMatching(new RegExp(`${path}$`)) }],
+        });
+      }
+    }
+    expect((await act('lock', { ...NOVEMBER, firstDay: '0000-12-01' })).json().errors).toEqual([
+      { path: '/firstDay', message: 'must be a date from 0001-01-01 to 9999-12-31' },
+    ]);
+    // Not a period of an unknown node either: the request's own rule comes first.
+    const unknownNode = await act('lock', {
+      ...NOVEMBER,
+      node: { legalEntity: 'LF_US', branch: 'NYC' },
+      firstDay: '0000-12-01',
+    });
+    expect(unknownNode.statusCode).toBe(400);
+    expect(await t.store.db.selectFrom('period_states').selectAll().execute()).toEqual([]);
+
+    const list = (query: string) =>
+      t.call(operator, { method: 'GET', url: `/api/v1/periods?accountingConfig=LOCAL_GAAP&${query}` });
+    const ranges: [string, string][] = [
+      ['from=0000-11-01&to=0001-01-31', '/from'],
+      ['from=0000-01-01&to=0000-12-31', '/from'],
+      ['from=9999-12-01&to=10000-01-31', '/querystring/to'],
+    ];
+    for (const [query, path] of ranges) {
+      const refused = await list(query);
+      expect(refused.statusCode, `${query}: ${refused.body}`).toBe(400);
+      expect(refused.json().errors.map((e: { path: string }) => e.path)).toEqual([path]);
+    }
+    expect((await list('from=0000-11-01&to=0001-01-31')).json().errors).toEqual([
+      { path: '/from', message: 'must be a date from 0001-01-01 to 9999-12-31' },
+    ]);
+    const node = encodeURIComponent(JSON.stringify(AMS));
+    const snapshots = await t.call(operator, {
+      method: 'GET',
+      url: `/api/v1/periods/snapshots?accountingConfig=LOCAL_GAAP&node=${node}&firstDay=0000-12-01`,
+    });
+    expect(snapshots.statusCode, snapshots.body).toBe(400);
+    expect(snapshots.json().errors).toEqual([
+      { path: '/firstDay', message: 'must be a date from 0001-01-01 to 9999-12-31' },
+    ]);
+
+    // The first and the last month of the years allowed are listed.
+    const first = await list('from=0001-01-01&to=0001-01-31');
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.json().periods.map((p: Period) => p.firstDay)).toEqual(['0001-01-01']);
+    const last = await list('from=9999-12-31&to=9999-12-31');
+    expect(last.statusCode, last.body).toBe(200);
+    expect(last.json().periods.map((p: Period) => [p.firstDay, p.state])).toEqual([['9999-12-01', 'open']]);
+  });
+});
+
 describe('closing a period early', () => {
   it('is refused with the counts while records wait for processing or journals dated in it are unposted', async () => {
     await ingestClosedSession(t, operator, 'businessEvent', [businessEvent({ effectiveDate: '2026-11-10' })]);

@@ -134,15 +134,18 @@ describe('POST /api/v1/reversals by journal ids', () => {
     const again = await reverse({ selection: { journalIds: [original.journalId] }, reason: 'again' });
     expect(again.statusCode, again.body).toBe(200);
     expect(again.json()).toMatchObject({
+      reversalId: null,
       journals: 0,
       alreadyReversed: 1,
       alreadyReversedIds: [original.journalId],
       reversalJournalIds: [],
     });
+    expect(again.headers.location).toBeUndefined();
     // A reversal journal is never reversed itself.
     const ofReversal = await reverse({ selection: { journalIds: [reversal.journalId] }, reason: 'undo' });
     expect(ofReversal.statusCode, ofReversal.body).toBe(200);
     expect(ofReversal.json()).toMatchObject({
+      reversalId: null,
       journals: 0,
       notReversible: 1,
       notReversibleIds: [reversal.journalId],
@@ -155,15 +158,11 @@ describe('POST /api/v1/reversals by journal ids', () => {
       journals: 1,
       createdBy: expect.any(String),
     });
+    // The two requests that reversed nothing recorded nothing: one reversal, one audit entry.
     const list = await get('/api/v1/reversals?limit=2');
-    expect(list.totalSize).toBe(3);
-    expect(list.data.map((r: { reversalId: string }) => r.reversalId)).toEqual([
-      ofReversal.json().reversalId,
-      again.json().reversalId,
-    ]);
-    const next = await get(`/api/v1/reversals?limit=2&after=${list.next}`);
-    expect(next.data.map((r: { reversalId: string }) => r.reversalId)).toEqual([answer.reversalId]);
-    expect(next.next).toBeNull();
+    expect(list.totalSize).toBe(1);
+    expect(list.data.map((r: { reversalId: string }) => r.reversalId)).toEqual([answer.reversalId]);
+    expect(list.next).toBeNull();
 
     const audit = await t.store.db
       .selectFrom('audit_log')
@@ -171,11 +170,11 @@ describe('POST /api/v1/reversals by journal ids', () => {
       .where('action', '=', 'journals.reverse')
       .orderBy('id')
       .execute();
-    expect(audit).toHaveLength(3);
+    expect(audit).toHaveLength(1);
     const auditLog = await get('/api/v1/audit-log?limit=1');
     expect(auditLog.data[0]).toMatchObject({
       action: 'journals.reverse',
-      details: { journals: 0, notReversible: 1 },
+      details: { reversalId: answer.reversalId, journals: 1 },
     });
     expect(JSON.parse(audit[0]?.details ?? '{}')).toMatchObject({
       reversalId: answer.reversalId,
@@ -351,8 +350,10 @@ describe('the dates of reversal journals', () => {
     ]);
     await checkBooks();
     const early = await reverse({ selection: { ingestionId }, reason: 'x', postingDate: '2026-11-17' });
-    // Already reversed: the posting date is checked only on journals that get a reversal.
+    // Already reversed: a posting date before a journal's core date is refused only for the
+    // journals that get a reversal (November is open, so the period does not refuse it).
     expect(early.statusCode, early.body).toBe(200);
+    expect(early.json()).toMatchObject({ reversalId: null, journals: 0 });
 
     t.clock.set('2026-11-25T10:00:00Z');
     await t.services.processor.postDue();
@@ -431,8 +432,9 @@ describe('at most once, idempotency and validation', () => {
     const otherClient = await t.tokenFor(['admin']);
     const own = await reverse(body, { key: 'k-1', token: otherClient });
     expect(own.statusCode).toBe(200);
-    expect(own.json()).toMatchObject({ journals: 0, alreadyReversed: 4 });
-    expect(await get('/api/v1/reversals')).toMatchObject({ totalSize: 2 });
+    expect(own.json()).toMatchObject({ reversalId: null, journals: 0, alreadyReversed: 4 });
+    // It reversed nothing, so it recorded nothing: one reversal in all.
+    expect(await get('/api/v1/reversals')).toMatchObject({ totalSize: 1 });
   });
 
   it('names the member at fault', async () => {
@@ -470,5 +472,163 @@ describe('at most once, idempotency and validation', () => {
     expect(unknown.json().type).toBe('urn:ledgerflow:problem:nothing-to-reverse');
     const missing = await t.call(operator, { method: 'GET', url: '/api/v1/reversals/no-such' });
     expect(missing.statusCode).toBe(404);
+  });
+});
+
+/** What a reversal request records besides its journals: its row, its audit entry and its event. */
+async function recorded(): Promise<{ reversals: number; audit: number; events: number }> {
+  const count = async (rows: Promise<unknown[]>) => (await rows).length;
+  return {
+    reversals: await count(t.store.db.selectFrom('reversals').select('id').execute()),
+    audit: await count(
+      t.store.db.selectFrom('audit_log').select('id').where('action', '=', 'journals.reverse').execute(),
+    ),
+    events: await count(
+      t.store.db.selectFrom('events').select('event_id').where('type', '=', 'reversal.completed').execute(),
+    ),
+  };
+}
+
+describe('a request that reverses nothing records nothing', () => {
+  it('writes no reversal, audit entry or event when every selected journal is reversed already, with a key or without, and for a dry run', async () => {
+    const ingestionId = await ingest('businessEvent', [businessEvent(), businessEvent({ amount: '7.00' })]);
+    const body = { selection: { ingestionId }, reason: 'sent twice' };
+    const first = await reverse(body, { key: 'first' });
+    expect(first.statusCode, first.body).toBe(201);
+    const reversed = first.json().journals as number;
+    expect(await recorded()).toEqual({ reversals: 1, audit: 1, events: 1 });
+
+    // The same key and body: the first answer again, nothing new.
+    const replay = await reverse(body, { key: 'first' });
+    expect(replay.statusCode, replay.body).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json()).toEqual(first.json());
+
+    // The same selection again, without a key and under a new key: the counts, and no reversal.
+    for (const key of [undefined, 'second']) {
+      const again = await reverse(body, key === undefined ? {} : { key });
+      expect(again.statusCode, again.body).toBe(200);
+      expect(again.headers.location).toBeUndefined();
+      expect(again.json()).toEqual({
+        reversalId: null,
+        reason: 'sent twice',
+        selection: { ingestionId },
+        postingDate: null,
+        journals: 0,
+        lines: 0,
+        alreadyReversed: reversed,
+        notReversible: 0,
+        alreadyReversedIds: expect.any(Array),
+        notReversibleIds: [],
+        totals: [],
+        reversalJournalIds: [],
+      });
+    }
+    // Its key held nothing: the same key says the same again, never a reversal made meanwhile.
+    const sameKey = await reverse(body, { key: 'second' });
+    expect(sameKey.json()).toMatchObject({ reversalId: null, alreadyReversed: reversed });
+
+    const dry = await reverse(body, { dryRun: true });
+    expect(dry.statusCode, dry.body).toBe(200);
+    expect(dry.json()).toMatchObject({ dryRun: true, journals: 0, alreadyReversed: reversed });
+
+    // A selection that matches no journal is refused, with a key or without, dry run or not.
+    const none = { selection: { ingestionId: 'in_no_such_session' }, reason: 'nothing' };
+    for (const options of [{}, { key: 'third' }, { dryRun: true }]) {
+      const refused = await reverse(none, options);
+      expect(refused.statusCode, refused.body).toBe(422);
+      expect(refused.json().type).toBe('urn:ledgerflow:problem:nothing-to-reverse');
+    }
+
+    expect(await recorded()).toEqual({ reversals: 1, audit: 1, events: 1 });
+    expect((await get('/api/v1/reversals')).data.map((r: { reversalId: string }) => r.reversalId)).toEqual([
+      first.json().reversalId,
+    ]);
+    await checkBooks();
+  });
+});
+
+describe('a posting date in a closed or locked period', () => {
+  /** The Amsterdam node as the store keeps it (members sorted), as refusals name it. */
+  const AMS = '{"branch":"AMS","legalEntity":"LF_NL"}';
+
+  async function period(action: 'close' | 'lock' | 'reopen', admin: string): Promise<void> {
+    for (const accountingConfig of ['IFRS', 'LOCAL_GAAP']) {
+      const response = await t.call(admin, {
+        method: 'POST',
+        url: `/api/v1/periods/${action}`,
+        payload: {
+          accountingConfig,
+          node: { legalEntity: 'LF_NL', branch: 'AMS' },
+          firstDay: '2026-11-01',
+          ...(action === 'reopen' ? { reason: 'late invoice' } : {}),
+        },
+      });
+      expect(response.statusCode, response.body).toBe(200);
+    }
+  }
+
+  /** The request and its dry run are refused alike, naming the period, its state and the node; nothing moves. */
+  async function expectRefused(body: Record<string, unknown>, period: string, state: string) {
+    const before = await recorded();
+    for (const dryRun of [false, true]) {
+      const response = await reverse(body, { dryRun });
+      expect(response.statusCode, response.body).toBe(422);
+      const problem = response.json();
+      expect(problem.type).toBe('urn:ledgerflow:problem:posting-date-closed');
+      expect(problem.detail).toMatch(
+        new RegExp(
+          `^postingDate ${body.postingDate} is in period ${period} of node ${AMS.replace(/[{}]/g, '\\$&')} and accounting configuration (IFRS|LOCAL_GAAP), which is ${state}: `,
+        ),
+      );
+      expect(problem.errors).toEqual([
+        { path: '/postingDate', message: expect.stringContaining(`period ${period} of node ${AMS}`) },
+      ]);
+    }
+    expect(await recorded()).toEqual(before);
+  }
+
+  it('refuses it, naming the period and its state, by the calendar, closed by hand or locked, and takes it once reopened', async () => {
+    const admin = await t.tokenFor(['admin']);
+    const ingestionId = await ingest('businessEvent', [businessEvent({ effectiveDate: '2026-11-10' })]);
+    const journals = await journalsOf(`ingestionId=${ingestionId}`);
+    const body = (postingDate: string) => ({ selection: { ingestionId }, reason: 'wrong', postingDate });
+
+    // October is past every node config's grace time on 2026-11-20.
+    await expectRefused(body('2026-10-31'), '2026-10', 'closed by the calendar');
+    await period('close', admin);
+    await expectRefused(body('2026-11-25'), '2026-11', 'closed by hand');
+    await period('lock', admin);
+    await expectRefused(body('2026-11-25'), '2026-11', 'locked');
+    // Nothing was moved to an open day: every journal stands, none has a reversal.
+    expect(await journalsOf(`ingestionId=${ingestionId}`)).toEqual(journals);
+
+    await period('reopen', admin);
+    const created = await reverse(body('2026-11-25'));
+    expect(created.statusCode, created.body).toBe(201);
+    const reversals = await journalsOf(`reversalId=${created.json().reversalId}`);
+    expect(reversals.map((j) => [j.coreDate, j.status])).toEqual([
+      ['2026-11-25', 'unposted'],
+      ['2026-11-25', 'unposted'],
+    ]);
+    await checkBooks();
+  });
+
+  it('refuses it for journals reversed already too, so that the answer does not depend on what was reversed before', async () => {
+    const ingestionId = await ingest('businessEvent', [businessEvent({ effectiveDate: '2026-11-10' })]);
+    const created = await reverse({ selection: { ingestionId }, reason: 'wrong' });
+    expect(created.statusCode, created.body).toBe(201);
+    const [reversal] = await journalsOf(`reversalId=${created.json().reversalId}`);
+    await expectRefused(
+      { selection: { ingestionId }, reason: 'again', postingDate: '2026-10-15' },
+      '2026-10',
+      'closed by the calendar',
+    );
+    // A reversal journal selected alone (never reversed itself) is refused the same way.
+    await expectRefused(
+      { selection: { journalIds: [reversal?.journalId] }, reason: 'undo', postingDate: '2026-09-30' },
+      '2026-09',
+      'closed by the calendar',
+    );
   });
 });

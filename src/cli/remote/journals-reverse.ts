@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import type { Static } from '@sinclair/typebox';
-import { Reversal, ReversalDryRun } from '../../http/api/reversal-answers.js';
+import { type Static, Type } from '@sinclair/typebox';
+import { Reversal, ReversalDryRun, ReversalNothingNew } from '../../http/api/reversal-answers.js';
 import { type Io, usageError } from '../output.js';
 import { JOURNALS_REVERSE_USAGE } from '../usage.js';
 import { answerOf } from './answers.js';
@@ -12,6 +12,9 @@ import { checkDateOption } from './report-commands.js';
 const REVERSALS_PATH = '/api/v1/reversals';
 
 type Counts = Static<typeof ReversalDryRun>;
+
+/** What a reversal answers: the reversal made, or the counts of a request that reversed nothing. */
+const ReversalAnswer = Type.Union([Reversal, ReversalNothingNew]);
 
 function printCounts(io: Io, counts: Omit<Counts, 'dryRun'>): void {
   if (counts.alreadyReversed > 0)
@@ -60,7 +63,9 @@ function selectionOf(values: {
  * withdraws the selected journals with reversal journals (POST /api/v1/reversals), or with
  * `--dry-run` prints what that would do. Without `--idempotency-key` the command makes one, so
  * that its own retries after a lost answer never reverse twice. Journals reversed before are
- * reported, not an error. Exit 1 on a refused request, 2 on bad usage.
+ * reported, not an error (nothing is recorded then). A refused request (a posting date in a closed
+ * or locked period, named with its state and node; a selection that matches nothing) is printed
+ * as the service words it. Exit 1 on a refused request, 2 on bad usage.
  */
 export async function reverseJournals(args: string[], io: Io): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -112,10 +117,19 @@ export async function reverseJournals(args: string[], io: Io): Promise<void> {
     idempotencyKey: values['idempotency-key'] ?? randomUUID(),
   });
   if (reportPendingApproval(io, `POST ${REVERSALS_PATH}`, answer)) return;
-  const reversal = answerOf(`POST ${REVERSALS_PATH}`, Reversal, answer.body);
+  const reversal = answerOf(`POST ${REVERSALS_PATH}`, ReversalAnswer, answer.body);
+  if (reversal.reversalId === null) {
+    io.out('no reversal: 0 reversal journals written, nothing recorded');
+    printCounts(io, reversal);
+    io.err(
+      'nothing new was reversed: the selected journals are reversed already, or are reversal journals themselves',
+    );
+    return;
+  }
   io.out(
     `reversal ${reversal.reversalId}: ${reversal.journals} reversal journals (${reversal.lines} lines) written`,
   );
   printCounts(io, reversal);
+  // An answer recorded before requests that reverse nothing stopped being recorded, replayed.
   if (reversal.journals === 0) io.err('nothing new was reversed: the selected journals are reversed already');
 }

@@ -136,9 +136,9 @@ export const extractRoutes: FastifyPluginAsyncTypebox<{ extracts: ExtractService
         tags: ['extracts'],
         summary: 'Create an extraction configuration (in Draft)',
         description:
-          'A configuration names a source, the filters that keep its rows (each source takes some: journals, lines and balances `accountingConfig` and `node`; processing errors `namespace`, `entity` and `code`; records `namespace` and `entity`, both required; balances `asOf`), the fields of each row, a format and whether it is incremental. It starts in Draft: make it Active (`PATCH`) to read it. A filter a source does not take, a field it does not have, an incremental balances extract or a CSV extract of records without `fields` is a 400 naming the member.',
+          "A configuration names a source, the filters that keep its rows (each source takes some: journals, lines and balances `accountingConfig` and `node`; processing errors `namespace`, `entity` and `code`; records `namespace` and `entity`, both required; balances `asOf`), the fields of each row, a format and whether it is incremental. It starts in Draft: make it Active (`PATCH`) to read it. A filter a source does not take, a field it does not have, an incremental balances extract or a CSV extract of records without `fields` is a 400 naming the member. A records extract of a namespace or entity the configuration does not hold is a 404 `entity-not-found` naming `/filters/namespace` or `/filters/entity`, as a read of that entity's records is.",
         body: ExtractConfigurationInput,
-        response: { 201: ExtractConfigurationAnswer, 400: Problem },
+        response: { 201: ExtractConfigurationAnswer, 400: Problem, 404: Problem },
       },
     },
     async (request, reply) => {
@@ -213,7 +213,7 @@ export const extractRoutes: FastifyPluginAsyncTypebox<{ extracts: ExtractService
         tags: ['extracts'],
         summary: 'Change an extraction configuration or its state',
         description:
-          'States go Draft → Active → Inactive, and Inactive → Active again (the offset is kept); nothing returns to Draft (409). Source, filters and `incremental` change only in Draft (409 otherwise): they decide which rows the offset counts. Name, description, fields and format change in any state.',
+          'States go Draft → Active → Inactive, and Inactive → Active again (the offset is kept); nothing returns to Draft (409). Source, filters and `incremental` change only in Draft (409 otherwise): they decide which rows the offset counts. Name, description, fields and format change in any state. A change of source or filters to a records extract of an entity the configuration does not hold is a 404 `entity-not-found` naming the filter.',
         params: IdPath,
         body: ExtractConfigurationChangeInput,
         response: { 200: ExtractConfigurationAnswer, 400: Problem, 404: Problem, 409: Problem },
@@ -249,7 +249,7 @@ export const extractRoutes: FastifyPluginAsyncTypebox<{ extracts: ExtractService
         operationId: 'readExtractionPage',
         tags: ['extracts'],
         summary: 'A page of the extract of an Active configuration',
-        description: `Pages by cursor: follow \`next\` until it is null. An incremental extract answers the rows written (journals: posted) since the last \`increment\`; its first read fixes where the answer ends, and every read answers the same rows until \`increment\` acknowledges them, however many instances write meanwhile. Other extracts answer every row final when their first page was read. At most ${EXTRACT_PAGE_ROWS_MAX} rows per page. 409 when the configuration is not Active; a cursor of an acknowledged read is a 400 naming \`after\`.`,
+        description: `Pages by cursor: follow \`next\` until it is null. An incremental extract answers the rows written (journals: posted) since the last \`increment\`; its first read fixes where the answer ends, and every read answers the same rows until \`increment\` acknowledges them, however many instances write meanwhile. Other extracts answer every row final when their first page was read. At most ${EXTRACT_PAGE_ROWS_MAX} rows per page. 409 when the configuration is not Active; a cursor of an acknowledged read is a 400 naming \`after\`; a records extract whose entity the configuration no longer holds is a 404 \`entity-not-found\`, as a read of that entity's records is.`,
         params: IdPath,
         querystring: Type.Object(
           {
@@ -286,7 +286,7 @@ export const extractRoutes: FastifyPluginAsyncTypebox<{ extracts: ExtractService
         tags: ['extracts'],
         summary: 'The whole extract of an Active configuration, streamed as JSON Lines or CSV',
         description:
-          'The same rows as the paginated read, as one file in the configuration’s format (or `format`), written as it is read from a keyed cursor, so memory stays flat at any size. An incremental extract answers its pending read, as the paginated read does, until `increment`.',
+          'The same rows as the paginated read, as one file in the configuration’s format (or `format`), written as it is read from a keyed cursor, so memory stays flat at any size. An incremental extract answers its pending read, as the paginated read does, until `increment`. Refused as the paginated read is (409 when not Active; 404 `entity-not-found` for a records extract whose entity the configuration no longer holds).',
         params: IdPath,
         querystring: Type.Object(
           { format: Type.Optional(ExtractFormatInput) },

@@ -8,11 +8,14 @@ import {
   nodeOfJson,
   PERIOD_NODE_JSON_LENGTH_MAX,
   PeriodAccountingConfig,
+  PeriodDayQuery,
   PeriodFirstDay,
   PeriodNode,
   PeriodReason,
 } from '../../modules/periods/inputs.js';
 import {
+  PERIOD_DAY_MAX,
+  PERIOD_DAY_MIN,
   PERIOD_ROWS_MAX,
   PERIODS_LISTED_DEFAULT,
   PERIODS_LISTED_MAX,
@@ -31,7 +34,7 @@ import {
   PeriodSnapshotsAnswer,
   PeriodSnapshotWithBalances,
 } from './period-answers.js';
-import { DateQuery, PathParam, Problem } from './schemas.js';
+import { PathParam, Problem } from './schemas.js';
 
 const NodeQuery = Type.String({
   maxLength: PERIOD_NODE_JSON_LENGTH_MAX,
@@ -54,6 +57,9 @@ const TargetMembers = {
   firstDay: PeriodFirstDay,
 };
 
+/** The rule of a change's `firstDay`, for its description. */
+const FIRST_DAY_RULE = `\`firstDay\` is the first day of a month from ${PERIOD_DAY_MIN} to ${PERIOD_DAY_MAX} (else 400 naming \`/firstDay\`).`;
+
 /** What each change does, for its description. */
 const CHANGES: {
   readonly [A in PeriodAction]: { operationId: string; summary: string; description: string };
@@ -61,18 +67,20 @@ const CHANGES: {
   close: {
     operationId: 'closePeriod',
     summary: 'Close a period early',
-    description: `Closes an open period (the current one, the previous one in its grace time, or a reopened one) of a node and accounting configuration before the calendar would: from then on journals dated in it fail \`closed-period\`, or move to the first open period after it where the posting date override is on, and reversals are not dated in it. Refused with 409 \`period-work-pending\` and the counts in \`pending\` (\`waitingRecords\`: records of any session still waiting for processing, whose dates are known only once processed; \`unpostedJournals\`: journals of the node and accounting configuration dated in the period and not posted) while anything is pending; 409 \`period-state-conflict\` for a period after the current one, or one closed or locked already. Keeps a trial-balance snapshot as of the period's last day (at most ${PERIOD_SNAPSHOT_LINES_MAX} balances, else 409 \`conflict\`). Processing on every instance applies the change from its next chunk. Written to the audit log.`,
+    description: `Closes an open period (the current one, the previous one in its grace time, or a reopened one) of a node and accounting configuration before the calendar would: from then on journals dated in it fail \`closed-period\`, or move to the first open period after it where the posting date override is on, and reversals are not dated in it. Refused with 409 \`period-work-pending\` and the counts in \`pending\` (\`waitingRecords\`: records of any session still waiting for processing, whose dates are known only once processed; \`unpostedJournals\`: journals of the node and accounting configuration dated in the period and not posted) while anything is pending; 409 \`period-state-conflict\` for a period after the current one, or one closed or locked already. Keeps a trial-balance snapshot as of the period's last day (at most ${PERIOD_SNAPSHOT_LINES_MAX} balances, else 409 \`conflict\`). Processing on every instance applies the change from its next chunk. ${FIRST_DAY_RULE} Written to the audit log.`,
   },
   lock: {
     operationId: 'lockPeriod',
     summary: 'Lock a period',
-    description: `Locks a period not after the current one, open or closed: no journal is posted in it, no reversal is dated in it, and the posting date override moves no journal into it; only a reopening lifts it. Refused like a close while work dated in it is pending (409 \`period-work-pending\` with the counts), and with 409 \`period-state-conflict\` when it is locked already or after the current one. Keeps a trial-balance snapshot like a close. Written to the audit log.`,
+    description: `Locks a period not after the current one, open or closed: no journal is posted in it, no reversal is dated in it, and the posting date override moves no journal into it; only a reopening lifts it. Refused like a close while work dated in it is pending (409 \`period-work-pending\` with the counts), and with 409 \`period-state-conflict\` when it is locked already or after the current one. Keeps a trial-balance snapshot like a close. ${FIRST_DAY_RULE} Written to the audit log.`,
   },
   reopen: {
     operationId: 'reopenPeriod',
     summary: 'Reopen a closed or locked period',
     description:
-      'Opens a period closed by the calendar, closed by hand or locked, with a reason: journals dated in it post again, until it is closed or locked again (the calendar does not close it again). Records that failed `closed-period` are processed again by a reprocessing run (`POST /api/v1/reprocessing` with `codes: ["closed-period"]`). 409 `period-state-conflict` when the period is open. The snapshots of earlier closes are kept. Written to the audit log. When reopenings wait for four-eyes approval (`APPROVAL_REQUIRED` lists `period.reopen`), the answer is 202 with the approval request, bound to the period\'s state as it is now: a close, a lock or another reopening before the approval makes the request invalid. An `Idempotency-Key` then makes a repeated request answer the first one.',
+      'Opens a period closed by the calendar, closed by hand or locked, with a reason: journals dated in it post again, until it is closed or locked again (the calendar does not close it again). Records that failed `closed-period` are processed again by a reprocessing run (`POST /api/v1/reprocessing` with `codes: ["closed-period"]`). 409 `period-state-conflict` when the period is open. The snapshots of earlier closes are kept. ' +
+      FIRST_DAY_RULE +
+      " Written to the audit log. When reopenings wait for four-eyes approval (`APPROVAL_REQUIRED` lists `period.reopen`), the answer is 202 with the approval request, bound to the period's state as it is now: a close, a lock or another reopening before the approval makes the request invalid. An `Idempotency-Key` then makes a repeated request answer the first one.",
   },
 };
 
@@ -89,13 +97,13 @@ export const periodRoutes: FastifyPluginAsyncTypebox<{
         operationId: 'listPeriods',
         tags: ['periods'],
         summary: 'Periods of an accounting configuration per node, with their state and why',
-        description: `Each period of each node the accounting configuration is assigned to (or of \`node\`), oldest first per node: by default the ${PERIODS_LISTED_DEFAULT} periods up to the node's current one; with \`from\` and \`to\`, the periods that hold a day between them (at most ${PERIODS_LISTED_MAX} per node and ${PERIOD_ROWS_MAX} in all, else 400). A period's state comes from the calendar and the node config's grace time, unless it was closed, locked or reopened by hand. 404 for an accounting configuration that does not exist or a node it is not assigned to.`,
+        description: `Each period of each node the accounting configuration is assigned to (or of \`node\`), oldest first per node: by default the ${PERIODS_LISTED_DEFAULT} periods up to the node's current one; with \`from\` and \`to\`, the periods that hold a day between them (at most ${PERIODS_LISTED_MAX} per node and ${PERIOD_ROWS_MAX} in all, else 400); each a day from ${PERIOD_DAY_MIN} to ${PERIOD_DAY_MAX} (else 400 naming it). A period's state comes from the calendar and the node config's grace time, unless it was closed, locked or reopened by hand. 404 for an accounting configuration that does not exist or a node it is not assigned to.`,
         querystring: Type.Object(
           {
             accountingConfig: PeriodAccountingConfig,
             node: Type.Optional(NodeQuery),
-            from: Type.Optional(DateQuery('A day of the first period listed; with `to`.')),
-            to: Type.Optional(DateQuery('A day of the last period listed; with `from`.')),
+            from: Type.Optional(PeriodDayQuery('A day of the first period listed; with `to`.')),
+            to: Type.Optional(PeriodDayQuery('A day of the last period listed; with `from`.')),
           },
           { additionalProperties: false },
         ),

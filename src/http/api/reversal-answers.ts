@@ -72,6 +72,24 @@ export const Reversal = Type.Object({
   reversalJournals: Type.String({ description: 'The path of the list of every reversal journal it made.' }),
 });
 
+/**
+ * What a request that reversed nothing answers (200): every selected journal was reversed before,
+ * or is a reversal journal itself. Nothing was written, and no reversal was recorded.
+ */
+export const ReversalNothingNew = Type.Object({
+  reversalId: Type.Null({
+    description: 'No reversal was recorded: nothing was reversed, so nothing was written.',
+  }),
+  reason: Type.String(),
+  selection: ReversalSelectionAnswer,
+  postingDate: Type.Union([Type.String({ format: 'date' }), Type.Null()]),
+  ...ReversalCountMembers,
+  reversalJournalIds: Type.Array(Type.String(), {
+    maxItems: 0,
+    description: 'Empty: no reversal journal was written.',
+  }),
+});
+
 /** What a reversal would do now (a dry run). */
 export const ReversalDryRun = Type.Object({
   dryRun: Type.Literal(true),

@@ -16,7 +16,7 @@ import { IdempotencyKey } from '../../modules/ingestion/inputs.js';
 import { principalOf } from '../authenticate.js';
 import { approvalCallerOf, PendingApprovalAnswer, sendPendingApproval } from './approval-requests.js';
 import { keyOfCursor, nextCursor } from './cursor.js';
-import { Reversal, ReversalDryRun, ReversalListItem } from './reversal-answers.js';
+import { Reversal, ReversalDryRun, ReversalListItem, ReversalNothingNew } from './reversal-answers.js';
 import {
   AfterQuery,
   CURSOR_PAGING_DESCRIPTION,
@@ -88,7 +88,7 @@ const ReversalBody = Type.Object(
     }),
     postingDate: Type.Optional(
       DateMember(
-        'The core date of every reversal journal, instead of the dating rule: in an open period of each journal and not before its core date (else 422 `posting-date-closed`).',
+        "The core date of every reversal journal, instead of the dating rule: in an open period of each selected journal's node and accounting configuration and not before the core date of a journal it reverses (else 422 `posting-date-closed`, naming the period and its state; a date is never moved).",
       ),
     ),
   },
@@ -156,7 +156,7 @@ export const reversalRoutes: FastifyPluginAsyncTypebox<{
         operationId: 'reverseJournals',
         tags: ['journals'],
         summary: 'Reverse the selected journals',
-        description: `Each selected journal that no correction has withdrawn gets one reversal journal: the same lines with their sides swapped, \`reverses\` naming it, in its session (\`ingestionId\`), node and accounting configuration; the journal's \`withdrawnBy\` (and \`reversedBy\` when it had none) names the reversal. A journal whose type has an automatic reversal is withdrawn with that reversal, so the correction removes the whole posting. The reversal's core date is the journal's when that date is in an open period of its node, else the first day of the earliest open period (\`originalCoreDate\` holds the journal's date either way), or \`postingDate\` when given; a reversal dated after the node's business date waits unposted, like any journal. A journal is reversed at most once: one already withdrawn is counted in \`alreadyReversed\`, and a reversal journal itself is \`notReversible\`. All or nothing, in one transaction; at most ${REVERSAL_JOURNALS_PER_REQUEST_MAX} selected journals (else 422 \`reversal-too-large\`). 201 when journals were reversed; 200 when every selected journal was reversed before; 422 \`nothing-to-reverse\` when the selection matched none. With \`dryRun=true\` nothing is written and the answer (200) has the same counts and totals. \`Idempotency-Key\`: the same key from the same client with the same request answers the first answer again (\`Idempotent-Replayed: true\`); with another request it is 422 \`idempotency-key-reused\`. Written to the audit log.`,
+        description: `Each selected journal that no correction has withdrawn gets one reversal journal: the same lines with their sides swapped, \`reverses\` naming it, in its session (\`ingestionId\`), node and accounting configuration; the journal's \`withdrawnBy\` (and \`reversedBy\` when it had none) names the reversal. A journal whose type has an automatic reversal is withdrawn with that reversal, so the correction removes the whole posting. The reversal's core date is the journal's when that date is in an open period of its node, else the first day of the earliest open period (\`originalCoreDate\` holds the journal's date either way), or \`postingDate\` when given; a reversal dated after the node's business date waits unposted, like any journal. A journal is reversed at most once: one already withdrawn is counted in \`alreadyReversed\`, and a reversal journal itself is \`notReversible\`. All or nothing, in one transaction; at most ${REVERSAL_JOURNALS_PER_REQUEST_MAX} selected journals (else 422 \`reversal-too-large\`). 201 when journals were reversed; 200 when every selected journal was reversed before (or is itself a reversal journal), with the counts, \`reversalId\` null and nothing written (no reversal is recorded, audited or announced); 422 \`nothing-to-reverse\` when the selection matched none. A \`postingDate\` in a closed or locked period of the node and accounting configuration of any selected journal, reversed already or not, is 422 \`posting-date-closed\` naming the period (\`YYYY-MM\`), its state and the node, as is one before the core date of a journal it would reverse; nothing is moved to an open day. With \`dryRun=true\` nothing is written and the answer (200) has the same counts and totals. \`Idempotency-Key\`: the same key from the same client with the same request answers the first answer again (\`Idempotent-Replayed: true\`); with another request it is 422 \`idempotency-key-reused\`. Written to the audit log.`,
         querystring: Type.Object(
           {
             dryRun: Type.Boolean({
@@ -169,7 +169,7 @@ export const reversalRoutes: FastifyPluginAsyncTypebox<{
         headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKey) }),
         body: ReversalBody,
         response: {
-          200: Type.Union([Reversal, ReversalDryRun]),
+          200: Type.Union([Reversal, ReversalNothingNew, ReversalDryRun]),
           201: Reversal,
           202: PendingApprovalAnswer,
           400: Problem,
@@ -197,11 +197,21 @@ export const reversalRoutes: FastifyPluginAsyncTypebox<{
         return sendPendingApproval(reply, pending);
       }
       const principal = principalOf(request);
-      const { reversal, replayed } = await reversals.reverse(
+      const answer = await reversals.reverse(
         input,
         { ownerEmail: principal.ownerEmail, clientId: principal.clientId },
         request.headers['idempotency-key'],
       );
+      if (answer.kind === 'nothing-new')
+        return reply.code(200).send({
+          reversalId: null,
+          reason,
+          selection: input.selection,
+          postingDate: postingDate ?? null,
+          ...answer.counts,
+          reversalJournalIds: [],
+        });
+      const { reversal, replayed } = answer;
       if (replayed) reply.header('idempotent-replayed', 'true');
       reply.header('location', `/api/v1/reversals/${reversal.reversalId}`);
       return reply.code(reversal.journals > 0 ? 201 : 200).send(answerOf(reversal));

@@ -10,9 +10,10 @@
  * of the original's node and accounting configuration (a later period is open too: a reversal of
  * an unposted journal waits unposted with it and posts on the same day), otherwise the first day
  * of the first open period after it (closed or locked periods, by the calendar or by hand, are
- * skipped). A posting date asked for replaces both, and must be in an open period and not before
- * the original's core date. The reversal always records the original's
- * core date as its `originalCoreDate`.
+ * skipped). A posting date asked for replaces both, and must be in an open period (else
+ * `closedPeriodOf` names the period it is in) and not before the original's core date: it is
+ * refused, never moved. The reversal always records the original's core date as its
+ * `originalCoreDate`.
  */
 import { add, type Decimal, decimal, negate, toDecimalString, ZERO } from '../../lib/decimal.js';
 import { isPosted } from './business-date.js';
@@ -20,6 +21,9 @@ import { formatIsoDate, parseIsoDate } from './dates.js';
 import type { JournalDraft, JournalLineDraft, JournalStatus } from './journal-draft.js';
 import type { StoredLineValues } from './line-record.js';
 import { firstOpenDayAfter, isInClosedPeriod, type ManualPeriod, type PeriodWindow } from './periods.js';
+
+/** Characters of a month `YYYY-MM`, the head of an ISO date: how a message names a period. */
+const ISO_MONTH_LENGTH = 7;
 
 /** The open window of a node and accounting configuration at the instant of a reversal. */
 export interface ReversalWindow {
@@ -51,16 +55,53 @@ export type ReversalDating =
   | { ok: true; coreDate: string; status: JournalStatus }
   | { ok: false; refusal: PostingDateRefusal; firstOpenDay: string };
 
+/**
+ * The period a day falls in when no reversal may be dated there: its month (`YYYY-MM`), its state
+ * (`locked` by hand, or `closed` by the calendar or by hand) and the first day of the first open
+ * period after it.
+ */
+export interface ClosedPeriodOfDay {
+  period: string;
+  state: 'closed' | 'locked';
+  /** Whether a manual state decides (closed or locked by hand), rather than the calendar. */
+  byHand: boolean;
+  firstOpenDay: string;
+}
+
+function periodWindowOf(window: ReversalWindow): PeriodWindow {
+  return {
+    earliestOpenFirstDay: parseIsoDate(window.earliestOpenFirstDay) ?? 0,
+    manual: window.manual ?? [],
+  };
+}
+
+/**
+ * The closed or locked period of `window` that holds `day` (an ISO date), or `undefined` when the
+ * period is open. What an explicit posting date is checked against, for every journal a reversal
+ * selects, so that a posting date is refused with the period named rather than moved. Throws a
+ * `RangeError` when `day` is not an ISO date: the caller checks the request first.
+ */
+export function closedPeriodOf(day: string, window: ReversalWindow): ClosedPeriodOfDay | undefined {
+  const dayNumber = parseIsoDate(day);
+  if (dayNumber === undefined) throw new RangeError(`not an ISO date: ${JSON.stringify(day)}`);
+  const open = periodWindowOf(window);
+  if (!isInClosedPeriod(open, dayNumber)) return undefined;
+  const manual = open.manual.find((p) => dayNumber >= p.firstDay && dayNumber <= p.lastDay);
+  return {
+    period: day.slice(0, ISO_MONTH_LENGTH),
+    state: manual?.state === 'locked' ? 'locked' : 'closed',
+    byHand: manual !== undefined,
+    firstOpenDay: formatIsoDate(firstOpenDayAfter(open, dayNumber)),
+  };
+}
+
 /** The date and status of the reversal of a journal of `originalCoreDate` (the rule in the header). */
 export function reversalDateOf(
   originalCoreDate: string,
   window: ReversalWindow,
   postingDate: string | undefined,
 ): ReversalDating {
-  const open: PeriodWindow = {
-    earliestOpenFirstDay: parseIsoDate(window.earliestOpenFirstDay) ?? 0,
-    manual: window.manual ?? [],
-  };
+  const open = periodWindowOf(window);
   let coreDate: string;
   if (postingDate !== undefined) {
     const day = parseIsoDate(postingDate) ?? 0;

@@ -6,7 +6,11 @@
  * (`reversal-journals.ts`), in one transaction with the request's record and audit entry. A
  * journal is withdrawn at most once, whoever asks and however many instances share the store. A
  * dry run answers the same counts and writes nothing. An idempotency key makes a retry of the
- * same request answer the first answer again.
+ * same request answer the first answer again. A request that reverses nothing (every selected
+ * journal reversed already, or a reversal journal itself) records nothing either: no reversal,
+ * no audit entry, no event; its answer gives the counts only. An explicit posting date in a
+ * closed or locked period of any selected journal's node and accounting configuration is
+ * refused, naming the period, its state and the node; it is never moved to an open day.
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../lib/canonical-json.js';
@@ -14,8 +18,10 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
+import { parseIsoDate } from './dates.js';
 import { nodeOpenPeriods } from './node-business-date.js';
 import type { PreparedAccountingRevision } from './prepare.js';
+import { type ClosedPeriodOfDay, closedPeriodOf } from './reversal-journals.js';
 import {
   type OpenWindowOf,
   REVERSAL_IDS_LISTED_MAX,
@@ -51,11 +57,15 @@ export interface ReversalCaller {
 /** A stored reversal as answered: with its first reversal journal ids. */
 export type ReversalView = StoredReversal & { reversalJournalIds: string[] };
 
-/** What a request came to: the reversal, and whether it is the replay of an earlier answer. */
-export interface ReversalAnswer {
-  reversal: ReversalView;
-  replayed: boolean;
-}
+/**
+ * What a request came to: `stored`, the reversal, and whether it is the replay of an earlier
+ * answer; `nothing-new`, no selected journal needed a reversal journal (each was reversed
+ * already, or is a reversal journal itself), so nothing was written and no reversal recorded:
+ * the counts say why.
+ */
+export type ReversalAnswer =
+  | { kind: 'stored'; reversal: ReversalView; replayed: boolean }
+  | { kind: 'nothing-new'; counts: ReversalCounts };
 
 /**
  * The digest that tells a repeated request from another one under the same idempotency key: the
@@ -66,9 +76,16 @@ export function requestDigest(request: ReversalRequest): string {
   return createHash('sha256').update(canonicalJson(request)).digest('hex');
 }
 
-/** The checks a schema cannot say. Errors: `validation-failed` naming the member. */
+/**
+ * The checks a schema cannot say, and those of a request that reaches the service without one
+ * (an administration form). Errors: `validation-failed` naming the member.
+ */
 function checkRequest(request: ReversalRequest): void {
   const { selection } = request;
+  if (request.postingDate !== undefined && parseIsoDate(request.postingDate) === undefined)
+    throw new AppError('validation-failed', `postingDate ${request.postingDate} is not a date`, {
+      errors: [{ path: '/postingDate', message: 'must be a date YYYY-MM-DD' }],
+    });
   if ('from' in selection && selection.from > selection.to)
     throw new AppError('validation-failed', 'the selection must end on or after the day it starts', {
       errors: [{ path: '/selection/to', message: 'must be on or after from' }],
@@ -77,6 +94,49 @@ function checkRequest(request: ReversalRequest): void {
     throw new AppError('validation-failed', 'a reason is required', {
       errors: [{ path: '/reason', message: 'must not be blank' }],
     });
+}
+
+/** How a refusal names the state of a period. */
+function stateText(closed: ClosedPeriodOfDay): string {
+  if (closed.state === 'locked') return 'locked';
+  return closed.byHand ? 'closed by hand' : 'closed by the calendar';
+}
+
+/**
+ * The refusal of a posting date in the closed or locked period `closed` of `node` and
+ * `accountingConfig`: the period (`YYYY-MM`), its state and the node are named, and so is the
+ * first open period after it, a date the request could ask for instead.
+ */
+function postingDateClosed(
+  postingDate: string,
+  closed: ClosedPeriodOfDay,
+  node: Readonly<Record<string, string>>,
+  accountingConfig: string,
+): AppError {
+  const where = `period ${closed.period} of node ${JSON.stringify(node)} and accounting configuration ${accountingConfig}`;
+  return new AppError(
+    'posting-date-closed',
+    `postingDate ${postingDate} is in ${where}, which is ${stateText(closed)}: no reversal is dated in it; the first open period after it starts ${closed.firstOpenDay}`,
+    {
+      errors: [
+        {
+          path: '/postingDate',
+          message: `must be in an open period: ${where} is ${stateText(closed)}; the first open period after it starts ${closed.firstOpenDay}`,
+        },
+      ],
+    },
+  );
+}
+
+/**
+ * The refusal of an approval of a reversal that reverses no journal: every selected journal is
+ * reversed already (or is a reversal journal), so there is nothing to approve or to record.
+ */
+function nothingNewToApprove(): AppError {
+  return new AppError(
+    'nothing-to-reverse',
+    'every selected journal is reversed already or is itself a reversal journal: there is nothing to reverse',
+  );
 }
 
 /** Reversals by selection (see the header). */
@@ -102,10 +162,15 @@ export class ReversalService<T extends PreparedAccountingRevision> {
 
   /**
    * The open windows of the current configuration and period states at `now`, worked out once per
-   * node and basis; the store refuses a request prepared under states it no longer holds.
+   * node and basis; the store refuses a request prepared under states it no longer holds. With a
+   * `postingDate`, the window of a node and accounting configuration whose period holding that
+   * date is closed or locked is refused instead (`posting-date-closed`, naming the period, its
+   * state and the node): the store asks for the window of every selected journal before it
+   * reverses any, so the refusal does not depend on which journals were reversed already.
    */
   async #windows(
     now: Date,
+    postingDate: string | undefined,
   ): Promise<{ revision: number; periodsVersion: number; openWindowOf: OpenWindowOf }> {
     const { prepared } = await this.#snapshots.current();
     const periods = await this.#store.periodStates();
@@ -126,6 +191,10 @@ export class ReversalService<T extends PreparedAccountingRevision> {
               earliestOpenFirstDay: open.earliestOpenFirstDay,
               manual: open.manual,
             };
+      if (postingDate !== undefined && window !== undefined) {
+        const closed = closedPeriodOf(postingDate, window);
+        if (closed !== undefined) throw postingDateClosed(postingDate, closed, node, accountingConfig);
+      }
       memo.set(key, window);
       return window;
     };
@@ -146,16 +215,20 @@ export class ReversalService<T extends PreparedAccountingRevision> {
         'idempotency-key-reused',
         `Idempotency-Key ${key} was used before by this client with another request`,
       );
-    return { reversal: await this.#view(found.reversal), replayed: true };
+    return { kind: 'stored' as const, reversal: await this.#view(found.reversal), replayed: true };
   }
 
   /**
    * Reverses the journals `request` selects, for `caller`, all or nothing. With an idempotency
    * key, a repeat of an earlier request of the same client answers its first answer again, and
-   * writes nothing. Errors: `validation-failed` (a range that ends before it starts, a blank
-   * reason), `nothing-to-reverse` (the selection matched no journal), `reversal-too-large`,
-   * `posting-date-closed` (the posting date is in a closed or locked period of a selected
-   * journal's node, or before its core date), `idempotency-key-reused`.
+   * writes nothing. When no selected journal needs a reversal journal the answer is
+   * `nothing-new` with the counts, and nothing is written: no reversal, no audit entry, no event,
+   * and the idempotency key stays unused. Errors: `validation-failed` (a range that ends before
+   * it starts, a blank reason, a posting date that is not a date), `nothing-to-reverse` (the
+   * selection matched no journal), `reversal-too-large`, `posting-date-closed` (the posting date
+   * is in a closed or locked period of a selected journal's node, whether that journal is
+   * reversed already or not, or before the core date of a journal it would reverse),
+   * `idempotency-key-reused`.
    */
   async reverse(
     request: ReversalRequest,
@@ -170,7 +243,7 @@ export class ReversalService<T extends PreparedAccountingRevision> {
     }
     for (let attempt = 1; ; attempt += 1) {
       const now = this.#clock.now();
-      const { revision, periodsVersion, openWindowOf } = await this.#windows(now);
+      const { revision, periodsVersion, openWindowOf } = await this.#windows(now, request.postingDate);
       const result = await this.#store.reverse({
         reversalId: this.#newId(),
         selection: request.selection,
@@ -186,7 +259,9 @@ export class ReversalService<T extends PreparedAccountingRevision> {
         openWindowOf,
         newId: this.#newId,
       });
-      if (result.kind === 'stored') return { reversal: await this.#view(result.reversal), replayed: false };
+      if (result.kind === 'unchanged') return { kind: 'nothing-new', counts: result.counts };
+      if (result.kind === 'stored')
+        return { kind: 'stored', reversal: await this.#view(result.reversal), replayed: false };
       if (result.kind === 'replay') return this.#replay(result, digest, idempotencyKey ?? '');
       if (result.kind === 'moved') throw new Error('a reversal without expected counts cannot have moved');
       if (attempt >= STALE_CONFIGURATION_ATTEMPTS_MAX)
@@ -200,7 +275,7 @@ export class ReversalService<T extends PreparedAccountingRevision> {
   /** What `reverse` would do now; writes nothing. Errors as `reverse`'s, but the key's. */
   async dryRun(request: ReversalRequest): Promise<ReversalCounts> {
     checkRequest(request);
-    const { openWindowOf } = await this.#windows(this.#clock.now());
+    const { openWindowOf } = await this.#windows(this.#clock.now(), request.postingDate);
     return this.#store.dryRun({
       selection: request.selection,
       postingDate: request.postingDate,
@@ -211,18 +286,21 @@ export class ReversalService<T extends PreparedAccountingRevision> {
   /**
    * What an approver of a reversal is shown (docs/domain/approvals.md): the dry run, the
    * configuration revision it was worked out under and the request's digest. Writes nothing.
-   * Errors as {@link dryRun}'s.
+   * Errors as {@link dryRun}'s, and `nothing-to-reverse` when every selected journal is reversed
+   * already: there is nothing to approve.
    */
   async review(
     request: ReversalRequest,
   ): Promise<{ revision: number; counts: ReversalCounts; digest: string }> {
     checkRequest(request);
-    const { revision, openWindowOf } = await this.#windows(this.#clock.now());
+    const { revision, openWindowOf } = await this.#windows(this.#clock.now(), request.postingDate);
     const counts = await this.#store.dryRun({
       selection: request.selection,
       postingDate: request.postingDate,
       openWindowOf,
     });
+    // A request to approve must change something: without approval such a request records nothing.
+    if (counts.journals === 0) throw nothingNewToApprove();
     return { revision, counts, digest: requestDigest(request) };
   }
 
@@ -230,7 +308,9 @@ export class ReversalService<T extends PreparedAccountingRevision> {
    * The reversal of an approved request, for `caller` (the approver): made only while the
    * configuration is at `bound.revision` and the reversal comes to exactly `bound.counts`
    * (checked in its transaction), else nothing is written and the answer is `moved`, saying
-   * what moved. Errors as {@link reverse}'s, but the key's.
+   * what moved. Errors as {@link reverse}'s, but the key's; and `nothing-to-reverse` when nothing
+   * it selects needs a reversal journal, as was the case when it was approved (nothing is
+   * recorded: an approved reversal of nothing makes no empty reversal).
    */
   async reverseBound(
     request: ReversalRequest,
@@ -246,7 +326,7 @@ export class ReversalService<T extends PreparedAccountingRevision> {
     // approved: the reversal is prepared again under them, as `reverse` does.
     for (let attempt = 1; ; attempt += 1) {
       const now = this.#clock.now();
-      const { revision, periodsVersion, openWindowOf } = await this.#windows(now);
+      const { revision, periodsVersion, openWindowOf } = await this.#windows(now, request.postingDate);
       if (revision !== bound.revision) return revisionMoved(revision);
       const result = await this.#store.reverse({
         reversalId: this.#newId(),
@@ -273,6 +353,7 @@ export class ReversalService<T extends PreparedAccountingRevision> {
         };
       if (result.kind === 'replay')
         throw new Error('a reversal without an idempotency key cannot be a replay');
+      if (result.kind === 'unchanged') throw nothingNewToApprove();
       const current = await this.#currentRevision();
       if (current !== bound.revision) return revisionMoved(current);
       if (attempt >= STALE_CONFIGURATION_ATTEMPTS_MAX)

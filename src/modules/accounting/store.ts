@@ -538,7 +538,9 @@ export type ReversalResult =
   | { kind: 'stored'; reversal: StoredReversal }
   | { kind: 'replay'; reversal: StoredReversal; digest: string }
   | { kind: 'stale' }
-  | { kind: 'moved'; counts: ReversalCounts };
+  | { kind: 'moved'; counts: ReversalCounts }
+  /** No selected journal needed a reversal journal: nothing was written, the counts say why. */
+  | { kind: 'unchanged'; counts: ReversalCounts };
 
 /**
  * Reversals over the store. `reverse` is one transaction: everything the request reverses, its

@@ -4,11 +4,12 @@
  * in one transaction, so that two instances never both move one request.
  */
 import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
-import { type AuditActor, systemActor } from '../audit/entry.js';
+import { type AuditActor, actorOfCaller, signedInClientIdOf, systemActor } from '../audit/entry.js';
 import type { ApprovalKindName, ApprovalReview } from './kinds.js';
 
 export type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
 export type { AuditActor };
+export { actorOfCaller, signedInClientIdOf };
 
 /**
  * The statuses of a request (docs/domain/approvals.md): `pending-approval` waits for a second
@@ -147,27 +148,6 @@ export interface ApprovalStore {
    * committed, since it would have made them `approved`, and can no longer commit.
    */
   recoverInterrupted(decidedBefore: string, at: string): Promise<StoredApprovalRequest[]>;
-}
-
-/**
- * The client id that scopes the idempotency keys of a user of the administration interface, who
- * has no credential there: `admin:<e-mail>`.
- */
-export function signedInClientIdOf(email: string): string {
-  return `${SIGNED_IN_CLIENT_PREFIX}${email}`;
-}
-
-const SIGNED_IN_CLIENT_PREFIX = 'admin:';
-
-/**
- * Who the audit trail names for a maker or decider of a request: the user, with the client id of
- * the credential that called the API, or none for a user of the administration interface.
- */
-export function approvalActorOf(email: string, clientId: string | null): AuditActor {
-  return {
-    user: email,
-    clientId: clientId === null || clientId.startsWith(SIGNED_IN_CLIENT_PREFIX) ? null : clientId,
-  };
 }
 
 /**

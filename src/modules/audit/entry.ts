@@ -62,6 +62,28 @@ export interface AuditActor {
   cause?: string;
 }
 
+/**
+ * The client id that stands for a user of the administration interface where an action needs
+ * one (it scopes idempotency keys and is kept with approval requests and period changes): that
+ * user has no credential there, only a sign-in.
+ */
+export function signedInClientIdOf(email: string): string {
+  return `${SIGNED_IN_CLIENT_PREFIX}${email}`;
+}
+
+const SIGNED_IN_CLIENT_PREFIX = 'admin:';
+
+/**
+ * Who the trail names for a caller known by e-mail and client id: the user, with the client id of
+ * the credential that called the API, or none for a user of the administration interface.
+ */
+export function actorOfCaller(email: string, clientId: string | null): AuditActor {
+  return {
+    user: email,
+    clientId: clientId === null || clientId.startsWith(SIGNED_IN_CLIENT_PREFIX) ? null : clientId,
+  };
+}
+
 /** The name the trail gives the service acting by itself. */
 export const SYSTEM_ACTOR_NAME = 'system';
 

@@ -7,9 +7,11 @@ import type { AuditEntry, ChainHead } from './entry.js';
 
 export {
   type AuditAction,
+  type AuditActor,
   type AuditConfigurationFields,
   type AuditEntry,
   type AuditRecord,
+  actorOfCaller,
   auditHashOf,
   type ChainHead,
   GENESIS_HASH,

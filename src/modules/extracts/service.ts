@@ -5,13 +5,17 @@
  * the position under which every row is final (docs/adr/0022-gap-free-extract-offsets.md), every
  * later read answers the same window, and `increment` moves the offset to `pending`. So a
  * consumer that fails before acknowledging reads the same rows again, and no row is answered in
- * two acknowledged windows or in none.
+ * two acknowledged windows or in none. A `records` extract names an entity of the configuration
+ * stored now: one naming another is refused as a read of that entity's records is (404
+ * `entity-not-found`), when it is made or changed and when it is read.
  */
 import type { Clock } from '../../lib/clock.js';
+import { closestNames, didYouMean } from '../../lib/closest-names.js';
 import { AppError } from '../../lib/errors.js';
 import { lineRecord } from '../accounting/line-record.js';
 import type { PreparedAccountingRevision } from '../accounting/prepare.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
+import { entityKey, type PreparedEntities } from '../entities/prepared-entity.js';
 import { headerOf, lineOf, projected } from './encode.js';
 import { FIELDS_OF_SOURCE, FILTERS_OF_SOURCE } from './inputs.js';
 import type {
@@ -93,15 +97,53 @@ function checkConfiguration(config: NewExtractConfiguration): void {
     throw invalid('/fields', 'must be given for a CSV extract of records: their fields vary');
 }
 
+/**
+ * The refusal of a `records` extract whose namespace or entity the configuration `entities` does
+ * not hold, worded as the entity records read words it (`entity-not-found`, with the closest
+ * names), or `undefined` for any other extract. `members` names the filters at fault, for a
+ * request that sent them (a creation or a change).
+ */
+function unknownEntityOf(
+  config: Pick<NewExtractConfiguration, 'source' | 'filters'>,
+  entities: PreparedEntities['entities'],
+  members: boolean,
+): AppError | undefined {
+  const { namespace, entity } = config.filters;
+  if (config.source !== 'records' || namespace === undefined || entity === undefined) return undefined;
+  if (entities.has(entityKey(namespace, entity))) return undefined;
+  const refusal = (path: string, detail: string, suggestions: string[]) =>
+    new AppError('entity-not-found', `the records extract names an unknown entity: ${detail}`, {
+      suggestions,
+      ...(members
+        ? { errors: [{ path, message: 'must name an entity of the configuration stored now' }] }
+        : {}),
+    });
+  const all = [...entities.values()].map((e) => e.definition);
+  const inNamespace = all.filter((e) => e.namespace === namespace).map((e) => e.name);
+  if (inNamespace.length === 0) {
+    const near = closestNames(
+      namespace,
+      all.map((e) => e.namespace),
+    );
+    return refusal('/filters/namespace', `no namespace ${namespace}.${didYouMean(near)}`, near);
+  }
+  const near = closestNames(entity, inNamespace);
+  return refusal(
+    '/filters/entity',
+    `no entity ${entity} in namespace ${namespace}.${didYouMean(near)}`,
+    near,
+  );
+}
+
 /** The extraction configurations and their reads. */
 export class ExtractService {
   readonly #store: ExtractStore;
-  readonly #snapshots: ConfigurationSnapshots<PreparedAccountingRevision>;
+  readonly #snapshots: ConfigurationSnapshots<PreparedAccountingRevision & PreparedEntities>;
   readonly #clock: Clock;
 
   constructor(
     store: ExtractStore,
-    snapshots: ConfigurationSnapshots<PreparedAccountingRevision>,
+    snapshots: ConfigurationSnapshots<PreparedAccountingRevision & PreparedEntities>,
     clock: Clock,
   ) {
     this.#store = store;
@@ -113,9 +155,28 @@ export class ExtractService {
     return this.#clock.now().toISOString();
   }
 
-  /** Stores a new configuration in Draft. Errors: `validation-failed`, naming the member. */
+  /**
+   * Refuses a `records` extract whose entity the configuration stored now does not hold
+   * (`entity-not-found`); `members` names the filter at fault for a request that sent it.
+   */
+  async #checkEntity(
+    config: Pick<NewExtractConfiguration, 'source' | 'filters'>,
+    members: boolean,
+  ): Promise<void> {
+    if (config.source !== 'records') return;
+    const { prepared } = await this.#snapshots.current();
+    const refusal = unknownEntityOf(config, prepared.entities, members);
+    if (refusal !== undefined) throw refusal;
+  }
+
+  /**
+   * Stores a new configuration in Draft. Errors, in this order: `validation-failed`, naming the
+   * member; `entity-not-found` for a `records` extract of an entity the configuration does not
+   * hold, naming `/filters/namespace` or `/filters/entity`.
+   */
   async create(config: NewExtractConfiguration, actor: string): Promise<ExtractConfigurationView> {
     checkConfiguration(config);
+    await this.#checkEntity(config, true);
     return viewOf(await this.#store.create(config, actor, this.#now()));
   }
 
@@ -141,7 +202,8 @@ export class ExtractService {
    * Changes a configuration. State moves Draft → Active, Active → Inactive and Inactive → Active
    * (its offset kept); nothing returns to Draft. Source, filters and `incremental` change only in
    * Draft: they decide which rows the offset counts. Errors: `not-found`; `conflict` for a
-   * transition or a change its state refuses; `validation-failed` as `create`.
+   * transition or a change its state refuses; `validation-failed` and `entity-not-found` as
+   * `create`, the second when the change names the source or the filters.
    */
   async update(
     id: number,
@@ -166,7 +228,7 @@ export class ExtractService {
           throw new AppError('conflict', `${member} changes only in Draft: make a new configuration`, {
             errors: [{ path: `/${member}`, message: 'changes only while the configuration is in Draft' }],
           });
-    checkConfiguration({
+    const changed: NewExtractConfiguration = {
       name: change.name ?? config.name,
       description: change.description === undefined ? config.description : change.description,
       source: change.source ?? config.source,
@@ -174,7 +236,10 @@ export class ExtractService {
       fields: change.fields === undefined ? config.fields : change.fields,
       format: change.format ?? config.format,
       incremental: change.incremental ?? config.incremental,
-    });
+    };
+    checkConfiguration(changed);
+    // A change of name or state leaves the entity to the reads, which refuse it if it is gone.
+    if (change.source !== undefined || change.filters !== undefined) await this.#checkEntity(changed, true);
     const updated = await this.#store.update(id, change, actor, this.#now());
     if (updated === undefined) throw new AppError('not-found', `no extraction configuration ${id}`);
     return viewOf(updated);
@@ -185,7 +250,12 @@ export class ExtractService {
     if (!(await this.#store.delete(id))) throw new AppError('not-found', `no extraction configuration ${id}`);
   }
 
-  /** The Active configuration `id`. Errors: `not-found`, `conflict` when it is not Active. */
+  /**
+   * The Active configuration `id`, as every read takes it. Errors, in this order: `not-found`;
+   * `conflict` when it is not Active; `entity-not-found` for a `records` extract whose entity the
+   * configuration stored now does not hold (removed since it was made), as a read of that
+   * entity's records answers.
+   */
   async active(id: number): Promise<StoredExtractConfiguration> {
     const config = await this.get(id);
     if (config.state !== 'Active')
@@ -193,6 +263,7 @@ export class ExtractService {
         'conflict',
         `extraction configuration ${id} is ${config.state}: only an Active one is read`,
       );
+    await this.#checkEntity(config, false);
     return config;
   }
 

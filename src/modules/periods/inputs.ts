@@ -6,7 +6,7 @@
  * the member at fault.
  */
 import { Type } from '@sinclair/typebox';
-import { PERIOD_REASON_LENGTH_MAX } from './service.js';
+import { PERIOD_DAY_MAX, PERIOD_DAY_MIN, PERIOD_REASON_LENGTH_MAX } from './service.js';
 
 /** Most fields a node may have in a request. */
 export const PERIOD_NODE_FIELDS_MAX = 20;
@@ -35,12 +35,24 @@ export const PeriodNode = Type.Record(
   },
 );
 
-/** The first day of a period. */
+/**
+ * The first day of a period. The years a period may be in (1 to 9999) are the service's rule
+ * (`periodDayOf`), which names the member: the `date` format takes year 0.
+ */
 export const PeriodFirstDay = Type.String({
   format: 'date',
-  description: 'The first day of the period (periods are calendar months).',
+  description: `The first day of the period (periods are calendar months), from ${PERIOD_DAY_MIN} to ${PERIOD_DAY_MAX}.`,
   examples: ['2026-03-01'],
 });
+
+/** A day of a period that bounds a listing, in a query. */
+export function PeriodDayQuery(description: string) {
+  return Type.String({
+    format: 'date',
+    description: `${description} From ${PERIOD_DAY_MIN} to ${PERIOD_DAY_MAX}.`,
+    examples: ['2026-01-31'],
+  });
+}
 
 /** Why a period is reopened. */
 export const PeriodReason = Type.String({

@@ -36,6 +36,29 @@ export const PERIODS_LISTED_DEFAULT = 12;
 export const PERIOD_ROWS_MAX = 2_000;
 /** The longest reason of a reopening. */
 export const PERIOD_REASON_LENGTH_MAX = 500;
+/**
+ * The first and the last day a period may hold: years 1 to 9999, those an ISO date of four
+ * digits names. Year 0 reads as a date but is no year of any books, and a period of it could be
+ * locked and snapshotted, so it is refused like year 10000.
+ */
+export const PERIOD_DAY_MIN = '0001-01-01';
+export const PERIOD_DAY_MAX = '9999-12-31';
+
+/**
+ * The day number of `text`, a day a request names at `path` (a period's first day, an end of a
+ * range). Errors: `validation-failed` naming `path` for a text that is not a date, or a date
+ * before year 1 or after year 9999.
+ */
+export function periodDayOf(path: string, text: string): number {
+  const day = parseIsoDate(text);
+  if (day === undefined || text < PERIOD_DAY_MIN || text > PERIOD_DAY_MAX)
+    throw new AppError(
+      'validation-failed',
+      `${path.slice(1)} ${text} is not a date from ${PERIOD_DAY_MIN} to ${PERIOD_DAY_MAX}`,
+      { errors: [{ path, message: `must be a date from ${PERIOD_DAY_MIN} to ${PERIOD_DAY_MAX}` }] },
+    );
+  return day;
+}
 
 /** A period's state: by the calendar (`open`, `grace`, `closed`) or by hand (`closed`, `locked`). */
 export type PeriodStateName = 'open' | 'grace' | 'closed' | 'locked';
@@ -228,12 +251,14 @@ export class PeriodService<T extends PreparedAccountingRevision> {
   /**
    * The periods of an accounting configuration per node: by default the PERIODS_LISTED_DEFAULT
    * periods up to each node's current one, else those that overlap `from`..`to`. Errors:
-   * `not-found` (see `#nodesOf`), `validation-failed` for a range that ends before it starts, spans
-   * more than PERIODS_LISTED_MAX periods, or gives more than PERIOD_ROWS_MAX rows.
+   * `validation-failed` for an end of the range that is not a date of years 1 to 9999, a range
+   * that ends before it starts, spans more than PERIODS_LISTED_MAX periods, or gives more than
+   * PERIOD_ROWS_MAX rows; `not-found` (see `#nodesOf`).
    */
   async list(query: PeriodQuery): Promise<PeriodListing> {
-    const { accounting, config, nodes } = await this.#nodesOf(query.accountingConfig, query.node);
+    // The request's own rules first: a bad range is a 400 whatever the configuration holds.
     const range = rangeOf(query);
+    const { accounting, config, nodes } = await this.#nodesOf(query.accountingConfig, query.node);
     const [stored, counts] = await Promise.all([
       this.#store.statesOf(query.accountingConfig, query.node),
       this.#store.snapshotCounts(query.accountingConfig, query.node),
@@ -275,15 +300,14 @@ export class PeriodService<T extends PreparedAccountingRevision> {
 
   /**
    * The node, first day, reason and calendar state of a change, checked as `act` checks them.
-   * Errors: `not-found`, `validation-failed` (a first day that does not start a period, a blank
-   * reason of a reopening).
+   * Errors, in this order: `validation-failed` (a first day that is not a date of years 1 to 9999
+   * or does not start a period, a blank reason of a reopening), `not-found`.
    */
   async #changeOf(action: PeriodAction, target: PeriodTarget, reason: string | undefined) {
-    const { accounting, nodes, revision } = await this.#nodesOf(target.accountingConfig, target.node);
-    const node = nodes[0];
-    if (node === undefined) throw new AppError('not-found', 'no such node');
-    const first = parseIsoDate(target.firstDay);
-    if (first === undefined || periodFirstDayOf(first) !== first)
+    // The request's own rules first: a bad first day or reason is a 400 whatever the
+    // configuration holds.
+    const first = periodDayOf('/firstDay', target.firstDay);
+    if (periodFirstDayOf(first) !== first)
       throw new AppError('validation-failed', `${target.firstDay} is not the first day of a period`, {
         errors: [{ path: '/firstDay', message: 'must be the first day of a period (of a calendar month)' }],
       });
@@ -292,6 +316,9 @@ export class PeriodService<T extends PreparedAccountingRevision> {
       throw new AppError('validation-failed', 'a reason is required to reopen a period', {
         errors: [{ path: '/reason', message: 'must not be blank' }],
       });
+    const { accounting, nodes, revision } = await this.#nodesOf(target.accountingConfig, target.node);
+    const node = nodes[0];
+    if (node === undefined) throw new AppError('not-found', 'no such node');
     const open = this.#openOf(accounting, node, target.accountingConfig);
     return { node, first, note, calendar: calendarStateOf(open, target.firstDay), revision };
   }
@@ -403,8 +430,12 @@ export class PeriodService<T extends PreparedAccountingRevision> {
     return period;
   }
 
-  /** The snapshots of one period, newest first. Errors: `not-found` (see `#nodesOf`). */
+  /**
+   * The snapshots of one period, newest first. Errors: `validation-failed` naming `firstDay` when
+   * it is not a date of years 1 to 9999, `not-found` (see `#nodesOf`).
+   */
   async snapshots(target: PeriodTarget): Promise<StoredSnapshot[]> {
+    periodDayOf('/firstDay', target.firstDay);
     await this.#nodesOf(target.accountingConfig, target.node);
     return this.#store.snapshots(target.accountingConfig, target.node, target.firstDay);
   }
@@ -430,13 +461,17 @@ function monthsBefore(first: number, count: number): number {
  */
 function rangeOf(query: PeriodQuery): { from: number; to: number } | undefined {
   if (query.from === undefined && query.to === undefined) return undefined;
-  const missing = query.from === undefined ? '/from' : '/to';
-  const fromDay = parseIsoDate(query.from);
-  const toDay = parseIsoDate(query.to);
-  if (fromDay === undefined || toDay === undefined)
+  if (query.from === undefined || query.to === undefined)
     throw new AppError('validation-failed', 'a range needs both from and to', {
-      errors: [{ path: missing, message: 'is required with the other end of the range' }],
+      errors: [
+        {
+          path: query.from === undefined ? '/from' : '/to',
+          message: 'is required with the other end of the range',
+        },
+      ],
     });
+  const fromDay = periodDayOf('/from', query.from);
+  const toDay = periodDayOf('/to', query.to);
   const from = periodFirstDayOf(fromDay);
   const to = periodFirstDayOf(toDay);
   if (to < from)

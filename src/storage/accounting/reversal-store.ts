@@ -6,7 +6,9 @@
  * journals with the kept balances and counters (`reversal-write.ts`), and the audit entry. A
  * selection is read in the journals list order from an index of its kind: the session's journals
  * (`journals_session_page_order`), an origin journal id's (`journals_origin_journal`), a
- * core-date range (`journals_page_order`), or the ids given.
+ * core-date range (`journals_page_order`), or the ids given. A request that reverses no journal
+ * (each selected one reversed already, or a reversal journal itself) rolls back whole: no
+ * reversal without journals is recorded, audited or announced.
  */
 
 import type { Kysely, Selectable } from 'kysely';
@@ -20,6 +22,7 @@ import {
   type ReversalStore,
   type StoredReversal,
 } from '../../modules/accounting/store.js';
+import { actorOfCaller } from '../../modules/audit/store.js';
 import { markApprovalRan } from '../approval-store.js';
 import { appendAudit } from '../audit-trail.js';
 import { createBulkInsert } from '../bulk-insert.js';
@@ -83,6 +86,19 @@ class CountsMoved extends Error {
   readonly counts: ReversalCounts;
   constructor(counts: ReversalCounts) {
     super('the reversal counts differ from those approved');
+    this.counts = counts;
+  }
+}
+
+/**
+ * Rolls a reversal's transaction back when no selected journal needed a reversal journal (each
+ * was reversed already, or is a reversal journal itself): the row written first to hold the
+ * idempotency key goes with it, so no empty reversal, audit entry or event remains.
+ */
+class NothingNew extends Error {
+  readonly counts: ReversalCounts;
+  constructor(counts: ReversalCounts) {
+    super('no selected journal needs a reversal journal');
     this.counts = counts;
   }
 }
@@ -227,6 +243,7 @@ export function createReversalStore(store: Store): ReversalStore {
       );
       if (input.expectCounts !== undefined && countsText(counts) !== countsText(input.expectCounts))
         throw new CountsMoved(counts);
+      if (counts.journals === 0) throw new NothingNew(counts);
       if (input.approvalRequestId !== undefined)
         await markApprovalRan(trx, input.approvalRequestId, input.at);
       const details: ReversalDetails = {
@@ -249,7 +266,7 @@ export function createReversalStore(store: Store): ReversalStore {
       await appendAudit(trx, store.dialect, {
         at: input.at,
         action: 'journals.reverse',
-        actor: { user: input.createdBy, clientId: input.clientId },
+        actor: actorOfCaller(input.createdBy, input.clientId),
         before: null,
         after: { reversalId: input.reversalId, journals: counts.journals, lines: counts.lines },
         configuration: { version: null, revision, sections: {}, deleted: null },
@@ -297,6 +314,7 @@ export function createReversalStore(store: Store): ReversalStore {
           return await reverseOnce(input);
         } catch (error) {
           if (error instanceof CountsMoved) return { kind: 'moved', counts: error.counts };
+          if (error instanceof NothingNew) return { kind: 'unchanged', counts: error.counts };
           // A concurrent request with the same key committed first: its answer is this one's.
           if (input.idempotencyKey !== undefined && isUniqueViolation(error)) {
             const earlier = await findByKey(db, input.clientId, input.idempotencyKey);

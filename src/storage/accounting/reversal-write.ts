@@ -238,9 +238,10 @@ export async function withdraw(
  * reversal journals (in the order of `journalIds`, each batch's automatic reversals after it),
  * and the given ids left alone, by why (already reversed, not reversible, unknown), with the
  * lines and totals of the reversal journals. Errors (`AppError`, thrown part-way: the caller's
- * transaction must roll back): `posting-date-closed` (the posting date is in a closed period of a
- * journal's node, or before its core date), `conflict` (a journal's node no longer has its
- * accounting configuration).
+ * transaction must roll back): `posting-date-closed` (the posting date is in a closed or locked
+ * period of the node of any journal given, reversed already or not, or before the core date of a
+ * journal it reverses), `conflict` (a journal's node no longer has its accounting configuration),
+ * and whatever `context.openWindowOf` throws.
  */
 export function withdrawJournals(
   trx: Transaction<Database>,
@@ -272,6 +273,66 @@ export function planWithdrawal(
   );
 }
 
+/**
+ * Asks `context.openWindowOf` for the window of every node and accounting configuration of
+ * `rows` once, before anything is written: a posting date asked for must be in an open period of
+ * each selected journal's node, whether that journal is reversed already or not, so the caller's
+ * window (which refuses a posting date in a closed or locked period, naming it) is asked for every
+ * one, and a window that still holds the date in a closed period is refused here. A node without
+ * the accounting configuration is left to the journals that would be reversed (`conflict`).
+ */
+function askWindowsOf(rows: readonly JournalRow[], context: WithdrawalContext): void {
+  const { postingDate } = context;
+  if (postingDate === undefined) return;
+  const asked = new Set<string>();
+  for (const row of rows) {
+    const key = `${row.node}\u0000${row.accounting_config}`;
+    if (asked.has(key)) continue;
+    asked.add(key);
+    const window = context.openWindowOf(
+      JSON.parse(row.node) as Record<string, string>,
+      row.accounting_config,
+    );
+    if (window === undefined) continue;
+    // The posting date as its own journal's date: only a closed period can refuse it.
+    const dating = reversalDateOf(postingDate, window, postingDate);
+    if (!dating.ok) throw postingDateRefused(postingDate, dating, row);
+  }
+}
+
+/** The refusal of a posting date `reversalDateOf` did not accept for the reversal of `row`. */
+function postingDateRefused(
+  postingDate: string,
+  dating: Extract<ReturnType<typeof reversalDateOf>, { ok: false }>,
+  row: Pick<JournalRow, 'journal_id' | 'node' | 'accounting_config' | 'core_date'>,
+): AppError {
+  if (dating.refusal === 'posting-date-in-closed-period')
+    return new AppError(
+      'posting-date-closed',
+      `postingDate ${postingDate} is in a closed or locked period of node ${row.node} and accounting configuration ${row.accounting_config}: the first open period after it starts ${dating.firstOpenDay}`,
+      {
+        errors: [
+          {
+            path: '/postingDate',
+            message: `must be in an open period, such as the one starting ${dating.firstOpenDay}`,
+          },
+        ],
+      },
+    );
+  return new AppError(
+    'posting-date-closed',
+    `postingDate ${postingDate} is before the core date ${row.core_date} of journal ${row.journal_id}`,
+    {
+      errors: [
+        {
+          path: '/postingDate',
+          message: `must be on or after ${row.core_date}, the core date of journal ${row.journal_id}`,
+        },
+      ],
+    },
+  );
+}
+
 /** `withdrawJournals` when `writer` is given, else `planWithdrawal`. */
 async function withdrawOrPlan(
   db: Kysely<Database>,
@@ -292,6 +353,7 @@ async function withdrawOrPlan(
     balanceMoves: [],
     journalCounts: [],
   };
+  askWindowsOf(given, context);
   const targets: JournalRow[] = [];
   // Given automatic reversals of given journals: withdrawn with them, and counted already
   // reversed when a correction withdrew them before (or meanwhile, see the batches).
@@ -392,24 +454,7 @@ async function withdrawOrPlan(
           `journal ${row.journal_id} cannot be reversed: its node ${row.node} has no accounting configuration ${row.accounting_config} in the configuration`,
         );
       const dating = reversalDateOf(original.coreDate, window, context.postingDate);
-      if (!dating.ok)
-        throw new AppError(
-          'posting-date-closed',
-          dating.refusal === 'posting-date-in-closed-period'
-            ? `postingDate ${context.postingDate} is in a closed or locked period of node ${row.node}: the first open period after it starts ${dating.firstOpenDay}`
-            : `postingDate ${context.postingDate} is before the core date ${original.coreDate} of journal ${row.journal_id}`,
-          {
-            errors: [
-              {
-                path: '/postingDate',
-                message:
-                  dating.refusal === 'posting-date-in-closed-period'
-                    ? `must be in an open period, such as the one starting ${dating.firstOpenDay}`
-                    : `must be on or after ${original.coreDate}, the core date of journal ${row.journal_id}`,
-              },
-            ],
-          },
-        );
+      if (!dating.ok) throw postingDateRefused(context.postingDate ?? '', dating, row);
       const draft = reversalJournalOf(original, dating, {
         journalId: reversalJournalId,
         newId: context.newId,

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
+import { signedInClientIdOf } from '../../../modules/audit/entry.js';
 import { nodeOfJson } from '../../../modules/periods/inputs.js';
 import { PERIOD_REASON_LENGTH_MAX, type PeriodView } from '../../../modules/periods/service.js';
 import type { PeriodAction, StoredSnapshot } from '../../../modules/periods/store.js';
@@ -253,7 +254,7 @@ export function periodPages(app: FastifyInstance, services: Pick<Services, 'peri
       const { user } = context.principal;
       const change = await services.periods.act(action, target, reason, {
         ownerEmail: user.email,
-        clientId: `admin:${user.email}`,
+        clientId: signedInClientIdOf(user.email),
       });
       const done = `${change.period.firstDay} – ${change.period.lastDay} of ${nodeText(change.period.node)} is ${change.period.state} now${change.snapshot === null ? '' : `; snapshot ${change.snapshot.hash.slice(0, 12)}… kept`}.`;
       return reply.redirect(

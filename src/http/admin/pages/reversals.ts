@@ -1,11 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../../composition/services.js';
+import { AppError } from '../../../lib/errors.js';
 import {
   REVERSAL_REASON_LENGTH_MAX,
   type ReversalRequest,
   type ReversalView,
 } from '../../../modules/accounting/reversals.js';
 import type { ReversalCounts, ReversalSelection, StoredReversal } from '../../../modules/accounting/store.js';
+import { signedInClientIdOf } from '../../../modules/audit/entry.js';
+import { PROBLEM_STATUS } from '../../problems.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
 import { amountHtml, formatCount } from '../money.js';
@@ -74,9 +77,32 @@ function countFacts(counts: ReversalCounts, id: string): Html {
 </dl>`;
 }
 
+/**
+ * What a submitted "Reverse…" form asked, shown again on the form when its posting date was
+ * refused, with the refusal beside the field.
+ */
+interface EnteredForm {
+  reason: string;
+  postingDate: string;
+  /** Why the posting date was refused: the detail, then what the field must be. */
+  postingDateRefusal: string[];
+}
+
 /** The dry run of a "Reverse…" action, then the form that asks for the reason and confirms. */
-function dryRunHtml(context: PageContext, selection: ActionSelection, counts: ReversalCounts): Html {
+function dryRunHtml(
+  context: PageContext,
+  selection: ActionSelection,
+  counts: ReversalCounts,
+  entered?: EnteredForm,
+): Html {
   const { action, back } = actionPathOf(selection);
+  const refusal =
+    entered === undefined || entered.postingDate === ''
+      ? ''
+      : html`<div id="posting-date-refusal">${notice(
+          'error',
+          html`<p><strong>The posting date ${entered.postingDate} was refused; nothing was reversed.</strong></p>${entered.postingDateRefusal.map((line) => html`<p>${line}</p>`)}<p>Leave the posting date empty to date each reversal journal by the rule above, or choose a day of an open period.</p>`,
+        )}</div>`;
   return html`<section class="card">
 <h2>What the reversal would do now</h2>
 <p>Selection: ${selectionText(selection)}. Each journal gets one reversal journal with the same lines on the other side, dated on its own core date when that period is open, else on the first day of the earliest open period. Nothing is edited or deleted.</p>
@@ -84,19 +110,38 @@ ${countFacts(counts, 'reversal-dry-run')}
 ${totalsTable(counts)}
 ${
   counts.journals === 0
-    ? notice(
+    ? html`${notice(
         'info',
         'Nothing to reverse: every selected journal is reversed already, or is itself a reversal.',
-      )
+      )}${refusal}`
     : html`<form method="post" action="${action}">
   ${csrfField(context)}
-  <p><label>Reason (kept with the reversal and in the audit log)<br><textarea name="reason" rows="3" cols="60" maxlength="${String(REVERSAL_REASON_LENGTH_MAX)}" required></textarea></label></p>
-  <p><label>Posting date (optional: every reversal journal on this date) <input type="date" name="postingDate"></label></p>
+  <p><label>Reason (kept with the reversal and in the audit log)<br><textarea name="reason" rows="3" cols="60" maxlength="${String(REVERSAL_REASON_LENGTH_MAX)}" required>${entered?.reason ?? ''}</textarea></label></p>
+  <p><label>Posting date (optional: every reversal journal on this date) <input type="date" name="postingDate" value="${entered?.postingDate ?? ''}"${refusal === '' ? '' : html` aria-invalid="true" aria-describedby="posting-date-refusal"`}></label></p>
+  ${refusal}
   <button type="submit">Reverse ${formatCount(counts.journals)} ${counts.journals === 1 ? 'journal' : 'journals'}</button>
   <a href="${back}">Cancel</a>
 </form>`
 }
 </section>`;
+}
+
+/**
+ * The lines that say why a posting date was refused, when `error` refuses it (a posting date in
+ * a closed or locked period, before a journal's core date, or not a date): its detail and what
+ * the field must be. Undefined for any other error.
+ */
+function postingDateRefusalOf(error: unknown): string[] | undefined {
+  if (!(error instanceof AppError)) return undefined;
+  const entries = Array.isArray(error.extensions.errors)
+    ? (error.extensions.errors as { path?: unknown; message?: unknown }[])
+    : [];
+  const onField = entries.filter((e) => e.path === '/postingDate');
+  if (error.code !== 'posting-date-closed' && onField.length === 0) return undefined;
+  return [
+    error.message,
+    ...onField.flatMap((e) => (typeof e.message === 'string' ? [`Posting date: ${e.message}.`] : [])),
+  ];
 }
 
 function reversalFacts(reversal: StoredReversal): Html {
@@ -164,23 +209,47 @@ export function reversalPages(
     app.post<{ Params: { id: string } }>(path, { config: reverse }, async (request, reply) => {
       const context = contextOf(request);
       const { user } = context.principal;
-      if (services.approvals.isRequired('reversal')) {
-        // Four eyes: the reversal waits for another user (docs/domain/approvals.md).
-        const { request: made } = await services.approvals.request(
-          'reversal',
-          requestOf(request, selectionOf(request.params.id)),
-          adminCallerOf(context),
+      const selection = selectionOf(request.params.id);
+      const asked = requestOf(request, selection);
+      /** The dry run again, with what was asked and, when refused, why. */
+      const formAgain = async (status: number, refusal?: string[]) => {
+        const counts = await services.reversals.dryRun({ selection, reason: 'dry run' });
+        const entered =
+          refusal === undefined
+            ? undefined
+            : { reason: asked.reason, postingDate: asked.postingDate ?? '', postingDateRefusal: refusal };
+        return sendPage(
+          reply,
+          page(context, 'Reverse journals', dryRunHtml(context, selection, counts, entered)),
+          status,
+        );
+      };
+      try {
+        if (services.approvals.isRequired('reversal')) {
+          // Four eyes: the reversal waits for another user (docs/domain/approvals.md).
+          const { request: made } = await services.approvals.request(
+            'reversal',
+            asked,
+            adminCallerOf(context),
+            undefined,
+          );
+          return reply.redirect(approvalPagePath(made.requestId), 303);
+        }
+        const answer = await services.reversals.reverse(
+          asked,
+          // Idempotency keys are the API's; a form post has none, so this scope holds none.
+          { ownerEmail: user.email, clientId: signedInClientIdOf(user.email) },
           undefined,
         );
-        return reply.redirect(approvalPagePath(made.requestId), 303);
+        // Reversed meanwhile (another user, the API): nothing was recorded; the dry run says why.
+        if (answer.kind === 'nothing-new') return formAgain(200);
+        return reply.redirect(`/admin/reversals/${encodeURIComponent(answer.reversal.reversalId)}`, 303);
+      } catch (error) {
+        // A refused posting date is shown on the form, beside its field, with the reason kept.
+        const refusal = postingDateRefusalOf(error);
+        if (refusal === undefined) throw error;
+        return formAgain(error instanceof AppError ? PROBLEM_STATUS[error.code] : 422, refusal);
       }
-      const answer = await services.reversals.reverse(
-        requestOf(request, selectionOf(request.params.id)),
-        // Idempotency keys are the API's; a form post has none, so this scope holds none.
-        { ownerEmail: user.email, clientId: `admin:${user.email}` },
-        undefined,
-      );
-      return reply.redirect(`/admin/reversals/${encodeURIComponent(answer.reversal.reversalId)}`, 303);
     });
   }
 
