@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices } from '../../src/composition/services.js';
 import { STARTING_DETAIL } from '../../src/http/api/operations.js';
-import { buildApp } from '../../src/http/app.js';
+import { type AppDeps, buildApp } from '../../src/http/app.js';
 import type { ProcessingStatus } from '../../src/processing/messages.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { testClock } from '../helpers/clock.js';
@@ -107,6 +107,26 @@ describe('operations endpoints and problem details', () => {
  * Issue 20, point 2: background processing that runs degraded (on the main thread after the
  * processing thread ended too often, or not at all) shows in `/readyz` and in the metrics.
  */
+/** The app on a fresh store with `deps` as main.ts gives them, and how to close both. */
+async function appWith(
+  deps: Pick<AppDeps, 'processingStatus' | 'startingUp'>,
+): Promise<{ app: FastifyInstance; dispose(): Promise<void> }> {
+  const created = await createTestStore();
+  const services = createServices(created.store, testClock(), {
+    accessTokenTtlSeconds: 300,
+    refreshTokenTtlSeconds: 1800,
+    businessDate: undefined,
+  });
+  const app = await buildApp({ store: created.store, services, logger: false, ...deps });
+  return {
+    app,
+    async dispose() {
+      await app.close();
+      await created.dispose();
+    },
+  };
+}
+
 describe('readyz and metrics of degraded processing', () => {
   let app: FastifyInstance;
   let dispose: () => Promise<void>;
@@ -117,17 +137,7 @@ describe('readyz and metrics of degraded processing', () => {
     threadRestarts: 0,
   };
   beforeAll(async () => {
-    const created = await createTestStore();
-    const services = createServices(created.store, testClock(), {
-      accessTokenTtlSeconds: 300,
-      refreshTokenTtlSeconds: 1800,
-      businessDate: undefined,
-    });
-    app = await buildApp({ store: created.store, services, logger: false, processingStatus: () => status });
-    dispose = async () => {
-      await app.close();
-      await created.dispose();
-    };
+    ({ app, dispose } = await appWith({ processingStatus: () => status }));
   });
   afterAll(async () => dispose?.());
 
@@ -173,17 +183,7 @@ describe('readyz while the process starts', () => {
   let dispose: () => Promise<void>;
   let startingUp = true;
   beforeAll(async () => {
-    const created = await createTestStore();
-    const services = createServices(created.store, testClock(), {
-      accessTokenTtlSeconds: 300,
-      refreshTokenTtlSeconds: 1800,
-      businessDate: undefined,
-    });
-    app = await buildApp({ store: created.store, services, logger: false, startingUp: () => startingUp });
-    dispose = async () => {
-      await app.close();
-      await created.dispose();
-    };
+    ({ app, dispose } = await appWith({ startingUp: () => startingUp }));
   });
   afterAll(async () => dispose?.());
 
