@@ -209,11 +209,11 @@ async function processSession(
       );
       await logWrittenJournals(
         trx,
-        store.dialect,
+        store.adapter,
         outcome.journals.map(({ draft }) => [draft.journalId, draft.status === 'posted' ? 1 : 0]),
       );
       await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, lineRows(outcome.journals));
-      await keepBalances(trx, store.dialect, balanceMovesOf(outcome.journals, canonicalNodeJson));
+      await keepBalances(trx, store.adapter, balanceMovesOf(outcome.journals, canonicalNodeJson));
       run.insertMs += performance.now() - engineEndMs;
       run.events += chunk.records.length;
       run.journals += outcome.journals.length;

@@ -14,7 +14,7 @@ import { createConfigurationStore } from '../storage/configuration-store.js';
 import { createExecutionStore } from '../storage/extracts/execution-store.js';
 import { createExtractStore } from '../storage/extracts/extract-store.js';
 import { sweepEndedSessions } from '../storage/session-counters.js';
-import type { Store } from '../storage/store.js';
+import { byDialect, type Store } from '../storage/store.js';
 import { type PreparedConfiguration, prepareConfiguration } from './prepared-configuration.js';
 
 /** Processing rounds side by side per instance on PostgreSQL. */
@@ -108,7 +108,7 @@ export function createProcessing(
     onError: onBackgroundError,
     // PostgreSQL claims chunks with SKIP LOCKED, so rounds can overlap one's engine work with
     // another's writes; SQLite has one writer.
-    concurrency: store.dialect === 'postgres' ? PROCESSING_ROUNDS_POSTGRES : 1,
+    concurrency: byDialect(store.dialect, { postgres: PROCESSING_ROUNDS_POSTGRES, sqlite: 1 }),
     ...(requests === undefined
       ? {}
       : { pauseAfterChunkMs: (chunkMs: number) => processingPauseMs(requests, chunkMs) }),

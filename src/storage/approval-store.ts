@@ -24,7 +24,7 @@ import { countRows } from './count.js';
 import { errorCodeOf } from './errors.js';
 import { keyedPageOf } from './keyed-page.js';
 import type { Database } from './schema.js';
-import type { Dialect, Store } from './store.js';
+import type { DialectAdapter, Store } from './store.js';
 import type { ApprovalRequestsTable } from './tables/governance.js';
 
 /** The columns a request is answered with: every one but its payload, which only execution reads. */
@@ -86,7 +86,7 @@ function isUniqueViolation(error: unknown): boolean {
  */
 export async function writeApprovalAudit(
   trx: Transaction<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   entry: {
     at: string;
     actor: AuditActor;
@@ -95,7 +95,7 @@ export async function writeApprovalAudit(
     details: Record<string, unknown>;
   },
 ): Promise<void> {
-  await appendAudit(trx, dialect, {
+  await appendAudit(trx, adapter, {
     at: entry.at,
     action: entry.action,
     actor: entry.actor,
@@ -230,7 +230,7 @@ export function createApprovalStore(store: Store): ApprovalStore {
             .executeTakeFirstOrThrow();
           const created = requestOf(row);
           await addToDay(trx, input.at, { awaiting: 1, denied: 0 });
-          await writeApprovalAudit(trx, store.dialect, {
+          await writeApprovalAudit(trx, store.adapter, {
             at: input.at,
             actor: actorOfCaller(input.makerEmail, input.makerClientId),
             action: 'approval.requested',
@@ -301,7 +301,7 @@ export function createApprovalStore(store: Store): ApprovalStore {
           awaiting: -1,
           denied: decision.to === 'rejected' ? 1 : 0,
         });
-        await writeApprovalAudit(trx, store.dialect, {
+        await writeApprovalAudit(trx, store.adapter, {
           at: decision.at,
           actor: actorOfCaller(decision.by, decision.byClientId),
           action: AUDIT_ACTION[decision.to],
@@ -338,7 +338,7 @@ export function createApprovalStore(store: Store): ApprovalStore {
         const finished = requestOf(row);
         // An approval that ran has its entry from the decision; the action wrote its own.
         if (finish.to !== 'approved')
-          await writeApprovalAudit(trx, store.dialect, {
+          await writeApprovalAudit(trx, store.adapter, {
             at: finish.at,
             actor:
               finished.decidedBy === null
@@ -368,7 +368,7 @@ export function createApprovalStore(store: Store): ApprovalStore {
           .execute();
         const recovered = rows.map(requestOf);
         for (const request of recovered)
-          await writeApprovalAudit(trx, store.dialect, {
+          await writeApprovalAudit(trx, store.adapter, {
             at,
             actor: INTERRUPTED_RECOVERY_ACTOR,
             action: 'approval.failed',

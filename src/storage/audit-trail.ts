@@ -3,7 +3,7 @@
  * calls `appendAudit` inside the transaction of the change it records, so an entry exists if and
  * only if its change was committed.
  */
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import type {
   AuditConfigurationFields,
   AuditEntry,
@@ -14,7 +14,7 @@ import { auditHashOf, GENESIS_HASH, secretKeyIn } from '../modules/audit/store.j
 import { countRows } from './count.js';
 import { keyedPageOf } from './keyed-page.js';
 import type { Database } from './schema.js';
-import type { Dialect } from './store.js';
+import { byDialect, type DialectAdapter } from './store.js';
 import type { AuditLogTable } from './tables/configuration.js';
 
 /** The id of the chain head's one row. */
@@ -33,6 +33,66 @@ function jsonOrNull(value: Record<string, unknown> | null | undefined): string |
   return value === null || value === undefined ? null : JSON.stringify(value);
 }
 
+/** Moves the head of the chain one position on and answers its position and hash. */
+function takeHead(trx: Kysely<Database>) {
+  return trx
+    .updateTable('audit_chain')
+    .set((eb) => ({ seq: eb('seq', '+', 1) }))
+    .where('id', '=', CHAIN_HEAD_ROW_ID)
+    .returning(['seq', 'hash']);
+}
+
+/** The head taken, and the stored revision as it stands once it is held. */
+interface HeldHead {
+  head: { seq: number; hash: string };
+  revision: number;
+}
+
+/**
+ * PostgreSQL: the head's update reads the revision through a volatile function (migration 0031),
+ * which takes a snapshot of its own once the row is locked, so the head is held for one
+ * statement less.
+ */
+async function takeHeadReadingRevision(trx: Kysely<Database>): Promise<HeldHead> {
+  const taken = await takeHead(trx)
+    .returning(sql<number>`ledgerflow_configuration_revision()`.as('revision'))
+    .executeTakeFirstOrThrow();
+  return { head: taken, revision: Number(taken.revision) };
+}
+
+/** SQLite: the revision by a statement of its own, under the one write lock. */
+async function takeHeadThenRevision(trx: Kysely<Database>): Promise<HeldHead> {
+  const head = await takeHead(trx).executeTakeFirstOrThrow();
+  const stored = await trx
+    .selectFrom('configuration')
+    .select('revision')
+    .where('id', '=', CONFIGURATION_ROW_ID)
+    .executeTakeFirst();
+  return { head, revision: Number(stored?.revision ?? 0) };
+}
+
+type AuditLogRow = Insertable<AuditLogTable>;
+
+/** PostgreSQL: the entry and the head's new hash in one statement (a data-modifying `WITH`). */
+async function writeEntryInOneStatement(
+  trx: Kysely<Database>,
+  entry: AuditLogRow,
+  hash: string,
+): Promise<void> {
+  await trx
+    .with('entry', (db) => db.insertInto('audit_log').values(entry))
+    .updateTable('audit_chain')
+    .set({ hash })
+    .where('id', '=', CHAIN_HEAD_ROW_ID)
+    .execute();
+}
+
+/** SQLite: the entry, then the head's new hash. */
+async function writeEntryThenHead(trx: Kysely<Database>, entry: AuditLogRow, hash: string): Promise<void> {
+  await trx.insertInto('audit_log').values(entry).execute();
+  await trx.updateTable('audit_chain').set({ hash }).where('id', '=', CHAIN_HEAD_ROW_ID).execute();
+}
+
 /**
  * Appends one entry to the audit trail inside the caller's transaction `trx` and returns its
  * position. The head row is updated first: on PostgreSQL that update locks it until the caller
@@ -46,43 +106,20 @@ function jsonOrNull(value: Record<string, unknown> | null | undefined): string |
  */
 export async function appendAudit(
   trx: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   input: AuditAppend,
 ): Promise<number> {
   const secret = secretKeyIn({ before: input.before, after: input.after, details: input.details });
   if (secret !== undefined) throw new Error(`an audit entry may not hold a secret (${secret})`);
-  const takeHead = trx
-    .updateTable('audit_chain')
-    .set((eb) => ({ seq: eb('seq', '+', 1) }))
-    .where('id', '=', CHAIN_HEAD_ROW_ID)
-    .returning(['seq', 'hash']);
   // The stored revision is read after the head is held: a statement sees what was committed
   // when it started, and taking the head may wait for a configuration change's append, whose
-  // revision this entry, placed after it, must not predate. On PostgreSQL the head's update reads
-  // it through a volatile function (migration 0031), which takes a snapshot of its own once the
-  // row is locked, so the head is held for one statement less; on SQLite by a statement of its
-  // own, under the one write lock.
-  let head: { seq: number; hash: string };
-  let revision = 0;
-  if (input.configuration !== undefined) head = await takeHead.executeTakeFirstOrThrow();
-  else if (dialect === 'postgres') {
-    const taken = await takeHead
-      .returning(sql<number>`ledgerflow_configuration_revision()`.as('revision'))
-      .executeTakeFirstOrThrow();
-    head = taken;
-    revision = Number(taken.revision);
-  } else {
-    head = await takeHead.executeTakeFirstOrThrow();
-    revision = Number(
-      (
-        await trx
-          .selectFrom('configuration')
-          .select('revision')
-          .where('id', '=', CONFIGURATION_ROW_ID)
-          .executeTakeFirst()
-      )?.revision ?? 0,
-    );
-  }
+  // revision this entry, placed after it, must not predate.
+  const { head, revision } =
+    input.configuration === undefined
+      ? await byDialect(adapter.dialect, { postgres: takeHeadReadingRevision, sqlite: takeHeadThenRevision })(
+          trx,
+        )
+      : { head: await takeHead(trx).executeTakeFirstOrThrow(), revision: 0 };
   const seq = Number(head.seq);
   const configuration = input.configuration ?? { version: null, revision, sections: {}, deleted: null };
   const fields = {
@@ -117,17 +154,11 @@ export async function appendAudit(
     prev_hash: fields.prevHash,
     hash,
   };
-  if (dialect === 'postgres') {
-    await trx
-      .with('entry', (db) => db.insertInto('audit_log').values(entry))
-      .updateTable('audit_chain')
-      .set({ hash })
-      .where('id', '=', CHAIN_HEAD_ROW_ID)
-      .execute();
-  } else {
-    await trx.insertInto('audit_log').values(entry).execute();
-    await trx.updateTable('audit_chain').set({ hash }).where('id', '=', CHAIN_HEAD_ROW_ID).execute();
-  }
+  await byDialect(adapter.dialect, { postgres: writeEntryInOneStatement, sqlite: writeEntryThenHead })(
+    trx,
+    entry,
+    hash,
+  );
   return seq;
 }
 

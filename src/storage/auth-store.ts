@@ -1,5 +1,5 @@
 import { sql, type Updateable } from 'kysely';
-import type { AuthStore } from '../modules/auth/store.js';
+import type { AuthStore, TokenRow } from '../modules/auth/store.js';
 import { appendAudit } from './audit-trail.js';
 import { createAuthFailureStore } from './auth-failure-store.js';
 import {
@@ -12,15 +12,71 @@ import {
   userSummary,
 } from './auth-rows.js';
 import { countRows } from './count.js';
-import { type Store, writeTogether } from './store.js';
+import { byDialect, type Store, writeTogether } from './store.js';
 import type { UsersTable } from './tables/access.js';
 
 /**
  * The auth module's port over Kysely; the same statements on SQLite and PostgreSQL, except the
  * row locks that only PostgreSQL needs.
  */
+/** A new token family's row. */
+function familyRow(familyId: string, clientId: string, at: string) {
+  return { family_id: familyId, client_id: clientId, created_at: at, revoked_at: null };
+}
+
 export function createAuthStore(store: Store): AuthStore {
-  const { db, dialect } = store;
+  const { db, adapter } = store;
+  /**
+   * PostgreSQL: one statement (one round trip); the new tokens are inserted only when the update
+   * spent the token. A concurrent rotation of the same token waits for the row lock, then finds
+   * `used_at` set, spends nothing and inserts nothing.
+   */
+  async function rotateInOneStatement(
+    tokenHash: string,
+    at: string,
+    answerSealed: string | null,
+    tokens: readonly TokenRow[],
+  ): Promise<boolean> {
+    const rows = tokens.map(tokenValues);
+    const columns = Object.keys(rows[0] ?? {}) as (keyof ReturnType<typeof tokenValues>)[];
+    const names = sql.join(columns.map((column) => sql.ref(column)));
+    const values = sql.join(rows.map((row) => sql`(${sql.join(columns.map((column) => row[column]))})`));
+    const result = await sql`
+      with spent as (
+        update oauth_tokens set used_at = ${at}, answer_sealed = ${answerSealed}
+        where token_hash = ${tokenHash} and used_at is null
+        returning token_hash
+      )
+      insert into oauth_tokens (${names})
+      select * from (values ${values}) as issued (${names})
+      where exists (select 1 from spent)`.execute(db);
+    return Number(result.numAffectedRows ?? 0) > 0;
+  }
+
+  /**
+   * The token spent, then the new tokens, in one transaction (on SQLite in the next group of
+   * writes): writes take turns there, so a later rotation of the same token finds `used_at` set
+   * and updates nothing.
+   */
+  function rotateTogether(
+    tokenHash: string,
+    at: string,
+    answerSealed: string | null,
+    tokens: readonly TokenRow[],
+  ): Promise<boolean> {
+    return writeTogether(store, tokens.length, async (trx) => {
+      const spent = await trx
+        .updateTable('oauth_tokens')
+        .set({ used_at: at, answer_sealed: answerSealed })
+        .where('token_hash', '=', tokenHash)
+        .where('used_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(spent.numUpdatedRows) !== 1) return false;
+      await trx.insertInto('oauth_tokens').values(tokens.map(tokenValues)).execute();
+      return true;
+    });
+  }
+
   return {
     ...createAuthFailureStore(store),
     async findUser(email) {
@@ -55,7 +111,7 @@ export function createAuthStore(store: Store): AuthStore {
           .onConflict((oc) => oc.column('email').doNothing())
           .executeTakeFirst();
         if (Number(result.numInsertedOrUpdatedRows ?? 0) !== 1) return false;
-        await appendAudit(trx, store.dialect, {
+        await appendAudit(trx, store.adapter, {
           at: user.createdAt,
           action: 'users.create',
           actor,
@@ -80,17 +136,14 @@ export function createAuthStore(store: Store): AuthStore {
             .where('disabled', '=', 0)
             .where('roles', 'like', `%${JSON.stringify(keepEnabledHolderOf)}%`)
             .orderBy('email');
-          const holders = await (dialect === 'postgres' ? holdersQuery.forUpdate() : holdersQuery).execute();
+          const holders = await adapter.forUpdate(holdersQuery).execute();
           if (holders.length === 1 && holders[0]?.email === email) return 'last-holder';
         }
         // The user as it was, for the audit entry; on PostgreSQL locked, so the picture is the
         // one this change replaces; after the holders, so every change takes its row locks in
         // the holders' order and none deadlocks.
         const currentQuery = trx.selectFrom('users').selectAll().where('email', '=', email);
-        const current = await (dialect === 'postgres'
-          ? currentQuery.forUpdate()
-          : currentQuery
-        ).executeTakeFirst();
+        const current = await adapter.forUpdate(currentQuery).executeTakeFirst();
         if (current === undefined) return undefined;
         const values: Updateable<UsersTable> = {};
         if (change.roles !== undefined) values.roles = JSON.stringify(change.roles);
@@ -104,7 +157,7 @@ export function createAuthStore(store: Store): AuthStore {
         const before = userSummary(toUser(current));
         const after = userSummary(toUser(row));
         if (JSON.stringify(before) !== JSON.stringify(after)) {
-          await appendAudit(trx, store.dialect, { at, action: 'users.update', actor, before, after });
+          await appendAudit(trx, store.adapter, { at, action: 'users.update', actor, before, after });
         }
         return toUser(row);
       });
@@ -122,7 +175,7 @@ export function createAuthStore(store: Store): AuthStore {
           .deleteFrom('admin_sign_ins')
           .where('user_email', '=', email)
           .executeTakeFirst();
-        await appendAudit(trx, store.dialect, {
+        await appendAudit(trx, store.adapter, {
           at,
           action: 'users.set-password',
           actor,
@@ -187,7 +240,7 @@ export function createAuthStore(store: Store): AuthStore {
           )
           .returningAll()
           .executeTakeFirstOrThrow();
-        await appendAudit(trx, store.dialect, {
+        await appendAudit(trx, store.adapter, {
           at: credential.createdAt,
           action: 'credentials.create',
           actor,
@@ -227,7 +280,7 @@ export function createAuthStore(store: Store): AuthStore {
           .executeTakeFirst();
         if (revoked !== undefined) {
           const after = toCredential(revoked);
-          await appendAudit(trx, store.dialect, {
+          await appendAudit(trx, store.adapter, {
             at,
             action: 'credentials.revoke',
             actor,
@@ -247,23 +300,26 @@ export function createAuthStore(store: Store): AuthStore {
         .execute();
     },
 
-    async insertFamily(familyId, clientId, at, tokens) {
-      const family = { family_id: familyId, client_id: clientId, created_at: at, revoked_at: null };
-      if (dialect === 'postgres') {
-        // One statement, so one round trip: under many clients every round trip waits for a
-        // pooled connection. The tokens' reference to their family is checked at its end.
+    insertFamily: byDialect(adapter.dialect, {
+      // One statement, so one round trip: under many clients every round trip waits for a
+      // pooled connection. The tokens' reference to their family is checked at its end.
+      postgres: async (familyId: string, clientId: string, at: string, tokens: readonly TokenRow[]) => {
         await db
-          .with('family', (qc) => qc.insertInto('token_families').values(family))
+          .with('family', (qc) => qc.insertInto('token_families').values(familyRow(familyId, clientId, at)))
           .insertInto('oauth_tokens')
           .values(tokens.map(tokenValues))
           .execute();
-        return;
-      }
-      await writeTogether(store, tokens.length, async (trx) => {
-        await trx.insertInto('token_families').values(family).execute();
-        await trx.insertInto('oauth_tokens').values(tokens.map(tokenValues)).execute();
-      });
-    },
+      },
+      // In the next group of writes of the connection, which share one commit.
+      sqlite: (familyId: string, clientId: string, at: string, tokens: readonly TokenRow[]) =>
+        writeTogether(store, tokens.length, async (trx) => {
+          await trx
+            .insertInto('token_families')
+            .values(familyRow(familyId, clientId, at))
+            .execute();
+          await trx.insertInto('oauth_tokens').values(tokens.map(tokenValues)).execute();
+        }),
+    }),
 
     async findToken(tokenHash) {
       const row = await db
@@ -318,40 +374,13 @@ export function createAuthStore(store: Store): AuthStore {
       };
     },
 
-    async rotateRefreshToken(tokenHash, at, answerSealed, tokens) {
-      if (dialect === 'postgres' && tokens.length > 0) {
-        // One statement (one round trip): the new tokens are inserted only when the update spent
-        // the token. A concurrent rotation of the same token waits for the row lock, then finds
-        // `used_at` set, spends nothing and inserts nothing.
-        const rows = tokens.map(tokenValues);
-        const columns = Object.keys(rows[0] ?? {}) as (keyof ReturnType<typeof tokenValues>)[];
-        const names = sql.join(columns.map((column) => sql.ref(column)));
-        const values = sql.join(rows.map((row) => sql`(${sql.join(columns.map((column) => row[column]))})`));
-        const result = await sql`
-          with spent as (
-            update oauth_tokens set used_at = ${at}, answer_sealed = ${answerSealed}
-            where token_hash = ${tokenHash} and used_at is null
-            returning token_hash
-          )
-          insert into oauth_tokens (${names})
-          select * from (values ${values}) as issued (${names})
-          where exists (select 1 from spent)`.execute(db);
-        return Number(result.numAffectedRows ?? 0) > 0;
-      }
-      return writeTogether(store, tokens.length, async (trx) => {
-        // Writes take turns on SQLite: a later rotation of the same token finds `used_at` set and
-        // updates nothing.
-        const spent = await trx
-          .updateTable('oauth_tokens')
-          .set({ used_at: at, answer_sealed: answerSealed })
-          .where('token_hash', '=', tokenHash)
-          .where('used_at', 'is', null)
-          .executeTakeFirst();
-        if (Number(spent.numUpdatedRows) !== 1) return false;
-        await trx.insertInto('oauth_tokens').values(tokens.map(tokenValues)).execute();
-        return true;
-      });
-    },
+    rotateRefreshToken: byDialect(adapter.dialect, {
+      postgres: (tokenHash: string, at: string, answerSealed: string | null, tokens: readonly TokenRow[]) =>
+        tokens.length === 0
+          ? rotateTogether(tokenHash, at, answerSealed, tokens)
+          : rotateInOneStatement(tokenHash, at, answerSealed, tokens),
+      sqlite: rotateTogether,
+    }),
 
     async forgetSealedAnswers(usedBefore) {
       const result = await db

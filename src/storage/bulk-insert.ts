@@ -2,7 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import { CompiledQuery, type Transaction } from 'kysely';
 import { CopyData } from './postgres/copy-data.js';
 import type { Database } from './schema.js';
-import type { Store } from './store.js';
+import { byDialect, type Store } from './store.js';
 
 /** Inserts many rows of one table inside the caller's transaction. */
 export type BulkInsert = (
@@ -51,17 +51,26 @@ export function copyText(rows: readonly (readonly unknown[])[]): string {
  * transaction, so the rows belong to it. Table and column names come from code, never from input.
  */
 export function createBulkInsert(store: Store): BulkInsert {
-  const statements = new Map<string, Statement>();
+  return byDialect(store.dialect, { postgres: copyInsert, sqlite: preparedInsert })(store);
+}
+
+/** PostgreSQL: `COPY … FROM STDIN`, the rows streamed in its text format. */
+function copyInsert(): BulkInsert {
   return async (trx, table, columns, rows) => {
     if (rows.length === 0) return;
-    const names = columns.join(', ');
-    if (store.dialect === 'postgres') {
-      await trx.executeQuery(
-        CompiledQuery.raw(`copy ${table} (${names}) from stdin`, [new CopyData(copyText(rows))]),
-      );
-      return;
-    }
+    await trx.executeQuery(
+      CompiledQuery.raw(`copy ${table} (${columns.join(', ')}) from stdin`, [new CopyData(copyText(rows))]),
+    );
+  };
+}
+
+/** SQLite: one prepared statement per table and columns, run once per row on the store's connection. */
+function preparedInsert(store: Store): BulkInsert {
+  const statements = new Map<string, Statement>();
+  return async (_trx, table, columns, rows) => {
+    if (rows.length === 0) return;
     if (store.sqlite === undefined) throw new Error('the SQLite store has no connection handle');
+    const names = columns.join(', ');
     const key = `${table}(${names})`;
     let statement = statements.get(key);
     if (statement === undefined) {

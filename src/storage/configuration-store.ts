@@ -1,4 +1,4 @@
-import { type ExpressionBuilder, type Kysely, type QueryCreator, sql } from 'kysely';
+import type { ExpressionBuilder, Kysely, QueryCreator } from 'kysely';
 import {
   CONFIGURATION_FORMAT_VERSION,
   type Configuration,
@@ -113,7 +113,7 @@ function sameCounts(a: ProcessingDataCounts, b: ProcessingDataCounts): boolean {
  * is processed twice or lost (`stored-data-checks.ts` says what is read where).
  */
 export function createConfigurationStore(store: Store): ConfigurationStore {
-  const { db, dialect } = store;
+  const { db, adapter } = store;
   return {
     async read() {
       const row = await db
@@ -148,7 +148,7 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
     },
 
     checkStoredData(risks) {
-      return checkStoredData(db, dialect, risks);
+      return checkStoredData(db, adapter, risks);
     },
 
     listRevisions(start, limit) {
@@ -183,29 +183,23 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
           .selectFrom('configuration')
           .select('revision')
           .where('id', '=', CONFIGURATION_ROW_ID);
-        const { revision } = await (dialect === 'postgres'
-          ? current.forUpdate()
-          : current
-        ).executeTakeFirstOrThrow();
+        const { revision } = await adapter.forUpdate(current).executeTakeFirstOrThrow();
         if (input.ifRevisionIn !== undefined && !input.ifRevisionIn.includes(Number(revision))) {
           return { replaced: false, revision: Number(revision) };
         }
         const next = Number(revision) + 1;
-        if (dialect === 'postgres') {
-          // Every write of processing data (a session, a chunk, a journal) takes a lock on the
-          // sessions table or a session row; these locks wait for those in flight and hold off
-          // new ones until commit (reads go on), so the counts are exactly what is deleted.
-          // Chunks first: a processing transaction locks its chunk row, then a session row (the
-          // journals it inserts refer to the session), and a chunk's write also touches the
-          // chunks table before the session's row. Taking the sessions table first deadlocked
-          // with a processor holding a chunk (finding of test/e2e/configuration-crash.test.ts).
-          await sql`lock table chunks in exclusive mode`.execute(trx);
-          await sql`lock table ingestions in exclusive mode`.execute(trx);
-        }
+        // Every write of processing data (a session, a chunk, a journal) takes a lock on the
+        // sessions table or a session row; these locks wait for those in flight and hold off
+        // new ones until commit (reads go on), so the counts are exactly what is deleted.
+        // Chunks first: a processing transaction locks its chunk row, then a session row (the
+        // journals it inserts refer to the session), and a chunk's write also touches the
+        // chunks table before the session's row. Taking the sessions table first deadlocked
+        // with a processor holding a chunk (finding of test/e2e/configuration-crash.test.ts).
+        await adapter.lockTables(trx, ['chunks', 'ingestions']);
         let deleted = NOTHING_DELETED;
         if (input.keep !== undefined) {
           const { risks, checkedUpTo } = input.keep;
-          const blocking = await blockingInTransaction(trx, dialect, risks, checkedUpTo);
+          const blocking = await blockingInTransaction(trx, adapter, risks, checkedUpTo);
           if (blocking.length > 0) return { replaced: false, revision: Number(revision), blocking };
         } else {
           deleted = await countProcessingData(trx);
@@ -238,7 +232,7 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
           })
           .where('id', '=', CONFIGURATION_ROW_ID)
           .execute();
-        await appendAudit(trx, store.dialect, {
+        await appendAudit(trx, store.adapter, {
           at: input.at,
           action: input.action,
           actor: { user: input.actor, clientId: input.clientId ?? null },

@@ -12,7 +12,7 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.js';
-import type { Dialect } from './store.js';
+import { byDialect, type DialectAdapter } from './store.js';
 
 /** Rows per insert statement: two parameters each, well under SQLite's limit. */
 const LOG_ROWS_PER_STATEMENT = 400;
@@ -20,13 +20,22 @@ const LOG_ROWS_PER_STATEMENT = 400;
 /** A journal just written: its id and whether it was written posted (1) or unposted (0). */
 export type WrittenJournal = readonly [journalId: string, posted: number];
 
-/** Appends `journals`, in the order written, to the extract log on SQLite; nothing on PostgreSQL. */
-export async function logWrittenJournals(
+/**
+ * Appends `journals`, in the order written, to the extract log on SQLite; nothing on PostgreSQL,
+ * where a journal's transaction id is its position.
+ */
+export function logWrittenJournals(
   db: Kysely<Database> | Transaction<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   journals: readonly WrittenJournal[],
 ): Promise<void> {
-  if (dialect !== 'sqlite') return;
+  return byDialect(adapter.dialect, { postgres: async () => {}, sqlite: appendToLog })(db, journals);
+}
+
+async function appendToLog(
+  db: Kysely<Database> | Transaction<Database>,
+  journals: readonly WrittenJournal[],
+): Promise<void> {
   for (let start = 0; start < journals.length; start += LOG_ROWS_PER_STATEMENT) {
     await db
       .insertInto('extract_journal_log')

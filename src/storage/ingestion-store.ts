@@ -34,7 +34,7 @@ import {
 import { createSessionErrorReads } from './session-errors.js';
 import { sessionStateIs, sessionWasOpenAt } from './session-state.js';
 import { countEntityRecords } from './statistics-counters.js';
-import { type Store, writeTogether } from './store.js';
+import { byDialect, type Store, writeStatement, writeTogether } from './store.js';
 
 /** The columns of a stored record, in the order of its bulk-insert rows (the ingestion limit writes them too). */
 export const RECORD_COLUMNS: readonly string[] = [
@@ -210,8 +210,7 @@ export function createIngestionStore(store: Store): IngestionStore {
           .execute();
       // One statement: on PostgreSQL it commits by itself; on SQLite it shares the next group's
       // commit with the chunks and sessions written at the same time.
-      if (store.dialect === 'sqlite') await writeTogether(store, 1, insert);
-      else await insert(db);
+      await writeStatement(store, 1, insert);
     },
 
     async findSession(ingestionId) {
@@ -287,7 +286,7 @@ export function createIngestionStore(store: Store): IngestionStore {
       return { session: Number(row.admitted) === 1 ? toSession(row) : undefined, earlier };
     },
 
-    async touchSession(ingestionId, arrivedAtMs, nowMs, at) {
+    touchSession(ingestionId, arrivedAtMs, nowMs, at) {
       const touch = (qc: QueryCreator<Database>) =>
         qc
           .updateTable('ingestions')
@@ -295,27 +294,30 @@ export function createIngestionStore(store: Store): IngestionStore {
           .where('ingestion_id', '=', ingestionId)
           .where((eb) => sessionWasOpenAt(eb, arrivedAtMs))
           .returningAll();
-      if (store.dialect === 'postgres') {
+      return byDialect(store.dialect, {
         // One statement, so the touch of every chunk stays one round trip: the call of a late
         // request goes to its counted session's day counter through a data-modifying WITH.
-        const row = await db
-          .with('touched', (qc) => touch(qc))
-          .with('late', () =>
-            lateSessionWorkUpdate(db, ingestionId, { ...NO_WORK, apiCalls: 1 }).where(
-              sql<boolean>`day in (select substr(opened_on, 1, 10) from touched where counted = 1)`,
-            ),
-          )
-          .selectFrom('touched')
-          .selectAll()
-          .executeTakeFirst();
-        return row === undefined ? undefined : toSession(row);
-      }
-      return db.transaction().execute(async (trx) => {
-        const row = await touch(trx).executeTakeFirst();
-        if (row === undefined) return undefined;
-        if (row.counted === 1) await countLateSessionWork(trx, row, { ...NO_WORK, apiCalls: 1 });
-        return toSession(row);
-      });
+        postgres: async () => {
+          const row = await db
+            .with('touched', (qc) => touch(qc))
+            .with('late', () =>
+              lateSessionWorkUpdate(db, ingestionId, { ...NO_WORK, apiCalls: 1 }).where(
+                sql<boolean>`day in (select substr(opened_on, 1, 10) from touched where counted = 1)`,
+              ),
+            )
+            .selectFrom('touched')
+            .selectAll()
+            .executeTakeFirst();
+          return row === undefined ? undefined : toSession(row);
+        },
+        sqlite: () =>
+          db.transaction().execute(async (trx) => {
+            const row = await touch(trx).executeTakeFirst();
+            if (row === undefined) return undefined;
+            if (row.counted === 1) await countLateSessionWork(trx, row, { ...NO_WORK, apiCalls: 1 });
+            return toSession(row);
+          }),
+      })();
     },
 
     async closeOpenSession(ingestionId, closedBy, nowMs, at) {
@@ -341,7 +343,7 @@ export function createIngestionStore(store: Store): IngestionStore {
         // The session counters last (`session-counters.ts`): the session is counted now, once.
         await countSession(trx, row);
         await reportSessionEnded(trx, row, { closedBy: closedBy.user, at }, nowMs);
-        await appendAudit(trx, store.dialect, {
+        await appendAudit(trx, store.adapter, {
           at,
           action: 'ingestions.close',
           actor: closedBy,
@@ -476,8 +478,11 @@ export function createIngestionStore(store: Store): IngestionStore {
       try {
         // On SQLite the chunk is written in the next group of writes (one commit for all), sized
         // by the rows it may write: its sample may take fewer of its failed records.
-        if (store.dialect === 'postgres') await writePostgres();
-        else await writeTogether(store, write.accepted.indexes.length + write.failedKept.length, writeSqlite);
+        await byDialect(store.dialect, {
+          postgres: writePostgres,
+          sqlite: () =>
+            writeTogether(store, write.accepted.indexes.length + write.failedKept.length, writeSqlite),
+        })();
         const outcome: ChunkOutcome = {
           kind: write.rejected ? 'rejected' : 'stored',
           ingestionId: write.ingestionId,

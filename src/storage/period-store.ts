@@ -13,7 +13,7 @@
  * takes no lock in an order that could meet another's.
  */
 
-import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { AppError } from '../lib/errors.js';
 import { type AuditAction, type AuditActor, actorOfCaller } from '../modules/audit/store.js';
 import {
@@ -36,7 +36,7 @@ import { markApprovalRan } from './approval-store.js';
 import { appendAudit } from './audit-trail.js';
 import { countRows } from './count.js';
 import type { Database } from './schema.js';
-import type { Dialect, Store } from './store.js';
+import type { DialectAdapter, Store } from './store.js';
 import type { PeriodSnapshotsTable, PeriodStatesTable } from './tables/governance.js';
 
 /** Snapshot lines per insert statement: four parameters a row stays far below either dialect's limit. */
@@ -57,13 +57,9 @@ async function periodsVersion(db: Kysely<Database>): Promise<number> {
  * a change of a period's state waits for it); see the header. On SQLite the transaction is the
  * only writer, so reading is holding.
  */
-export async function heldPeriodsVersion(trx: Kysely<Database>, dialect: Dialect): Promise<number> {
-  if (dialect === 'sqlite') return periodsVersion(trx);
-  const row = await trx
-    .selectFrom('period_states_version')
-    .select('version')
-    .where('id', '=', 1)
-    .forShare()
+export async function heldPeriodsVersion(trx: Kysely<Database>, adapter: DialectAdapter): Promise<number> {
+  const row = await adapter
+    .forShare(trx.selectFrom('period_states_version').select('version').where('id', '=', 1))
     .executeTakeFirst();
   return Number(row?.version ?? 0);
 }
@@ -97,7 +93,7 @@ export async function readPeriodStates(db: Kysely<Database>): Promise<PeriodStat
  */
 export async function recordPeriodAudit(
   trx: Transaction<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   entry: {
     at: string;
     actor: AuditActor;
@@ -105,7 +101,7 @@ export async function recordPeriodAudit(
     details: Record<string, unknown>;
   },
 ): Promise<void> {
-  await appendAudit(trx, dialect, {
+  await appendAudit(trx, adapter, {
     at: entry.at,
     action: entry.action,
     actor: entry.actor,
@@ -143,8 +139,8 @@ function snapshotOfRow(row: PeriodSnapshotsTable): StoredSnapshot {
 
 /** The periods adapter over `store` (see the header). */
 export function createPeriodStore(store: Store): PeriodStore {
-  const { db, dialect } = store;
-  const amountText = dialect === 'postgres' ? sql<string>`balance::text` : sql<string>`balance`;
+  const { db, adapter } = store;
+  const amountText = adapter.decimalText('balance');
 
   /** Work dated in the period that keeps it from closing (`PendingWork`), read inside `trx`. */
   async function pendingWork(trx: Transaction<Database>, input: PeriodActionInput, node: string) {
@@ -166,7 +162,7 @@ export function createPeriodStore(store: Store): PeriodStore {
    * the kept balance moves (docs/adr/0016-balances-kept-as-journals-post.md), read inside `trx`.
    */
   async function trialBalance(trx: Transaction<Database>, input: PeriodActionInput, node: string) {
-    const total = dialect === 'postgres' ? sql<string>`sum(amount)::text` : sql<string>`decimal_sum(amount)`;
+    const total = adapter.decimalSum('amount');
     const rows = await trx
       .selectFrom('balance_moves')
       .select(['account', 'currency', total.as('balance')])
@@ -286,7 +282,7 @@ export function createPeriodStore(store: Store): PeriodStore {
             }),
           )
           .execute();
-        await recordPeriodAudit(trx, store.dialect, {
+        await recordPeriodAudit(trx, store.adapter, {
           at: input.at,
           actor: actorOfCaller(input.actedBy, input.clientId),
           action: `periods.${input.action}`,

@@ -35,7 +35,7 @@ export function createSignInStore(store: Store): SignInStore {
             ends_at: signIn.endsAt,
           })
           .execute();
-        await appendAudit(trx, store.dialect, {
+        await appendAudit(trx, store.adapter, {
           at: signIn.createdAt,
           action: 'auth.sign-in',
           actor: { user: signIn.userEmail },
@@ -70,7 +70,7 @@ export function createSignInStore(store: Store): SignInStore {
             : a.window_started_at.localeCompare(b.window_started_at),
         );
         for (const tally of ended) {
-          await appendAudit(trx, store.dialect, {
+          await appendAudit(trx, store.adapter, {
             at,
             action: 'auth.sign-in-failures',
             actor: SIGN_IN_FAILURES_ACTOR,

@@ -6,18 +6,19 @@
  */
 import type SqliteDatabase from 'better-sqlite3';
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { byDialect, type Dialect, type DialectAdapter } from './dialect-adapter.js';
+import { postgresAdapter } from './postgres/adapter.js';
 import { openPostgres, type PostgresOptions } from './postgres/pool.js';
 import type { Database } from './schema.js';
+import { sqliteAdapter } from './sqlite/adapter.js';
 import { SqliteGroupCommit } from './sqlite/group-commit.js';
 import { openSqlite, type SqliteOptions } from './sqlite/open.js';
 
+export { byDialect, type Dialect, type DialectAdapter } from './dialect-adapter.js';
 export {
   DATABASE_CONNECT_TIMEOUT_MS_DEFAULT,
   DATABASE_STATEMENT_TIMEOUT_MS_DEFAULT,
 } from './postgres/pool.js';
-
-/** The SQL dialects the store speaks; the migrations and a few adapters write per dialect. */
-export type Dialect = 'sqlite' | 'postgres';
 
 /**
  * An open store: the Kysely instance every adapter uses, which dialect it speaks, and, for
@@ -28,6 +29,8 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Store {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** What the dialect says its own way (`dialect-adapter.ts`): the one place the adapters of the ports ask. */
+  adapter: DialectAdapter;
   sqlite: SqliteDatabase.Database | undefined;
   /**
    * SQLite: the shared memory of the turn to write, for the other threads of this process that
@@ -61,6 +64,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     return {
       db,
       dialect: 'sqlite',
+      adapter: sqliteAdapter,
       sqlite,
       sqliteWriteTurn,
       sqliteGroupCommit: new SqliteGroupCommit(db, sqliteWriteTurn, walSync),
@@ -74,6 +78,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
   return {
     db,
     dialect: 'postgres',
+    adapter: postgresAdapter,
     sqlite: undefined,
     sqliteWriteTurn: undefined,
     sqliteGroupCommit: undefined,
@@ -99,12 +104,28 @@ export function writeTogether<T>(
 }
 
 /**
+ * A write of one statement (`body` runs one): on PostgreSQL it commits by itself, one round trip;
+ * on SQLite in the next group of the connection's writes, as `writeTogether`.
+ */
+export function writeStatement<T>(
+  store: Store,
+  rows: number,
+  body: (db: Kysely<Database>) => Promise<T>,
+): Promise<T> {
+  const group = store.sqliteGroupCommit;
+  return group === undefined ? body(store.db) : group.write(rows, body);
+}
+
+/**
  * What a PostgreSQL server lacks that the service relies on, as sentences for the start log:
  * with autovacuum off, no table is ever analysed or vacuumed, so the planner guesses at sizes
  * and the indexes of the processing queue keep every row ever processed. Empty on SQLite.
  */
 export async function serverAdvice(store: Store): Promise<string[]> {
-  if (store.dialect !== 'postgres') return [];
+  return byDialect(store.dialect, { postgres: postgresAdvice, sqlite: async () => [] })(store);
+}
+
+async function postgresAdvice(store: Store): Promise<string[]> {
   const { rows } = await sql<{
     autovacuum: string;
   }>`select current_setting('autovacuum') as autovacuum`.execute(store.db);

@@ -20,33 +20,33 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Expression, type Kysely, type SqlBool, sql } from 'kysely';
 import type { BlockingChange, StoredDataRisk, StoredDataTest } from '../modules/configuration/store.js';
 import type { Database } from './schema.js';
-import type { Dialect } from './store.js';
+import { byDialect, type DialectAdapter } from './store.js';
 
 /** Record ids one SQLite statement of a record test covers at most. */
 const RECORDS_PER_CHECK_STEP = 20_000;
 
 /** The value of one attribute of a record's (or a line's) JSON text, SQL NULL when absent or null. */
-function jsonValue(dialect: Dialect, column: 'data' | 'extras', attribute: string): Expression<unknown> {
-  if (dialect === 'postgres') return sql`(${sql.ref(column)}::jsonb ->> ${attribute})`;
-  // A JSON path names a key in double quotes, which have no escape there: a name holding one is
-  // read through json_each, slower but exact.
-  if (!/["\\]/.test(attribute)) return sql`json_extract(${sql.ref(column)}, ${`$."${attribute}"`})`;
-  return sql`(select value from json_each(${sql.ref(column)}) where key = ${attribute})`;
+function jsonValue(
+  adapter: DialectAdapter,
+  column: 'data' | 'extras',
+  attribute: string,
+): Expression<unknown> {
+  return adapter.jsonMember(column, attribute);
 }
 
 /** The condition a record test asks about one record. */
-function recordCondition(dialect: Dialect, test: StoredDataTest): Expression<SqlBool> | undefined {
+function recordCondition(adapter: DialectAdapter, test: StoredDataTest): Expression<SqlBool> | undefined {
   if (test.kind === 'records-with')
-    return sql<SqlBool>`${jsonValue(dialect, 'data', test.attribute)} is not null`;
+    return sql<SqlBool>`${jsonValue(adapter, 'data', test.attribute)} is not null`;
   if (test.kind === 'records-without')
-    return sql<SqlBool>`coalesce(cast(${jsonValue(dialect, 'data', test.attribute)} as text), '') = ''`;
+    return sql<SqlBool>`coalesce(cast(${jsonValue(adapter, 'data', test.attribute)} as text), '') = ''`;
   return undefined;
 }
 
 /** Whether a record the test asks about lies within record ids `(after, upTo]` (`upTo` undefined: no end). */
 async function recordFound(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   test: Extract<StoredDataTest, { namespace: string }>,
   after: number,
   upTo: number | undefined,
@@ -58,7 +58,7 @@ async function recordFound(
     .where('entity', '=', test.entity)
     .where('record_id', '>', after);
   if (upTo !== undefined) query = query.where('record_id', '<=', upTo);
-  const condition = recordCondition(dialect, test);
+  const condition = recordCondition(adapter, test);
   if (condition !== undefined) query = query.where(condition);
   return (await query.limit(1).executeTakeFirst()) !== undefined;
 }
@@ -66,7 +66,7 @@ async function recordFound(
 /** Whether a journal (or a line with the field) is stored. */
 async function journalFound(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   test: Extract<StoredDataTest, { kind: 'journals' | 'lines-with' }>,
 ): Promise<boolean> {
   if (test.kind === 'journals')
@@ -74,7 +74,7 @@ async function journalFound(
   const found = await db
     .selectFrom('journal_lines')
     .select('line_id')
-    .where(sql<SqlBool>`${jsonValue(dialect, 'extras', test.field)} is not null`)
+    .where(sql<SqlBool>`${jsonValue(adapter, 'extras', test.field)} is not null`)
     .limit(1)
     .executeTakeFirst();
   return found !== undefined;
@@ -91,14 +91,33 @@ function blockingOf(risk: StoredDataRisk): BlockingChange {
  */
 export async function checkStoredData(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
+  risks: readonly StoredDataRisk[],
+): Promise<{ blocking: BlockingChange[]; checkedUpTo: number }> {
+  return byDialect(adapter.dialect, { postgres: checkAtOnce, sqlite: checkInSteps })(db, adapter, risks);
+}
+
+/** PostgreSQL: each test in one statement; the upload's transaction then sees every record (see the header). */
+async function checkAtOnce(
+  db: Kysely<Database>,
+  adapter: DialectAdapter,
   risks: readonly StoredDataRisk[],
 ): Promise<{ blocking: BlockingChange[]; checkedUpTo: number }> {
   const blocking: BlockingChange[] = [];
-  if (dialect === 'postgres') {
-    for (const risk of risks) if (await found(db, dialect, risk.test, 0)) blocking.push(blockingOf(risk));
-    return { blocking, checkedUpTo: 0 };
-  }
+  for (const risk of risks) if (await found(db, adapter, risk.test, 0)) blocking.push(blockingOf(risk));
+  return { blocking, checkedUpTo: 0 };
+}
+
+/**
+ * SQLite: the records stored now, read in steps between turns of the event loop, up to the last
+ * id, which the upload's transaction reads on from.
+ */
+async function checkInSteps(
+  db: Kysely<Database>,
+  adapter: DialectAdapter,
+  risks: readonly StoredDataRisk[],
+): Promise<{ blocking: BlockingChange[]; checkedUpTo: number }> {
+  const blocking: BlockingChange[] = [];
   const last = await db
     .selectFrom('records')
     .select((eb) => eb.fn.max('record_id').as('id'))
@@ -107,12 +126,12 @@ export async function checkStoredData(
   for (const risk of risks) {
     const { test } = risk;
     let hit = false;
-    if (test.kind === 'journals' || test.kind === 'lines-with') hit = await journalFound(db, dialect, test);
+    if (test.kind === 'journals' || test.kind === 'lines-with') hit = await journalFound(db, adapter, test);
     else {
       for (let after = 0; after < checkedUpTo && !hit; after += RECORDS_PER_CHECK_STEP) {
         hit = await recordFound(
           db,
-          dialect,
+          adapter,
           test,
           after,
           Math.min(after + RECORDS_PER_CHECK_STEP, checkedUpTo),
@@ -127,12 +146,12 @@ export async function checkStoredData(
 
 async function found(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   test: StoredDataTest,
   after: number,
 ): Promise<boolean> {
-  if (test.kind === 'journals' || test.kind === 'lines-with') return journalFound(db, dialect, test);
-  return recordFound(db, dialect, test, after, undefined);
+  if (test.kind === 'journals' || test.kind === 'lines-with') return journalFound(db, adapter, test);
+  return recordFound(db, adapter, test, after, undefined);
 }
 
 /**
@@ -142,12 +161,12 @@ async function found(
  */
 export async function blockingInTransaction(
   trx: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   risks: readonly StoredDataRisk[],
   checkedUpTo: number,
 ): Promise<BlockingChange[]> {
   const blocking: BlockingChange[] = [];
   for (const risk of risks)
-    if (await found(trx, dialect, risk.test, checkedUpTo)) blocking.push(blockingOf(risk));
+    if (await found(trx, adapter, risk.test, checkedUpTo)) blocking.push(blockingOf(risk));
   return blocking;
 }

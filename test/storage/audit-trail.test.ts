@@ -13,7 +13,7 @@ const AT = '2026-11-26T10:00:00.000Z';
 async function appendMany(store: Store, count: number, user = 'tester@example.test'): Promise<void> {
   for (let i = 0; i < count; i += 1) {
     await store.db.transaction().execute((trx) =>
-      appendAudit(trx, store.dialect, {
+      appendAudit(trx, store.adapter, {
         at: AT,
         action: 'users.update' satisfies AuditAction,
         actor: { user, clientId: null },
@@ -165,7 +165,7 @@ describe('the audit chain in the store', () => {
           .insertInto('configuration')
           .values({ id: 1, revision: 5, version: '1', document: '{}', updated_at: AT, updated_by: null })
           .execute();
-        await appendAudit(trx, store.dialect, {
+        await appendAudit(trx, store.adapter, {
           at: AT,
           action: 'configuration.upload',
           actor: { user: 'admin@example.test' },
@@ -198,7 +198,7 @@ describe('the audit chain in the store', () => {
   it('refuses an entry whose summary or details hold a secret', async () => {
     await expect(
       store.db.transaction().execute((trx) =>
-        appendAudit(trx, store.dialect, {
+        appendAudit(trx, store.adapter, {
           at: AT,
           action: 'users.set-password',
           actor: { user: 'a@example.test' },

@@ -92,11 +92,11 @@ describe('migration 0023: extract positions of the journals stored before it', (
       .insertInto('journals')
       .values([journal('after-a', true), journal('after-b', true)])
       .execute();
-    await logWrittenJournals(store.db, store.dialect, [
+    await logWrittenJournals(store.db, store.adapter, [
       ['after-a', 1],
       ['after-b', 1],
     ]);
-    expect(await postDueJournals(store.db, store.dialect, NODE, '2026-03-09')).toBe(1);
+    expect(await postDueJournals(store.db, store.adapter, NODE, '2026-03-09')).toBe(1);
     expect((await readAndAck(made.id)).sort()).toEqual(['after-a', 'after-b', 'before-unposted']);
     expect(await readAndAck(made.id)).toEqual([]);
   });

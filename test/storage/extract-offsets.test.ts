@@ -6,7 +6,9 @@ import { systemClock } from '../../src/lib/clock.js';
 import type { ExtractCursor } from '../../src/modules/extracts/service.js';
 import { postDueJournals } from '../../src/storage/accounting/balances.js';
 import { logWrittenJournals } from '../../src/storage/extract-journal-log.js';
+import { postgresAdapter } from '../../src/storage/postgres/adapter.js';
 import type { Database } from '../../src/storage/schema.js';
+import { sqliteAdapter } from '../../src/storage/sqlite/adapter.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { barrier } from '../helpers/barrier.js';
 import { createTestStore, insertOpenSession, TEST_DIALECT } from '../helpers/store.js';
@@ -42,7 +44,7 @@ async function insertJournals(db: Kysely<Database>, count: number, posted: boole
   await db.insertInto('journals').values(rows).execute();
   await logWrittenJournals(
     db,
-    TEST_DIALECT,
+    TEST_DIALECT === 'postgres' ? postgresAdapter : sqliteAdapter,
     rows.map((row) => [row.journal_id, row.posted]),
   );
   return rows.map((row) => row.journal_id);
@@ -174,7 +176,7 @@ describe('incremental extract offsets under concurrent writers', () => {
     };
     const poster = async () => {
       while (writing) {
-        await postDueJournals(other.db, other.dialect, LATE_NODE, LATE_DATE);
+        await postDueJournals(other.db, other.adapter, LATE_NODE, LATE_DATE);
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     };
@@ -191,7 +193,7 @@ describe('incremental extract offsets under concurrent writers', () => {
     });
     await Promise.all([done, poster(), reader()]);
     // What is left after the writers stopped: the last postings, and the rows after the last read.
-    await postDueJournals(store.db, store.dialect, LATE_NODE, LATE_DATE);
+    await postDueJournals(store.db, store.adapter, LATE_NODE, LATE_DATE);
     await readUntil(posted, total, readPosted);
     await readUntil(unposted, writtenUnposted.length, readUnposted);
     expect(await readAndAck(posted)).toEqual([]);

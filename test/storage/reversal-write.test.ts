@@ -58,7 +58,7 @@ function withdraw(ids: readonly string[], context: Partial<WithdrawalContext> = 
   const bulkInsert = createBulkInsert(t.store);
   return t.store.db
     .transaction()
-    .execute((trx) => withdrawJournals(trx, bulkInsert, t.store.dialect, ids, { ...CONTEXT, ...context }));
+    .execute((trx) => withdrawJournals(trx, bulkInsert, t.store.adapter, ids, { ...CONTEXT, ...context }));
 }
 
 /** `withdrawJournals`, the write that reversals by selection and business-event rollbacks share. */

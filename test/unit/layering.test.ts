@@ -114,4 +114,19 @@ describe('layering of src', () => {
   it('keeps the administration interface off the REST routes (http/admin never imports http/api)', () => {
     expect(refused('http/admin/', (target) => !target.startsWith('http/api/'))).toEqual([]);
   });
+
+  it('asks which SQL dialect it is on only in the dialect adapters and the migrations', () => {
+    // A comparison with a dialect's name is a branch on the dialect; the adapters
+    // (storage/dialect-adapter.ts, storage/sqlite/, storage/postgres/) and the migrations are the
+    // places allowed one, and everything else asks its adapter or picks with `byDialect`.
+    const allowed = /^storage\/(?:dialect-adapter\.ts|sqlite\/|postgres\/|migrations\/)/;
+    const branching = files.filter(
+      (file) =>
+        !allowed.test(file) &&
+        /[!=]==\s*'(?:postgres|sqlite)'|'(?:postgres|sqlite)'\s*[!=]==/.test(
+          readFileSync(join(SRC, file), 'utf8'),
+        ),
+    );
+    expect(branching).toEqual([]);
+  });
 });

@@ -20,7 +20,7 @@ import { countRows } from '../count.js';
 import { isRetryableStoreError } from '../errors.js';
 import { keyedPageOf } from '../keyed-page.js';
 import { readPeriodStates } from '../period-store.js';
-import type { Store } from '../store.js';
+import { byDialect, type Store } from '../store.js';
 import type { JournalLinesTable, JournalsTable } from '../tables/accounting.js';
 import { postDueJournals, readBalances } from './balances.js';
 import type { ClaimHold } from './claim.js';
@@ -56,9 +56,12 @@ function toJournal(row: Selectable<JournalsTable>, lines: StoredJournal['lines']
 
 /** The accounting port over `store` (see the header). */
 export function createAccountingStore(store: Store): AccountingStore {
-  const { db, dialect } = store;
+  const { db, adapter } = store;
   const bulkInsert = createBulkInsert(store);
-  const claims = dialect === 'postgres' ? postgresClaims(db, bulkInsert) : sqliteClaims(db, bulkInsert);
+  const claims = byDialect(adapter.dialect, { postgres: postgresClaims, sqlite: sqliteClaims })(
+    db,
+    bulkInsert,
+  );
 
   /** The journals `filter` selects (the WHERE of their page and of their count). */
   function journalsMatching(filter: JournalFilter) {
@@ -82,30 +85,16 @@ export function createAccountingStore(store: Store): AccountingStore {
   }
 
   /**
-   * The lines of the journals of one page, in journal and line order. On PostgreSQL one index
-   * lookup per journal (a lateral join over the ids, kept apart by `OFFSET 0` so that the planner
-   * cannot turn it into a join): a plain `IN` list or a flattened join leaves the plan to the
-   * planner's statistics, and on a table never analysed (autovacuum off, or a bulk load ahead of
-   * it) it hashed every line of every journal, a second per page at 2.5 million lines.
+   * The lines of the journals of one page, in journal and line order, by one index lookup per
+   * journal (`rowsByKeys`: the plan must not hang on the planner's statistics).
    */
   async function linesOf(journalIds: string[]) {
-    if (dialect === 'postgres') {
-      const { rows } = await sql<Selectable<JournalLinesTable>>`
-        select l.journal_id, l.line_id, l.line_no, l.account, l.amount, l.currency, l.extras
-        from unnest(${journalIds}::text[]) as ids(journal_id)
-        cross join lateral (
-          select * from journal_lines where journal_lines.journal_id = ids.journal_id offset 0
-        ) l
-        order by l.journal_id, l.line_no`.execute(db);
-      return rows;
-    }
-    return db
-      .selectFrom('journal_lines')
-      .select(['journal_id', 'line_id', 'line_no', 'account', 'amount', 'currency', 'extras'])
-      .where('journal_id', 'in', journalIds)
-      .orderBy('journal_id')
-      .orderBy('line_no')
-      .execute();
+    const { rows } = await sql<Selectable<JournalLinesTable>>`
+      select l.journal_id, l.line_id, l.line_no, l.account, ${adapter.decimalText('l.amount')} as amount,
+        l.currency, l.extras
+      from ${adapter.rowsByKeys('journal_lines', 'journal_id', journalIds, 'l')}
+      order by l.journal_id, l.line_no`.execute(db);
+    return rows;
   }
 
   async function journalsWithLines(rows: Selectable<JournalsTable>[]): Promise<StoredJournal[]> {
@@ -151,7 +140,7 @@ export function createAccountingStore(store: Store): AccountingStore {
         const entityChunk = { ...chunk, namespace: first.namespace, entity: first.entity };
         return writeFailure(
           trx,
-          dialect,
+          adapter,
           entityChunk,
           { first: first.record_id, last: last.record_id },
           at,
@@ -161,7 +150,7 @@ export function createAccountingStore(store: Store): AccountingStore {
     },
 
     postDue(node, businessDate) {
-      return postDueJournals(db, dialect, canonicalNodeJson(node), businessDate);
+      return postDueJournals(db, adapter, canonicalNodeJson(node), businessDate);
     },
 
     async unpostedNodes() {
@@ -235,7 +224,7 @@ export function createAccountingStore(store: Store): AccountingStore {
     },
 
     balances(filter) {
-      return readBalances(db, dialect, filter);
+      return readBalances(db, adapter, filter);
     },
 
     async listProcessingErrors(filter, start, limit) {

@@ -20,7 +20,7 @@ import { add, type Decimal, decimal, decimalTextFromValue, toDecimalString } fro
 import type { BalanceFilter, BalanceRow, JournalDraft } from '../../modules/accounting/store.js';
 import type { Database } from '../schema.js';
 import { countJournals } from '../statistics-counters.js';
-import type { Dialect } from '../store.js';
+import { byDialect, type DialectAdapter } from '../store.js';
 
 /** The net move of one balance on one core date, as one transaction adds it. */
 export interface BalanceMove {
@@ -138,10 +138,8 @@ export function balanceMovesOf(
 }
 
 /** `amount` of the row plus the new one, exactly, in the dialect's terms. */
-function sumOfAmounts(dialect: Dialect, table: 'balance_moves' | 'balances') {
-  return dialect === 'postgres'
-    ? sql<string>`${sql.ref(`${table}.amount`)} + excluded.amount`
-    : sql<string>`decimal_add(${sql.ref(`${table}.amount`)}, excluded.amount)`;
+function sumOfAmounts(adapter: DialectAdapter, table: 'balance_moves' | 'balances') {
+  return adapter.decimalAdd(sql.ref(`${table}.amount`), sql`excluded.amount`);
 }
 
 /**
@@ -150,7 +148,7 @@ function sumOfAmounts(dialect: Dialect, table: 'balance_moves' | 'balances') {
  */
 export async function keepBalances(
   trx: Transaction<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   moves: readonly BalanceMove[],
 ): Promise<void> {
   if (moves.length === 0) return;
@@ -171,7 +169,7 @@ export async function keepBalances(
       .onConflict((oc) =>
         oc
           .columns(['accounting_config', 'node', 'account', 'currency', 'core_date'])
-          .doUpdateSet({ amount: sumOfAmounts(dialect, 'balance_moves') }),
+          .doUpdateSet({ amount: sumOfAmounts(adapter, 'balance_moves') }),
       )
       .execute();
   }
@@ -191,7 +189,7 @@ export async function keepBalances(
       .onConflict((oc) =>
         oc
           .columns(['accounting_config', 'node', 'account', 'currency'])
-          .doUpdateSet({ amount: sumOfAmounts(dialect, 'balances') }),
+          .doUpdateSet({ amount: sumOfAmounts(adapter, 'balances') }),
       )
       .execute();
   }
@@ -258,83 +256,99 @@ function countPosted(trx: Transaction<Database>, days: readonly PostedDay[]): Pr
  * transaction holds the one write lock from its start, so the lines read are those it posts.
  * The statistics counters of the posted journals move last (`statistics-counters.ts`).
  */
-export async function postDueJournals(
+export function postDueJournals(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   node: string,
   businessDate: string,
 ): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    if (dialect === 'postgres') {
-      // One row per move, each with the count of journals posted; a lone row of nulls but the
-      // count when none was.
-      const { rows } = await sql<
-        { [K in keyof MoveRow]: MoveRow[K] | null } & { journals: string; days: string }
-      >`
-        with posted as (
-          update journals set posted = 1
-          where posted = 0 and node = ${node} and core_date <= ${businessDate}
-          returning journal_id, accounting_config, node, core_date, line_count
-        ),
-        moves as (
-          select p.accounting_config, p.node, l.account, l.currency, p.core_date,
-            sum(l.amount)::text as amount
-          from posted as p join journal_lines as l on l.journal_id = p.journal_id
-          group by p.accounting_config, p.node, l.account, l.currency, p.core_date
-        )
-        select (select count(*) from posted)::text as journals,
-          (select coalesce(json_agg(d), '[]') from (
-            select core_date, accounting_config, count(*) as journals, sum(line_count) as lines
-            from posted group by core_date, accounting_config
-          ) as d)::text as days,
-          moves.*
-        from (select 1) as one left join moves on true
-      `.execute(trx);
-      const moves = rows.filter((r): r is MoveRow & { journals: string; days: string } => r.account !== null);
-      await keepBalances(trx, dialect, moves.map(moveOfRow));
-      await countPosted(trx, JSON.parse(rows[0]?.days ?? '[]') as PostedDay[]);
-      return Number(rows[0]?.journals ?? 0);
-    }
-    const due = await trx
-      .selectFrom('journal_lines as l')
-      .innerJoin('journals as j', 'j.journal_id', 'l.journal_id')
-      .where('j.posted', '=', 0)
-      .where('j.node', '=', node)
-      .where('j.core_date', '<=', businessDate)
-      .select([
-        'j.accounting_config',
-        'j.node',
-        'l.account',
-        'l.currency',
-        'j.core_date',
-        sql<string>`decimal_sum(l.amount)`.as('amount'),
-      ])
-      .groupBy(['j.accounting_config', 'j.node', 'l.account', 'l.currency', 'j.core_date'])
-      .execute();
-    const perDay = await trx
-      .selectFrom('journals')
-      .where('posted', '=', 0)
-      .where('node', '=', node)
-      .where('core_date', '<=', businessDate)
-      .select((eb) => [
-        'core_date',
-        'accounting_config',
-        eb.fn.countAll<number>().as('journals'),
-        eb.fn.sum<number>('line_count').as('lines'),
-      ])
-      .groupBy(['core_date', 'accounting_config'])
-      .execute();
-    const result = await trx
-      .updateTable('journals')
-      .set({ posted: 1 })
-      .where('posted', '=', 0)
-      .where('node', '=', node)
-      .where('core_date', '<=', businessDate)
-      .executeTakeFirst();
-    await keepBalances(trx, dialect, due.map(moveOfRow));
-    await countPosted(trx, perDay);
-    return Number(result.numUpdatedRows);
-  });
+  const post = byDialect(adapter.dialect, { postgres: postDueReturning, sqlite: postDueUnderWriteLock });
+  return db.transaction().execute((trx) => post(trx, adapter, node, businessDate));
+}
+
+/** PostgreSQL: the update's `RETURNING` names the journals it posted, and their lines are summed in the same statement. */
+async function postDueReturning(
+  trx: Transaction<Database>,
+  adapter: DialectAdapter,
+  node: string,
+  businessDate: string,
+): Promise<number> {
+  // One row per move, each with the count of journals posted; a lone row of nulls but the
+  // count when none was.
+  const { rows } = await sql<
+    { [K in keyof MoveRow]: MoveRow[K] | null } & { journals: string; days: string }
+  >`
+    with posted as (
+      update journals set posted = 1
+      where posted = 0 and node = ${node} and core_date <= ${businessDate}
+      returning journal_id, accounting_config, node, core_date, line_count
+    ),
+    moves as (
+      select p.accounting_config, p.node, l.account, l.currency, p.core_date,
+        ${adapter.decimalSum('l.amount')} as amount
+      from posted as p join journal_lines as l on l.journal_id = p.journal_id
+      group by p.accounting_config, p.node, l.account, l.currency, p.core_date
+    )
+    select (select count(*) from posted)::text as journals,
+      (select coalesce(json_agg(d), '[]') from (
+        select core_date, accounting_config, count(*) as journals, sum(line_count) as lines
+        from posted group by core_date, accounting_config
+      ) as d)::text as days,
+      moves.*
+    from (select 1) as one left join moves on true
+  `.execute(trx);
+  const moves = rows.filter((r): r is MoveRow & { journals: string; days: string } => r.account !== null);
+  await keepBalances(trx, adapter, moves.map(moveOfRow));
+  await countPosted(trx, JSON.parse(rows[0]?.days ?? '[]') as PostedDay[]);
+  return Number(rows[0]?.journals ?? 0);
+}
+
+/** SQLite: the transaction holds the one write lock from its start, so the lines read first are those it posts. */
+async function postDueUnderWriteLock(
+  trx: Transaction<Database>,
+  adapter: DialectAdapter,
+  node: string,
+  businessDate: string,
+): Promise<number> {
+  const due = await trx
+    .selectFrom('journal_lines as l')
+    .innerJoin('journals as j', 'j.journal_id', 'l.journal_id')
+    .where('j.posted', '=', 0)
+    .where('j.node', '=', node)
+    .where('j.core_date', '<=', businessDate)
+    .select([
+      'j.accounting_config',
+      'j.node',
+      'l.account',
+      'l.currency',
+      'j.core_date',
+      adapter.decimalSum('l.amount').as('amount'),
+    ])
+    .groupBy(['j.accounting_config', 'j.node', 'l.account', 'l.currency', 'j.core_date'])
+    .execute();
+  const perDay = await trx
+    .selectFrom('journals')
+    .where('posted', '=', 0)
+    .where('node', '=', node)
+    .where('core_date', '<=', businessDate)
+    .select((eb) => [
+      'core_date',
+      'accounting_config',
+      eb.fn.countAll<number>().as('journals'),
+      eb.fn.sum<number>('line_count').as('lines'),
+    ])
+    .groupBy(['core_date', 'accounting_config'])
+    .execute();
+  const result = await trx
+    .updateTable('journals')
+    .set({ posted: 1 })
+    .where('posted', '=', 0)
+    .where('node', '=', node)
+    .where('core_date', '<=', businessDate)
+    .executeTakeFirst();
+  await keepBalances(trx, adapter, due.map(moveOfRow));
+  await countPosted(trx, perDay);
+  return Number(result.numUpdatedRows);
 }
 
 /**
@@ -344,7 +358,7 @@ export async function postDueJournals(
  */
 export async function readBalances(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   filter: BalanceFilter,
 ): Promise<BalanceRow[]> {
   let rows: { accounting_config: string; node: string; account: string; currency: string; balance: string }[];
@@ -354,7 +368,7 @@ export async function readBalances(
       query = query.where('accounting_config', '=', filter.accountingConfig);
     if (filter.account !== undefined) query = query.where('account', '=', filter.account);
     if (filter.currency !== undefined) query = query.where('currency', '=', filter.currency);
-    const amount = dialect === 'postgres' ? sql<string>`amount::text` : sql<string>`amount`;
+    const amount = adapter.decimalText('amount');
     rows = await query
       .select(['accounting_config', 'node', 'account', 'currency', amount.as('balance')])
       .orderBy('accounting_config')
@@ -368,7 +382,7 @@ export async function readBalances(
       query = query.where('accounting_config', '=', filter.accountingConfig);
     if (filter.account !== undefined) query = query.where('account', '=', filter.account);
     if (filter.currency !== undefined) query = query.where('currency', '=', filter.currency);
-    const total = dialect === 'postgres' ? sql<string>`sum(amount)::text` : sql<string>`decimal_sum(amount)`;
+    const total = adapter.decimalSum('amount');
     rows = await query
       .select(['accounting_config', 'node', 'account', 'currency', total.as('balance')])
       .groupBy(['accounting_config', 'node', 'account', 'currency'])

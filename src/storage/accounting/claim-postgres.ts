@@ -34,6 +34,7 @@ import { type ChunkRef, type ClaimedChunk, JOURNAL_ENTITY_NAME } from '../../mod
 import type { BulkInsert } from '../bulk-insert.js';
 import { storedRevision } from '../configuration-store.js';
 import { heldPeriodsVersion } from '../period-store.js';
+import { postgresAdapter } from '../postgres/adapter.js';
 import type { Database } from '../schema.js';
 import {
   type ClaimedChunkHandler,
@@ -108,7 +109,7 @@ async function claim(trx: Kysely<Database>, hold: ClaimHold): Promise<ClaimedChu
         .forUpdate()
         .execute();
     }
-    const claimed = await claimedChunk(trx, 'postgres', chunk, records);
+    const claimed = await claimedChunk(trx, postgresAdapter, chunk, records);
     if (claimed !== undefined) return claimed;
   }
   hold.chunk = undefined;
@@ -132,10 +133,13 @@ export function postgresClaims(db: Kysely<Database>, bulkInsert: BulkInsert): Cl
         // if the caller prepared another revision, it must not process this chunk with it.
         if ((await storedRevision(trx)) !== revision) return STALE;
         // Held until the commit: a change of a period's state waits for this chunk (period-store.ts).
-        if (periodsVersion !== undefined && (await heldPeriodsVersion(trx, 'postgres')) !== periodsVersion)
+        if (
+          periodsVersion !== undefined &&
+          (await heldPeriodsVersion(trx, postgresAdapter)) !== periodsVersion
+        )
           return STALE_PERIODS;
         const rows = outcomeRows(chunk, await work(chunk), at, revision);
-        if (!(await writeOutcome(trx, bulkInsert, 'postgres', chunk, rows)))
+        if (!(await writeOutcome(trx, bulkInsert, postgresAdapter, chunk, rows)))
           throw new Error('a locked chunk changed');
         return { kind: 'processed', chunk: refOf(chunk), records: chunk.records.length };
       });

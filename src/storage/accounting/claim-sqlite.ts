@@ -19,6 +19,7 @@ import type { BulkInsert } from '../bulk-insert.js';
 import { storedRevision } from '../configuration-store.js';
 import { heldPeriodsVersion } from '../period-store.js';
 import type { Database } from '../schema.js';
+import { sqliteAdapter } from '../sqlite/adapter.js';
 import {
   type ClaimedChunkHandler,
   type ClaimHold,
@@ -69,7 +70,7 @@ export function sqliteClaims(db: Kysely<Database>, bulkInsert: BulkInsert): Clai
       const chunk: ChunkRef = { ingestionId: candidate.ingestion_id, chunkSeq: Number(candidate.chunk_seq) };
       hold.chunk = chunk;
       const records = await claimedRecords(db, chunk, SQLITE_PROCESSING_RECORDS_PER_WRITE_MAX);
-      const claimed = await claimedChunk(db, 'sqlite', chunk, records);
+      const claimed = await claimedChunk(db, sqliteAdapter, chunk, records);
       if (claimed !== undefined) return claimed;
     }
     hold.chunk = undefined;
@@ -91,9 +92,12 @@ export function sqliteClaims(db: Kysely<Database>, bulkInsert: BulkInsert): Clai
       try {
         return await db.transaction().execute(async (trx): Promise<ChunkProcessing> => {
           if ((await storedRevision(trx)) !== revision) return STALE;
-          if (periodsVersion !== undefined && (await heldPeriodsVersion(trx, 'sqlite')) !== periodsVersion)
+          if (
+            periodsVersion !== undefined &&
+            (await heldPeriodsVersion(trx, sqliteAdapter)) !== periodsVersion
+          )
             return STALE_PERIODS;
-          if (!(await writeOutcome(trx, bulkInsert, 'sqlite', chunk, rows))) throw new ChunkTaken();
+          if (!(await writeOutcome(trx, bulkInsert, sqliteAdapter, chunk, rows))) throw new ChunkTaken();
           return { kind: 'processed', chunk: refOf(chunk), records: chunk.records.length };
         });
       } catch (error) {

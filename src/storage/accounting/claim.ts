@@ -4,7 +4,7 @@
  * journal lines needs from earlier chunks. The protocols differ in how they hold the chunk
  * while it is worked on; `ClaimProtocol` is what each gives the accounting store.
  */
-import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import {
   type AccountingStore,
   BUSINESS_EVENT_ROLLBACK_ENTITY_NAME,
@@ -15,7 +15,7 @@ import {
   type LegacyEventForm,
 } from '../../modules/accounting/store.js';
 import type { Database } from '../schema.js';
-import type { Dialect } from '../store.js';
+import type { DialectAdapter } from '../store.js';
 
 /** The work a claim hands its chunk to (the processor's engine run). */
 export type ClaimedChunkHandler = Parameters<AccountingStore['processNextChunk']>[2];
@@ -137,7 +137,7 @@ interface BookedOriginJournal {
  */
 async function bookedOriginJournals(
   trx: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   records: readonly Record<string, unknown>[],
 ): Promise<BookedOriginJournal[]> {
   const candidates = new Set<string>();
@@ -145,11 +145,7 @@ async function bookedOriginJournals(
     for (const value of Object.values(record)) if (typeof value === 'string') candidates.add(value);
   }
   if (candidates.size === 0) return [];
-  // One parameter however many candidates: an array on PostgreSQL, a JSON array on SQLite.
-  const among =
-    dialect === 'postgres'
-      ? sql<boolean>`origin_journal_id = any(${[...candidates]}::text[])`
-      : sql<boolean>`origin_journal_id in (select value from json_each(${JSON.stringify([...candidates])}))`;
+  const among = adapter.textIn('origin_journal_id', [...candidates]);
   const rows = await trx
     .selectFrom('journals')
     .select(['journal_id', 'accounting_config', 'origin_journal_id'])
@@ -171,7 +167,7 @@ async function bookedOriginJournals(
  */
 export async function claimedChunk(
   trx: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   chunk: ChunkRef,
   records: readonly WaitingRecord[],
 ): Promise<ClaimedChunk | undefined> {
@@ -188,7 +184,7 @@ export async function claimedChunk(
       .where('ingestion_id', '=', chunk.ingestionId)
       .where('origin_journal_id', 'is not', null)
       .execute();
-    booked = await bookedOriginJournals(trx, dialect, data);
+    booked = await bookedOriginJournals(trx, adapter, data);
   }
   const legacyEventForms =
     first.entity === BUSINESS_EVENT_ROLLBACK_ENTITY_NAME ? await legacyEventFormsOf(trx) : undefined;

@@ -94,7 +94,7 @@ function runOf(row: Selectable<ReprocessRunsTable>, outcomes: readonly OutcomeRo
 
 /** The reprocessing port over `store` (see the header). */
 export function createReprocessStore(store: Store): ReprocessStore {
-  const { db, dialect } = store;
+  const { db, adapter } = store;
 
   async function runsWithOutcomes(rows: Selectable<ReprocessRunsTable>[]): Promise<ReprocessRun[]> {
     if (rows.length === 0) return [];
@@ -200,7 +200,7 @@ export function createReprocessStore(store: Store): ReprocessStore {
           .selectFrom('configuration')
           .select('revision')
           .where('id', '=', CONFIGURATION_ROW_ID);
-        if (dialect === 'postgres') revisionQuery = revisionQuery.forShare();
+        revisionQuery = adapter.forShare(revisionQuery);
         const revision = Number((await revisionQuery.executeTakeFirst())?.revision ?? 0);
         if (input.due !== undefined) {
           const moved = await trx
@@ -243,7 +243,7 @@ export function createReprocessStore(store: Store): ReprocessStore {
           .where('id', '=', run)
           .returningAll()
           .executeTakeFirstOrThrow();
-        await appendAudit(trx, store.dialect, {
+        await appendAudit(trx, store.adapter, {
           at: input.at,
           action: 'processing.reprocess',
           actor: input.actor,
@@ -359,14 +359,14 @@ export function createReprocessStore(store: Store): ReprocessStore {
       }
       const chunks = [];
       for (const group of byChunk.values()) {
-        const chunk = await claimedChunk(db, dialect, group, group.records);
+        const chunk = await claimedChunk(db, adapter, group, group.records);
         if (chunk !== undefined) chunks.push(chunk);
       }
       return { chunks, codes, next: more ? Number(page.at(-1)?.id) : undefined };
     },
 
     rollbackErrors(requests, taken) {
-      return dryRunRollbacks(db, dialect, requests, taken);
+      return dryRunRollbacks(db, adapter, requests, taken);
     },
 
     countAtMaximum(selection, maxAttempts) {
@@ -405,7 +405,7 @@ export function createReprocessStore(store: Store): ReprocessStore {
         // The settings before the change, for the audit entry: locked on PostgreSQL so that a
         // concurrent change is seen as it was committed.
         const current = trx.selectFrom('reprocess_schedule').selectAll().where('id', '=', SCHEDULE_ROW_ID);
-        const previous = await (dialect === 'postgres' ? current.forUpdate() : current).executeTakeFirst();
+        const previous = await adapter.forUpdate(current).executeTakeFirst();
         const row = await trx
           .updateTable('reprocess_schedule')
           .set({
@@ -425,7 +425,7 @@ export function createReprocessStore(store: Store): ReprocessStore {
           .select('revision')
           .where('id', '=', CONFIGURATION_ROW_ID)
           .executeTakeFirst();
-        await appendAudit(trx, store.dialect, {
+        await appendAudit(trx, store.adapter, {
           at,
           action: 'processing.reprocess-schedule',
           actor,

@@ -11,7 +11,7 @@ import { sql, type Transaction } from 'kysely';
 import type { ClaimedChunk } from '../../modules/accounting/store.js';
 import type { Database } from '../schema.js';
 import type { ProcessingErrorCount } from '../statistics-counters.js';
-import type { Dialect } from '../store.js';
+import type { DialectAdapter } from '../store.js';
 
 /** A reprocessed record that failed again, with its new code and message. */
 export interface Refailure {
@@ -29,21 +29,15 @@ export function reprocessedRecords(chunk: ClaimedChunk): Map<number, number> {
 }
 
 /** The rows of `values` as a relation `v` of the statement, from one JSON parameter. */
-function valuesOf(dialect: Dialect, values: readonly Refailure[]) {
+function valuesOf(adapter: DialectAdapter, values: readonly Refailure[]) {
   const json = JSON.stringify(
     values.map((v) => ({ record_id: v.recordId, code: v.code, message: v.message })),
   );
-  return dialect === 'postgres'
-    ? sql`json_to_recordset(${json}::json) as v(record_id bigint, code text, message text)`
-    : sql`(select json_extract(value, '$.record_id') as record_id, json_extract(value, '$.code') as code,
-        json_extract(value, '$.message') as message from json_each(${json})) as v`;
-}
-
-/** The record ids as one parameter: an array on PostgreSQL, a JSON array on SQLite. */
-function recordIdsIn(dialect: Dialect, ids: readonly number[]) {
-  return dialect === 'postgres'
-    ? sql<boolean>`record_id = any(${ids}::bigint[])`
-    : sql<boolean>`record_id in (select value from json_each(${JSON.stringify(ids)}))`;
+  return adapter.jsonRows(json, 'v', [
+    { name: 'record_id', type: 'bigint' },
+    { name: 'code', type: 'text' },
+    { name: 'message', type: 'text' },
+  ]);
 }
 
 /**
@@ -67,7 +61,7 @@ export const NOTHING_SETTLED: Settlement = { reopened: [], unqueued: 0, closed: 
  */
 export async function settleReprocessed(
   trx: Transaction<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   runs: ReadonlyMap<number, number>,
   refailures: readonly Refailure[],
   at: string,
@@ -92,7 +86,7 @@ export async function settleReprocessed(
       update processing_errors set state = 'open', previous_code = processing_errors.code,
         code = v.code, message = v.message, attempts = processing_errors.attempts + 1,
         last_attempt_at = ${at}, revision = ${revision}
-      from ${valuesOf(dialect, failed)}
+      from ${valuesOf(adapter, failed)}
       where processing_errors.record_id = v.record_id and processing_errors.state = 'queued'
       returning processing_errors.created_at, processing_errors.code, processing_errors.run_id
     `.execute(trx);
@@ -105,7 +99,7 @@ export async function settleReprocessed(
     const { rows } = await sql<{ run_id: number | string }>`
       update processing_errors set state = 'closed', closed_at = ${at}, attempts = attempts + 1,
         last_attempt_at = ${at}
-      where ${recordIdsIn(dialect, posted)} and state = 'queued'
+      where ${adapter.integerIn('record_id', posted)} and state = 'queued'
       returning run_id
     `.execute(trx);
     for (const row of rows) add(Number(row.run_id), 'posted');

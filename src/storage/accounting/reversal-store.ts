@@ -180,7 +180,7 @@ async function selectedIds(db: Kysely<Database>, selection: ReversalSelection): 
 
 /** The reversals port over `store` (see the header). */
 export function createReversalStore(store: Store): ReversalStore {
-  const { db, dialect } = store;
+  const { db, adapter } = store;
   const bulkInsert = createBulkInsert(store);
 
   async function findByKey(executor: Kysely<Database>, clientId: string, key: string) {
@@ -199,11 +199,11 @@ export function createReversalStore(store: Store): ReversalStore {
         .selectFrom('configuration')
         .select('revision')
         .where('id', '=', CONFIGURATION_ROW_ID);
-      if (dialect === 'postgres') revisionQuery = revisionQuery.forShare();
+      revisionQuery = adapter.forShare(revisionQuery);
       const revision = Number((await revisionQuery.executeTakeFirst())?.revision ?? 0);
       if (revision !== input.revision) return { kind: 'stale' as const };
       // Held until the commit on PostgreSQL: a lock of a period waits for this reversal (period-store.ts).
-      if ((await heldPeriodsVersion(trx, dialect)) !== input.periodsVersion)
+      if ((await heldPeriodsVersion(trx, adapter)) !== input.periodsVersion)
         return { kind: 'stale' as const };
       if (input.idempotencyKey !== undefined) {
         const earlier = await findByKey(trx, input.clientId, input.idempotencyKey);
@@ -232,7 +232,7 @@ export function createReversalStore(store: Store): ReversalStore {
         .execute();
       const ids = await selectedIds(trx, input.selection);
       const counts = countsOf(
-        await withdrawJournals(trx, bulkInsert, dialect, ids, {
+        await withdrawJournals(trx, bulkInsert, adapter, ids, {
           reversalId: input.reversalId,
           at: input.at,
           revision,
@@ -263,7 +263,7 @@ export function createReversalStore(store: Store): ReversalStore {
         .where('id', '=', input.reversalId)
         .returningAll()
         .executeTakeFirstOrThrow();
-      await appendAudit(trx, store.dialect, {
+      await appendAudit(trx, store.adapter, {
         at: input.at,
         action: 'journals.reverse',
         actor: actorOfCaller(input.createdBy, input.clientId),
@@ -328,7 +328,7 @@ export function createReversalStore(store: Store): ReversalStore {
     async dryRun(input) {
       const ids = await selectedIds(db, input.selection);
       return countsOf(
-        await planWithdrawal(db, dialect, ids, {
+        await planWithdrawal(db, adapter, ids, {
           ...(input.postingDate === undefined ? {} : { postingDate: input.postingDate }),
           openWindowOf: input.openWindowOf,
         }),

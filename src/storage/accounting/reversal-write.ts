@@ -33,7 +33,7 @@ import type { BulkInsert } from '../bulk-insert.js';
 import { logWrittenJournals } from '../extract-journal-log.js';
 import type { Database } from '../schema.js';
 import { countJournals, type JournalCount } from '../statistics-counters.js';
-import type { Dialect } from '../store.js';
+import { byDialect, type DialectAdapter } from '../store.js';
 import { type BalanceMove, balanceMovesOf, keepBalances } from './balances.js';
 import { canonicalNodeJson, JOURNAL_COLUMNS, journalRow, LINE_COLUMNS, lineRows } from './rows.js';
 
@@ -118,67 +118,37 @@ function batchesOf<T>(items: readonly T[], size: number): T[][] {
   return batches;
 }
 
-/**
- * The journals of `ids` (any number), in batches of WITHDRAW_BATCH_JOURNALS. On PostgreSQL one
- * index lookup per id, as `linesOf` reads lines: a long `IN` list leaves the plan to the
- * planner's statistics, which journals written since the last analyse are not in.
- */
+/** The journals of `ids` (any number), in batches of WITHDRAW_BATCH_JOURNALS, by one index lookup per id (`rowsByKeys`). */
 async function journalRows(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   ids: readonly string[],
 ): Promise<JournalRow[]> {
   const rows: JournalRow[] = [];
   for (const batch of batchesOf(ids, WITHDRAW_BATCH_JOURNALS)) {
-    if (dialect === 'postgres') {
-      const found = await sql<JournalRow>`
-        select ${sql.join(JOURNAL_ROW_COLUMNS.map((c) => sql.ref(`j.${c}`)))}
-        from unnest(${batch}::text[]) as ids(journal_id)
-        cross join lateral (
-          select * from journals where journals.journal_id = ids.journal_id offset 0
-        ) j`.execute(db);
-      rows.push(...found.rows);
-    } else
-      rows.push(
-        ...(await db
-          .selectFrom('journals')
-          .select(JOURNAL_ROW_COLUMNS)
-          .where('journal_id', 'in', batch)
-          .execute()),
-      );
+    const found = await sql<JournalRow>`
+      select ${sql.join(JOURNAL_ROW_COLUMNS.map((c) => sql.ref(`j.${c}`)))}
+      from ${adapter.rowsByKeys('journals', 'journal_id', batch, 'j')}`.execute(db);
+    rows.push(...found.rows);
   }
   return rows;
 }
 
-/**
- * The lines of `ids`, in journal and line order. On PostgreSQL one index lookup per journal, as
- * `accounting-store.ts` reads a page's lines (a plain `IN` list leaves the plan to statistics).
- */
-async function linesOf(db: Kysely<Database>, dialect: Dialect, ids: readonly string[]) {
-  if (dialect === 'postgres') {
-    const { rows } = await sql<{
-      journal_id: string;
-      line_no: number;
-      account: string;
-      amount: string;
-      currency: string;
-      extras: string;
-    }>`
-      select l.journal_id, l.line_no, l.account, l.amount::text as amount, l.currency, l.extras
-      from unnest(${ids}::text[]) as ids(journal_id)
-      cross join lateral (
-        select * from journal_lines where journal_lines.journal_id = ids.journal_id offset 0
-      ) l
-      order by l.journal_id, l.line_no`.execute(db);
-    return rows;
-  }
-  return db
-    .selectFrom('journal_lines')
-    .select(['journal_id', 'line_no', 'account', 'amount', 'currency', 'extras'])
-    .where('journal_id', 'in', ids)
-    .orderBy('journal_id')
-    .orderBy('line_no')
-    .execute();
+/** The lines of `ids`, in journal and line order, by one index lookup per journal (`rowsByKeys`). */
+async function linesOf(db: Kysely<Database>, adapter: DialectAdapter, ids: readonly string[]) {
+  const { rows } = await sql<{
+    journal_id: string;
+    line_no: number;
+    account: string;
+    amount: string;
+    currency: string;
+    extras: string;
+  }>`
+    select l.journal_id, l.line_no, l.account, ${adapter.decimalText('l.amount')} as amount, l.currency,
+      l.extras
+    from ${adapter.rowsByKeys('journal_lines', 'journal_id', ids, 'l')}
+    order by l.journal_id, l.line_no`.execute(db);
+  return rows;
 }
 
 /**
@@ -196,33 +166,46 @@ async function linesOf(db: Kysely<Database>, dialect: Dialect, ids: readonly str
  */
 export async function withdraw(
   trx: Transaction<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   pairs: readonly { journalId: string; reversalJournalId: string }[],
 ): Promise<JournalRow[]> {
   if (pairs.length === 0) return [];
   // Sorted: concurrent withdrawals lock shared journals in one order.
   const sorted = [...pairs].sort((a, b) => (a.journalId < b.journalId ? -1 : 1));
+  const update = byDialect(adapter.dialect, { postgres: withdrawByArrays, sqlite: withdrawByJsonPairs });
+  return update(trx, sorted);
+}
+
+const RETURNING_JOURNAL_ROW = sql.join(JOURNAL_ROW_COLUMNS.map((c) => sql.ref(c)));
+
+/** PostgreSQL: the ids and their reversals as two arrays, sequential scans off for the statement (see `withdraw`). */
+async function withdrawByArrays(
+  trx: Transaction<Database>,
+  sorted: readonly { journalId: string; reversalJournalId: string }[],
+): Promise<JournalRow[]> {
   const ids = sorted.map((p) => p.journalId);
-  const returning = sql.join(JOURNAL_ROW_COLUMNS.map((c) => sql.ref(c)));
-  if (dialect === 'postgres') {
-    const { rows: setting } = await sql<{ was: string }>`
-      select current_setting('enable_seqscan') as was, set_config('enable_seqscan', 'off', true)`.execute(
-      trx,
-    );
-    const reversals = sql`(${sorted.map((p) => p.reversalJournalId)}::text[])[array_position(${ids}::text[], journal_id)]`;
-    const { rows } = await sql<JournalRow>`
-      update journals set withdrawn_by = ${reversals}, reversed_by = coalesce(reversed_by, ${reversals})
-      where journal_id = any(${ids}::text[]) and withdrawn_by is null
-      returning ${returning}`.execute(trx);
-    await sql`select set_config('enable_seqscan', ${setting[0]?.was ?? 'on'}, true)`.execute(trx);
-    return rows;
-  }
+  const { rows: setting } = await sql<{ was: string }>`
+    select current_setting('enable_seqscan') as was, set_config('enable_seqscan', 'off', true)`.execute(trx);
+  const reversals = sql`(${sorted.map((p) => p.reversalJournalId)}::text[])[array_position(${ids}::text[], journal_id)]`;
+  const { rows } = await sql<JournalRow>`
+    update journals set withdrawn_by = ${reversals}, reversed_by = coalesce(reversed_by, ${reversals})
+    where journal_id = any(${ids}::text[]) and withdrawn_by is null
+    returning ${RETURNING_JOURNAL_ROW}`.execute(trx);
+  await sql`select set_config('enable_seqscan', ${setting[0]?.was ?? 'on'}, true)`.execute(trx);
+  return rows;
+}
+
+/** SQLite: the pairs as one JSON parameter, joined by `UPDATE … FROM`. */
+async function withdrawByJsonPairs(
+  trx: Transaction<Database>,
+  sorted: readonly { journalId: string; reversalJournalId: string }[],
+): Promise<JournalRow[]> {
   const { rows } = await sql<JournalRow>`
     update journals set withdrawn_by = v.rid, reversed_by = coalesce(journals.reversed_by, v.rid)
     from (select json_extract(value, '$[0]') as jid, json_extract(value, '$[1]') as rid
       from json_each(${JSON.stringify(sorted.map((p) => [p.journalId, p.reversalJournalId]))})) as v
     where journals.journal_id = v.jid and journals.withdrawn_by is null
-    returning ${returning}`.execute(trx);
+    returning ${RETURNING_JOURNAL_ROW}`.execute(trx);
   return rows;
 }
 
@@ -246,11 +229,11 @@ export async function withdraw(
 export function withdrawJournals(
   trx: Transaction<Database>,
   bulkInsert: BulkInsert,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   journalIds: readonly string[],
   context: WithdrawalContext,
 ): Promise<Withdrawal> {
-  return withdrawOrPlan(trx, dialect, journalIds, context, { trx, bulkInsert });
+  return withdrawOrPlan(trx, adapter, journalIds, context, { trx, bulkInsert });
 }
 
 /**
@@ -260,13 +243,13 @@ export function withdrawJournals(
  */
 export function planWithdrawal(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   journalIds: readonly string[],
   context: Pick<WithdrawalContext, 'postingDate' | 'openWindowOf'>,
 ): Promise<Withdrawal> {
   return withdrawOrPlan(
     db,
-    dialect,
+    adapter,
     journalIds,
     { ...context, reversalId: null, at: '', revision: 0, newId: () => '', deferBalancesAndCounters: true },
     undefined,
@@ -336,12 +319,12 @@ function postingDateRefused(
 /** `withdrawJournals` when `writer` is given, else `planWithdrawal`. */
 async function withdrawOrPlan(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   journalIds: readonly string[],
   context: WithdrawalContext,
   writer: { trx: Transaction<Database>; bulkInsert: BulkInsert } | undefined,
 ): Promise<Withdrawal> {
-  const given = await journalRows(db, dialect, journalIds);
+  const given = await journalRows(db, adapter, journalIds);
   const byId = new Map(given.map((row) => [row.journal_id, row]));
   const result: Withdrawal = {
     reversed: [],
@@ -393,12 +376,12 @@ async function withdrawOrPlan(
             ...(
               await journalRows(
                 db,
-                dialect,
+                adapter,
                 plannedCompanions.map((c) => c.journalId),
               )
             ).filter((row) => row.withdrawn_by === null),
           ]
-        : await withdraw(writer.trx, dialect, [
+        : await withdraw(writer.trx, adapter, [
             ...planned.map((p) => ({ journalId: p.row.journal_id, reversalJournalId: p.reversalJournalId })),
             ...plannedCompanions,
           ]);
@@ -419,7 +402,7 @@ async function withdrawOrPlan(
     const all = [...withdrawn, ...companions];
     const lines = await linesOf(
       db,
-      dialect,
+      adapter,
       all.map((p) => p.row.journal_id),
     );
     const linesById = new Map<string, ReversibleJournal['lines'][number][]>();
@@ -477,7 +460,7 @@ async function withdrawOrPlan(
       await writer.bulkInsert(writer.trx, 'journal_lines', LINE_COLUMNS, lineRows(batchDrafts));
       await logWrittenJournals(
         writer.trx,
-        dialect,
+        adapter,
         batchDrafts.map(({ draft }) => [draft.journalId, draft.status === 'posted' ? 1 : 0]),
       );
     }
@@ -503,7 +486,7 @@ async function withdrawOrPlan(
   result.balanceMoves = moves;
   result.journalCounts = [...counts.values()];
   if (writer !== undefined && context.deferBalancesAndCounters !== true) {
-    await keepBalances(writer.trx, dialect, result.balanceMoves);
+    await keepBalances(writer.trx, adapter, result.balanceMoves);
     await countJournals(writer.trx, result.journalCounts);
   }
   return result;

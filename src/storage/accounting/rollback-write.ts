@@ -10,7 +10,7 @@
  * `reversal-write.ts`): `withdrawn_by` and, where null, `reversed_by` of the original, so a
  * journal is withdrawn at most once whoever withdraws it.
  */
-import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type {
   ChunkOutcome,
   ClaimedChunk,
@@ -18,7 +18,7 @@ import type {
   TwinJournal,
 } from '../../modules/accounting/store.js';
 import type { Database } from '../schema.js';
-import type { Dialect } from '../store.js';
+import type { DialectAdapter } from '../store.js';
 import { withdraw } from './reversal-write.js';
 import { type OutcomeRows, outcomeRows } from './rows.js';
 
@@ -48,14 +48,14 @@ const TWIN_COLUMNS = [
 /** The journals of `recordId` with one of `fingerprints`, in the order written, with their lines. */
 async function journalsOfTwin(
   trx: Transaction<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   fingerprints: readonly string[],
   recordId: number,
 ): Promise<TwinJournal[]> {
   const rows = await trx
     .selectFrom('journals')
     .select(TWIN_COLUMNS)
-    .where(among(dialect, 'event_fingerprint', fingerprints))
+    .where(adapter.textIn('event_fingerprint', fingerprints))
     .where('record_id', '=', recordId)
     .orderBy('created_at')
     .orderBy('journal_id')
@@ -106,7 +106,7 @@ async function journalsOfTwin(
  */
 async function settleRollback(
   trx: Transaction<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   request: RollbackRequest,
 ): Promise<ChunkOutcome> {
   const failed = (error: { code: string; message: string }): ChunkOutcome => ({
@@ -117,7 +117,7 @@ async function settleRollback(
     const first = await trx
       .selectFrom('journals')
       .select('record_id')
-      .where(among(dialect, 'event_fingerprint', request.fingerprints))
+      .where(adapter.textIn('event_fingerprint', request.fingerprints))
       .where('withdrawn_by', 'is', null)
       .orderBy('created_at')
       .orderBy('journal_id')
@@ -127,7 +127,7 @@ async function settleRollback(
       const withdrawn = await trx
         .selectFrom('journals')
         .select(['journal_id', 'withdrawn_by'])
-        .where(among(dialect, 'event_fingerprint', request.fingerprints))
+        .where(adapter.textIn('event_fingerprint', request.fingerprints))
         .orderBy('created_at')
         .orderBy('journal_id')
         .limit(WITHDRAWN_READ_MAX)
@@ -140,13 +140,13 @@ async function settleRollback(
       );
     }
     const reversals = request.reverse(
-      await journalsOfTwin(trx, dialect, request.fingerprints, Number(first.record_id)),
+      await journalsOfTwin(trx, adapter, request.fingerprints, Number(first.record_id)),
     );
     if (!Array.isArray(reversals)) return failed(reversals);
     const journals: ChunkOutcome['journals'] = [];
     for (const { original, draft } of reversals) {
       if (
-        (await withdraw(trx, dialect, [{ journalId: original, reversalJournalId: draft.journalId }])).length >
+        (await withdraw(trx, adapter, [{ journalId: original, reversalJournalId: draft.journalId }])).length >
         0
       )
         journals.push({ recordId: request.recordId, draft });
@@ -156,13 +156,6 @@ async function settleRollback(
   throw new Error(
     `the twin of rollback record ${request.recordId} was withdrawn by others ${ROLLBACK_LOOKUPS_MAX} times in a row`,
   );
-}
-
-/** `column` among `values`, one parameter however many: an array on PostgreSQL, JSON on SQLite. */
-function among(dialect: Dialect, column: 'event_fingerprint' | 'journal_id', values: readonly string[]) {
-  return dialect === 'postgres'
-    ? sql<boolean>`${sql.ref(column)} = any(${[...values]}::text[])`
-    : sql<boolean>`${sql.ref(column)} in (select value from json_each(${JSON.stringify(values)}))`;
 }
 
 /** A journal with a fingerprint of the chunk's rollbacks, as read before they are settled. */
@@ -182,7 +175,7 @@ interface Candidates {
  */
 async function candidatesOf(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   requests: readonly RollbackRequest[],
 ): Promise<Candidates> {
   const fingerprints = [...new Set(requests.flatMap((r) => r.fingerprints))];
@@ -192,7 +185,7 @@ async function candidatesOf(
   const rows = await db
     .selectFrom('journals')
     .select([...TWIN_COLUMNS, 'event_fingerprint', 'created_at'])
-    .where(among(dialect, 'event_fingerprint', fingerprints))
+    .where(adapter.textIn('event_fingerprint', fingerprints))
     .orderBy('event_fingerprint')
     .orderBy('created_at')
     .orderBy('journal_id')
@@ -223,7 +216,7 @@ async function candidatesOf(
   const lineRows = await db
     .selectFrom('journal_lines')
     .select(['journal_id', 'account', 'amount', 'currency', 'extras'])
-    .where(among(dialect, 'journal_id', wanted))
+    .where(adapter.textIn('journal_id', wanted))
     .orderBy('journal_id')
     .orderBy('line_no')
     .execute();
@@ -323,37 +316,35 @@ function planRollbacks(
  */
 export async function dryRunRollbacks(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   requests: readonly RollbackRequest[],
   taken: Map<string, string>,
 ): Promise<ChunkOutcome['errors']> {
   if (requests.length === 0) return [];
-  const settled = planRollbacks(await candidatesOf(db, dialect, requests), requests, taken);
+  const settled = planRollbacks(await candidatesOf(db, adapter, requests), requests, taken);
   return settled.flatMap(({ outcome }) => outcome.errors);
 }
 
 /**
  * Withdraws each journal of `withdrawals` (journal id → reversal id) still standing, in one
- * statement on PostgreSQL after locking the rows in id order (so two transactions never wait on
- * each other in a cycle), and returns those this call withdrew.
+ * statement after locking the rows in id order (`lockRows`: two transactions never wait on each
+ * other in a cycle), and returns those this call withdrew.
  */
 async function withdrawAll(
   trx: Transaction<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   withdrawals: ReadonlyMap<string, string>,
 ): Promise<Set<string>> {
   const ids = [...withdrawals.keys()].sort();
-  if (dialect === 'postgres')
-    await trx
+  await adapter.lockRows(
+    trx
       .selectFrom('journals')
       .select('journal_id')
-      .where(among(dialect, 'journal_id', ids))
-      .orderBy('journal_id')
-      .forUpdate()
-      .execute();
-  // SQLite: one writer at a time, so no lock order to keep and nothing withdrawn since the read.
+      .where(adapter.textIn('journal_id', ids))
+      .orderBy('journal_id'),
+  );
   const pairs = ids.map((journalId) => ({ journalId, reversalJournalId: withdrawals.get(journalId) ?? '' }));
-  return new Set((await withdraw(trx, dialect, pairs)).map((row) => row.journal_id));
+  return new Set((await withdraw(trx, adapter, pairs)).map((row) => row.journal_id));
 }
 
 /**
@@ -368,7 +359,7 @@ async function withdrawAll(
  */
 export async function settleRollbacks(
   trx: Transaction<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   chunk: ClaimedChunk,
   rows: OutcomeRows,
 ): Promise<OutcomeRows> {
@@ -376,8 +367,8 @@ export async function settleRollbacks(
     throw new Error('a chunk of rollback records produced journals or errors before they were settled');
   /** Journals withdrawn by this chunk: journal id → its reversal's id. */
   const taken = new Map<string, string>();
-  const settled = planRollbacks(await candidatesOf(trx, dialect, rows.rollbacks), rows.rollbacks, taken);
-  const withdrawn = taken.size === 0 ? new Set<string>() : await withdrawAll(trx, dialect, taken);
+  const settled = planRollbacks(await candidatesOf(trx, adapter, rows.rollbacks), rows.rollbacks, taken);
+  const withdrawn = taken.size === 0 ? new Set<string>() : await withdrawAll(trx, adapter, taken);
   const outcome: ChunkOutcome = { journals: [], errors: [] };
   for (const { request, outcome: one } of settled) {
     const kept = one.journals.filter(
@@ -385,7 +376,7 @@ export async function settleRollbacks(
     );
     // Every journal it meant to withdraw was withdrawn by another transaction meanwhile.
     const again =
-      one.journals.length > 0 && kept.length === 0 ? await settleRollback(trx, dialect, request) : undefined;
+      one.journals.length > 0 && kept.length === 0 ? await settleRollback(trx, adapter, request) : undefined;
     outcome.journals.push(...(again?.journals ?? kept));
     outcome.errors.push(...(again?.errors ?? one.errors));
   }

@@ -24,7 +24,7 @@ import {
   countJournals,
   countProcessingErrors,
 } from '../statistics-counters.js';
-import type { Dialect } from '../store.js';
+import type { DialectAdapter } from '../store.js';
 import { keepBalances } from './balances.js';
 import { NOTHING_SETTLED, reprocessedRecords, settleReprocessed } from './reprocess-write.js';
 import { settleRollbacks } from './rollback-write.js';
@@ -109,13 +109,13 @@ async function countProcessed(
 export async function writeOutcome(
   trx: Transaction<Database>,
   bulkInsert: BulkInsert,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   chunk: ClaimedChunk,
   outcome: OutcomeRows,
 ): Promise<boolean> {
   // Rollback records become their reversals or errors here, where the twin they withdraw is read
   // and written in the one transaction (docs/domain/accounting.md, Rollback of business events).
-  const rows = outcome.rollbacks.length === 0 ? outcome : await settleRollbacks(trx, dialect, chunk, outcome);
+  const rows = outcome.rollbacks.length === 0 ? outcome : await settleRollbacks(trx, adapter, chunk, outcome);
   const range = { first: chunk.records[0]?.recordId ?? 0, last: chunk.records.at(-1)?.recordId ?? 0 };
   const marked = await markProcessed(trx, chunk, range);
   if (marked !== chunk.records.length) return false;
@@ -128,18 +128,18 @@ export async function writeOutcome(
   await bulkInsert(trx, 'journals', JOURNAL_COLUMNS, rows.journals);
   await logWrittenJournals(
     trx,
-    dialect,
+    adapter,
     rows.journals.map((j) => [String(j[JOURNAL_ID]), Number(j[JOURNAL_POSTED])]),
   );
   await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, rows.lines);
   await bulkInsert(trx, 'processing_errors', ERROR_COLUMNS, newErrors);
-  await keepBalances(trx, dialect, rows.balanceMoves);
+  await keepBalances(trx, adapter, rows.balanceMoves);
   const settled =
     reprocessed.size === 0
       ? NOTHING_SETTLED
       : await settleReprocessed(
           trx,
-          dialect,
+          adapter,
           reprocessed,
           rows.errors.map((e) => ({
             recordId: Number(e[ERROR_RECORD_ID]),
@@ -192,7 +192,7 @@ export async function writeOutcome(
  */
 export async function writeFailure(
   trx: Transaction<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   chunk: ChunkRef & { namespace: string; entity: string },
   range: RecordRange,
   at: string,
@@ -216,7 +216,7 @@ export async function writeFailure(
       ? NOTHING_SETTLED
       : await settleReprocessed(
           trx,
-          dialect,
+          adapter,
           new Map(rerun.map((r) => [Number(r.record_id), Number(r.reprocess_run)])),
           rerun.map((r) => ({ recordId: Number(r.record_id), ...failure })),
           at,

@@ -7,15 +7,15 @@ import type { Transaction } from 'kysely';
 import type { EventAuditEntry } from '../../modules/events/store.js';
 import { appendAudit } from '../audit-trail.js';
 import type { Database } from '../schema.js';
-import type { Dialect } from '../store.js';
+import type { DialectAdapter } from '../store.js';
 
 /** Appends `entry` to the audit trail in `trx`, under the configuration revision stored now. */
 export async function writeWebhookAudit(
   trx: Transaction<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   entry: EventAuditEntry,
 ): Promise<void> {
-  await appendAudit(trx, dialect, {
+  await appendAudit(trx, adapter, {
     at: entry.at,
     action: entry.action,
     actor: entry.actor,

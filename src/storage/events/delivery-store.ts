@@ -20,8 +20,8 @@ const CLAIM_WINDOW_FACTOR = 4;
 
 /** The deliverer's part of the events adapter. */
 export function createDeliveryStore(store: Store): Pick<EventStore, 'fanOut' | 'claim' | 'settle' | 'purge'> {
-  const { db, dialect } = store;
-  const skipLocked = dialect === 'postgres' ? sql`for update skip locked` : sql``;
+  const { db, adapter } = store;
+  const { skipLocked } = adapter;
   return {
     async fanOut(limit, at) {
       return db.transaction().execute(async (trx) => {

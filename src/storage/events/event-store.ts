@@ -112,7 +112,7 @@ export function createEventStore(store: Store): EventStore {
           .returningAll()
           .executeTakeFirstOrThrow();
         const subscription = subscriptionOf(row);
-        await writeWebhookAudit(trx, store.dialect, {
+        await writeWebhookAudit(trx, store.adapter, {
           ...audit,
           details: { ...audit.details, subscriptionId: subscription.id },
         });
@@ -135,7 +135,7 @@ export function createEventStore(store: Store): EventStore {
           .returningAll()
           .executeTakeFirst();
         if (row === undefined) return undefined;
-        await writeWebhookAudit(trx, store.dialect, audit);
+        await writeWebhookAudit(trx, store.adapter, audit);
         return subscriptionOf(row);
       });
     },
@@ -144,7 +144,7 @@ export function createEventStore(store: Store): EventStore {
       return db.transaction().execute(async (trx) => {
         const result = await trx.deleteFrom('event_subscriptions').where('id', '=', id).executeTakeFirst();
         if (Number(result.numDeletedRows) === 0) return false;
-        await writeWebhookAudit(trx, store.dialect, audit);
+        await writeWebhookAudit(trx, store.adapter, audit);
         return true;
       });
     },
@@ -207,7 +207,7 @@ export function createEventStore(store: Store): EventStore {
             .insertInto('event_secrets')
             .values({ sealed: input.sealed, created_at: input.at, created_by: input.actor, expires_at: null })
             .execute();
-          await writeWebhookAudit(trx, store.dialect, audit);
+          await writeWebhookAudit(trx, store.adapter, audit);
           return true;
         });
       } catch (error) {
@@ -256,7 +256,7 @@ export function createEventStore(store: Store): EventStore {
           .where('id', '=', id)
           .executeTakeFirst();
         if (Number(result.numUpdatedRows) === 0) return false;
-        await writeWebhookAudit(trx, store.dialect, audit);
+        await writeWebhookAudit(trx, store.adapter, audit);
         return true;
       });
     },
@@ -300,7 +300,7 @@ export function createEventStore(store: Store): EventStore {
           )
           .onConflict((oc) => oc.columns(['subscription_id', 'event_seq']).doNothing())
           .execute();
-        await writeWebhookAudit(trx, store.dialect, { ...audit, details: { ...audit.details, events } });
+        await writeWebhookAudit(trx, store.adapter, { ...audit, details: { ...audit.details, events } });
         return { events, tooMany: false };
       });
     },

@@ -35,7 +35,7 @@ function executionOf(row: Selectable<ExtractionExecutionsTable>): StoredExecutio
 
 /** The executions adapter over one store. */
 export function createExecutionStore(store: Store): ExecutionStore {
-  const { db, dialect } = store;
+  const { db, adapter } = store;
   return {
     async insert(execution) {
       const row = await db
@@ -104,7 +104,7 @@ export function createExecutionStore(store: Store): ExecutionStore {
       // The candidate is read and taken in one statement; on PostgreSQL an execution another
       // instance is taking at this moment is skipped, and the conditions are checked again on
       // the row once locked, so one instance gets each.
-      const skipLocked = dialect === 'postgres' ? sql`for update skip locked` : sql``;
+      const { skipLocked } = adapter;
       const { rows } = await sql<Selectable<ExtractionExecutionsTable>>`
         update extraction_executions
         set status = 'running', lease_until = ${leaseUntil}, started_at = coalesce(started_at, ${now})

@@ -15,7 +15,7 @@ import type {
 } from '../../modules/extracts/store.js';
 import type { Store } from '../store.js';
 import type { ExtractionConfigurationsTable } from '../tables/extracts.js';
-import { boundExpression, boundOf, readSourceRows, START_POSITIONS } from './source-reads.js';
+import { boundExpression, boundOf, readSourceRows, startPositionOf } from './source-reads.js';
 
 function configurationOf(row: Selectable<ExtractionConfigurationsTable>): StoredExtractConfiguration {
   return {
@@ -41,7 +41,7 @@ function configurationOf(row: Selectable<ExtractionConfigurationsTable>): Stored
 
 /** The extracts adapter over one store. */
 export function createExtractStore(store: Store): ExtractStore {
-  const { db, dialect } = store;
+  const { db, adapter } = store;
   const find = async (id: number) => {
     const row = await db
       .selectFrom('extraction_configurations')
@@ -51,7 +51,7 @@ export function createExtractStore(store: Store): ExtractStore {
     return row === undefined ? undefined : configurationOf(row);
   };
   return {
-    startPosition: START_POSITIONS[dialect],
+    startPosition: startPositionOf(adapter),
 
     async create(config: NewExtractConfiguration, actor: string, at: string) {
       const row = await db
@@ -65,7 +65,7 @@ export function createExtractStore(store: Store): ExtractStore {
           format: config.format,
           incremental: config.incremental ? 1 : 0,
           state: 'Draft',
-          acked_position: START_POSITIONS[dialect],
+          acked_position: startPositionOf(adapter),
           pending_position: null,
           pending_since: null,
           acked_at: null,
@@ -121,7 +121,7 @@ export function createExtractStore(store: Store): ExtractStore {
       return Number(result.numDeletedRows) > 0;
     },
 
-    boundNow: (source) => boundOf(db, dialect, source),
+    boundNow: (source) => boundOf(db, adapter, source),
 
     async fixPending(id, source, at) {
       // One statement: the end is taken in it unless one is pending, so of two readers at once
@@ -129,7 +129,7 @@ export function createExtractStore(store: Store): ExtractStore {
       const row = await db
         .updateTable('extraction_configurations')
         .set({
-          pending_position: sql<string>`coalesce(pending_position, ${boundExpression(dialect, source)})`,
+          pending_position: sql<string>`coalesce(pending_position, ${boundExpression(adapter, source)})`,
           pending_since: sql<string>`coalesce(pending_since, ${at})`,
         })
         .where('id', '=', id)
@@ -156,6 +156,6 @@ export function createExtractStore(store: Store): ExtractStore {
     },
 
     readRows: (source, filters, window, after, limit) =>
-      readSourceRows(db, dialect, source, filters, window, after, limit),
+      readSourceRows(db, adapter, source, filters, window, after, limit),
   };
 }

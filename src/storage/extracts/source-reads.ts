@@ -2,9 +2,9 @@
  * The rows of each extract source in a window of positions (docs/adr/0022-gap-free-extract-
  * offsets.md): one keyed statement per page, read from an index in the order of the source's
  * key, so a page costs the same however deep, and a page of a window that is final always holds
- * the same rows. PostgreSQL positions are `xid8` values, SQLite's integers; both travel as text.
- * One file on purpose: the six sources share the window, the key and the two dialects' position
- * arithmetic, and each source's statement reads best beside the others.
+ * the same rows. How each dialect numbers rows is `positions.ts`; positions travel as text.
+ * One file on purpose: the six sources share the window and the key, and each source's statement
+ * reads best beside the others.
  */
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type {
@@ -16,51 +16,14 @@ import type {
   SourceWindow,
 } from '../../modules/extracts/store.js';
 import type { Database } from '../schema.js';
-import type { Dialect } from '../store.js';
+import { byDialect, type DialectAdapter } from '../store.js';
+import { allOf, type ExtractPositions } from './positions.js';
+import { postgresPositions } from './positions-postgres.js';
+import { sqlitePositions } from './positions-sqlite.js';
 
-/** The position of a row key as the dialect compares it: a transaction id, or a number. */
-function positionOf(dialect: Dialect, position: string | number): RawBuilder<unknown> {
-  return dialect === 'postgres' ? sql`${String(position)}::xid8` : sql`${Number(position)}`;
-}
-
-/**
- * The rows of `column` in `window`. On PostgreSQL a position is a snapshot
- * (`pg_current_snapshot()` as text): the window holds the rows whose transaction is visible in
- * its end snapshot and was not in its start snapshot, so a transaction enters exactly one window,
- * the first whose snapshot was taken after it ended, however long another transaction runs. The
- * range on the column lets the index bound the scan. On SQLite a position is a number: the
- * window is `[from, to)`.
- */
-function inWindow(dialect: Dialect, column: string, window: SourceWindow): RawBuilder<unknown> {
-  const ref = sql.ref(column);
-  if (dialect === 'postgres') {
-    const from = sql`${window.from}::pg_snapshot`;
-    const to = sql`${window.to}::pg_snapshot`;
-    return sql`${ref} >= pg_snapshot_xmin(${from}) and ${ref} < pg_snapshot_xmax(${to})
-      and pg_visible_in_snapshot(${ref}, ${to}) and not pg_visible_in_snapshot(${ref}, ${from})`;
-  }
-  return sql`${ref} >= ${Number(window.from)} and ${ref} < ${Number(window.to)}`;
-}
-
-/** The position column as text, whichever dialect. */
-function positionText(dialect: Dialect, column: string): RawBuilder<string> {
-  return dialect === 'postgres'
-    ? sql<string>`${sql.ref(column)}::text`
-    : sql<string>`cast(${sql.ref(column)} as text)`;
-}
-
-/** The condition that the journal's node holds every field value of `node`. */
-function nodeCondition(dialect: Dialect, column: string, node: Record<string, string>): RawBuilder<unknown> {
-  if (dialect === 'postgres') return sql`${sql.ref(column)}::jsonb @> ${JSON.stringify(node)}::jsonb`;
-  const parts = Object.entries(node).map(
-    ([field, value]) => sql`json_extract(${sql.ref(column)}, ${`$."${field}"`}) = ${value}`,
-  );
-  return sql.join(parts, sql` and `);
-}
-
-/** Joins conditions with `and`; `true` when there are none. */
-function allOf(conditions: RawBuilder<unknown>[]): RawBuilder<unknown> {
-  return conditions.length === 0 ? sql`1 = 1` : sql.join(conditions, sql` and `);
+/** How the dialect numbers the rows of the sources (`positions.ts`). */
+function positionsOf(adapter: DialectAdapter): ExtractPositions {
+  return byDialect(adapter.dialect, { postgres: postgresPositions, sqlite: sqlitePositions });
 }
 
 interface JournalRow {
@@ -116,76 +79,30 @@ function journalOf(row: JournalRow, nodes: Map<string, Record<string, string>>):
 }
 
 /** The journal conditions of the filters (accounting configuration, node). */
-function journalFilters(dialect: Dialect, filters: ExtractFilters): RawBuilder<unknown>[] {
+function journalFilters(adapter: DialectAdapter, filters: ExtractFilters): RawBuilder<unknown>[] {
   const conditions: RawBuilder<unknown>[] = [];
   if (filters.accountingConfig !== undefined)
     conditions.push(sql`j.accounting_config = ${filters.accountingConfig}`);
   if (filters.node !== undefined && Object.keys(filters.node).length > 0)
-    conditions.push(nodeCondition(dialect, 'j.node', filters.node));
+    conditions.push(adapter.jsonContains('j.node', filters.node));
   return conditions;
-}
-
-/**
- * Where the journals of a source and their positions are read. On PostgreSQL from the journals
- * themselves: the posting transaction for posted journals and their lines, the writing one for
- * journals written unposted. On SQLite from the append-only `extract_journal_log`, one row per
- * journal written (posted or not) and one per posting, numbered in commit order; its rows of
- * `posted = 1` are the posted journals, of `posted = 0` the journals written unposted. The log
- * has no index but its number: a window is a range of it, and the few rows of the other kind in
- * it are skipped as they are met.
- */
-function journalSource(
-  dialect: Dialect,
-  posted: boolean,
-): { from: RawBuilder<unknown>; column: string; condition: RawBuilder<unknown> } {
-  if (dialect === 'postgres')
-    return posted
-      ? { from: sql`journals as j`, column: 'j.posted_xid', condition: sql`j.posted = 1` }
-      : {
-          from: sql`journals as j`,
-          column: 'j.written_xid',
-          // Written unposted: unposted still, or posted later by another transaction.
-          condition: sql`(j.posted = 0 or j.posted_xid <> j.written_xid)`,
-        };
-  return {
-    from: sql`extract_journal_log as g join journals as j on j.journal_id = g.journal_id`,
-    column: 'g.position',
-    condition: sql`g.posted = ${posted ? 1 : 0}`,
-  };
-}
-
-/**
- * The rows after the journal key `after` (position, journal id): on SQLite a log position is
- * unique, and the condition on it alone is what the log's index serves.
- */
-function afterJournal(
-  dialect: Dialect,
-  column: string,
-  after: RowKey,
-  orEqual: boolean,
-): RawBuilder<unknown> {
-  const position = positionOf(dialect, after[0] ?? 0);
-  if (dialect === 'sqlite')
-    return orEqual ? sql`${sql.ref(column)} >= ${position}` : sql`${sql.ref(column)} > ${position}`;
-  return orEqual
-    ? sql`(${sql.ref(column)}, j.journal_id) >= (${position}, ${String(after[1])})`
-    : sql`(${sql.ref(column)}, j.journal_id) > (${position}, ${String(after[1])})`;
 }
 
 async function readJournals(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   source: 'posted-journals' | 'unposted-journals',
   filters: ExtractFilters,
   window: SourceWindow,
   after: RowKey | undefined,
   limit: number,
 ): Promise<{ rows: SourceRow[]; keys: RowKey[] }> {
-  const { from, column, condition } = journalSource(dialect, source === 'posted-journals');
-  const conditions = [condition, inWindow(dialect, column, window), ...journalFilters(dialect, filters)];
-  if (after !== undefined) conditions.push(afterJournal(dialect, column, after, false));
+  const positions = positionsOf(adapter);
+  const { from, column, condition } = positions.journalSource(source === 'posted-journals');
+  const conditions = [condition, positions.inWindow(column, window), ...journalFilters(adapter, filters)];
+  if (after !== undefined) conditions.push(positions.afterJournal(column, after, false));
   const { rows } = await sql<JournalRow>`
-    select ${JOURNAL_COLUMNS}, ${positionText(dialect, column)} as position
+    select ${JOURNAL_COLUMNS}, ${positions.positionText(column)} as position
     from ${from}
     where ${allOf(conditions)}
     order by ${sql.ref(column)}, j.journal_id
@@ -198,25 +115,6 @@ async function readJournals(
   };
 }
 
-interface LineRow {
-  journal_id: string;
-  ingestion_id: string;
-  core_date: string;
-  journal_type: string;
-  accounting_config: string;
-  node: string;
-  reverses: string | null;
-  reversed_by: string | null;
-  origin_journal_id: string | null;
-  position: string;
-  line_id: string;
-  line_no: number;
-  account: string;
-  amount: string;
-  currency: string;
-  extras: string;
-}
-
 /**
  * Lines of posted journals in the order of their posting, then journal and line number, with
  * only the journal values a line record holds: this is the read of the largest extracts. The
@@ -225,69 +123,21 @@ interface LineRow {
  */
 async function readLines(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   filters: ExtractFilters,
   window: SourceWindow,
   after: RowKey | undefined,
   limit: number,
 ): Promise<{ rows: SourceRow[]; keys: RowKey[] }> {
-  const { from, column, condition } = journalSource(dialect, true);
+  const positions = positionsOf(adapter);
+  const { column, condition } = positions.journalSource(true);
   const journalConditions = [
     condition,
-    inWindow(dialect, column, window),
-    ...journalFilters(dialect, filters),
+    positions.inWindow(column, window),
+    ...journalFilters(adapter, filters),
   ];
-  let lineCondition = sql`1 = 1`;
-  if (after !== undefined) {
-    journalConditions.push(afterJournal(dialect, column, after, true));
-    const position = positionOf(dialect, after[0] ?? 0);
-    lineCondition =
-      dialect === 'postgres'
-        ? sql`(j.posted_xid, j.journal_id, l.line_no) > (${position}, ${String(after[1])}, ${Number(after[2])})`
-        : sql`(g.position, l.line_no) > (${position}, ${Number(after[2])})`;
-  }
-  let rows: LineRow[];
-  if (dialect === 'postgres') {
-    // The page's journals first, from the posting index, then each one's lines by one index
-    // lookup (a lateral join): a plan that does not hang on the planner's estimates, which for
-    // the window's snapshot conditions are guesses (a join of the whole tables was planned as a
-    // hash join over every line, 230 ms a page at a million lines). Each journal has a line, so
-    // `limit + 2` journals (the cursor's may have none left) give `limit + 1` lines.
-    ({ rows } = await sql<LineRow>`
-      with page as materialized (
-        select j.journal_id, j.ingestion_id, j.core_date, j.journal_type, j.accounting_config, j.node,
-          j.reverses, j.reversed_by, j.origin_journal_id, j.posted_xid
-        from journals as j
-        where ${allOf(journalConditions)}
-        order by j.posted_xid, j.journal_id
-        limit ${limit + 2}
-      )
-      select j.journal_id, j.ingestion_id, j.core_date, j.journal_type, j.accounting_config, j.node,
-        j.reverses, j.reversed_by, j.origin_journal_id, j.posted_xid::text as position,
-        l.line_id, l.line_no, l.account, l.amount::text as amount, l.currency, l.extras
-      from page as j
-      cross join lateral (
-        select l.line_id, l.line_no, l.account, l.amount, l.currency, l.extras
-        from journal_lines as l
-        where l.journal_id = j.journal_id and ${lineCondition}
-        order by l.line_no
-      ) as l
-      order by j.posted_xid, j.journal_id, l.line_no
-      limit ${limit + 1}
-    `.execute(db));
-  } else {
-    // SQLite's planner walks the log in order and looks each journal and its lines up by itself.
-    ({ rows } = await sql<LineRow>`
-      select j.journal_id, j.ingestion_id, j.core_date, j.journal_type, j.accounting_config, j.node,
-        j.reverses, j.reversed_by, j.origin_journal_id, ${positionText(dialect, column)} as position,
-        l.line_id, l.line_no, l.account, l.amount, l.currency, l.extras
-      from ${from}
-      join journal_lines as l on l.journal_id = j.journal_id
-      where ${allOf([...journalConditions, lineCondition])}
-      order by ${sql.ref(column)}, l.line_no
-      limit ${limit + 1}
-    `.execute(db));
-  }
+  if (after !== undefined) journalConditions.push(positions.afterJournal(column, after, true));
+  const rows = await positions.linePage(db, journalConditions, after, limit);
   const nodes = new Map<string, Record<string, string>>();
   return {
     rows: rows.map((row) => {
@@ -348,30 +198,25 @@ interface ErrorRow {
  */
 async function readErrors(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   filters: ExtractFilters,
   window: SourceWindow,
   after: RowKey | undefined,
   limit: number,
 ): Promise<{ rows: SourceRow[]; keys: RowKey[] }> {
-  const column = dialect === 'postgres' ? 'e.written_xid' : 'e.id';
-  const conditions = [inWindow(dialect, column, window)];
+  const positions = positionsOf(adapter);
+  const key = positions.writtenKey('e', 'id');
+  const conditions = [positions.inWindow(key.column, window)];
   if (filters.namespace !== undefined) conditions.push(sql`e.namespace = ${filters.namespace}`);
   if (filters.entity !== undefined) conditions.push(sql`e.entity = ${filters.entity}`);
   if (filters.code !== undefined) conditions.push(sql`e.code = ${filters.code}`);
-  if (after !== undefined)
-    conditions.push(
-      dialect === 'postgres'
-        ? sql`(e.written_xid, e.id) > (${positionOf(dialect, after[0] ?? 0)}, ${Number(after[1])})`
-        : sql`e.id > ${Number(after[1])}`,
-    );
-  const order = dialect === 'postgres' ? sql`e.written_xid, e.id` : sql`e.id`;
+  if (after !== undefined) conditions.push(key.after(after));
   const { rows } = await sql<ErrorRow>`
     select e.id, e.ingestion_id, e.record_id, e.namespace, e.entity, e.code, e.message, e.record,
-      e.created_at, e.revision, e.state, e.attempts, ${positionText(dialect, column)} as position
+      e.created_at, e.revision, e.state, e.attempts, ${positions.positionText(key.column)} as position
     from processing_errors as e
     where ${allOf(conditions)}
-    order by ${order}
+    order by ${key.order}
     limit ${limit + 1}
   `.execute(db);
   return {
@@ -407,30 +252,25 @@ interface RecordRow {
 /** The records of one entity in the order written, as the errors. */
 async function readRecords(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   filters: ExtractFilters,
   window: SourceWindow,
   after: RowKey | undefined,
   limit: number,
 ): Promise<{ rows: SourceRow[]; keys: RowKey[] }> {
-  const column = dialect === 'postgres' ? 'r.written_xid' : 'r.record_id';
+  const positions = positionsOf(adapter);
+  const key = positions.writtenKey('r', 'record_id');
   const conditions = [
     sql`r.namespace = ${filters.namespace ?? ''}`,
     sql`r.entity = ${filters.entity ?? ''}`,
-    inWindow(dialect, column, window),
+    positions.inWindow(key.column, window),
   ];
-  if (after !== undefined)
-    conditions.push(
-      dialect === 'postgres'
-        ? sql`(r.written_xid, r.record_id) > (${positionOf(dialect, after[0] ?? 0)}, ${Number(after[1])})`
-        : sql`r.record_id > ${Number(after[1])}`,
-    );
-  const order = dialect === 'postgres' ? sql`r.written_xid, r.record_id` : sql`r.record_id`;
+  if (after !== undefined) conditions.push(key.after(after));
   const { rows } = await sql<RecordRow>`
-    select r.record_id, r.ingestion_id, r.data, r.created_at, ${positionText(dialect, column)} as position
+    select r.record_id, r.ingestion_id, r.data, r.created_at, ${positions.positionText(key.column)} as position
     from records as r
     where ${allOf(conditions)}
-    order by ${order}
+    order by ${key.order}
     limit ${limit + 1}
   `.execute(db);
   return {
@@ -461,7 +301,7 @@ interface BalanceRow {
  */
 async function readBalances(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   filters: ExtractFilters,
   after: RowKey | undefined,
   limit: number,
@@ -470,14 +310,14 @@ async function readBalances(
   if (filters.accountingConfig !== undefined)
     conditions.push(sql`b.accounting_config = ${filters.accountingConfig}`);
   if (filters.node !== undefined && Object.keys(filters.node).length > 0)
-    conditions.push(nodeCondition(dialect, 'b.node', filters.node));
+    conditions.push(adapter.jsonContains('b.node', filters.node));
   if (after !== undefined)
     conditions.push(
       sql`(b.accounting_config, b.node, b.account, b.currency) > (${String(after[0])}, ${String(after[1])}, ${String(after[2])}, ${String(after[3])})`,
     );
   let query: RawBuilder<BalanceRow>;
   if (filters.asOf === undefined) {
-    const amount = dialect === 'postgres' ? sql`b.amount::text` : sql`b.amount`;
+    const amount = adapter.decimalText('b.amount');
     query = sql<BalanceRow>`
       select b.accounting_config, b.node, b.account, b.currency, ${amount} as balance
       from balances as b
@@ -487,7 +327,7 @@ async function readBalances(
     `;
   } else {
     conditions.push(sql`b.core_date <= ${filters.asOf}`);
-    const total = dialect === 'postgres' ? sql`sum(b.amount)::text` : sql`decimal_sum(b.amount)`;
+    const total = adapter.decimalSum('b.amount');
     query = sql<BalanceRow>`
       select b.accounting_config, b.node, b.account, b.currency, ${total} as balance
       from balance_moves as b
@@ -514,13 +354,15 @@ async function readBalances(
   };
 }
 
-/** Where every offset starts: before every row, in either dialect (a snapshot that sees no transaction). */
-export const START_POSITIONS: { readonly [D in Dialect]: string } = { postgres: '1:1:', sqlite: '0' };
+/** Where every offset starts: before every row (a snapshot that sees no transaction, or 0). */
+export function startPositionOf(adapter: DialectAdapter): string {
+  return positionsOf(adapter).start;
+}
 
 /** Up to `limit + 1` rows of `source` in `window` after `after`, with their keys. */
 export function readSourceRows(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   source: ExtractSource,
   filters: ExtractFilters,
   window: SourceWindow,
@@ -530,38 +372,34 @@ export function readSourceRows(
   switch (source) {
     case 'posted-journals':
     case 'unposted-journals':
-      return readJournals(db, dialect, source, filters, window, after, limit);
+      return readJournals(db, adapter, source, filters, window, after, limit);
     case 'journal-lines':
-      return readLines(db, dialect, filters, window, after, limit);
+      return readLines(db, adapter, filters, window, after, limit);
     case 'processing-errors':
-      return readErrors(db, dialect, filters, window, after, limit);
+      return readErrors(db, adapter, filters, window, after, limit);
     case 'records':
-      return readRecords(db, dialect, filters, window, after, limit);
+      return readRecords(db, adapter, filters, window, after, limit);
     case 'balances':
-      return readBalances(db, dialect, filters, after, limit);
+      return readBalances(db, adapter, filters, after, limit);
   }
 }
 
 /**
  * The position that ends a new window, as an SQL expression: on PostgreSQL the current snapshot
- * (which transactions have ended); on SQLite the last number handed out plus one (one writer:
- * every number handed out is committed when another connection reads it).
+ * (which transactions have ended); on SQLite the last number handed out plus one.
  */
-export function boundExpression(dialect: Dialect, source: ExtractSource): RawBuilder<string> {
-  if (dialect === 'postgres') return sql<string>`pg_current_snapshot()::text`;
-  if (source === 'processing-errors' || source === 'records')
-    return sql<string>`cast(coalesce((select seq from sqlite_sequence where name = ${source === 'records' ? 'records' : 'processing_errors'}), 0) + 1 as text)`;
-  return sql<string>`cast(coalesce((select max(position) from extract_journal_log), 0) + 1 as text)`;
+export function boundExpression(adapter: DialectAdapter, source: ExtractSource): RawBuilder<string> {
+  return positionsOf(adapter).bound(source);
 }
 
 /** The position that ends a window read now (`boundExpression`). */
 export async function boundOf(
   db: Kysely<Database>,
-  dialect: Dialect,
+  adapter: DialectAdapter,
   source: ExtractSource,
 ): Promise<string> {
-  const { rows } = await sql<{ bound: string }>`select ${boundExpression(dialect, source)} as bound`.execute(
+  const { rows } = await sql<{ bound: string }>`select ${boundExpression(adapter, source)} as bound`.execute(
     db,
   );
-  return rows[0]?.bound ?? START_POSITIONS[dialect];
+  return rows[0]?.bound ?? startPositionOf(adapter);
 }
