@@ -1,18 +1,4 @@
-import { EnvError } from '../env.js';
-import { auditCommand } from './audit-commands.js';
 import { CliError, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, type Io, processIo } from './output.js';
-import { approvalsCommand } from './remote/approvals-command.js';
-import { configCommand } from './remote/config-commands.js';
-import { correctCommand } from './remote/correct-command.js';
-import { errorsCommand } from './remote/errors-command.js';
-import { extractCommand } from './remote/extract-command.js';
-import { ingestCommand } from './remote/ingest-command.js';
-import { ingestionsCommand } from './remote/ingestions-command.js';
-import { journalsCommand } from './remote/journals-command.js';
-import { periodsCommand } from './remote/periods-command.js';
-import { balancesCommand, processingErrorsCommand } from './remote/report-commands.js';
-import { webhooksCommand } from './remote/webhooks-command.js';
-import { credentialsCommand, usersCommand } from './store-commands.js';
 import {
   APPROVALS_USAGE,
   AUDIT_USAGE,
@@ -34,22 +20,72 @@ import {
 
 type Command = (args: string[], io: Io) => Promise<void>;
 
-const COMMANDS: Record<string, { run: Command; usage: string }> = {
-  users: { run: usersCommand, usage: USERS_USAGE },
-  credentials: { run: credentialsCommand, usage: CREDENTIALS_USAGE },
-  audit: { run: auditCommand, usage: AUDIT_USAGE },
-  config: { run: configCommand, usage: CONFIG_USAGE },
-  ingest: { run: ingestCommand, usage: INGEST_USAGE },
-  ingestions: { run: ingestionsCommand, usage: INGESTIONS_USAGE },
-  correct: { run: correctCommand, usage: CORRECT_USAGE },
-  journals: { run: journalsCommand, usage: JOURNALS_USAGE },
-  balances: { run: balancesCommand, usage: BALANCES_USAGE },
-  'processing-errors': { run: processingErrorsCommand, usage: PROCESSING_ERRORS_USAGE },
-  errors: { run: errorsCommand, usage: ERRORS_USAGE },
-  extract: { run: extractCommand, usage: EXTRACT_USAGE },
-  webhooks: { run: webhooksCommand, usage: WEBHOOKS_USAGE },
-  approvals: { run: approvalsCommand, usage: APPROVALS_USAGE },
-  periods: { run: periodsCommand, usage: PERIODS_USAGE },
+/**
+ * One command: its usage text and `load`, which imports the module that runs it. The modules are
+ * imported only when their command runs: together they pull in the store, its migrations and
+ * every service (about a second of imports), which `--help`, a usage error or a remote command
+ * has no use for.
+ */
+interface CommandEntry {
+  usage: string;
+  load(): Promise<Command>;
+}
+
+const COMMANDS: Record<string, CommandEntry> = {
+  users: { usage: USERS_USAGE, load: async () => (await import('./store-commands.js')).usersCommand },
+  credentials: {
+    usage: CREDENTIALS_USAGE,
+    load: async () => (await import('./store-commands.js')).credentialsCommand,
+  },
+  audit: { usage: AUDIT_USAGE, load: async () => (await import('./audit-commands.js')).auditCommand },
+  config: {
+    usage: CONFIG_USAGE,
+    load: async () => (await import('./remote/config-commands.js')).configCommand,
+  },
+  ingest: {
+    usage: INGEST_USAGE,
+    load: async () => (await import('./remote/ingest-command.js')).ingestCommand,
+  },
+  ingestions: {
+    usage: INGESTIONS_USAGE,
+    load: async () => (await import('./remote/ingestions-command.js')).ingestionsCommand,
+  },
+  correct: {
+    usage: CORRECT_USAGE,
+    load: async () => (await import('./remote/correct-command.js')).correctCommand,
+  },
+  journals: {
+    usage: JOURNALS_USAGE,
+    load: async () => (await import('./remote/journals-command.js')).journalsCommand,
+  },
+  balances: {
+    usage: BALANCES_USAGE,
+    load: async () => (await import('./remote/report-commands.js')).balancesCommand,
+  },
+  'processing-errors': {
+    usage: PROCESSING_ERRORS_USAGE,
+    load: async () => (await import('./remote/report-commands.js')).processingErrorsCommand,
+  },
+  errors: {
+    usage: ERRORS_USAGE,
+    load: async () => (await import('./remote/errors-command.js')).errorsCommand,
+  },
+  extract: {
+    usage: EXTRACT_USAGE,
+    load: async () => (await import('./remote/extract-command.js')).extractCommand,
+  },
+  webhooks: {
+    usage: WEBHOOKS_USAGE,
+    load: async () => (await import('./remote/webhooks-command.js')).webhooksCommand,
+  },
+  approvals: {
+    usage: APPROVALS_USAGE,
+    load: async () => (await import('./remote/approvals-command.js')).approvalsCommand,
+  },
+  periods: {
+    usage: PERIODS_USAGE,
+    load: async () => (await import('./remote/periods-command.js')).periodsCommand,
+  },
 };
 
 const HELP_FLAGS = new Set(['--help', '-h']);
@@ -102,16 +138,13 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<number
     return EXIT_OK;
   }
   try {
-    await command.run(args, io);
+    const run = await command.load();
+    await run(args, io);
     return EXIT_OK;
   } catch (error) {
     if (error instanceof CliError) {
       io.err(`ledgerflow: ${error.message}`);
       return error.exitCode;
-    }
-    if (error instanceof EnvError) {
-      io.err(`ledgerflow: ${error.message}`);
-      return EXIT_USAGE;
     }
     if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
       io.err(`ledgerflow: ${unknownOptionMessage(error, name, command.usage) ?? error.message}`);

@@ -2,14 +2,10 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createServices, type Services } from '../composition/services.js';
-import { parseEnv } from '../env.js';
-import { systemClock } from '../lib/clock.js';
+import type { Services } from '../composition/services.js';
+import type { Env } from '../env.js';
 import { AppError } from '../lib/errors.js';
 import type { AuditActor } from '../modules/audit/entry.js';
-import { checkPassword } from '../modules/auth/access-directory.js';
-import { migrateToLatest } from '../storage/migrations/index.js';
-import { openStore } from '../storage/store.js';
 import { CliError, EXIT_REFUSED, type Io, usageError } from './output.js';
 import { CREDENTIALS_USAGE, USERS_USAGE } from './usage.js';
 
@@ -31,18 +27,30 @@ export function storeOf(databaseUrl: string): { url: string; label: string; sqli
   return { url: databaseUrl, label: shown.toString() };
 }
 
+/** The process settings the store commands read (DATABASE_URL and the rest); a bad one is exit 2. */
+async function envOf(): Promise<Env> {
+  const { EnvError, parseEnv } = await import('../env.js');
+  try {
+    return parseEnv(process.env);
+  } catch (error) {
+    if (error instanceof EnvError) throw usageError(error.message);
+    throw error;
+  }
+}
+
 /**
  * Opens the store of DATABASE_URL, says on standard error which one it is, and runs `run` on
  * its services. A SQLite file that does not exist is created only when `mayCreate` (and that is
  * said); otherwise the command is refused (exit 2): run from another folder, a relative path
- * would silently give a new empty store.
+ * would silently give a new empty store. The store and the services are imported here, when a
+ * command uses them, so that a usage error of a store command costs no more than `--help`.
  */
 export async function withServices<T>(
   io: Io,
   mayCreate: boolean,
   run: (services: Services) => Promise<T>,
 ): Promise<T> {
-  const env = parseEnv(process.env);
+  const env = await envOf();
   const target = storeOf(env.databaseUrl);
   if (target.sqliteFile !== undefined && !existsSync(target.sqliteFile)) {
     if (!mayCreate) {
@@ -54,6 +62,12 @@ export async function withServices<T>(
   } else {
     io.err(`store: ${target.label}`);
   }
+  const [{ createServices }, { systemClock }, { migrateToLatest }, { openStore }] = await Promise.all([
+    import('../composition/services.js'),
+    import('../lib/clock.js'),
+    import('../storage/migrations/index.js'),
+    import('../storage/store.js'),
+  ]);
   const store = openStore(target.url);
   try {
     await migrateToLatest(store);
@@ -89,7 +103,12 @@ const PASSWORD_INPUT_BYTES_MAX = 4096;
  * standard input is not a terminal and no `--password-stdin` was given, a CliError (exit 1) when
  * the two answers differ.
  */
-async function newPasswordOf(io: Io, email: string, fromStdin: boolean): Promise<string> {
+async function newPasswordOf(
+  io: Io,
+  email: string,
+  fromStdin: boolean,
+  checkPassword: (password: string) => void,
+): Promise<string> {
   if (fromStdin) return (await io.readInput(PASSWORD_INPUT_BYTES_MAX)).replace(/\r?\n$/, '');
   if (!io.inputInteractive)
     throw usageError('standard input is not a terminal: give the new password on it with --password-stdin');
@@ -115,9 +134,10 @@ async function setPasswordCommand(rest: string[], io: Io): Promise<void> {
   });
   const [email] = positionals;
   if (email === undefined || positionals.length !== 1) throw usageError(USERS_USAGE);
+  const { checkPassword } = await import('../modules/auth/access-directory.js');
   let password: string;
   try {
-    password = await newPasswordOf(io, email, values['password-stdin'] === true);
+    password = await newPasswordOf(io, email, values['password-stdin'] === true, checkPassword);
     checkPassword(password);
   } catch (error) {
     if (error instanceof AppError) throw new CliError(error.message, EXIT_REFUSED);

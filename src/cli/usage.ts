@@ -132,15 +132,20 @@ ${CONNECTION}`;
 
 export const WEBHOOKS_USAGE = `usage: ledgerflow webhooks list
        ledgerflow webhooks create --endpoint URL --event TYPE [--event TYPE2] [--description D]
+       ledgerflow webhooks rotate-secret [--overlap-seconds 86400]
        ledgerflow webhooks deliveries [--subscription ID] [--status pending|delivering|delivered|failed]
          [--limit 50]
        ledgerflow webhooks redeliver DELIVERY_ID
        ledgerflow webhooks redeliver --subscription ID --since 2026-11-25T00:00:00Z
-  list        the subscriptions: id, status (FLAGGED after a delivery failed for good), URL, types
-  create      subscribe the receiver at URL (https) to event types; the signing secret must exist
-              (POST /api/v1/event-deliveries/secrets, or the administration interface)
-  deliveries  the newest deliveries with their attempts, last answer and next attempt
-  redeliver   attempt one delivery again now, or every event of a subscription since a time
+  list           the subscriptions: id, status (FLAGGED after a delivery failed for good), URL,
+                 types
+  create         subscribe the receiver at URL (https) to event types. Without a signing secret
+                 yet (a new instance), creates it first and prints it this once, for the
+                 receivers that verify the signatures; when one exists, says so, without it
+  rotate-secret  replace the signing secret with a new one, printed this once; the old one goes
+                 on signing beside it for --overlap-seconds (default 86400, at most 604800)
+  deliveries     the newest deliveries with their attempts, last answer and next attempt
+  redeliver      attempt one delivery again now, or every event of a subscription since a time
 ${CONNECTION}`;
 
 export const APPROVALS_USAGE = `usage: ledgerflow approvals list [--status pending-approval|all|STATUS] [--limit 50 | --all] [--json]
@@ -150,12 +155,17 @@ export const APPROVALS_USAGE = `usage: ledgerflow approvals list [--status pendi
        ledgerflow approvals cancel ID [--json]
   Four-eyes approval: when the service requires it (APPROVAL_REQUIRED), config push, config wipe
   and journals reverse make a request that waits for another user instead of running.
-  list     requests, newest first: those pending approval unless --status says otherwise
-  show     one request: its kind, maker, document hash, dry run and what became of it
+  list     requests, newest first: those pending approval unless --status says otherwise;
+           each with its maker and what it would change (an upload's first changed paths,
+           + added, - removed, ~ changed; a reversal's selection and reason, where the request
+           carries them; a reopening's period and reason) and its dry run
+  show     one request: its maker, what it would change (every path of an upload the service
+           lists), its dry run, document hash and what became of it. Read it before deciding
   approve  run it now, as your action on behalf of its maker (never your own request); refused
            when the data it binds to moved since it was made (the request becomes invalid)
   reject   refuse it with a reason; it never runs
   cancel   withdraw your own pending request
+  approve, reject and cancel first print whose request they decided and what it changes.
 ${CONNECTION}`;
 
 export const BALANCES_USAGE = `usage: ledgerflow balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A]
@@ -244,9 +254,11 @@ LEDGERFLOW_CLIENT_ID, LEDGERFLOW_CLIENT_SECRET):
   extract pull CONFIG --output FILE [--ack]
                               the rows of an extraction configuration, resumable; --ack
                               acknowledges an incremental read once FILE is complete
-  webhooks list | create --endpoint URL --event TYPE ... | deliveries [--subscription ID]
-         | redeliver DELIVERY_ID | redeliver --subscription ID --since TIME
-                              webhook subscriptions, their deliveries, redelivery
+  webhooks list | create --endpoint URL --event TYPE ... | rotate-secret
+         | deliveries [--subscription ID] | redeliver DELIVERY_ID
+         | redeliver --subscription ID --since TIME
+                              webhook subscriptions (the signing secret made with the first),
+                              a new signing secret, deliveries, redelivery
   balances [--accounting-config NAME] [--as-of YYYY-MM-DD] [--account A] [--currency C]
   processing-errors [--ingestion ID] [--code C] [--limit 100 | --all]
   errors reprocess [--dry-run] [--ingestion ID] [--entity E] [--code C] [--from D] [--to D]

@@ -25,6 +25,8 @@ describe('config push and wipe confirm what they delete', () => {
   let dir: string;
   let file: string;
   let processingData: Counts;
+  /** What the keep-data dry run answers as `whatIf` (none when undefined). */
+  let whatIf: { wouldPost: number; wouldStillFail: Record<string, number>; examples: [] } | undefined;
   const changes: string[] = [];
   beforeAll(async () => {
     server = createServer((request, response) => {
@@ -53,6 +55,17 @@ describe('config push and wipe confirm what they delete', () => {
               errors: [{ path: '/version', message: 'is required' }],
             });
           const answer = { version: document.version, sections: { entities: 1, nodes: 2 } };
+          if (url.searchParams.get('keep') === 'processing-data') {
+            if (dryRun)
+              return send(200, {
+                ...answer,
+                wouldDelete: NOTHING,
+                keepProcessingData: { possible: true },
+                ...(whatIf === undefined ? {} : { whatIf }),
+              });
+            changes.push(`PUT ${document.version} keeping the data`);
+            return send(200, { ...answer, deleted: NOTHING });
+          }
           if (dryRun) return send(200, { ...answer, wouldDelete: processingData });
           changes.push(`PUT ${document.version}`);
           const deleted = processingData;
@@ -88,6 +101,7 @@ describe('config push and wipe confirm what they delete', () => {
       journalLines: 564796,
       processingErrors: 7,
     };
+    whatIf = undefined;
     changes.length = 0;
   });
   afterAll(async () => {
@@ -176,6 +190,59 @@ describe('config push and wipe confirm what they delete', () => {
       '/version: is required',
     ]);
     expect(changes).toEqual([]);
+  });
+
+  it('push --keep-data prints the what-if of its dry run, each heading only with lines under it', async () => {
+    const printed = async (answer: typeof whatIf, ...flags: string[]) => {
+      whatIf = answer;
+      const { status, io } = await run(undefined, 'config', 'push', file, '--keep-data', ...flags);
+      expect(status, io.stderr()).toBe(EXIT_OK);
+      return io.lines.out;
+    };
+    const valid = `configuration v2 in ${file} is valid and keeps the processing data`;
+    const pushed = `pushed configuration v2 from ${file}; the processing data was kept`;
+    const sections = ['  entities  1', '  nodes     2'];
+
+    // No record failed processing, or the service cannot tell: nothing to say about them.
+    expect(await printed({ wouldPost: 0, wouldStillFail: {}, examples: [] })).toEqual([
+      valid,
+      pushed,
+      ...sections,
+    ]);
+    expect(await printed(undefined)).toEqual([valid, pushed, ...sections]);
+    // Every failed record would post: no "still failing" heading with nothing under it.
+    expect(await printed({ wouldPost: 4, wouldStillFail: {}, examples: [] }, '--dry-run')).toEqual([
+      valid,
+      'of the records that failed processing, all 4 would post',
+      ...sections,
+      'dry run: nothing was changed',
+    ]);
+    expect(await printed({ wouldPost: 4, wouldStillFail: { 'no-account': 0 }, examples: [] })).toEqual([
+      valid,
+      'of the records that failed processing, all 4 would post',
+      pushed,
+      ...sections,
+    ]);
+    // Some would still fail: the heading, then each code with its count.
+    expect(
+      await printed({ wouldPost: 1, wouldStillFail: { 'no-account': 2, 'script-timeout': 1 }, examples: [] }),
+    ).toEqual([
+      valid,
+      'of the records that failed processing, 1 would post; still failing:',
+      '  no-account      2',
+      '  script-timeout  1',
+      pushed,
+      ...sections,
+    ]);
+    expect(await printed({ wouldPost: 0, wouldStillFail: { 'no-account': 3 }, examples: [] })).toEqual([
+      valid,
+      'of the records that failed processing, none would post; still failing:',
+      '  no-account  3',
+      pushed,
+      ...sections,
+    ]);
+    // Nothing was deleted, so nothing was asked.
+    expect(changes).toEqual(Array.from({ length: 5 }, () => 'PUT v2 keeping the data'));
   });
 
   it('wipe: refused off a terminal without --yes, a dry run changes nothing, --yes wipes and prints what was deleted', async () => {

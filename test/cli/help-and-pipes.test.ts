@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -57,6 +57,64 @@ describe('ledgerflow --help', () => {
     const journals = captureIo();
     expect(await runCli(['journals', 'export', '--help'], journals)).toBe(EXIT_OK);
     expect(journals.stdout()).toContain('first core date not exported (excluded)');
+  });
+});
+
+/**
+ * A loader hook that writes every module the process resolves, other than Node's own, to
+ * standard error as `LOADED URL`: what a command line made the CLI import.
+ */
+const LOGGING_HOOKS = `export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  if (!resolved.url.startsWith('node:')) process.stderr.write('LOADED ' + resolved.url + '\\n');
+  return resolved;
+}`;
+
+/** The modules the built command imports for `argv`, as paths from the repository's root. */
+function modulesLoadedBy(argv: string[]): string[] {
+  const hooks = `data:text/javascript,${encodeURIComponent(LOGGING_HOOKS)}`;
+  const register = `import { register } from 'node:module'; register(${JSON.stringify(hooks)});`;
+  const child = spawnSync(
+    process.execPath,
+    ['--import', `data:text/javascript,${encodeURIComponent(register)}`, MAIN, ...argv],
+    { encoding: 'utf8', env: { ...process.env, LEDGERFLOW_URL: '', DATABASE_URL: '' } },
+  );
+  const root = new URL('../../', import.meta.url).href;
+  return child.stderr
+    .split('\n')
+    .filter((line) => line.startsWith('LOADED '))
+    .map((line) => line.slice('LOADED '.length).replace(root, ''));
+}
+
+/**
+ * First-day walk-through: `npx ledgerflow --help` took over a second, as the entry imported every
+ * command's module (the store, its migrations, every service, Fastify's schemas) before reading
+ * its arguments. Each command's module is now imported when it runs.
+ */
+describe('what --help and usage errors import', () => {
+  it('--help imports the usage texts only; a usage error of a command no store and no service', () => {
+    expect(modulesLoadedBy(['--help']).sort()).toEqual([
+      'dist/cli/main.js',
+      'dist/cli/output.js',
+      'dist/cli/run.js',
+      'dist/cli/usage.js',
+    ]);
+    expect(modulesLoadedBy(['credentials', '--help'])).not.toContain('dist/cli/store-commands.js');
+    const heavy =
+      /^(dist\/(storage|composition|http\/app|env)|node_modules\/(kysely|better-sqlite3|pg|isolated-vm|fastify))/;
+    for (const argv of [
+      ['credentials', 'create'],
+      ['users', 'set-password'],
+      ['webhooks', 'create'],
+      ['bogus'],
+    ]) {
+      const loaded = modulesLoadedBy(argv);
+      expect(loaded, argv.join(' ')).toContain('dist/cli/run.js');
+      expect(
+        loaded.filter((path) => heavy.test(path)),
+        argv.join(' '),
+      ).toEqual([]);
+    }
   });
 });
 

@@ -196,7 +196,8 @@ describe('ledgerflow ingest', () => {
     );
 
     // The same command with --partial --session: the stored chunk is answered from the first
-    // run, the refused one is sent again keeping its valid records; nothing is stored twice.
+    // run (the one replay counted), the refused one is sent again keeping its valid records, a
+    // first store of them and no replay; nothing is stored twice.
     const completed = await run('ingest', file, ...loans, '--partial', '--session', id, ...connection);
     expect(completed.status).toBe(EXIT_REFUSED);
     expect(completed.io.stderr()).toContain(
@@ -204,7 +205,7 @@ describe('ledgerflow ingest', () => {
     );
     expect(completed.io.stdout()).toMatch(/^ {2}index 3: amount: /m);
     expect(completed.io.stdout()).toContain(
-      '(2 chunks were answered from an earlier request of the same chunk',
+      '(1 chunk was answered from an earlier request of the same chunk: stored once, not twice)',
     );
     expect(completed.io.stderr()).toMatch(/ledgerflow: 2 records failed and were not stored$/);
     expect(await sessionOf(id)).toMatchObject({

@@ -5,6 +5,7 @@ import {
   ProcessingDataCounts,
   Sections,
   UploadResult,
+  type WhatIfAnswer,
   WipeDryRunResult,
 } from '../../http/api/answer-schemas.js';
 import {
@@ -145,6 +146,25 @@ async function pull(args: string[], io: Io): Promise<void> {
 }
 
 /**
+ * What the what-if of a keep-data dry run has to say, each heading only with lines under it:
+ * nothing when no record failed processing; how many would post; and the records that would
+ * still fail, by code, under a "still failing:" heading only when there are some.
+ */
+function whatIfLines(whatIf: Static<typeof WhatIfAnswer>): string[] {
+  const stillFailing = Object.fromEntries(
+    Object.entries(whatIf.wouldStillFail).filter(([, count]) => count > 0),
+  );
+  const posting = whatIf.wouldPost;
+  if (Object.keys(stillFailing).length === 0) {
+    return posting === 0 ? [] : [`of the records that failed processing, all ${posting} would post`];
+  }
+  return [
+    `of the records that failed processing, ${posting === 0 ? 'none' : posting} would post; still failing:`,
+    ...countLines(stillFailing),
+  ];
+}
+
+/**
  * `config push FILE --keep-data`: the upload that keeps the processing data. Its dry run
  * checks the document and the stored data (a 409 lists each blocking change as PATH: REASON);
  * nothing is deleted, so nothing is asked.
@@ -156,11 +176,7 @@ async function pushKeeping(client: ApiClient, file: string, document: unknown, d
     UploadRead,
   );
   io.out(`configuration ${checked.version} in ${file} is valid and keeps the processing data`);
-  const whatIf = checked.whatIf;
-  if (whatIf !== undefined) {
-    io.out(`of the records that failed processing, ${whatIf.wouldPost} would post; still failing:`);
-    for (const line of countLines(whatIf.wouldStillFail)) io.out(line);
-  }
+  if (checked.whatIf !== undefined) for (const line of whatIfLines(checked.whatIf)) io.out(line);
   if (dryRun) {
     printSections(io, checked.sections);
     io.out('dry run: nothing was changed');

@@ -238,11 +238,11 @@ async function sendChunk(
 ): Promise<void> {
   let response = await postChunk(client, ingestionId, chunk, namePrefix, partial, false);
   const replayed = response.headers.get('idempotent-replayed') === 'true';
-  if (replayed) state.replayed += 1;
   if (response.status === 400 && replayed && partial) {
-    // Refused whole by an earlier run without --partial: now its valid records are kept.
+    // Refused whole by an earlier run without --partial: sent again under a key of its own, its
+    // valid records are stored now, for the first time; no earlier answer stands for it.
     response = await postChunk(client, ingestionId, chunk, namePrefix, true, true);
-  }
+  } else if (replayed) state.replayed += 1;
   let errors: Static<typeof ChunkAccepted>['errors'];
   let errorsOmitted: number;
   if (response.status === 400) {

@@ -3,11 +3,14 @@ import { type Static, Type } from '@sinclair/typebox';
 import {
   DeliveryAnswer,
   RedeliveryAnswer,
+  SecretAnswer,
   SubscriptionAnswer,
 } from '../../http/api/event-delivery-answers.js';
-import { isEventType } from '../../modules/events/types.js';
+import { SECRET_OVERLAP_SECONDS_DEFAULT, SECRET_OVERLAP_SECONDS_MAX } from '../../modules/events/inputs.js';
+import { type EventType, isEventType } from '../../modules/events/types.js';
 import { type Io, usageError } from '../output.js';
 import { WEBHOOKS_USAGE } from '../usage.js';
+import { answerOf } from './answers.js';
 import { ApiClient, CONNECTION_OPTIONS, connectionOf } from './client.js';
 
 /** Subscriptions read per page by `webhooks list`. */
@@ -16,6 +19,18 @@ const SUBSCRIPTIONS_PER_PAGE = 200;
 const SUBSCRIPTION_PAGES_MAX = 1000;
 /** Deliveries listed by default. */
 const DELIVERIES_SHOWN_DEFAULT = 50;
+
+const SUBSCRIPTIONS_PATH = '/api/v1/event-deliveries/subscriptions';
+const SECRETS_PATH = '/api/v1/event-deliveries/secrets';
+/** The status of a refused subscription while there is no signing secret, the only 409 it has. */
+const NO_SECRET_STATUS = 409;
+/** The status of a secret's creation when one exists already. */
+const SECRET_EXISTS_STATUS = 409;
+
+const SECONDS_PER_HOUR = 3600;
+
+/** How to replace the signing secret, told wherever the command speaks of it. */
+const ROTATE_HINT = `lost or leaked: ledgerflow webhooks rotate-secret makes a new one (shown once), and the old one goes on signing beside it for ${SECRET_OVERLAP_SECONDS_DEFAULT / SECONDS_PER_HOUR} hours (--overlap-seconds), so that receivers can switch`;
 
 const SubscriptionPage = Type.Object({ data: Type.Array(SubscriptionAnswer), totalPages: Type.Integer() });
 const DeliveryPage = Type.Object({ data: Type.Array(DeliveryAnswer), totalSize: Type.Integer() });
@@ -36,9 +51,55 @@ export function deliveryLine(d: Static<typeof DeliveryAnswer>): string {
 }
 
 /**
- * `webhooks list|create|deliveries|redeliver` (docs/reference.md, Webhooks): the subscriptions,
- * a new one, deliveries with their last answer, and redelivery of one delivery or of everything
- * of a subscription since a time. Exit 1 on a refused request, 2 on bad usage.
+ * Prints a signing secret that the service has just made, the one time it is shown: on standard
+ * output, marked as shown once, so that it reaches a file the output is kept in; on standard
+ * error what it is for and how to replace it.
+ */
+function showSecretOnce(io: Io, secret: Static<typeof SecretAnswer>, what: string): void {
+  io.err(`${what}: every delivery is signed with it, and the service never shows it again.`);
+  io.out(`signing secret (shown this once, store it now): ${secret.secret}`);
+  io.err(`Give it to the receivers that verify the signatures; ${ROTATE_HINT}.`);
+}
+
+/**
+ * Creates a subscription. On a fresh instance the service refuses it until a signing secret
+ * exists (409, after the URL was checked, so a bad URL makes no secret): the secret is then
+ * created, shown once, and the subscription asked again. When the secret exists, that is said and
+ * it is not shown. Secrets are never read back: the service answers one in clear only when it is
+ * made, and the command does not fetch an existing one just to learn that it exists.
+ */
+async function createSubscription(
+  client: ApiClient,
+  subscription: { url: string; eventTypes: EventType[]; description?: string },
+  io: Io,
+): Promise<Static<typeof SubscriptionAnswer>> {
+  const request = { method: 'POST', path: SUBSCRIPTIONS_PATH, json: subscription } as const;
+  const first = await client.request({ ...request, accept: [NO_SECRET_STATUS] });
+  if (first.status !== NO_SECRET_STATUS) {
+    io.err(`signed with the signing secret that exists (not shown again; ${ROTATE_HINT})`);
+    return answerOf(`POST ${SUBSCRIPTIONS_PATH}`, SubscriptionAnswer, first.body);
+  }
+  const made = await client.request({ method: 'POST', path: SECRETS_PATH, accept: [SECRET_EXISTS_STATUS] });
+  if (made.status === SECRET_EXISTS_STATUS) {
+    // Another user or command made it between the two requests: it was shown to them, not here.
+    io.err(
+      `a signing secret was created meanwhile by another request, and shown to it, not here (${ROTATE_HINT})`,
+    );
+  } else {
+    showSecretOnce(
+      io,
+      answerOf(`POST ${SECRETS_PATH}`, SecretAnswer, made.body),
+      'No signing secret existed, so one was created',
+    );
+  }
+  return client.json(request, SubscriptionAnswer);
+}
+
+/**
+ * `webhooks list|create|rotate-secret|deliveries|redeliver` (docs/reference.md, Webhooks): the
+ * subscriptions, a new one (with the signing secret on a fresh instance), a new signing secret,
+ * deliveries with their last answer, and redelivery of one delivery or of everything of a
+ * subscription since a time. Exit 1 on a refused request, 2 on bad usage.
  */
 export async function webhooksCommand(args: string[], io: Io): Promise<void> {
   const [action, ...rest] = args;
@@ -53,6 +114,7 @@ export async function webhooksCommand(args: string[], io: Io): Promise<void> {
       status: { type: 'string' },
       since: { type: 'string' },
       limit: { type: 'string' },
+      'overlap-seconds': { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -63,7 +125,7 @@ export async function webhooksCommand(args: string[], io: Io): Promise<void> {
       const answer = await client().json(
         {
           method: 'GET',
-          path: '/api/v1/event-deliveries/subscriptions',
+          path: SUBSCRIPTIONS_PATH,
           query: { page, limit: SUBSCRIPTIONS_PER_PAGE },
         },
         SubscriptionPage,
@@ -78,19 +140,31 @@ export async function webhooksCommand(args: string[], io: Io): Promise<void> {
     if (values.endpoint === undefined || events.length === 0) throw usageError(WEBHOOKS_USAGE);
     const unknown = events.find((e) => !isEventType(e));
     if (unknown !== undefined) throw usageError(`unknown event type ${unknown}\n${WEBHOOKS_USAGE}`);
-    const created = await client().json(
-      {
-        method: 'POST',
-        path: '/api/v1/event-deliveries/subscriptions',
-        json: {
-          url: values.endpoint,
-          eventTypes: events,
-          ...(values.description === undefined ? {} : { description: values.description }),
-        },
-      },
-      SubscriptionAnswer,
+    const subscription = {
+      url: values.endpoint,
+      eventTypes: events.filter(isEventType),
+      ...(values.description === undefined ? {} : { description: values.description }),
+    };
+    io.out(subscriptionLine(await createSubscription(client(), subscription, io)));
+    return;
+  }
+  if (action === 'rotate-secret' && positionals.length === 0) {
+    const overlapText = values['overlap-seconds'];
+    const overlapSeconds = overlapText === undefined ? SECRET_OVERLAP_SECONDS_DEFAULT : Number(overlapText);
+    if (
+      overlapText !== undefined &&
+      (!/^\d+$/.test(overlapText) || overlapSeconds > SECRET_OVERLAP_SECONDS_MAX)
+    )
+      throw usageError(`--overlap-seconds must be a whole number from 0 to ${SECRET_OVERLAP_SECONDS_MAX}`);
+    const secret = await client().json(
+      { method: 'POST', path: `${SECRETS_PATH}/rotate`, json: { overlapSeconds } },
+      SecretAnswer,
     );
-    io.out(subscriptionLine(created));
+    showSecretOnce(
+      io,
+      secret,
+      `A new signing secret replaced the old one, which goes on signing beside it for ${overlapSeconds} seconds`,
+    );
     return;
   }
   if (action === 'deliveries' && positionals.length === 0) {
