@@ -79,10 +79,49 @@ function setUpFileToTextarea(root) {
   }
 }
 
+// The characters of a text as the API counts them (code points): an emoji is one character,
+// where the browser's maxlength counts two UTF-16 units.
+function charactersOf(text) {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
+}
+
+// Fields bounded in characters (data-max-chars, data-min-chars): the browser refuses a value
+// the API would refuse, with the count; below a text area (a reason) a counter says how many
+// characters it has.
+function setUpCharacterLimits(root) {
+  for (const field of root.querySelectorAll('[data-max-chars]')) {
+    const max = Number(field.dataset.maxChars);
+    const min = Number(field.dataset.minChars ?? 0);
+    let counter;
+    if (field.tagName === 'TEXTAREA') {
+      counter = document.createElement('small');
+      counter.className = 'char-count';
+      field.insertAdjacentElement('afterend', counter);
+    }
+    const check = () => {
+      const value = field.hasAttribute('data-trimmed') ? field.value.trim() : field.value;
+      const count = charactersOf(value);
+      let message = '';
+      if (count > max) message = `At most ${max} characters: this has ${count}.`;
+      else if (count > 0 && count < min) message = `At least ${min} characters: this has ${count}.`;
+      field.setCustomValidity(message);
+      if (counter) {
+        counter.textContent = `${count} of ${max} characters`;
+        counter.classList.toggle('over', message !== '');
+      }
+    };
+    field.addEventListener('input', check);
+    check();
+  }
+}
+
 function setUp(root) {
   setUpCopyButtons(root);
   setUpSortableTables(root);
   setUpFileToTextarea(root);
+  setUpCharacterLimits(root);
 }
 
 document.addEventListener('DOMContentLoaded', () => setUp(document));

@@ -135,8 +135,15 @@ function reversalKind(reversals: ReversalService<PreparedConfiguration>): Approv
   return {
     name: 'reversal',
     async review(payload) {
-      const { revision, counts, digest } = await reversals.review(payload as ReversalRequest);
-      return { documentSha256: digest, revision, dryRun: { ...counts }, summary: {} };
+      const request = payload as ReversalRequest;
+      const { revision, counts, digest } = await reversals.review(request);
+      // What the approver reads before deciding: what is selected, and why.
+      const summary = {
+        selection: request.selection,
+        reason: request.reason,
+        postingDate: request.postingDate ?? null,
+      };
+      return { documentSha256: digest, revision, dryRun: { ...counts }, summary };
     },
     async execute(payload, bound, actor) {
       const outcome = await reversals.reverseBound(

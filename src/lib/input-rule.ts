@@ -1,4 +1,4 @@
-import type { Static, TSchema } from '@sinclair/typebox';
+import { type Static, type StringOptions, type TSchema, Type } from '@sinclair/typebox';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 
@@ -22,4 +22,13 @@ export function keepsRule<T extends TSchema>(rule: T, value: unknown): value is 
     compiled.set(rule, check);
   }
   return check(value) === true;
+}
+
+/**
+ * A calendar day `YYYY-MM-DD` that exists, as every date of a request is taken: Ajv's `date`
+ * format refuses `2026-02-30`. The REST schemas and the administration forms both build their
+ * dates from it.
+ */
+export function calendarDay(options: StringOptions = {}) {
+  return Type.String({ ...options, format: 'date' });
 }

@@ -63,7 +63,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('approval queue in Chromium', () => {
     await maker.getByRole('button', { name: 'Wipe' }).click();
     await maker.waitForURL(/\/admin\/approvals\/[0-9a-f-]{36}$/);
     expect(await maker.locator('#approval-status').textContent()).toBe('Pending approval');
-    expect(await maker.locator('#approval-dry-run').textContent()).toContain('ingestions 1');
+    expect(await maker.locator('#approval-dry-run').textContent()).toContain('wipes 1 ingestion session');
     expect(await maker.getByRole('button', { name: 'Approve and run' }).count()).toBe(0);
     expect(await maker.getByRole('button', { name: 'Cancel my request' }).count()).toBe(1);
     expect((await t.services.configuration.wipeDryRun()).wouldDelete.ingestions).toBe(1);
@@ -72,7 +72,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('approval queue in Chromium', () => {
     await approver.goto(`${base}/admin/approvals`);
     const row = approver.locator('#approvals tbody tr', { hasText: 'Configuration wipe' });
     await expect(row.count()).resolves.toBe(1);
-    expect(await row.textContent()).toContain('deletes ingestions 1');
+    expect(await row.textContent()).toContain('wipes 1 ingestion session');
     await screenshot(approver, 'approvals-queue');
     await row.getByRole('link').click();
     await approver.waitForURL(/\/admin\/approvals\/[0-9a-f-]{36}$/);

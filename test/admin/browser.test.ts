@@ -120,7 +120,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface in Chromium', () 
     const { context, page } = await signedIn(adminEmail);
     await page.goto(`${base}/admin/credentials`);
     await page.getByLabel('Owner').selectOption(owner);
-    await page.getByLabel('Name').fill('nightly-import');
+    await page.getByLabel('Description').fill('nightly-import');
     await page.getByLabel('Lifetime (days)').fill('30');
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByText('Create this credential?').waitFor();

@@ -24,8 +24,11 @@ const SCREENSHOT_FOLDER =
     ? fileURLToPath(new URL('../../docs/screenshots/', import.meta.url))
     : (process.env.LEDGERFLOW_SCREENSHOTS_FOLDER ?? '/tmp/ledgerflow-screenshots/').replace(/\/?$/, '/');
 
-/** Launches Chromium headless, without sandbox, GPU or any network of its own. */
-export function launchChromium(): Promise<Browser> {
+/**
+ * Launches Chromium headless, without sandbox, GPU or any network of its own; `extraArgs` adds
+ * flags (`--lang=de-DE` for a browser set to another language).
+ */
+export function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
@@ -35,6 +38,7 @@ export function launchChromium(): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--no-first-run',
+      ...extraArgs,
     ],
   });
 }

@@ -94,7 +94,7 @@ describe('administration: uploads that keep the data, and revisions', () => {
       keep: 'yes',
     });
     expect(refused.statusCode).toBe(409);
-    expect(refused.body).toContain(`<code>/entities/0/attributes/${index}</code>`);
+    expect(refused.body).toContain(`<code>/configuration/entities/0/attributes/${index}</code>`);
     // The form comes back with the document and the keep choice, to correct and check again.
     expect(refused.body).toMatch(/value="yes" checked/);
     expect((await t.services.configuration.download('x')).revision).toBe(before);

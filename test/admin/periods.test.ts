@@ -48,9 +48,7 @@ describe('periods in the administration interface', () => {
   it('lists the periods with their state, and offers the changes only to who may make them', async () => {
     const listed = await admin.get('/admin/periods?accountingConfig=LOCAL_GAAP');
     expect(listed.statusCode).toBe(200);
-    expect(listed.body).toContain(
-      '<span class="state state-closed">closed</span> <small>by the calendar</small>',
-    );
+    expect(listed.body).toContain('<span class="state state-closed">Closed by the calendar</span>');
     expect(listed.body).toContain(
       `href="/admin/periods/close?${query('2026-11-01').replace(/&/g, '&amp;')}"`,
     );
@@ -71,12 +69,14 @@ describe('periods in the administration interface', () => {
     const done = await admin.post('/admin/periods/close', fields);
     expect(done.statusCode, done.body).toBe(303);
     const after = await admin.get(String(done.headers.location));
-    expect(after.body).toContain('is closed now; snapshot');
-    expect(after.body).toContain('closed by hand by');
+    expect(after.body).toContain('November 2026 of Legal entity LF_NL · Branch AMS is closed now; snapshot');
+    expect(after.body).toContain('<span class="state state-closed">Closed</span> by');
 
     const noReason = await admin.post('/admin/periods/reopen', { ...fields, reason: ' ' });
     expect(noReason.statusCode).toBe(400);
     expect(noReason.body).toContain('A reason is needed');
+    // The form again, the refusal beside the reason.
+    expect(noReason.body).toContain('aria-describedby="reason-refusal"');
     const again = await admin.post('/admin/periods/close', fields);
     expect(again.statusCode).toBe(409);
     expect(again.body).toContain('closed already');
@@ -122,7 +122,8 @@ describe('a reopening from the Periods page when reopenings wait for approval', 
       expect(requestPage).toMatch(/^\/admin\/approvals\//);
       const shown = await approver.get(requestPage);
       expect(shown.body).toContain('Period reopening');
-      expect(shown.body).toContain('because: late invoice');
+      expect(shown.body).toContain('<dt>Reason</dt><dd>late invoice</dd>');
+      expect(shown.body).toContain('Reopens October 2026 (now closed by the calendar).');
       const listed = await maker.get('/admin/periods?accountingConfig=LOCAL_GAAP');
       // November is open by the calendar; October stays closed until the approval.
       expect(listed.body.match(/state-open/g)).toHaveLength(1);
@@ -171,20 +172,20 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('the Periods page in Chromium', () => {
     await page.getByRole('link', { name: 'Periods' }).click();
     await page.getByLabel('Accounting configuration').selectOption('LOCAL_GAAP');
     await page.getByRole('button', { name: 'Show' }).click();
-    const november = page.locator('#periods tbody tr', { hasText: '2026-11-01' });
-    await expect(november.textContent()).resolves.toContain('open');
+    const november = page.locator('#periods tbody tr', { hasText: 'November 2026' });
+    await expect(november.locator('.state').textContent()).resolves.toBe('Open');
     await screenshot(page, 'periods');
 
     await november.getByRole('link', { name: 'Close…' }).click();
     await page.getByRole('button', { name: 'Close the period' }).click();
     await page.getByText('is closed now; snapshot').waitFor();
-    await expect(november.textContent()).resolves.toContain('closed by hand by');
+    await expect(november.locator('td').nth(3).textContent()).resolves.toContain(`Closed by ${adminEmail}`);
 
     await november.getByRole('link', { name: 'Reopen…' }).click();
     await page.getByLabel('Reason (kept with the period and in the audit log)').fill('late invoice');
     await page.getByRole('button', { name: 'Reopen the period' }).click();
     await page.getByText('is open now').waitFor();
-    await expect(november.textContent()).resolves.toContain('(late invoice)');
+    await expect(november.locator('td').nth(3).textContent()).resolves.toContain('because late invoice');
 
     await november.getByRole('link', { name: '1' }).click();
     await page.locator('#period-snapshots a').first().click();

@@ -68,16 +68,17 @@ describe('reversals in the administration interface', () => {
     expect(reversal.body).toContain(`href="/admin/journals/${withdrawnBy}"`);
 
     const original = await admin.get(`/admin/journals/${journalId}`);
-    expect(original.body).toContain(`<dt>Withdrawn by</dt><dd><a href="/admin/journals/${withdrawnBy}">`);
+    expect(original.body).toContain(
+      `<dt>Withdrawn by</dt><dd>journal <a class="id" href="/admin/journals/${withdrawnBy}">`,
+    );
     expect(original.body).not.toContain('Reverse…');
     const reversalJournal = await admin.get(`/admin/journals/${withdrawnBy}`);
     expect(reversalJournal.body).toContain(`href="/admin/journals/${journalId}"`);
     expect(reversalJournal.body).toContain(`href="${location}"`);
 
     const audit = await admin.get('/admin/audit');
-    expect(audit.body).toContain(
-      `journals.reverse: <a href="${location}">1 journals</a>, “booked twice upstream”`,
-    );
+    expect(audit.body).toContain(`Reversed <a href="${location}">1 journal</a>`);
+    expect(audit.body).toContain('<dt>Reason</dt><dd>booked twice upstream</dd>');
     const list = await viewer.get('/admin/reversals');
     expect(list.body).toContain(`href="${location}"`);
     expect(list.body).toContain('booked twice upstream');
@@ -103,8 +104,8 @@ describe('reversals in the administration interface', () => {
     // The form again, with what was entered and the refusal beside the posting date.
     expect(refused.body).toContain(`action="/admin/journals/${journalId}/reverse"`);
     expect(refused.body).toContain('required>booked twice upstream</textarea>');
-    expect(refused.body).toContain(
-      'name="postingDate" value="2026-11-20" aria-invalid="true" aria-describedby="posting-date-refusal"',
+    expect(refused.body).toMatch(
+      /name="postingDate" value="2026-11-20" [^>]*aria-describedby="postingDate-hint posting-date-refusal" aria-invalid="true"/,
     );
     expect(refused.body).toContain('The posting date 2026-11-20 was refused; nothing was reversed.');
     expect(refused.body).toContain(

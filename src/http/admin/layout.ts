@@ -127,9 +127,10 @@ export interface Column {
   label: string;
   /**
    * `num`: figures, right-aligned in tabular digits and never broken; `long`: free text (a
-   * message, a record) that wraps anywhere within a readable width.
+   * message, a record) that wraps anywhere within a readable width; `words`: sentences and
+   * labelled fields, whose words are never broken (identifiers in them still may be).
    */
-  kind?: 'num' | 'long';
+  kind?: 'num' | 'long' | 'words';
 }
 
 function columnOf(header: string | Column): Column {

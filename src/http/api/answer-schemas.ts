@@ -230,7 +230,7 @@ export const Sections = Type.Object(
 export const BlockingChange = Type.Object({
   path: Type.String({
     description:
-      'JSON Pointer of the change in the uploaded configuration (in the stored one for something removed), e.g. /entities/0/attributes/2/type.',
+      'JSON Pointer of the change in the uploaded document, as a 400 names problems (in the stored document for something removed), e.g. /configuration/entities/0/attributes/2/type.',
   }),
   reason: Type.String({ description: 'Why the stored data forbids it.' }),
 });

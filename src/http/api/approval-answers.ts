@@ -42,7 +42,7 @@ export const ApprovalRequest = Type.Object({
   }),
   summary: Type.Record(Type.String(), Type.Unknown(), {
     description:
-      'What else the approver reads: for an upload, the changes from the stored configuration (`added`, `removed`, `changed`, `truncated`, and the first `changes` as { path, kind }); empty otherwise.',
+      "What else the approver reads: for an upload, the changes from the stored configuration (`added`, `removed`, `changed`, `truncated`, and the first `changes` as { path, kind }); for a reversal, its `selection`, `reason` and `postingDate` (null when the dating rule decides); for a reopening, the period (`firstDay`, `lastDay`) and the maker's `reason`; empty for a deletion.",
   }),
   decidedBy: OrNull(Type.String({ description: 'Who approved, rejected or canceled it.' })),
   decidedByClientId: OrNull(Type.String()),

@@ -2,12 +2,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { PreparedConfiguration } from '../../composition/prepared-configuration.js';
 import { AppError } from '../../lib/errors.js';
-import { JournalId } from '../../modules/accounting/inputs.js';
+import { calendarDay } from '../../lib/input-rule.js';
+import { JournalId, ReversalReason } from '../../modules/accounting/inputs.js';
 import {
   REVERSAL_IDS_LISTED_MAX,
   REVERSAL_JOURNAL_IDS_MAX,
   REVERSAL_JOURNALS_PER_REQUEST_MAX,
-  REVERSAL_REASON_LENGTH_MAX,
   type ReversalService,
 } from '../../modules/accounting/reversals.js';
 import type { ReversalSelection, StoredReversal } from '../../modules/accounting/store.js';
@@ -30,7 +30,7 @@ import {
 
 /** A date `YYYY-MM-DD` in a body; the `date` format refuses days that do not exist. */
 function DateMember(description: string) {
-  return Type.String({ format: 'date', description, examples: ['2026-11-30'] });
+  return calendarDay({ description, examples: ['2026-11-30'] });
 }
 
 /**
@@ -81,11 +81,7 @@ const SelectionBody = Type.Object(
 const ReversalBody = Type.Object(
   {
     selection: SelectionBody,
-    reason: Type.String({
-      minLength: 1,
-      maxLength: REVERSAL_REASON_LENGTH_MAX,
-      description: 'Why: recorded with the reversal and in the audit log.',
-    }),
+    reason: ReversalReason,
     postingDate: Type.Optional(
       DateMember(
         "The core date of every reversal journal, instead of the dating rule: in an open period of each selected journal's node and accounting configuration and not before the core date of a journal it reverses (else 422 `posting-date-closed`, naming the period and its state; a date is never moved).",

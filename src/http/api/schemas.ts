@@ -1,4 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
+import { calendarDay } from '../../lib/input-rule.js';
 
 /** Page size when the caller gives none, and the most a caller may ask for (docs/reference.md, Conventions). */
 export const PAGE_LIMIT_DEFAULT = 50;
@@ -75,7 +76,7 @@ export const CURSOR_PAGING_DESCRIPTION =
  * not exist (`2026-02-30`): this is the one place a date of a request is checked.
  */
 export function DateQuery(description: string) {
-  return Type.String({ format: 'date', description, examples: ['2026-01-31'] });
+  return calendarDay({ description, examples: ['2026-01-31'] });
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   REPROCESS_MAX_ATTEMPTS_MAX,
   REPROCESS_MAX_ATTEMPTS_MIN,
 } from './reprocessing.js';
+import { REVERSAL_REASON_LENGTH_MAX } from './reversals.js';
 
 /**
  * The rules of what a caller may send to read journals (docs/reference.md, Journals), written
@@ -59,3 +60,14 @@ export const ReprocessScheduleInput = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/**
+ * The reason of a reversal (docs/reference.md, Reversals): 1 to REVERSAL_REASON_LENGTH_MAX
+ * characters, counted as Ajv counts them (code points), in the API's body and in the
+ * administration form alike.
+ */
+export const ReversalReason = Type.String({
+  minLength: 1,
+  maxLength: REVERSAL_REASON_LENGTH_MAX,
+  description: 'Why: recorded with the reversal and in the audit log.',
+});

@@ -1,44 +1,438 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
-import type { AuditEntry } from '../../../modules/audit/entry.js';
+import type { ApprovalKindName } from '../../../modules/approvals/kinds.js';
+import { type AuditAction, type AuditEntry, SYSTEM_ACTOR_NAME } from '../../../modules/audit/entry.js';
 import type { ChainReport } from '../../../modules/audit/verify.js';
-import { type Html, html } from '../html.js';
+import { type Html, type HtmlValue, html } from '../html.js';
+import { currentJournalFields, type JournalFields } from '../journal-fields.js';
 import { emptyState, notice, page, pagination, table, when } from '../layout.js';
+import { formatCount } from '../money.js';
 import { contextOf, pagingOf, queryText, sendPage } from '../request.js';
+import { countOf, idHtml, isSelection, keyInWords, nodeWords, periodName, selectionHtml } from '../words.js';
+import { dryRunWords, KIND_LABEL, nodeOf, wipedWords } from './approvals.js';
 
-/** Longest picture of a summary shown in a cell; the API and the export carry the whole of it. */
-const SUMMARY_SHOWN_CHARS_MAX = 160;
+/** One labelled field of an entry: what it is, and its value in words. */
+type Field = readonly [label: string, value: HtmlValue];
 
-/** A summary or details object as one short line (`key: value, …`), or a dash. */
-function shortText(value: Record<string, unknown> | null): string {
-  if (value === null) return '—';
-  const text = Object.entries(value)
-    .map(([key, member]) => `${key}: ${typeof member === 'string' ? member : JSON.stringify(member)}`)
-    .join(', ');
-  return text.length > SUMMARY_SHOWN_CHARS_MAX
-    ? `${text.slice(0, SUMMARY_SHOWN_CHARS_MAX - 1)}…`
-    : text || '—';
+/** An entry in words: a sentence saying what was done, and its details as labelled fields. */
+interface Described {
+  what: HtmlValue;
+  fields: Field[];
+  /** The members of `details` the fields already say; the others are listed after them. */
+  said: readonly string[];
 }
 
-/** An entry's action; a reversal's with its reason and a link to it. */
-function actionHtml(entry: AuditEntry): Html | string {
-  const details = entry.details ?? {};
-  if (entry.action !== 'journals.reverse' || typeof details.reversalId !== 'string') return entry.action;
-  return html`${entry.action}: <a href="/admin/reversals/${encodeURIComponent(details.reversalId)}">${String(details.journals ?? 0)} journals</a>, “${String(details.reason ?? '')}”`;
+/**
+ * Members of `details` never listed: the cause is said with who acted, and the client ids say
+ * again the credential the entry names (or the interface, for a signed-in user).
+ */
+const NEVER_LISTED = new Set(['cause', 'clientId', 'makerClientId', 'decidedByClientId', 'status']);
+
+/** Longest text of a value shown in a field; the API and the export carry the whole of it. */
+const VALUE_SHOWN_CHARS_MAX = 300;
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
 }
 
-/** What a configuration change wiped, or nothing. */
-function deletedText(entry: AuditEntry): string {
-  const d = entry.deleted;
-  return d === null
-    ? ''
-    : ` (wiped ${d.ingestions ?? 0} sessions, ${d.records ?? 0} records, ${d.journals ?? 0} journals)`;
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' ? value : undefined;
 }
 
+function recordOf(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/**
+ * Any value in words, for the members no sentence names: an instant as a time, a list joined,
+ * an object as its members in words, never JSON; long text cut (the export has all of it).
+ */
+function valueHtml(value: unknown): HtmlValue {
+  if (value === null || value === undefined) return html`<span class="muted">none</span>`;
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'number') return formatCount(value);
+  if (typeof value === 'string') {
+    if (ISO_INSTANT.test(value)) return when(value);
+    return value.length > VALUE_SHOWN_CHARS_MAX ? `${value.slice(0, VALUE_SHOWN_CHARS_MAX - 1)}…` : value;
+  }
+  if (Array.isArray(value))
+    return value.length === 0
+      ? html`<span class="muted">none</span>`
+      : html`${value.map((item, i) => html`${i === 0 ? '' : ', '}${valueHtml(item)}`)}`;
+  const members = Object.entries(value as Record<string, unknown>);
+  if (members.length === 0) return html`<span class="muted">none</span>`;
+  return html`${members.map(([key, member], i) => html`${i === 0 ? '' : ' · '}${keyInWords(key)} ${valueHtml(member)}`)}`;
+}
+
+/** A value and what it was: `admin, viewer (was viewer)`; the value alone when it did not change. */
+function changedHtml(after: unknown, before: unknown): HtmlValue {
+  if (before === undefined || JSON.stringify(before) === JSON.stringify(after)) return valueHtml(after);
+  return html`${valueHtml(after)} <span class="muted">(was ${valueHtml(before)})</span>`;
+}
+
+const USER_LABELS: Record<string, string> = {
+  email: 'E-mail',
+  displayName: 'Name',
+  roles: 'Roles',
+  disabled: 'Disabled',
+};
+
+const SCHEDULE_LABELS: Record<string, string> = {
+  mode: 'Mode',
+  dailyAt: 'Daily at (UTC)',
+  intervalMinutes: 'Every (minutes)',
+  maxAttempts: 'Most attempts per record',
+};
+
+/** The members of `before` and `after` under their labels, each with what it was when it changed. */
+function changedFields(
+  labels: Record<string, string>,
+  before: Record<string, unknown> | null,
+  after: Record<string, unknown> | null,
+  onlyChanged: boolean,
+): Field[] {
+  const now = after ?? {};
+  return Object.keys(labels)
+    .filter((key) => key in now || (before !== null && key in before))
+    .filter((key) => !onlyChanged || JSON.stringify(before?.[key]) !== JSON.stringify(now[key]))
+    .map((key): Field => [labels[key] ?? keyInWords(key), changedHtml(now[key], before?.[key])]);
+}
+
+/** A credential as its summary names it: its client id, and its description unless it is that id. */
+function credentialFields(summary: Record<string, unknown>): Field[] {
+  const clientId = text(summary.clientId) ?? '';
+  const name = text(summary.name);
+  const fields: Field[] = [['Owner', idHtml(text(summary.ownerEmail) ?? '')]];
+  if (name !== undefined && name !== clientId) fields.push(['Description', name]);
+  if (text(summary.expiresAt) !== undefined) fields.push(['Expires', when(text(summary.expiresAt))]);
+  return fields;
+}
+
+const APPROVAL_VERBS: Record<Extract<AuditAction, `approval.${string}`>, string> = {
+  'approval.requested': 'Asked for approval',
+  'approval.approved': 'Approved',
+  'approval.rejected': 'Rejected',
+  'approval.canceled': 'Canceled',
+  'approval.invalidated': 'Found invalid when approved, nothing ran',
+  'approval.failed': 'Approved, and the action failed',
+};
+
+const WEBHOOK_SENTENCES: Record<Extract<AuditAction, `webhooks.${string}`>, string> = {
+  'webhooks.subscription-create': 'Added a webhook subscription',
+  'webhooks.subscription-update': 'Changed a webhook subscription',
+  'webhooks.subscription-pause': 'Paused a webhook subscription',
+  'webhooks.subscription-resume': 'Resumed a webhook subscription',
+  'webhooks.subscription-delete': 'Deleted a webhook subscription',
+  'webhooks.secret-create': 'Created the webhook signing secret',
+  'webhooks.secret-rotate': 'Rotated the webhook signing secret',
+  'webhooks.redeliver': 'Asked for webhook deliveries again',
+};
+
+const PERIOD_VERBS: Record<'periods.close' | 'periods.lock' | 'periods.reopen', string> = {
+  'periods.close': 'Closed',
+  'periods.lock': 'Locked',
+  'periods.reopen': 'Reopened',
+};
+
+function isKind(value: unknown): value is ApprovalKindName {
+  return typeof value === 'string' && Object.hasOwn(KIND_LABEL, value);
+}
+
+/** What an entry says, by its action (docs/reference.md, Audit trail, lists what each holds). */
+function describe(entry: AuditEntry, fields: JournalFields): Described {
+  const details = recordOf(entry.details);
+  const before = entry.before;
+  const after = entry.after;
+  switch (entry.action) {
+    case 'configuration.upload':
+    case 'configuration.delete': {
+      const revision = html`<a href="/admin/configuration/revisions/${String(entry.revision)}">revision ${String(entry.revision)}</a>`;
+      const wiped = wipedWords(entry.deleted);
+      const counted = Object.entries(entry.sections).filter(([, n]) => n > 0);
+      const sections = html`${counted.map(([name, n], i) => html`${i === 0 ? '' : ', '}<span class="nowrap">${keyInWords(name).toLowerCase()}: ${formatCount(n)}</span>`)}`;
+      return {
+        what:
+          entry.action === 'configuration.upload'
+            ? html`Uploaded the configuration as ${revision}`
+            : html`Emptied the configuration (${revision})`,
+        fields: [
+          ...(before === null ? [] : [['Before', `revision ${String(before.revision ?? '')}`] as const]),
+          ...(entry.version === null ? [] : [['Format version', entry.version] as const]),
+          ...(counted.length === 0 ? [] : [['Sections', sections] as const]),
+          [
+            'Processing data',
+            entry.deleted === null
+              ? html`<span class="muted">not counted</span>`
+              : wiped === undefined
+                ? 'nothing wiped'
+                : `wiped ${wiped}`,
+          ],
+          ...(text(after?.sha256) === undefined
+            ? []
+            : [['SHA-256', html`<code>${text(after?.sha256)}</code>`] as const]),
+        ],
+        said: [],
+      };
+    }
+    case 'processing.reprocess': {
+      const run = count(details.run);
+      return {
+        what: html`Started ${run === undefined ? 'a reprocessing run' : html`<a href="/admin/reprocessing/runs/${String(run)}">reprocessing run ${String(run)}</a>`}`,
+        fields: [
+          ['Started', details.trigger === 'scheduled' ? 'by the schedule' : 'by hand'],
+          ['Selection', details.selection === undefined ? '' : valueHtml(details.selection)],
+          ['Queued', countOf(count(details.queued) ?? 0, 'record')],
+          ['Skipped', countOf(count(details.skipped) ?? 0, 'record')],
+        ],
+        said: ['run', 'trigger', 'selection', 'queued', 'skipped'],
+      };
+    }
+    case 'processing.reprocess-schedule':
+      return {
+        what: 'Changed the reprocessing schedule',
+        fields: changedFields(SCHEDULE_LABELS, before, after, false),
+        said: Object.keys(SCHEDULE_LABELS),
+      };
+    case 'journals.reverse': {
+      const reversalId = text(details.reversalId);
+      const journals = countOf(count(details.journals) ?? 0, 'journal');
+      const postingDate = text(details.postingDate);
+      return {
+        what: html`Reversed ${reversalId === undefined ? journals : html`<a href="/admin/reversals/${encodeURIComponent(reversalId)}">${journals}</a>`}`,
+        fields: [
+          ['Reason', text(details.reason) ?? ''],
+          [
+            'Selection',
+            isSelection(details.selection) ? selectionHtml(details.selection) : valueHtml(details.selection),
+          ],
+          ['Posting date', postingDate ?? 'by the dating rule'],
+          ['Reversal journals', `${journals}, ${countOf(count(details.lines) ?? 0, 'line')}`],
+          ...(count(details.alreadyReversed)
+            ? [['Already reversed', formatCount(count(details.alreadyReversed) ?? 0)] as const]
+            : []),
+          ...(count(details.notReversible)
+            ? [['Not reversible', formatCount(count(details.notReversible) ?? 0)] as const]
+            : []),
+        ],
+        said: [
+          'reversalId',
+          'reason',
+          'selection',
+          'postingDate',
+          'journals',
+          'lines',
+          'alreadyReversed',
+          'notReversible',
+        ],
+      };
+    }
+    case 'ingestions.close': {
+      const ingestionId = text(details.ingestionId) ?? '';
+      return {
+        what: html`Closed the ingestion session <a class="id" href="/admin/ingestions/${encodeURIComponent(ingestionId)}">${ingestionId}</a> by hand`,
+        fields: [
+          ...(text(details.ingestionName) === undefined
+            ? []
+            : [['Name', text(details.ingestionName) ?? ''] as const]),
+          ['Namespace', text(details.namespace) ?? ''],
+        ],
+        said: ['ingestionId', 'ingestionName', 'namespace'],
+      };
+    }
+    case 'users.create':
+      return {
+        what: html`Created the user ${idHtml(text(after?.email) ?? '')}`,
+        fields: changedFields(
+          { displayName: 'Name', roles: 'Roles', disabled: 'Disabled' },
+          null,
+          after,
+          false,
+        ),
+        said: [],
+      };
+    case 'users.update':
+      return {
+        what: html`Changed the user ${idHtml(text(after?.email) ?? text(before?.email) ?? '')}`,
+        fields: changedFields(USER_LABELS, before, after, true),
+        said: [],
+      };
+    case 'users.set-password':
+      return {
+        what: html`${details.generated === true ? 'Generated a new password' : 'Set a new password'} for ${idHtml(text(details.email) ?? '')}`,
+        fields: [['Sign-ins ended', formatCount(count(details.signInsEnded) ?? 0)]],
+        said: ['email', 'generated', 'signInsEnded'],
+      };
+    case 'credentials.create':
+    case 'credentials.revoke': {
+      const summary = after ?? before ?? {};
+      return {
+        what: html`${entry.action === 'credentials.create' ? 'Created' : 'Revoked'} the API credential <code>${text(summary.clientId) ?? ''}</code>`,
+        fields: credentialFields(summary),
+        said: [],
+      };
+    }
+    case 'auth.sign-in':
+      return {
+        what: 'Signed in to the administration interface',
+        fields: [
+          ['From address', idHtml(text(details.address) ?? '')],
+          ['Until', when(text(details.endsAt))],
+        ],
+        said: ['address', 'endsAt'],
+      };
+    case 'auth.sign-in-failures':
+      return {
+        what: html`${countOf(count(details.failures) ?? 0, 'failed sign-in')} as ${idHtml(text(details.email) ?? '')}`,
+        fields: [
+          ['From', when(text(details.windowStartedAt))],
+          ['To', when(text(details.windowEndedAt))],
+        ],
+        said: ['email', 'failures', 'windowStartedAt', 'windowEndedAt'],
+      };
+    case 'webhooks.subscription-create':
+    case 'webhooks.subscription-update':
+    case 'webhooks.subscription-pause':
+    case 'webhooks.subscription-resume':
+    case 'webhooks.subscription-delete':
+    case 'webhooks.secret-create':
+    case 'webhooks.secret-rotate':
+    case 'webhooks.redeliver': {
+      const subscriptionId = text(details.subscriptionId);
+      return {
+        what: WEBHOOK_SENTENCES[entry.action],
+        fields: [
+          ...(subscriptionId === undefined
+            ? []
+            : [
+                [
+                  'Subscription',
+                  html`<a class="id" href="/admin/webhooks/${encodeURIComponent(subscriptionId)}">${subscriptionId}</a>`,
+                ] as const,
+              ]),
+          ...(text(details.url) === undefined ? [] : [['Address', idHtml(text(details.url) ?? '')] as const]),
+          ...(details.eventTypes === undefined
+            ? []
+            : [['Event types', valueHtml(details.eventTypes)] as const]),
+          ...(count(details.overlapSeconds) === undefined
+            ? []
+            : [['The old secret signs until', when(text(details.overlapUntil))] as const]),
+          ...(text(details.deliveryId) === undefined
+            ? []
+            : [['Delivery', idHtml(text(details.deliveryId) ?? '')] as const]),
+          ...(text(details.since) === undefined
+            ? []
+            : [['Events since', when(text(details.since))] as const]),
+        ],
+        said: [
+          'subscriptionId',
+          'url',
+          'eventTypes',
+          'overlapSeconds',
+          'overlapUntil',
+          'deliveryId',
+          'since',
+        ],
+      };
+    }
+    case 'approval.requested':
+    case 'approval.approved':
+    case 'approval.rejected':
+    case 'approval.canceled':
+    case 'approval.invalidated':
+    case 'approval.failed': {
+      const requestId = text(details.requestId) ?? '';
+      const kind = details.kind;
+      const problem = recordOf(details.problem);
+      return {
+        what: html`${APPROVAL_VERBS[entry.action]}: <a href="/admin/approvals/${encodeURIComponent(requestId)}">${isKind(kind) ? KIND_LABEL[kind].toLowerCase() : 'a request'}</a>`,
+        fields: [
+          ...(entry.action === 'approval.requested'
+            ? []
+            : [['Maker', idHtml(text(details.maker) ?? '')] as const]),
+          ...(text(details.reason) === undefined ? [] : [['Reason', text(details.reason) ?? ''] as const]),
+          ...(isKind(kind) ? [['What it does', dryRunWords(kind, recordOf(details.dryRun))] as const] : []),
+          ...(text(problem.code) === undefined
+            ? []
+            : [['Problem', `${text(problem.code) ?? ''}: ${text(problem.detail) ?? ''}`] as const]),
+          ...(details.outcome === undefined ? [] : [['Outcome', valueHtml(details.outcome)] as const]),
+          ['Document SHA-256', html`<code>${text(details.documentSha256) ?? ''}</code>`],
+        ],
+        said: ['requestId', 'kind', 'maker', 'reason', 'dryRun', 'problem', 'outcome', 'documentSha256'],
+      };
+    }
+    case 'periods.close':
+    case 'periods.lock':
+    case 'periods.reopen': {
+      const firstDay = text(details.firstDay) ?? '';
+      const node = nodeOf(details.node);
+      const snapshotId = text(details.snapshotId);
+      return {
+        what: html`${PERIOD_VERBS[entry.action]} ${periodName(firstDay, text(details.lastDay) ?? firstDay)}`,
+        fields: [
+          ['Node', node === undefined ? '' : nodeWords(node, fields)],
+          ['Accounting configuration', text(details.accountingConfig) ?? ''],
+          ['Days', `${firstDay} to ${text(details.lastDay) ?? ''}`],
+          [
+            'State',
+            html`${text(details.after) ?? ''} <span class="muted">(was ${text(details.before) ?? 'as the calendar set it'})</span>`,
+          ],
+          ...(text(details.reason) === undefined ? [] : [['Reason', text(details.reason) ?? ''] as const]),
+          ...(snapshotId === undefined
+            ? []
+            : [
+                [
+                  'Snapshot',
+                  html`<a href="/admin/periods/snapshots/${encodeURIComponent(snapshotId)}">trial balance</a>, SHA-256 <code>${text(details.hash) ?? ''}</code>`,
+                ] as const,
+              ]),
+        ],
+        said: [
+          'accountingConfig',
+          'node',
+          'firstDay',
+          'lastDay',
+          'before',
+          'after',
+          'reason',
+          'snapshotId',
+          'hash',
+        ],
+      };
+    }
+  }
+}
+
+/**
+ * Who made the change: the user, with the client id of the credential when it came through the
+ * API; the service itself with the cause it acted for; the command line with its user.
+ */
 function whoHtml(entry: AuditEntry): Html {
-  return entry.clientId === null
-    ? html`${entry.actor}`
-    : html`${entry.actor}<br><span class="muted">via ${entry.clientId}</span>`;
+  const cause = text(recordOf(entry.details).cause);
+  if (entry.actor === SYSTEM_ACTOR_NAME)
+    return html`The service${cause === undefined ? '' : html` <span class="why">because ${cause}</span>`}`;
+  if (entry.actor.startsWith('cli:'))
+    return html`The command line <span class="why">as the system user ${idHtml(entry.actor.slice('cli:'.length))}</span>`;
+  return html`${idHtml(entry.actor)}${entry.clientId === null ? '' : html` <span class="why">through the API, with the credential <code>${entry.clientId}</code></span>`}`;
+}
+
+/** An entry's sentence, its labelled fields (a definition list) and its action's name. */
+function whatHtml(entry: AuditEntry, fields: JournalFields): Html {
+  const { what, fields: said, said: keys } = describe(entry, fields);
+  const details = recordOf(entry.details);
+  const others = Object.entries(details).filter(([key]) => !keys.includes(key) && !NEVER_LISTED.has(key));
+  const listed: Field[] = [
+    ...said,
+    ...others.map(([key, value]): Field => [keyInWords(key), valueHtml(value)]),
+  ];
+  return html`<p class="entry-what">${what} <small class="muted action-name">${entry.action}</small></p>${
+    listed.length === 0
+      ? ''
+      : html`<dl class="entry">${listed.map(([label, value]) => html`<dt>${label}</dt><dd>${value}</dd>`)}</dl>`
+  }`;
 }
 
 function chainNotice(report: ChainReport): Html {
@@ -55,10 +449,11 @@ function chainNotice(report: ChainReport): Html {
 }
 
 /**
- * The audit trail: who did what and when, the changed thing before and after, newest first;
- * the chain's verification on demand (it reads every entry, so it is not run on every view).
+ * The audit trail: who did what and when, each entry in words with its details as labelled
+ * fields, newest first; the chain's verification on demand (it reads every entry, so it is not
+ * run on every view).
  */
-export function auditPages(app: FastifyInstance, services: Pick<Services, 'audit'>): void {
+export function auditPages(app: FastifyInstance, services: Pick<Services, 'audit' | 'snapshots'>): void {
   app.get(
     '/admin/audit',
     { config: { adminPermission: ['users:manage', 'configuration:read'] } },
@@ -66,9 +461,10 @@ export function auditPages(app: FastifyInstance, services: Pick<Services, 'audit
       const context = contextOf(request);
       const { page: pageNo, limit } = pagingOf(request);
       const verify = queryText(request, 'verify') === '1';
-      const [found, report] = await Promise.all([
+      const [found, report, fields] = await Promise.all([
         services.audit.list({ page: pageNo }, limit),
         verify ? services.audit.verify() : undefined,
+        currentJournalFields(services),
       ]);
       const status =
         report === undefined
@@ -81,16 +477,13 @@ export function auditPages(app: FastifyInstance, services: Pick<Services, 'audit
             )
           : html`${table(
               'audit',
-              ['#', 'When', 'Who', 'Action', 'Before', 'After', 'Details'],
-              found.rows.map((e) => [
-                e.seq,
-                when(e.at),
-                whoHtml(e),
-                actionHtml(e),
-                shortText(e.before),
-                `${shortText(e.after)}${deletedText(e)}`,
-                shortText(e.details),
-              ]),
+              [
+                { label: '#', kind: 'num' },
+                'When',
+                { label: 'Who', kind: 'words' },
+                { label: 'What', kind: 'words' },
+              ],
+              found.rows.map((e) => [String(e.seq), when(e.at), whoHtml(e), whatHtml(e, fields)]),
             )}${pagination('/admin/audit', {}, pageNo, limit, found.total ?? 0)}`;
       return sendPage(reply, page(context, 'Audit log', html`${status}${body}`));
     },

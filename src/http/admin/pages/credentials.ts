@@ -1,14 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
 import { AppError } from '../../../lib/errors.js';
-import { type CredentialView, checkExpiryDays } from '../../../modules/auth/access-directory.js';
+import {
+  type CredentialView,
+  checkExpiryDays,
+  type UserView,
+} from '../../../modules/auth/access-directory.js';
 import {
   CREDENTIAL_EXPIRY_DAYS_DEFAULT,
   CREDENTIAL_EXPIRY_DAYS_MAX,
-  CREDENTIAL_NAME_LENGTH_MAX,
+  CredentialName,
   checkCredentialName,
 } from '../../../modules/auth/inputs.js';
-import { html } from '../html.js';
+import { lengthAttributes } from '../form-fields.js';
+import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, page, pagination, table, when } from '../layout.js';
 import { actorOf, contextOf, formOf, pagingOf, queryText, sendPage, signInIdOf } from '../request.js';
 
@@ -17,6 +22,28 @@ type CreatedCredential = CredentialView & { clientSecret: string };
 
 /** Users offered in the owner list at most; past that the owner is typed (with suggestions). */
 const OWNER_CHOICES_MAX = 500;
+
+/**
+ * A credential's description: its name, unless the name is its client id, which is what a
+ * credential made without a name is called (the list shows the client id beside it already).
+ */
+function descriptionOf(credential: Pick<CredentialView, 'clientId' | 'name'>): string | undefined {
+  return credential.name === '' || credential.name === credential.clientId ? undefined : credential.name;
+}
+
+/** The owner of a credential as people know them: their name, then their e-mail. */
+function ownerHtml(email: string, owner: UserView | undefined): Html {
+  return html`${owner === undefined ? '' : html`<span class="owner-name">${owner.displayName}</span> `}<span class="breakable muted">&lt;${email}&gt;</span>`;
+}
+
+/**
+ * A credential as the list and its pages name it: by its owner and its description, which say
+ * whose program it is and what for, rather than by its client id.
+ */
+function credentialNameHtml(credential: CredentialView, owner: UserView | undefined): Html {
+  const description = descriptionOf(credential);
+  return html`${ownerHtml(credential.ownerEmail, owner)} <span class="why">${description === undefined ? html`<span class="muted">no description</span>` : description}</span>`;
+}
 
 function stateOf(credential: CredentialView, nowMs: number): string {
   if (credential.revokedAt !== null) return 'revoked';
@@ -46,8 +73,26 @@ async function requestedCredential(services: Pick<Services, 'access'>, form: URL
  * The developer area: API credentials. Create (owner, name, lifetime), confirm, the secret shown
  * once with a copy button; list without secrets; revoke after a confirmation.
  */
-export function credentialPages(app: FastifyInstance, services: Pick<Services, 'access' | 'signIns'>): void {
+export function credentialPages(
+  app: FastifyInstance,
+  services: Pick<Services, 'access' | 'signIns' | 'ingestion'>,
+): void {
   const permission = { adminPermission: 'credentials:manage' as const };
+
+  /** The owners of these credentials, by lower-case e-mail: those listed, and any found apart. */
+  const ownersOf = async (
+    credentials: readonly Pick<CredentialView, 'ownerEmail'>[],
+    listed: readonly UserView[] = [],
+  ): Promise<Map<string, UserView>> => {
+    const owners = new Map(listed.map((u) => [u.email.toLowerCase(), u]));
+    const missing = [...new Set(credentials.map((c) => c.ownerEmail.toLowerCase()))].filter(
+      (e) => !owners.has(e),
+    );
+    for (const user of await Promise.all(missing.map((email) => services.access.findUser(email)))) {
+      if (user !== undefined) owners.set(user.email.toLowerCase(), user);
+    }
+    return owners;
+  };
 
   app.get('/admin/credentials', { config: permission }, async (request, reply) => {
     const context = contextOf(request);
@@ -56,7 +101,9 @@ export function credentialPages(app: FastifyInstance, services: Pick<Services, '
       services.access.listCredentials(pageNo, limit),
       services.access.listUsers(0, OWNER_CHOICES_MAX),
     ]);
-    const nowMs = Date.now();
+    // The service's clock, which tests pin, says which credentials have expired.
+    const nowMs = services.ingestion.now().getTime();
+    const owners = await ownersOf(rows, users.rows);
     const revoked = queryText(request, 'revoked');
     const ownerField =
       users.total <= OWNER_CHOICES_MAX
@@ -74,7 +121,7 @@ export function credentialPages(app: FastifyInstance, services: Pick<Services, '
 <form method="post" action="/admin/credentials/confirm" class="inline-form">
   ${csrfField(context)}
   <label>Owner ${ownerField}</label>
-  <label>Name <input name="name" maxlength="${CREDENTIAL_NAME_LENGTH_MAX}" placeholder="e.g. nightly-import"></label>
+  <label>Description (optional) <input name="name"${lengthAttributes(CredentialName, { trimmed: true })} placeholder="e.g. Nightly loan import"></label>
   <label>Lifetime (days) <input type="number" name="expiresInDays" min="1" max="${CREDENTIAL_EXPIRY_DAYS_MAX}" value="${CREDENTIAL_EXPIRY_DAYS_DEFAULT}" required></label>
   <button type="submit">Continue</button>
 </form>
@@ -85,13 +132,12 @@ ${
     ? emptyState('No credential yet. Create one above to give a program API access.')
     : html`${table(
         'credentials',
-        ['Name', 'Client id', 'Owner', 'Created', 'Expires', 'Last used', 'State', ''],
+        [{ label: 'Credential', kind: 'words' }, 'Client id', 'Created', 'Expires', 'Last used', 'State', ''],
         rows.map((c) => {
           const state = stateOf(c, nowMs);
           return [
-            c.name,
+            credentialNameHtml(c, owners.get(c.ownerEmail.toLowerCase())),
             html`<code>${c.clientId}</code>`,
-            c.ownerEmail,
             when(c.createdAt),
             when(c.expiresAt),
             c.lastUsedAt === null ? html`<span class="muted">never</span>` : when(c.lastUsedAt),
@@ -109,12 +155,14 @@ ${
   app.post('/admin/credentials/confirm', { config: permission }, async (request, reply) => {
     const context = contextOf(request);
     const { owner, name, expiresInDays } = await requestedCredential(services, formOf(request));
-    const expires = new Date(Date.now() + expiresInDays * 24 * 3600 * 1000).toISOString();
+    const expires = new Date(
+      services.ingestion.now().getTime() + expiresInDays * 24 * 3600 * 1000,
+    ).toISOString();
     const body = html`<section class="card">
 <p>Create this credential?</p>
 <dl class="facts">
   <dt>Owner</dt><dd>${owner.displayName} &lt;${owner.email}&gt; — acts with the roles ${owner.roles.join(', ') || 'none'}</dd>
-  <dt>Name</dt><dd>${name === '' ? html`<span class="muted">(the client id)</span>` : name}</dd>
+  <dt>Description</dt><dd>${name === '' ? html`<span class="muted">none</span>` : name}</dd>
   <dt>Lifetime</dt><dd>${expiresInDays} days (until about ${when(expires)})</dd>
 </dl>
 <form method="post" action="/admin/credentials">
@@ -164,13 +212,15 @@ ${
       }
       // Written by the creation above and opened with this session's key: nothing else made it.
       const created = JSON.parse(kept) as CreatedCredential;
+      const owner = (await ownersOf([created])).get(created.ownerEmail.toLowerCase());
+      const description = descriptionOf(created);
       const body = html`${notice('warning', html`<strong>Copy the secret now.</strong> It is shown this once and cannot be shown again; if it is lost, revoke the credential and create a new one.`)}
 <section class="card">
 <dl class="facts">
   <dt>Client id</dt><dd><code id="client-id">${created.clientId}</code> <button type="button" data-copy="client-id">Copy</button></dd>
   <dt>Client secret</dt><dd><code id="client-secret" class="secret">${created.clientSecret}</code> <button type="button" data-copy="client-secret">Copy secret</button> <span class="copied" aria-live="polite"></span></dd>
-  <dt>Owner</dt><dd>${created.ownerEmail}</dd>
-  <dt>Name</dt><dd>${created.name}</dd>
+  <dt>Owner</dt><dd>${ownerHtml(created.ownerEmail, owner)}</dd>
+  <dt>Description</dt><dd>${description ?? html`<span class="muted">none</span>`}</dd>
   <dt>Expires</dt><dd>${when(created.expiresAt)}</dd>
 </dl>
 <p>Get a token with <code>POST /auth/token</code>, <code>grant_type=client_credentials</code>, and this client id and secret.</p>
@@ -190,8 +240,8 @@ ${
 <p>Revoke the credential <code>${clientId}</code>? Programs using it lose access at their next request. This cannot be undone.</p>
 <form method="post" action="/admin/credentials/${encodeURIComponent(clientId)}/revoke">
   ${csrfField(context)}
-  <button type="submit" class="danger">Revoke</button>
-  <a href="/admin/credentials">Cancel</a>
+  <p class="actions"><button type="submit" class="danger">Revoke</button>
+  <a href="/admin/credentials">Cancel</a></p>
 </form>
 </section>`;
       return sendPage(reply, page(context, 'Revoke a credential', body));

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
 import { instantOf } from '../../../lib/instant.js';
+import { dateField } from '../form-fields.js';
 import { html, jsonScript } from '../html.js';
 import { emptyState, page } from '../layout.js';
 import { contextOf, queryText, sendPage } from '../request.js';
@@ -18,7 +19,10 @@ function kpi(label: string, value: number) {
 const RangeDate = Type.Optional(Type.Union([Type.Literal(''), Type.String({ format: 'date' })]));
 
 /** The dashboard: the statistics as figures and charts (Chart.js, drawn by dashboard.js). */
-export function dashboardPages(app: FastifyInstance, services: Pick<Services, 'statistics'>): void {
+export function dashboardPages(
+  app: FastifyInstance,
+  services: Pick<Services, 'statistics' | 'ingestion'>,
+): void {
   const schema = { hide: true, querystring: Type.Object({ from: RangeDate, to: RangeDate }) };
   app.get(
     '/admin/dashboard',
@@ -31,7 +35,8 @@ export function dashboardPages(app: FastifyInstance, services: Pick<Services, 's
         ...(from === undefined ? {} : { from: instantOf(from) }),
         ...(to === undefined ? {} : { to: instantOf(to) }),
       };
-      const today = Date.parse(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
+      // The service's clock (tests pin it), not the machine's.
+      const today = Date.parse(`${services.ingestion.now().toISOString().slice(0, 10)}T00:00:00Z`);
       const days = Array.from({ length: DASHBOARD_DAYS }, (_, i) =>
         new Date(today - (DASHBOARD_DAYS - 1 - i) * DAY_MS).toISOString().slice(0, 10),
       );
@@ -71,8 +76,8 @@ export function dashboardPages(app: FastifyInstance, services: Pick<Services, 's
       };
       const nothing = ingestion.ingestions === 0 && journals.postedJournals + journals.unpostedJournals === 0;
       const body = html`<form method="get" class="filters" action="/admin/dashboard">
-  <label>From <input type="date" name="from" value="${from ?? ''}"></label>
-  <label>To (exclusive) <input type="date" name="to" value="${to ?? ''}"></label>
+  ${dateField('From', 'from', from)}
+  ${dateField('To (exclusive)', 'to', to)}
   <button type="submit">Apply</button>
 </form>
 <div class="kpis">

@@ -9,11 +9,13 @@ import {
 } from '../../../modules/accounting/inputs.js';
 import type { JournalLineView, JournalView } from '../../../modules/accounting/journal-queries.js';
 import type { JournalFieldRole } from '../../../modules/configuration/journal-roles.js';
+import { dateField, isCalendarDay } from '../form-fields.js';
 import { type Html, type HtmlValue, html } from '../html.js';
 import { currentJournalFields, type JournalFields, nodeHtml } from '../journal-fields.js';
-import { type Column, emptyState, page, pagination, table, when } from '../layout.js';
+import { type Column, emptyState, notice, page, pagination, table, when } from '../layout.js';
 import { amountHtml, currencySumsHtml, formatCount, magnitudeOf, sumsByCurrency } from '../money.js';
 import { contextOf, pagingOf, queryText, sendPage } from '../request.js';
+import { journalLink, journalShortLink } from '../words.js';
 
 /**
  * Roles whose value is the journal's, the same on every line: the journal page shows them once,
@@ -205,6 +207,47 @@ function linesTable(journal: JournalView, fields: JournalFields): Html {
   return table('journal-lines', headers, rows, footer);
 }
 
+/**
+ * What a journal is to a reversal, as a list shows it beside the journal's status: a reversal
+ * journal (automatic, or a correction made by a reversal request) names the journal it reverses;
+ * a journal reversed names its reversal journal. `withdrawnBy` is the correction that withdrew
+ * it; `reversedBy` its reversal, which is its automatic reversal when its type has one.
+ */
+function reversalMarkHtml(journal: JournalView): Html | string {
+  if (journal.reverses !== null)
+    return html`<span class="badge reversal">Reversal</span> <span class="relation">of journal ${journalShortLink(journal.reverses)}</span>`;
+  const reversal = journal.withdrawnBy ?? journal.reversedBy;
+  if (reversal === null) return '';
+  return html`<span class="badge reversed">Reversed</span> <span class="relation">by journal ${journalShortLink(reversal)}</span>`;
+}
+
+/**
+ * The journal's place in a reversal, on its own page: a notice at the top that says what it
+ * reverses, or what reversed it, with the links both ways and to the reversal request.
+ */
+function reversalNoticeHtml(journal: JournalView): Html | string {
+  const request =
+    journal.reversalId === null
+      ? ''
+      : html` It was made by the <a href="/admin/reversals/${encodeURIComponent(journal.reversalId)}">reversal request ${journal.reversalId}</a>.`;
+  if (journal.reverses !== null)
+    return html`<div class="notice info reversal-note" id="reversal-note"><span class="badge reversal">Reversal</span> <strong>Reverses journal ${journalLink(journal.reverses)}</strong>: the same lines on the other side.${request}${journal.reversalId === null ? ' It is the automatic reversal its journal type makes.' : ''}</div>`;
+  const parts: Html[] = [];
+  if (journal.withdrawnBy !== null)
+    parts.push(
+      html`<strong>Reversed by journal ${journalLink(journal.withdrawnBy)}</strong>, a correction: it no longer counts.`,
+    );
+  if (journal.reversedBy !== null && journal.reversedBy !== journal.withdrawnBy)
+    parts.push(html`Its automatic reversal is journal ${journalLink(journal.reversedBy)}.`);
+  if (parts.length === 0) return '';
+  return html`<div class="notice info reversal-note" id="reversal-note"><span class="badge reversed">Reversed</span> ${parts.map((part, i) => html`${i === 0 ? '' : ' '}${part}`)}</div>`;
+}
+
+/** A date filter as the API takes it, or undefined (and shown back as typed) when it is none. */
+function dayFilter(value: string | undefined): string | undefined {
+  return value !== undefined && isCalendarDay(value) ? value : undefined;
+}
+
 /** Journals (filtered as the API filters them), one journal with its lines, balances, processing errors. */
 export function journalPages(app: FastifyInstance, services: Pick<Services, 'journals' | 'snapshots'>): void {
   const permission = { adminPermission: 'journals:read' as const };
@@ -213,13 +256,17 @@ export function journalPages(app: FastifyInstance, services: Pick<Services, 'jou
     const context = contextOf(request);
     const { page: pageNo, limit } = pagingOf(request);
     const status = queryText(request, 'status');
+    const typed = { from: queryText(request, 'from'), to: queryText(request, 'to') };
     const query = {
       status: keepsRule(JournalStatusFilter, status) ? status : undefined,
       ingestionId: queryText(request, 'ingestionId'),
       accountingConfig: queryText(request, 'accountingConfig'),
-      from: queryText(request, 'from'),
-      to: queryText(request, 'to'),
+      from: dayFilter(typed.from),
+      to: dayFilter(typed.to),
     };
+    const notDays = (['from', 'to'] as const).filter(
+      (name) => typed[name] !== undefined && query[name] === undefined,
+    );
     const filter = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined));
     const [{ rows, total }, fields] = await Promise.all([
       services.journals.list(filter, pageNo, limit),
@@ -229,10 +276,11 @@ export function journalPages(app: FastifyInstance, services: Pick<Services, 'jou
   <label>Status <select name="status"><option value="">any</option>${JOURNAL_STATUSES.map((s) => html`<option${s === query.status ? html` selected` : ''}>${s}</option>`)}</select></label>
   <label>${fields.labelOf('accountingConfig', 'Accounting configuration')} <input name="accountingConfig" value="${query.accountingConfig ?? ''}"></label>
   <label>Ingestion <input name="ingestionId" value="${query.ingestionId ?? ''}"></label>
-  <label>From <input type="date" name="from" value="${query.from ?? ''}"></label>
-  <label>To (exclusive) <input type="date" name="to" value="${query.to ?? ''}"></label>
+  ${dateField('From', 'from', typed.from, { invalid: notDays.includes('from') })}
+  ${dateField('To (exclusive)', 'to', typed.to, { invalid: notDays.includes('to') })}
   <button type="submit">Filter</button>
 </form>
+${notDays.length === 0 ? '' : notice('error', html`${notDays.map((name) => html`<p>${name === 'from' ? 'From' : 'To'}: ${typed[name] ?? ''} is not a date YYYY-MM-DD; the list is not filtered by it.</p>`)}`)}
 ${
   rows.length === 0
     ? emptyState(
@@ -255,7 +303,7 @@ ${
         rows.map((j) => [
           html`<a class="id" href="/admin/journals/${encodeURIComponent(j.journalId)}">${j.journalId}</a>`,
           html`<span class="nowrap">${j.coreDate}</span>`,
-          html`<span class="badge ${j.status}">${j.status}</span>`,
+          html`<span class="badge ${j.status}">${j.status}</span> ${reversalMarkHtml(j)}`,
           j.journalType,
           j.accountingConfig,
           formatCount(j.lines.length),
@@ -276,16 +324,16 @@ ${
         services.journals.get(request.params.id),
         currentJournalFields(services),
       ]);
-      const body = html`<dl class="facts">
-  <dt>Status</dt><dd><span class="badge ${journal.status}">${journal.status}</span></dd>
-  <dt>${fields.labelOf('coreDate', 'Core date')}</dt><dd>${journal.coreDate}${journal.originalCoreDate === null ? '' : ` (originally ${journal.originalCoreDate})`}</dd>
+      const body = html`${reversalNoticeHtml(journal)}<dl class="facts">
+  <dt>Status</dt><dd><span class="badge ${journal.status}">${journal.status}</span>${journal.reverses === null ? '' : html` <span class="badge reversal">Reversal</span>`}${(journal.withdrawnBy ?? journal.reversedBy) === null ? '' : html` <span class="badge reversed">Reversed</span>`}</dd>
+  <dt>${fields.labelOf('coreDate', 'Core date')}</dt><dd>${journal.coreDate}${journal.originalCoreDate === null || journal.originalCoreDate === journal.coreDate ? '' : ` (originally ${journal.originalCoreDate})`}</dd>
   <dt>${fields.labelOf('journalType', 'Journal type')}</dt><dd>${journal.journalType}</dd>
   <dt>${fields.labelOf('accountingConfig', 'Accounting configuration')}</dt><dd>${journal.accountingConfig}</dd>
   <dt>Node</dt><dd>${nodeHtml(journal.node, fields)}</dd>
   <dt>${fields.labelOf('ingestionId', 'Ingestion')}</dt><dd><a href="/admin/ingestions/${encodeURIComponent(journal.ingestionId)}">${journal.ingestionId}</a></dd>
-  ${journal.reverses === null ? '' : html`<dt>${fields.labelOf('reverses', 'Reverses')}</dt><dd><a href="/admin/journals/${encodeURIComponent(journal.reverses)}">${journal.reverses}</a></dd>`}
-  ${journal.reversedBy === null ? '' : html`<dt>${fields.labelOf('reversedBy', 'Reversed by')}</dt><dd><a href="/admin/journals/${encodeURIComponent(journal.reversedBy)}">${journal.reversedBy}</a></dd>`}
-  ${journal.withdrawnBy === null ? '' : html`<dt>Withdrawn by</dt><dd><a href="/admin/journals/${encodeURIComponent(journal.withdrawnBy)}">${journal.withdrawnBy}</a> (a correction)</dd>`}
+  ${journal.reverses === null ? '' : html`<dt>${fields.labelOf('reverses', 'Reverses')}</dt><dd>journal ${journalLink(journal.reverses)}</dd>`}
+  ${journal.reversedBy === null ? '' : html`<dt>${fields.labelOf('reversedBy', 'Reversed by')}</dt><dd>journal ${journalLink(journal.reversedBy)}</dd>`}
+  ${journal.withdrawnBy === null ? '' : html`<dt>Withdrawn by</dt><dd>journal ${journalLink(journal.withdrawnBy)} (a correction)</dd>`}
   ${journal.reversalId === null ? '' : html`<dt>Made by reversal</dt><dd><a href="/admin/reversals/${encodeURIComponent(journal.reversalId)}">${journal.reversalId}</a></dd>`}
   ${originHtml(journal, fields)}
   <dt>Total (debit = credit)</dt><dd>${journalTotal(journal, fields)}</dd>
@@ -299,8 +347,9 @@ ${linesTable(journal, fields)}`;
 
   app.get('/admin/balances', { config: permission }, async (request, reply) => {
     const context = contextOf(request);
+    const typedAsOf = queryText(request, 'asOf');
     const query = {
-      asOf: queryText(request, 'asOf'),
+      asOf: dayFilter(typedAsOf),
       accountingConfig: queryText(request, 'accountingConfig'),
       account: queryText(request, 'account'),
       currency: queryText(request, 'currency'),
@@ -311,12 +360,13 @@ ${linesTable(journal, fields)}`;
       currentJournalFields(services),
     ]);
     const body = html`<form method="get" class="filters" action="/admin/balances">
-  <label>As of <input type="date" name="asOf" value="${query.asOf ?? ''}"></label>
+  ${dateField('As of', 'asOf', typedAsOf, { invalid: typedAsOf !== query.asOf })}
   <label>${fields.labelOf('accountingConfig', 'Accounting configuration')} <input name="accountingConfig" value="${query.accountingConfig ?? ''}"></label>
   <label>${fields.labelOf('account', 'Account')} <input name="account" value="${query.account ?? ''}"></label>
   <label>${fields.labelOf('transactionCurrency', 'Currency')} <input name="currency" value="${query.currency ?? ''}"></label>
   <button type="submit">Show</button>
 </form>
+${typedAsOf === query.asOf ? '' : notice('error', html`<p>As of: ${typedAsOf ?? ''} is not a date YYYY-MM-DD; the balances are as of today.</p>`)}
 <p class="muted">Sums of posted journals${query.asOf === undefined ? '' : ` with core date on or before ${query.asOf}`}: a debit balance in the Debit column, a credit balance in the Credit column. The totals add up every balance listed, per ${fields.labelOf('accountingConfig', 'accounting configuration').toLowerCase()} and currency; over every account they are equal.</p>
 ${
   rows.length === 0

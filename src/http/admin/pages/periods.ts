@@ -1,13 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
+import { keepsRule } from '../../../lib/input-rule.js';
 import { signedInClientIdOf } from '../../../modules/audit/entry.js';
-import { nodeOfJson } from '../../../modules/periods/inputs.js';
+import { nodeOfJson, PeriodReason } from '../../../modules/periods/inputs.js';
 import { PERIOD_REASON_LENGTH_MAX, type PeriodView } from '../../../modules/periods/service.js';
 import type { PeriodAction, StoredSnapshot } from '../../../modules/periods/store.js';
+import { lengthAttributes } from '../form-fields.js';
 import { type Html, html } from '../html.js';
+import { currentJournalFields, type JournalFields } from '../journal-fields.js';
 import { csrfField, emptyState, notice, type PageContext, page, table, when } from '../layout.js';
 import { amountHtml, formatCount } from '../money.js';
 import { AdminPageError, contextOf, formOf, queryText, sendPage } from '../request.js';
+import { idHtml, nodeText, nodeWords, periodName, periodStateHtml } from '../words.js';
 import { adminCallerOf, approvalPagePath } from './approvals.js';
 
 /** What each change is called, and what the confirmation says it does. */
@@ -70,20 +74,23 @@ function targetQuery(target: Target): string {
   }).toString();
 }
 
-function nodeText(node: Record<string, string>): string {
-  return Object.entries(node)
-    .map(([field, value]) => `${field} ${value}`)
-    .join(', ');
+/** A period of a node as a sentence names it: `November 2026 of Legal entity LF_NL · Branch AMS`. */
+function periodOfNode(
+  p: { firstDay: string; lastDay: string; node: Record<string, string> },
+  fields: JournalFields | undefined,
+): Html {
+  return html`${periodName(p.firstDay, p.lastDay)} of ${nodeWords(p.node, fields)}`;
 }
 
-function stateHtml(p: PeriodView): Html {
-  const why =
-    p.basis === 'calendar'
-      ? 'by the calendar'
-      : p.basis === 'grace'
-        ? 'in its grace time'
-        : html`${p.basis.replace(/-/g, ' ')} by ${p.actedBy ?? ''} ${when(p.actedAt)}${p.reason === null ? '' : html` (${p.reason})`}`;
-  return html`<span class="state state-${p.state}">${p.state}</span> <small>${why}</small>`;
+/**
+ * The periods newest first, then by node: the latest period, where work happens, is read
+ * first, as accountants read their books (the service lists them by node, oldest first).
+ */
+function newestFirst(periods: readonly PeriodView[]): PeriodView[] {
+  const nodeKey = (p: PeriodView) => JSON.stringify(Object.entries(p.node).sort());
+  return [...periods].sort((a, b) =>
+    a.firstDay === b.firstDay ? nodeKey(a).localeCompare(nodeKey(b)) : a.firstDay < b.firstDay ? 1 : -1,
+  );
 }
 
 /** The changes the state of a period allows, as links to their confirmation. */
@@ -100,6 +107,7 @@ function listHtml(
   accountingConfig: string | undefined,
   periods: readonly PeriodView[],
   canManage: boolean,
+  fields: JournalFields,
 ): Html {
   const picker = html`<form method="get" action="/admin/periods" class="filters">
   <label>Accounting configuration <select name="accountingConfig">${configs.map(
@@ -110,15 +118,24 @@ function listHtml(
   if (accountingConfig === undefined)
     return html`${picker}${emptyState(configs.length === 0 ? 'No configuration is stored yet.' : 'Choose an accounting configuration.')}`;
   return html`${picker}
-<p>The twelve periods up to the current one of each node. A period is open, in its grace time or closed by the calendar and the node's grace time, unless it was closed, locked or reopened by hand.</p>
+<p>The twelve periods up to the current one of each node, newest first. A period is open, in its grace time or closed by the calendar and the node's grace time, unless it was closed, locked or reopened by hand.</p>
 ${table(
   'periods',
-  ['Node', 'Period', 'Fiscal', 'State', { label: 'Snapshots', kind: 'num' }, 'Actions'],
-  periods.map((p) => [
-    nodeText(p.node),
-    html`${p.firstDay} – ${p.lastDay}${p.current ? html` <small>(current)</small>` : ''}`,
-    p.fiscalYear === null ? '' : `${p.fiscalYear} / ${p.number ?? ''}`,
-    stateHtml(p),
+  [
+    { label: 'Period', kind: 'words' },
+    { label: 'Node', kind: 'words' },
+    { label: 'Fiscal period', kind: 'words' },
+    { label: 'State', kind: 'words' },
+    { label: 'Snapshots', kind: 'num' },
+    'Actions',
+  ],
+  newestFirst(periods).map((p) => [
+    html`<strong class="nowrap">${periodName(p.firstDay, p.lastDay)}</strong>${p.current ? html` <span class="badge current">current</span>` : ''} <span class="why nowrap">${p.firstDay} to ${p.lastDay}</span>`,
+    nodeWords(p.node, fields),
+    p.fiscalYear === null
+      ? ''
+      : html`<span class="nowrap">Year ${p.fiscalYear}</span>${p.number === null ? '' : html`, <span class="nowrap">period ${p.number}</span>`}`,
+    periodStateHtml(p),
     p.snapshots === 0
       ? '0'
       : html`<a href="/admin/periods/snapshots?${targetQuery({ accountingConfig, node: p.node, firstDay: p.firstDay })}">${formatCount(p.snapshots)}</a>`,
@@ -133,11 +150,14 @@ function confirmHtml(
   target: Target,
   period: PeriodView,
   waitsForApproval: boolean,
+  fields: JournalFields,
+  entered?: { reason: string; refusal: string },
 ): Html {
   const back = `/admin/periods?${new URLSearchParams({ accountingConfig: target.accountingConfig }).toString()}`;
+  const refused = entered !== undefined;
   return html`<section class="card">
-<h2>${ACTIONS[action].verb} ${period.firstDay} – ${period.lastDay} of ${nodeText(period.node)} (${target.accountingConfig})?</h2>
-<p>Now: ${stateHtml(period)}.</p>
+<h2>${ACTIONS[action].verb} ${periodOfNode(period, fields)} in ${target.accountingConfig}?</h2>
+<p>${period.firstDay} to ${period.lastDay}. Now: ${periodStateHtml(period)}</p>
 <p>${ACTIONS[action].consequence}</p>
 ${waitsForApproval ? html`<p id="approval-note">Reopenings wait for four-eyes approval: this makes a request that another user approves before the period opens.</p>` : ''}
 <form method="post" action="/admin/periods/${action}">
@@ -147,19 +167,25 @@ ${waitsForApproval ? html`<p id="approval-note">Reopenings wait for four-eyes ap
   <input type="hidden" name="firstDay" value="${target.firstDay}">
   ${
     action === 'reopen'
-      ? html`<p><label>Reason (kept with the period and in the audit log)<br><textarea name="reason" rows="3" cols="60" maxlength="${String(PERIOD_REASON_LENGTH_MAX)}" required></textarea></label></p>`
+      ? html`<p><label>Reason (kept with the period and in the audit log)<br><textarea name="reason" rows="3" cols="60"${lengthAttributes(PeriodReason, { trimmed: true })} required${refused ? html` aria-invalid="true" aria-describedby="reason-refusal"` : ''}>${entered?.reason ?? ''}</textarea></label></p>${
+          entered === undefined
+            ? ''
+            : html`<div id="reason-refusal">${notice('error', html`<p><strong>${entered.refusal}</strong> The period was not reopened.</p>`)}</div>`
+        }`
       : ''
   }
-  <button type="submit">${waitsForApproval ? 'Ask for approval' : `${ACTIONS[action].verb} the period`}</button>
-  <a href="${back}">Cancel</a>
+  <p class="actions"><button type="submit">${waitsForApproval ? 'Ask for approval' : `${ACTIONS[action].verb} the period`}</button>
+  <a href="${back}">Cancel</a></p>
 </form>
 </section>`;
 }
 
-function snapshotFacts(s: StoredSnapshot): Html {
+function snapshotFacts(s: StoredSnapshot, fields: JournalFields): Html {
   return html`<dl class="facts">
-  <dt>Taken</dt><dd>${when(s.takenAt)} by ${s.takenBy}, at the ${s.action}</dd>
-  <dt>Period</dt><dd>${s.firstDay} – ${s.lastDay} of ${nodeText(s.node)} (${s.accountingConfig})</dd>
+  <dt>Taken</dt><dd>${when(s.takenAt)} by ${idHtml(s.takenBy)}, when the period was ${s.action === 'lock' ? 'locked' : 'closed'}</dd>
+  <dt>Period</dt><dd>${periodName(s.firstDay, s.lastDay)} (${s.firstDay} to ${s.lastDay})</dd>
+  <dt>Node</dt><dd>${nodeWords(s.node, fields)}</dd>
+  <dt>Accounting configuration</dt><dd>${s.accountingConfig}</dd>
   <dt>Balances</dt><dd>${formatCount(s.lines)}</dd>
   <dt>SHA-256</dt><dd class="id">${s.hash}</dd>
 </dl>`;
@@ -170,19 +196,47 @@ function snapshotFacts(s: StoredSnapshot): Html {
  * with their state and why, the confirmation of a close, a lock or a reopening (with its reason),
  * and the trial-balance snapshots of a period with their balances.
  */
-export function periodPages(app: FastifyInstance, services: Pick<Services, 'periods' | 'approvals'>): void {
+export function periodPages(
+  app: FastifyInstance,
+  services: Pick<Services, 'periods' | 'approvals' | 'snapshots'>,
+): void {
   const read = { adminPermission: 'journals:read' as const };
   const manage = { adminPermission: 'periods:manage' as const };
 
+  /** The confirmation of a change, with the reason refused when it was. */
+  const confirmPage = async (
+    context: PageContext,
+    action: PeriodAction,
+    target: Target,
+    entered?: { reason: string; refusal: string },
+  ): Promise<Html> => {
+    const [listed, fields] = await Promise.all([
+      services.periods.list({ ...target, from: target.firstDay, to: target.firstDay }),
+      currentJournalFields(services),
+    ]);
+    const period = listed.periods[0];
+    if (period === undefined)
+      throw new AdminPageError(404, 'No such period', 'The period is not listed.', 'Open the periods list.');
+    const waits = action === 'reopen' && services.approvals.isRequired('period.reopen');
+    return page(
+      context,
+      `${ACTIONS[action].verb} a period`,
+      confirmHtml(context, action, target, period, waits, fields, entered),
+    );
+  };
+
   app.get('/admin/periods', { config: read }, async (request, reply) => {
     const context = contextOf(request);
-    const configs = await services.periods.accountingConfigNames();
+    const [configs, fields] = await Promise.all([
+      services.periods.accountingConfigNames(),
+      currentJournalFields(services),
+    ]);
     const accountingConfig = queryText(request, 'accountingConfig') ?? configs[0];
     const listing =
       accountingConfig === undefined ? undefined : await services.periods.list({ accountingConfig });
     const canManage = context.principal.permissions.has('periods:manage');
     const done = queryText(request, 'done');
-    const body = html`${done === undefined ? '' : notice('info', done)}${listHtml(configs, accountingConfig, listing?.periods ?? [], canManage)}`;
+    const body = html`${done === undefined ? '' : notice('info', done)}${listHtml(configs, accountingConfig, listing?.periods ?? [], canManage, fields)}`;
     return sendPage(reply, page(context, 'Periods', body));
   });
 
@@ -193,29 +247,7 @@ export function periodPages(app: FastifyInstance, services: Pick<Services, 'peri
       const context = contextOf(request);
       const action = actionOf(request.params.action);
       const target = targetOf((name) => queryText(request, name));
-      const listed = await services.periods.list({ ...target, from: target.firstDay, to: target.firstDay });
-      const period = listed.periods[0];
-      if (period === undefined)
-        throw new AdminPageError(
-          404,
-          'No such period',
-          'The period is not listed.',
-          'Open the periods list.',
-        );
-      return sendPage(
-        reply,
-        page(
-          context,
-          `${ACTIONS[action].verb} a period`,
-          confirmHtml(
-            context,
-            action,
-            target,
-            period,
-            action === 'reopen' && services.approvals.isRequired('period.reopen'),
-          ),
-        ),
-      );
+      return sendPage(reply, await confirmPage(context, action, target));
     },
   );
 
@@ -231,16 +263,16 @@ export function periodPages(app: FastifyInstance, services: Pick<Services, 'peri
         return value === undefined || value === '' ? undefined : value;
       });
       const reason = form.get('reason')?.trim();
-      if (
-        action === 'reopen' &&
-        (reason === undefined || reason === '' || reason.length > PERIOD_REASON_LENGTH_MAX)
-      )
-        throw new AdminPageError(
-          400,
-          'A reason is needed',
-          'The period was not reopened.',
-          `Go back and give the reason (1 to ${PERIOD_REASON_LENGTH_MAX} characters).`,
-        );
+      // The reason is held to the API's rule (`PeriodReason`), its length in characters as Ajv
+      // counts them; a refused one is shown on the form again, as it was typed.
+      if (action === 'reopen' && !keepsRule(PeriodReason, reason ?? '')) {
+        const typed = reason ?? '';
+        const refusal =
+          typed === ''
+            ? 'A reason is needed: say why the period is reopened.'
+            : `The reason is too long: at most ${formatCount(PERIOD_REASON_LENGTH_MAX)} characters, and it has ${formatCount([...typed].length)}.`;
+        return sendPage(reply, await confirmPage(context, action, target, { reason: typed, refusal }), 400);
+      }
       if (action === 'reopen' && reason !== undefined && services.approvals.isRequired('period.reopen')) {
         // Four eyes: the reopening waits for another user (docs/domain/approvals.md).
         const { request: made } = await services.approvals.request(
@@ -256,7 +288,8 @@ export function periodPages(app: FastifyInstance, services: Pick<Services, 'peri
         ownerEmail: user.email,
         clientId: signedInClientIdOf(user.email),
       });
-      const done = `${change.period.firstDay} – ${change.period.lastDay} of ${nodeText(change.period.node)} is ${change.period.state} now${change.snapshot === null ? '' : `; snapshot ${change.snapshot.hash.slice(0, 12)}… kept`}.`;
+      const fields = await currentJournalFields(services);
+      const done = `${periodName(change.period.firstDay, change.period.lastDay)} of ${nodeText(change.period.node, fields)} is ${change.period.state} now${change.snapshot === null ? '' : `; snapshot ${change.snapshot.hash.slice(0, 12)}… kept`}.`;
       return reply.redirect(
         `/admin/periods?${new URLSearchParams({ accountingConfig: target.accountingConfig, done }).toString()}`,
         303,
@@ -267,22 +300,33 @@ export function periodPages(app: FastifyInstance, services: Pick<Services, 'peri
   app.get('/admin/periods/snapshots', { config: read }, async (request, reply) => {
     const context = contextOf(request);
     const target = targetOf((name) => queryText(request, name));
-    const snapshots = await services.periods.snapshots(target);
+    const [snapshots, fields] = await Promise.all([
+      services.periods.snapshots(target),
+      currentJournalFields(services),
+    ]);
     const body =
       snapshots.length === 0
         ? emptyState('No snapshot: the period was never closed or locked by hand.')
         : table(
             'period-snapshots',
-            ['Taken', 'By', 'At', { label: 'Balances', kind: 'num' }, 'SHA-256'],
+            ['Taken', 'By', 'When the period was', { label: 'Balances', kind: 'num' }, 'SHA-256'],
             snapshots.map((s) => [
               html`<a href="/admin/periods/snapshots/${encodeURIComponent(s.snapshotId)}">${when(s.takenAt)}</a>`,
-              s.takenBy,
-              s.action,
+              idHtml(s.takenBy),
+              s.action === 'lock' ? 'locked' : 'closed',
               formatCount(s.lines),
               html`<span class="id">${s.hash}</span>`,
             ]),
           );
-    return sendPage(reply, page(context, `Snapshots of ${target.firstDay}`, body));
+    const title = html`Snapshots of ${periodOfNode({ ...target, lastDay: target.firstDay }, fields)} in ${target.accountingConfig}`;
+    return sendPage(
+      reply,
+      page(
+        context,
+        `Snapshots of ${periodName(target.firstDay, target.firstDay)}`,
+        html`<p>${title}</p>${body}`,
+      ),
+    );
   });
 
   app.get<{ Params: { id: string } }>(
@@ -290,8 +334,11 @@ export function periodPages(app: FastifyInstance, services: Pick<Services, 'peri
     { config: read },
     async (request, reply) => {
       const context = contextOf(request);
-      const snapshot = await services.periods.snapshot(request.params.id);
-      const body = html`${snapshotFacts(snapshot)}
+      const [snapshot, fields] = await Promise.all([
+        services.periods.snapshot(request.params.id),
+        currentJournalFields(services),
+      ]);
+      const body = html`${snapshotFacts(snapshot, fields)}
 ${table(
   'snapshot-balances',
   ['Account', 'Currency', { label: 'Balance', kind: 'num' }],

@@ -1,18 +1,23 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../../composition/services.js';
 import { AppError } from '../../../lib/errors.js';
+import { keepsRule } from '../../../lib/input-rule.js';
+import { ReversalReason } from '../../../modules/accounting/inputs.js';
 import {
   REVERSAL_REASON_LENGTH_MAX,
   type ReversalRequest,
   type ReversalView,
 } from '../../../modules/accounting/reversals.js';
-import type { ReversalCounts, ReversalSelection, StoredReversal } from '../../../modules/accounting/store.js';
+import type { ReversalCounts, StoredReversal } from '../../../modules/accounting/store.js';
 import { signedInClientIdOf } from '../../../modules/audit/entry.js';
 import { PROBLEM_STATUS } from '../../problems.js';
+import { dateField, lengthAttributes } from '../form-fields.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
-import { amountHtml, formatCount } from '../money.js';
-import { AdminPageError, contextOf, formOf, pagingOf, sendPage } from '../request.js';
+import { formatCount } from '../money.js';
+import { contextOf, formOf, pagingOf, sendPage } from '../request.js';
+import { countFacts, totalsTable } from '../reversal-facts.js';
+import { selectionHtml } from '../words.js';
 import { adminCallerOf, approvalPagePath } from './approvals.js';
 
 /**
@@ -32,51 +37,6 @@ function actionPathOf(selection: ActionSelection): { action: string; back: strin
   return { action: `/admin/journals/${id}/reverse`, back: `/admin/journals/${id}` };
 }
 
-function selectionText(selection: ReversalSelection): Html | string {
-  if ('journalIds' in selection)
-    return selection.journalIds.length === 1
-      ? html`journal <a class="id" href="/admin/journals/${encodeURIComponent(selection.journalIds[0] ?? '')}">${selection.journalIds[0] ?? ''}</a>`
-      : `${formatCount(selection.journalIds.length)} journals by id`;
-  if ('ingestionId' in selection)
-    return html`every journal of ingestion <a class="id" href="/admin/ingestions/${encodeURIComponent(selection.ingestionId)}">${selection.ingestionId}</a>`;
-  if ('originJournalId' in selection) return `every journal of origin journal ${selection.originJournalId}`;
-  return `journals of ${selection.accountingConfig} dated ${selection.from} to ${selection.to}`;
-}
-
-/** The reversal lines summed per accounting configuration, account and currency. */
-function totalsTable(counts: ReversalCounts): Html | string {
-  if (counts.totals.length === 0) return '';
-  return table(
-    'reversal-totals',
-    [
-      'Accounting configuration',
-      'Account',
-      { label: 'Debit', kind: 'num' },
-      { label: 'Credit', kind: 'num' },
-    ],
-    counts.totals.map((t) => [
-      t.accountingConfig,
-      t.account,
-      amountHtml(t.debit, t.currency),
-      amountHtml(t.credit, t.currency),
-    ]),
-  );
-}
-
-function idsHtml(ids: readonly string[], total: number): Html | string {
-  if (ids.length === 0) return '';
-  const more = total > ids.length ? ` and ${formatCount(total - ids.length)} more` : '';
-  return html`: ${ids.map((id, i) => html`${i === 0 ? '' : ', '}<a class="id" href="/admin/journals/${encodeURIComponent(id)}">${id}</a>`)}${more}`;
-}
-
-function countFacts(counts: ReversalCounts, id: string): Html {
-  return html`<dl class="facts" id="${id}">
-  <dt>Reversal journals</dt><dd>${formatCount(counts.journals)} (${formatCount(counts.lines)} lines)</dd>
-  <dt>Already reversed, left as they are</dt><dd>${formatCount(counts.alreadyReversed)}${idsHtml(counts.alreadyReversedIds, counts.alreadyReversed)}</dd>
-  <dt>Reversal journals selected, not reversed again</dt><dd>${formatCount(counts.notReversible)}${idsHtml(counts.notReversibleIds, counts.notReversible)}</dd>
-</dl>`;
-}
-
 /**
  * What a submitted "Reverse…" form asked, shown again on the form when its posting date was
  * refused, with the refusal beside the field.
@@ -84,6 +44,8 @@ function countFacts(counts: ReversalCounts, id: string): Html {
 interface EnteredForm {
   reason: string;
   postingDate: string;
+  /** Why the reason was refused, when it was. */
+  reasonRefusal?: string;
   /** Why the posting date was refused: the detail, then what the field must be. */
   postingDateRefusal: string[];
 }
@@ -96,8 +58,12 @@ function dryRunHtml(
   entered?: EnteredForm,
 ): Html {
   const { action, back } = actionPathOf(selection);
+  const reasonRefusal =
+    entered?.reasonRefusal === undefined
+      ? ''
+      : html`<div id="reason-refusal">${notice('error', html`<p><strong>${entered.reasonRefusal}</strong> Nothing was reversed.</p>`)}</div>`;
   const refusal =
-    entered === undefined || entered.postingDate === ''
+    entered === undefined || entered.postingDate === '' || entered.postingDateRefusal.length === 0
       ? ''
       : html`<div id="posting-date-refusal">${notice(
           'error',
@@ -105,7 +71,7 @@ function dryRunHtml(
         )}</div>`;
   return html`<section class="card">
 <h2>What the reversal would do now</h2>
-<p>Selection: ${selectionText(selection)}. Each journal gets one reversal journal with the same lines on the other side, dated on its own core date when that period is open, else on the first day of the earliest open period. Nothing is edited or deleted.</p>
+<p>Selection: ${selectionHtml(selection)}. Each journal gets one reversal journal with the same lines on the other side, dated on its own core date when that period is open, else on the first day of the earliest open period. Nothing is edited or deleted.</p>
 ${countFacts(counts, 'reversal-dry-run')}
 ${totalsTable(counts)}
 ${
@@ -116,11 +82,20 @@ ${
       )}${refusal}`
     : html`<form method="post" action="${action}">
   ${csrfField(context)}
-  <p><label>Reason (kept with the reversal and in the audit log)<br><textarea name="reason" rows="3" cols="60" maxlength="${String(REVERSAL_REASON_LENGTH_MAX)}" required>${entered?.reason ?? ''}</textarea></label></p>
-  <p><label>Posting date (optional: every reversal journal on this date) <input type="date" name="postingDate" value="${entered?.postingDate ?? ''}"${refusal === '' ? '' : html` aria-invalid="true" aria-describedby="posting-date-refusal"`}></label></p>
+  <p><label>Reason (kept with the reversal and in the audit log)<br><textarea name="reason" rows="3" cols="60"${lengthAttributes(ReversalReason, { trimmed: true })} required${reasonRefusal === '' ? '' : html` aria-invalid="true" aria-describedby="reason-refusal"`}>${entered?.reason ?? ''}</textarea></label></p>
+  ${reasonRefusal}
+  <p>${dateField(
+    'Posting date (optional: every reversal journal on this date)',
+    'postingDate',
+    entered?.postingDate,
+    {
+      hint: 'YYYY-MM-DD, a day of an open period of every journal selected; empty: the dating rule above',
+      ...(refusal === '' ? {} : { invalid: true, describedBy: 'posting-date-refusal' }),
+    },
+  )}</p>
   ${refusal}
-  <button type="submit">Reverse ${formatCount(counts.journals)} ${counts.journals === 1 ? 'journal' : 'journals'}</button>
-  <a href="${back}">Cancel</a>
+  <p class="actions"><button type="submit">Reverse ${formatCount(counts.journals)} ${counts.journals === 1 ? 'journal' : 'journals'}</button>
+  <a href="${back}">Cancel</a></p>
 </form>`
 }
 </section>`;
@@ -148,7 +123,7 @@ function reversalFacts(reversal: StoredReversal): Html {
   return html`<dl class="facts" id="reversal">
   <dt>Reversed</dt><dd>${when(reversal.createdAt)} by ${reversal.createdBy}</dd>
   <dt>Reason</dt><dd>${reversal.reason}</dd>
-  <dt>Selection</dt><dd>${selectionText(reversal.selection)}</dd>
+  <dt>Selection</dt><dd>${selectionHtml(reversal.selection)}</dd>
   <dt>Posting date</dt><dd>${reversal.postingDate ?? 'by the dating rule'}</dd>
   <dt>Configuration revision</dt><dd>${String(reversal.revision)}</dd>
 </dl>`;
@@ -168,19 +143,26 @@ ${
 <p><a href="/admin/reversals">Every reversal</a></p>`;
 }
 
-/** The reason and posting date of a confirmed "Reverse…" form, or a 400 page naming the field. */
-function requestOf(request: FastifyRequest, selection: ActionSelection): ReversalRequest {
+/**
+ * The reason and posting date of a confirmed "Reverse…" form, and why the reason is refused when
+ * it breaks the API's rule (blank, or longer than the API takes, in characters as it counts them).
+ */
+function requestOf(
+  request: FastifyRequest,
+  selection: ActionSelection,
+): { asked: ReversalRequest; reasonRefusal: string | undefined } {
   const form = formOf(request);
   const reason = (form.get('reason') ?? '').trim();
-  if (reason === '' || reason.length > REVERSAL_REASON_LENGTH_MAX)
-    throw new AdminPageError(
-      400,
-      'A reason is needed',
-      'Nothing was reversed.',
-      `Go back and give the reason of the reversal (1 to ${REVERSAL_REASON_LENGTH_MAX} characters).`,
-    );
   const postingDate = (form.get('postingDate') ?? '').trim();
-  return { selection, reason, ...(postingDate === '' ? {} : { postingDate }) };
+  const asked = { selection, reason, ...(postingDate === '' ? {} : { postingDate }) };
+  if (keepsRule(ReversalReason, reason)) return { asked, reasonRefusal: undefined };
+  return {
+    asked,
+    reasonRefusal:
+      reason === ''
+        ? 'A reason is needed: say why these journals are reversed.'
+        : `The reason is too long: at most ${formatCount(REVERSAL_REASON_LENGTH_MAX)} characters, and it has ${formatCount([...reason].length)}.`,
+  };
 }
 
 /**
@@ -210,20 +192,26 @@ export function reversalPages(
       const context = contextOf(request);
       const { user } = context.principal;
       const selection = selectionOf(request.params.id);
-      const asked = requestOf(request, selection);
+      const { asked, reasonRefusal } = requestOf(request, selection);
       /** The dry run again, with what was asked and, when refused, why. */
-      const formAgain = async (status: number, refusal?: string[]) => {
+      const formAgain = async (status: number, refusal?: { reason?: string; postingDate?: string[] }) => {
         const counts = await services.reversals.dryRun({ selection, reason: 'dry run' });
         const entered =
           refusal === undefined
             ? undefined
-            : { reason: asked.reason, postingDate: asked.postingDate ?? '', postingDateRefusal: refusal };
+            : {
+                reason: asked.reason,
+                postingDate: asked.postingDate ?? '',
+                postingDateRefusal: refusal.postingDate ?? [],
+                ...(refusal.reason === undefined ? {} : { reasonRefusal: refusal.reason }),
+              };
         return sendPage(
           reply,
           page(context, 'Reverse journals', dryRunHtml(context, selection, counts, entered)),
           status,
         );
       };
+      if (reasonRefusal !== undefined) return formAgain(400, { reason: reasonRefusal });
       try {
         if (services.approvals.isRequired('reversal')) {
           // Four eyes: the reversal waits for another user (docs/domain/approvals.md).
@@ -248,7 +236,9 @@ export function reversalPages(
         // A refused posting date is shown on the form, beside its field, with the reason kept.
         const refusal = postingDateRefusalOf(error);
         if (refusal === undefined) throw error;
-        return formAgain(error instanceof AppError ? PROBLEM_STATUS[error.code] : 422, refusal);
+        return formAgain(error instanceof AppError ? PROBLEM_STATUS[error.code] : 422, {
+          postingDate: refusal,
+        });
       }
     });
   }
@@ -280,7 +270,7 @@ export function reversalPages(
               html`<a href="/admin/reversals/${encodeURIComponent(r.reversalId)}">${when(r.createdAt)}</a>`,
               r.createdBy,
               r.reason,
-              selectionText(r.selection),
+              selectionHtml(r.selection),
               formatCount(r.journals),
               formatCount(r.alreadyReversed),
             ]),

@@ -1,7 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
-import { PASSWORD_LENGTH_MAX_CHARS, PASSWORD_LENGTH_MIN_CHARS } from '../../../modules/auth/inputs.js';
+import {
+  DisplayName,
+  PASSWORD_LENGTH_MAX_CHARS,
+  PASSWORD_LENGTH_MIN_CHARS,
+  Password,
+} from '../../../modules/auth/inputs.js';
 import { ROLE_NAMES, ROLES } from '../../../modules/auth/permissions.js';
+import { lengthAttributes } from '../form-fields.js';
 import { html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
 import { actorOf, contextOf, formOf, pagingOf, queryText, sendPage, signInIdOf } from '../request.js';
@@ -19,8 +25,8 @@ function createForm(context: PageContext) {
 <form method="post" action="/admin/users" class="inline-form">
   ${csrfField(context)}
   <label>E-mail <input type="email" name="email" required></label>
-  <label>Display name <input name="displayName"></label>
-  <label>Password <input type="password" name="password" autocomplete="new-password"> <small>Leave empty for a user that only owns API credentials.</small></label>
+  <label>Display name <input name="displayName"${lengthAttributes(DisplayName, { trimmed: true })}></label>
+  <label>Password <input type="password" name="password" autocomplete="new-password"${lengthAttributes(Password)}> <small>Leave empty for a user that only owns API credentials.</small></label>
   ${roleBoxes([])}
   <button type="submit">Create user</button>
 </form>
@@ -32,7 +38,7 @@ function passwordForm(context: PageContext, email: string) {
 <h2 id="set-password">Password</h2>
 <form method="post" action="/admin/users/${encodeURIComponent(email)}/password" class="inline-form">
   ${csrfField(context)}
-  <label>New password <input type="password" name="password" autocomplete="new-password" minlength="${PASSWORD_LENGTH_MIN_CHARS}" maxlength="${PASSWORD_LENGTH_MAX_CHARS}"> <small>${PASSWORD_LENGTH_MIN_CHARS} to ${PASSWORD_LENGTH_MAX_CHARS} characters. Leave empty to generate one, shown once.</small></label>
+  <label>New password <input type="password" name="password" autocomplete="new-password"${lengthAttributes(Password)}> <small>${PASSWORD_LENGTH_MIN_CHARS} to ${PASSWORD_LENGTH_MAX_CHARS} characters. Leave empty to generate one, shown once.</small></label>
   <button type="submit">Set the password</button>
 </form>
 <p class="muted">Signs the user out of the interface everywhere; the user’s API credentials keep working.</p>
@@ -107,7 +113,7 @@ ${
 <form method="post" action="/admin/users/${encodeURIComponent(user.email)}">
   ${csrfField(context)}
   <dl class="facts"><dt>E-mail</dt><dd>${user.email}</dd><dt>Created</dt><dd>${when(user.createdAt)}</dd></dl>
-  <label>Display name <input name="displayName" value="${user.displayName}" required></label>
+  <label>Display name <input name="displayName" value="${user.displayName}" required${lengthAttributes(DisplayName, { trimmed: true })}></label>
   ${roleBoxes(user.roles)}
   <label><input type="checkbox" name="disabled" value="true"${user.disabled ? html` checked` : ''}> Disabled (signs the user out and stops the user’s API tokens at the next request)</label>
   <button type="submit">Save</button>

@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../../composition/services.js';
-import { SUBSCRIPTION_DESCRIPTION_LENGTH_MAX } from '../../../modules/events/inputs.js';
+import { SubscriptionDescriptionInput } from '../../../modules/events/inputs.js';
 import type { DeliveryFilter, StoredDelivery } from '../../../modules/events/store.js';
 import { EVENT_TYPES, type EventType, isEventType } from '../../../modules/events/types.js';
 import type { SecretView } from '../../../modules/events/webhooks.js';
+import { lengthAttributes } from '../form-fields.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
 import { AdminPageError, actorOf, contextOf, formOf, pagingOf, sendPage, signInIdOf } from '../request.js';
@@ -119,7 +120,7 @@ export function webhookPages(app: FastifyInstance, services: Pick<Services, 'web
   ${csrfField(context)}
   <label>URL <input type="url" name="url" required placeholder="https://hooks.example.com/ledgerflow"></label>
   <fieldset><legend>Event types</legend>${EVENT_TYPES.map((type) => html`<label><input type="checkbox" name="eventTypes" value="${type}"> ${type}</label> `)}</fieldset>
-  <label>Description <input type="text" name="description" maxlength="${SUBSCRIPTION_DESCRIPTION_LENGTH_MAX}"></label>
+  <label>Description <input type="text" name="description"${lengthAttributes(SubscriptionDescriptionInput, { trimmed: true })}></label>
   <button type="submit">Subscribe</button>
 </form></section>`;
     const body = html`${secretSection}<h2>Subscriptions</h2>${list}<p><a href="/admin/webhooks/deliveries">Every delivery</a></p>${form}`;
