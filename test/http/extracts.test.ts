@@ -296,7 +296,7 @@ describe('extracts (business date pinned to Friday 2026-11-20)', () => {
     await increment(unposted);
 
     // The business date reaches Monday: the journals post, in a transaction of their own.
-    expect(await postDueJournals(t.store.db, t.store.dialect, AMS_NODE, '2026-11-23')).toBe(2);
+    expect(await postDueJournals(t.store.db, t.store.adapter, AMS_NODE, '2026-11-23')).toBe(2);
     const nowPosted = await readAll(posted);
     expect(nowPosted.map((row) => row.journalId).sort()).toEqual(written.map((row) => row.journalId).sort());
     expect(nowPosted.every((row) => row.status === 'posted')).toBe(true);
