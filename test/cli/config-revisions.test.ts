@@ -111,7 +111,7 @@ describe('ledgerflow config revisions, diff and push --keep-data', () => {
     const lines = io.lines.err.join('\n').split('\n');
     expect(lines[0]).toMatch(/^ledgerflow: PUT \/api\/v1\/configuration\/bulk: 409 /);
     expect(lines).toContainEqual(
-      expect.stringMatching(/^\/entities\/0\/attributes\/\d+: attribute installmentNumber/),
+      expect.stringMatching(/^\/configuration\/entities\/0\/attributes\/\d+: attribute installmentNumber/),
     );
   });
 

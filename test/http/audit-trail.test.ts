@@ -228,7 +228,7 @@ describe('the audit trail of every change', () => {
     const list = await page.get('/admin/audit');
     expect(list.statusCode).toBe(200);
     expect(list.body).toContain('users.update');
-    expect(list.body).toContain(`via ${admin.clientId}`);
+    expect(list.body).toContain(`with the credential <code>${admin.clientId}</code>`);
     expect(list.body).toContain('Verify the chain');
     const verified = await page.get('/admin/audit?verify=1');
     expect(verified.body).toContain('The chain verifies');

@@ -290,10 +290,10 @@ describe('configuration revisions and uploads that keep the processing data', ()
       const paths = (refused.json().blocking as { path: string; reason: string }[]).map((b) => b.path).sort();
       expect(paths).toEqual(
         [
-          `/entities/0/attributes/${amount}/type`,
-          `/entities/0/attributes/${bookedAt}/mandatory`,
-          `/entities/0/attributes/${installment}`,
-          `/journalDefinition/fields/${productCode}`,
+          `/configuration/entities/0/attributes/${amount}/type`,
+          `/configuration/entities/0/attributes/${bookedAt}/mandatory`,
+          `/configuration/entities/0/attributes/${installment}`,
+          `/configuration/journalDefinition/fields/${productCode}`,
         ].sort(),
       );
       for (const b of refused.json().blocking) expect(b.reason).toMatch(/stored/);
@@ -308,7 +308,7 @@ describe('configuration revisions and uploads that keep the processing data', ()
     const noLoans = await call('PUT', `${BULK}?keep=processing-data&dryRun=true`, withoutLoans);
     expect(noLoans.statusCode, noLoans.body).toBe(409);
     expect(noLoans.json().blocking).toEqual([
-      { path: '/entities/0', reason: expect.stringContaining('loans/loanTransaction') },
+      { path: '/configuration/entities/0', reason: expect.stringContaining('loans/loanTransaction') },
     ]);
   });
 
@@ -333,7 +333,7 @@ describe('configuration revisions and uploads that keep the processing data', ()
     expect(refused.keepProcessingData.possible).toBe(false);
     expect(refused.keepProcessingData.blocking).toEqual([
       {
-        path: expect.stringMatching(/^\/entities\/0\/attributes\/\d+$/),
+        path: expect.stringMatching(/^\/configuration\/entities\/0\/attributes\/\d+$/),
         reason: expect.stringContaining('installmentNumber'),
       },
     ]);

@@ -23,7 +23,11 @@ export type StoredDataTest =
 
 /** A change that would break the stored data if the store finds what its test asks about. */
 export interface StoredDataRisk {
-  /** JSON Pointer into the candidate configuration (into the stored one for a removal). */
+  /**
+   * JSON Pointer into the candidate configuration (into the stored one for a removal), such as
+   * `/entities/0`; the service makes it a pointer into the uploaded document before it asks the
+   * store, so that the store answers blocking changes with document pointers.
+   */
   path: string;
   reason: string;
   test: StoredDataTest;
@@ -31,6 +35,10 @@ export interface StoredDataRisk {
 
 /** A change that the stored data forbids: where, and why. */
 export interface BlockingChange {
+  /**
+   * JSON Pointer into the uploaded document (into the stored one for a removal), as a 400 names
+   * the problems of an upload: `/configuration/entities/0/attributes/3/type`.
+   */
   path: string;
   reason: string;
 }

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import type { AuditActor } from '../audit/entry.js';
-import type { ConfigurationError } from './configuration-errors.js';
+import { type ConfigurationError, pointer } from './configuration-errors.js';
 import { type ConfigurationDiff, diffConfigurations } from './diff.js';
 import {
   canonicalConfiguration,
@@ -18,7 +18,13 @@ import {
   revisionDocumentText,
   sectionCounts,
 } from './document.js';
-import type { BlockingChange, KeepPossibility, StoredDataRisks, WhatIfAnswer } from './keep-data.js';
+import type {
+  BlockingChange,
+  KeepPossibility,
+  StoredDataRisk,
+  StoredDataRisks,
+  WhatIfAnswer,
+} from './keep-data.js';
 import { CONFIGURATION_FORMAT_VERSION, type Configuration, type ConfigurationDocument } from './model.js';
 import type { ConfigurationSnapshots } from './snapshot.js';
 import type {
@@ -90,6 +96,18 @@ function changeUnsafe(blocking: BlockingChange[]): AppError {
     `the change cannot keep the processing data: ${blocking.length} change(s) conflict with stored data${first === undefined ? '' : `; first: ${first.path} ${first.reason}`}`,
     { blocking },
   );
+}
+
+/**
+ * The risks with their paths made JSON Pointers into the uploaded document, as the problems of a
+ * 400 are (`/configuration/entities/0/attributes/3/type`): the risks are read from two
+ * configurations, so their paths start inside one. A user then finds a member under one name
+ * whether the upload was refused as invalid or as unsafe for the stored data, and only a
+ * document pointer can name every problem of a 400 (`/version` is outside the configuration).
+ */
+function inDocument(risks: readonly StoredDataRisk[]): StoredDataRisk[] {
+  const configuration = pointer('configuration');
+  return risks.map((risk) => ({ ...risk, path: `${configuration}${risk.path}` }));
 }
 
 /** What an upload that keeps the processing data deletes. */
@@ -316,7 +334,7 @@ export class ConfigurationService<T> {
   ): Promise<KeepCheck & { revision: number; blocking: BlockingChange[] }> {
     // The snapshot of the current revision: its document is parsed once per revision, not here.
     const { stored } = await this.#snapshots.current();
-    const risks = this.#options.risks(stored.configuration, candidate);
+    const risks = inDocument(this.#options.risks(stored.configuration, candidate));
     const { blocking, checkedUpTo } =
       risks.length === 0 ? { blocking: [], checkedUpTo: 0 } : await this.#store.checkStoredData(risks);
     return { revision: stored.revision, risks, checkedUpTo, blocking };
