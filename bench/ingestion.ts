@@ -4,7 +4,7 @@ import type { EntityDefinition } from '../src/modules/entities/entity.js';
 import { entitiesOf } from '../src/modules/entities/from-configuration.js';
 import { compileRecordValidator, type RecordValidator } from '../src/modules/entities/record-validator.js';
 import { createBulkInsert } from '../src/storage/bulk-insert.js';
-import { RECORD_COLUMNS } from '../src/storage/ingestion-store.js';
+import { RECORD_COLUMNS } from '../src/storage/chunk-commit.js';
 import { migrateToLatest } from '../src/storage/migrations/index.js';
 import { openStore, type Store } from '../src/storage/store.js';
 import { insertOpenSession } from '../test/helpers/store.js';

@@ -9,8 +9,8 @@
 
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../lib/canonical-json.js';
+import type { ReversalCounts } from '../modules/accounting/reversal-store.js';
 import type { ReversalRequest, ReversalService } from '../modules/accounting/reversals.js';
-import type { ReversalCounts } from '../modules/accounting/store.js';
 import {
   APPROVAL_KIND_NAMES,
   type ApprovalActor,

@@ -35,6 +35,7 @@ export const PROBLEM_STATUS: { readonly [C in ProblemCode]: number } = {
   'too-many-requests': 429,
   'extract-not-incremental': 400,
   'redelivery-too-large': 422,
+  'invariant-broken': 500,
   internal: 500,
   unavailable: 503,
 };

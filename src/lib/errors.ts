@@ -36,6 +36,7 @@ export const PROBLEMS = {
   'too-many-requests': { title: 'Too many requests' },
   'extract-not-incremental': { title: 'The extraction configuration is not incremental' },
   'redelivery-too-large': { title: 'More events than one redelivery may queue' },
+  'invariant-broken': { title: 'A rule of the books would have been broken: nothing was changed' },
   internal: { title: 'Internal error' },
   unavailable: { title: 'The service is not ready' },
 } as const satisfies Record<string, { title: string }>;

@@ -49,7 +49,7 @@ export async function storedRevision(db: Kysely<Database>): Promise<number> {
 /**
  * The stored revision as a subquery of the caller's statement (no row before the first upload):
  * read in the snapshot of that statement, for a write that must know the revision it commits
- * under without a statement more (a chunk's write, `ingestion-store.ts`, `chunk-write-postgres.ts`).
+ * under without a statement more (a chunk's write, `chunk-commit.ts`, `chunk-write-postgres.ts`).
  */
 export function storedRevisionQuery(qc: QueryCreator<Database>) {
   return qc.selectFrom('configuration').select('revision').where('id', '=', CONFIGURATION_ROW_ID);

@@ -1,20 +1,20 @@
-// Over 500 lines: one command, whose reading, chunking, sending with retries and report share
-// the run's state; the chunker, record sources and client are already files of their own.
-import { createHash } from 'node:crypto';
+/**
+ * `ledgerflow ingest`: its options, the session it adds to, the end of that session and the
+ * summary; the sending of the file's chunks is in `ingest-upload.ts`, and the chunker, record
+ * sources and client are files of their own.
+ */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Static } from '@sinclair/typebox';
-import { ChunkAccepted, ChunkRefused, EntityDetail, Session } from '../../http/api/answer-schemas.js';
+import { EntityDetail, Session } from '../../http/api/answer-schemas.js';
 import { CliError, EXIT_REFUSED, type Io, usageError } from '../output.js';
 import { INGEST_USAGE } from '../usage.js';
-import { answerOf, matches } from './answers.js';
-import { type Chunk, ChunkBuilder } from './chunker.js';
-import { ApiClient, ApiError, CONNECTION_OPTIONS, connectionOf } from './client.js';
-import { failedRecordLine } from './format.js';
+import { ChunkBuilder } from './chunker.js';
+import { ApiClient, CONNECTION_OPTIONS, connectionOf } from './client.js';
+import { chunksOf, newUploadState, type UploadState, upload } from './ingest-upload.js';
 import { closeSession, sessionPathOf } from './ingestions-command.js';
-import { type ProgressReporter, progressReporter, type UploadStats } from './progress.js';
+import { progressReporter } from './progress.js';
 import {
   type AttributeType,
   csvRecords,
@@ -22,20 +22,14 @@ import {
   inputFormatOf,
   jsonRecords,
   ndjsonRecords,
-  type Place,
-  type SourceItem,
 } from './record-sources.js';
 
 /** Parallel connections `--parallel` may ask for. */
 export const PARALLEL_CONNECTIONS_MAX = 16;
 /** Parallel connections without `--parallel`. */
 export const PARALLEL_CONNECTIONS_DEFAULT = 4;
-/** Errors listed at the end of an upload, from the service and from the file each. */
-export const ERRORS_SHOWN_MAX = 10;
 /** Characters of the chunk name prefix kept (the service takes names of 200 characters). */
 const CHUNK_NAME_PREFIX_CHARS_MAX = 180;
-/** Hex characters of the chunk name prefix's hash in an idempotency key. */
-const KEY_HASH_CHARS = 24;
 
 /**
  * The session name and chunk name prefix without `--name`: the file's name, cut to
@@ -125,191 +119,6 @@ async function attributeTypesOf(
   );
 }
 
-/** A failed record located in the file, kept for the summary. */
-interface FailedLine {
-  at: number;
-  line: string;
-}
-
-interface UploadState {
-  stats: UploadStats;
-  /** Records the service reported invalid (from the chunk answers of this run). */
-  invalid: number;
-  /** The first failed records by place in the file, at most ERRORS_SHOWN_MAX. */
-  firstFailed: FailedLine[];
-  /** Input that could not be sent, as `where: reason`, in file order. */
-  unsent: string[];
-  unsentCount: number;
-  /** Chunks refused whole (an invalid record, no --partial) and their valid records. */
-  refusedChunks: number;
-  validNotStored: number;
-  /** Chunks the service answered from an earlier request (a retry, or an earlier run). */
-  replayed: number;
-}
-
-/** Keeps `failed` among the first ERRORS_SHOWN_MAX failed records by place. */
-function noteFailed(state: UploadState, failed: FailedLine): void {
-  const list = state.firstFailed;
-  if (list.length >= ERRORS_SHOWN_MAX && (list.at(-1)?.at ?? 0) < failed.at) return;
-  list.push(failed);
-  list.sort((a, b) => a.at - b.at);
-  if (list.length > ERRORS_SHOWN_MAX) list.pop();
-}
-
-/** The chunks of the file, in order; invalid input is counted in `state` and skipped. */
-async function* chunksOf(
-  items: AsyncIterable<SourceItem>,
-  builder: ChunkBuilder,
-  state: UploadState,
-  fileBytesRead: () => number,
-): AsyncGenerator<Chunk & { fileBytes: number }> {
-  const reject = (place: Place, message: string) => {
-    state.unsentCount += 1;
-    state.stats.recordsFailed += 1;
-    if (state.unsent.length < ERRORS_SHOWN_MAX) state.unsent.push(`${place.where}: ${message}`);
-  };
-  for await (const item of items) {
-    if (item.kind === 'invalid') {
-      reject(item.place, item.message);
-      continue;
-    }
-    let chunk: Chunk | undefined;
-    try {
-      chunk = builder.add(item.text, item.place);
-    } catch (error) {
-      if (!(error instanceof RangeError)) throw error;
-      reject(item.place, error.message);
-      continue;
-    }
-    if (chunk !== undefined) yield { ...chunk, fileBytes: fileBytesRead() };
-  }
-  const last = builder.finish();
-  if (last !== undefined) yield { ...last, fileBytes: fileBytesRead() };
-}
-
-/**
- * The idempotency key of a chunk: the same for the same chunk of the same file (name prefix and
- * chunk number), so that sending a file again to the same session stores none of its chunks
- * twice. A refused chunk sent again with --partial needs a key of its own, since its first key
- * would replay the refusal. Keys are scoped to their session by the service.
- */
-function chunkKeyOf(namePrefix: string, chunkNo: number, partialRetry: boolean): string {
-  const hash = createHash('sha256').update(namePrefix).digest('hex').slice(0, KEY_HASH_CHARS);
-  return `${hash}-${chunkNo}${partialRetry ? '-partial' : ''}`;
-}
-
-async function postChunk(
-  client: ApiClient,
-  ingestionId: string,
-  chunk: Chunk,
-  namePrefix: string,
-  partial: boolean,
-  partialRetry: boolean,
-) {
-  try {
-    return await client.request({
-      method: 'POST',
-      path: sessionPathOf(ingestionId),
-      query: partial ? { partial: 'true' } : undefined,
-      body: chunk.body,
-      idempotencyKey: chunkKeyOf(namePrefix, chunk.no, partialRetry),
-      accept: [400],
-    });
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 422) {
-      throw new ApiError(
-        `${error.message}\nchunk ${chunk.no} (${chunk.name}) differs from the chunk of that name sent to this session before: ` +
-          'send a changed file under another name (or --name), or to a new session',
-        error.status,
-        error.body,
-      );
-    }
-    throw error;
-  }
-}
-
-async function sendChunk(
-  client: ApiClient,
-  ingestionId: string,
-  chunk: Chunk,
-  namePrefix: string,
-  partial: boolean,
-  state: UploadState,
-): Promise<void> {
-  let response = await postChunk(client, ingestionId, chunk, namePrefix, partial, false);
-  const replayed = response.headers.get('idempotent-replayed') === 'true';
-  if (response.status === 400 && replayed && partial) {
-    // Refused whole by an earlier run without --partial: sent again under a key of its own, its
-    // valid records are stored now, for the first time; no earlier answer stands for it.
-    response = await postChunk(client, ingestionId, chunk, namePrefix, true, true);
-  } else if (replayed) state.replayed += 1;
-  let errors: Static<typeof ChunkAccepted>['errors'];
-  let errorsOmitted: number;
-  if (response.status === 400) {
-    // Only an atomic chunk refused for its records is data; any other 400 (not JSON, no
-    // failed records) means this client is wrong, and the upload stops.
-    if (!matches(ChunkRefused, response.body)) {
-      throw new ApiError(
-        `chunk ${chunk.no} (${chunk.name}) was refused:\n${JSON.stringify(response.body ?? {})}`,
-        400,
-        response.body,
-      );
-    }
-    errors = response.body.errors;
-    errorsOmitted = response.body.errorsOmitted ?? 0;
-    state.stats.recordsFailed += chunk.records;
-    state.refusedChunks += 1;
-    state.validNotStored += chunk.records - errors.length - errorsOmitted;
-  } else {
-    const accepted = answerOf(`POST ${sessionPathOf(ingestionId)}`, ChunkAccepted, response.body);
-    errors = accepted.errors;
-    errorsOmitted = accepted.errorsOmitted ?? 0;
-    state.stats.recordsFailed += accepted.failedRows;
-  }
-  state.invalid += errors.length + errorsOmitted;
-  for (const entry of errors) {
-    const place = chunk.places[entry.index];
-    // A place is always known for an index the chunk has; the fallback names the chunk.
-    const where = place?.where ?? `chunk ${chunk.no}, index ${entry.index}`;
-    noteFailed(state, { at: place?.at ?? Number.MAX_SAFE_INTEGER, line: failedRecordLine(where, entry) });
-  }
-  state.stats.recordsSent += chunk.records;
-  state.stats.chunksSent += 1;
-  state.stats.bytesSent += chunk.bytes;
-}
-
-/** Sends every chunk over `parallel` connections; the first fatal error stops the reading. */
-async function upload(
-  client: ApiClient,
-  ingestionId: string,
-  chunks: AsyncGenerator<Chunk & { fileBytes: number }>,
-  namePrefix: string,
-  options: IngestOptions,
-  state: UploadState,
-  progress: ProgressReporter,
-): Promise<void> {
-  let failure: { error: unknown } | undefined;
-  const worker = async () => {
-    while (failure === undefined) {
-      try {
-        const next = await chunks.next();
-        if (next.done === true) return;
-        await sendChunk(client, ingestionId, next.value, namePrefix, options.partial, state);
-        state.stats.fileBytesDone = Math.max(state.stats.fileBytesDone, next.value.fileBytes);
-        state.stats.retries = client.retries;
-        progress.update(state.stats);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: options.parallel }, worker));
-  if (failure !== undefined) {
-    await chunks.return(undefined);
-    throw failure.error;
-  }
-}
-
 /**
  * The session to add to: a new one, or with `--session` the open session of that id, whose
  * namespace and entity must match `--namespace` and `--entity` when they are given.
@@ -380,37 +189,11 @@ export async function ingestFile(args: string[], io: Io): Promise<string> {
   // Retries are told on standard error, through the progress bar once there is one.
   let log = (line: string) => io.err(line);
   const { options, client } = ingestOptionsOf(args, (message) => log(`retry: ${message}`));
-  let fileBytesTotal: number;
-  try {
-    const info = await stat(options.file);
-    if (!info.isFile()) throw new Error('not a file');
-    fileBytesTotal = info.size;
-  } catch (error) {
-    throw usageError(
-      `cannot read ${options.file}: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
+  const fileBytesTotal = await fileBytesOf(options.file);
   const { ingestionId, namespace, entity } = await sessionFor(client, options, io);
   const attributes = options.format === 'csv' ? await attributeTypesOf(client, namespace, entity) : new Map();
 
-  const state: UploadState = {
-    stats: {
-      recordsSent: 0,
-      recordsFailed: 0,
-      chunksSent: 0,
-      bytesSent: 0,
-      fileBytesDone: 0,
-      fileBytesTotal,
-      retries: 0,
-    },
-    invalid: 0,
-    firstFailed: [],
-    unsent: [],
-    unsentCount: 0,
-    refusedChunks: 0,
-    validNotStored: 0,
-    replayed: 0,
-  };
+  const state = newUploadState(fileBytesTotal);
   const progress = progressReporter(io, fileBytesTotal);
   log = progress.log;
   const input = createReadStream(options.file);
@@ -433,7 +216,34 @@ export async function ingestFile(args: string[], io: Io): Promise<string> {
     state.stats.retries = client.retries;
     progress.stop(state.stats);
   }
+  await endSession(client, ingestionId, options, state, uploadError);
+  await printSummary(client, ingestionId, options, state, io);
+  return ingestionId;
+}
 
+/** The size of the file to send, in bytes; bad usage when it is no file that can be read. */
+async function fileBytesOf(file: string): Promise<number> {
+  try {
+    const info = await stat(file);
+    if (!info.isFile()) throw new Error('not a file');
+    return info.size;
+  } catch (error) {
+    throw usageError(`cannot read ${file}: ${messageOf(error)}`);
+  }
+}
+
+/**
+ * Closes the session after the upload unless it stays open (`--keep-open`, or chunks refused
+ * whole); when the upload stopped on `uploadError`, throws it as a CliError that says how far it
+ * got and what became of the session.
+ */
+async function endSession(
+  client: ApiClient,
+  ingestionId: string,
+  options: IngestOptions,
+  state: UploadState,
+  uploadError: unknown,
+): Promise<void> {
   // Left open to be completed: a chunk refused whole has valid records that --partial keeps.
   const keepOpen = options.keepOpen || (uploadError === undefined && state.refusedChunks > 0);
   let closeError: unknown;
@@ -457,8 +267,6 @@ export async function ingestFile(args: string[], io: Io): Promise<string> {
       uploadError instanceof CliError ? uploadError.exitCode : EXIT_REFUSED,
     );
   }
-  await printSummary(client, ingestionId, options, state, io);
-  return ingestionId;
 }
 
 function messageOf(error: unknown): string {

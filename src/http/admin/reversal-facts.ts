@@ -1,4 +1,4 @@
-import type { ReversalCounts } from '../../modules/accounting/store.js';
+import type { ReversalCounts } from '../../modules/accounting/reversal-store.js';
 import { type Html, html } from './html.js';
 import { table } from './layout.js';
 import { amountHtml, formatCount } from './money.js';

@@ -1,4 +1,4 @@
-import type { ReversalSelection } from '../../modules/accounting/store.js';
+import type { ReversalSelection } from '../../modules/accounting/reversal-store.js';
 import type { PeriodBasis, PeriodStateName } from '../../modules/periods/service.js';
 import { type Html, type HtmlValue, html } from './html.js';
 import { type JournalFields, nodeHtml } from './journal-fields.js';

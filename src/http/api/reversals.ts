@@ -4,13 +4,13 @@ import type { PreparedConfiguration } from '../../composition/prepared-configura
 import { AppError } from '../../lib/errors.js';
 import { calendarDay } from '../../lib/input-rule.js';
 import { JournalId, ReversalReason } from '../../modules/accounting/inputs.js';
+import type { ReversalSelection, StoredReversal } from '../../modules/accounting/reversal-store.js';
 import {
   REVERSAL_IDS_LISTED_MAX,
   REVERSAL_JOURNAL_IDS_MAX,
   REVERSAL_JOURNALS_PER_REQUEST_MAX,
   type ReversalService,
 } from '../../modules/accounting/reversals.js';
-import type { ReversalSelection, StoredReversal } from '../../modules/accounting/store.js';
 import type { ApprovalService } from '../../modules/approvals/service.js';
 import { IdempotencyKey } from '../../modules/ingestion/inputs.js';
 import { principalOf } from '../authenticate.js';

@@ -30,9 +30,9 @@ import {
   type ReversalSelection,
   type ReversalStore,
   type StoredReversal,
-} from './store.js';
+} from './reversal-store.js';
 
-export { REVERSAL_IDS_LISTED_MAX, REVERSAL_JOURNALS_PER_REQUEST_MAX } from './store.js';
+export { REVERSAL_IDS_LISTED_MAX, REVERSAL_JOURNALS_PER_REQUEST_MAX } from './reversal-store.js';
 
 /** Journal ids a `journalIds` selection may name. */
 export const REVERSAL_JOURNAL_IDS_MAX = 1000;

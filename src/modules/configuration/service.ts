@@ -1,13 +1,16 @@
-/*
- * The configuration service in one file, a little over 500 lines: the upload, the upload that
- * keeps the processing data, the wipe, their dry runs and the bound variants an approval runs
- * share private checks (`#checked`, `#keepCheck`, `#uploadChecked`) and the snapshot cache;
- * split by operation, each part would have to export those to the others.
+/**
+ * The configuration service: download, the upload, the upload that keeps the processing data,
+ * the wipe, their dry runs and the bound variants an approval runs. They share private checks
+ * (`#checked`, `#keepCheck`, `#uploadChecked`), the write of a revision (`#replace`) and the
+ * snapshot cache, so they stay one class; the errors of a change that cannot be made are in
+ * change-errors.ts, and what an approved change is bound to and comes to in bound-changes.ts.
  */
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import type { AuditActor } from '../audit/entry.js';
+import { type BoundChange, type BoundOutcome, boundOutcome, revisionMoved } from './bound-changes.js';
+import { changeUnsafe, configurationChanged } from './change-errors.js';
 import { type ConfigurationError, pointer } from './configuration-errors.js';
 import { type ConfigurationDiff, diffConfigurations } from './diff.js';
 import {
@@ -88,16 +91,6 @@ export interface ConfigurationServiceOptions {
  */
 const KEEP_ATTEMPTS_MAX = 3;
 
-/** The error of a change that the stored data forbids (`configuration-change-unsafe`, 409). */
-function changeUnsafe(blocking: BlockingChange[]): AppError {
-  const first = blocking[0];
-  return new AppError(
-    'configuration-change-unsafe',
-    `the change cannot keep the processing data: ${blocking.length} change(s) conflict with stored data${first === undefined ? '' : `; first: ${first.path} ${first.reason}`}`,
-    { blocking },
-  );
-}
-
 /**
  * The risks with their paths made JSON Pointers into the uploaded document, as the problems of a
  * 400 are (`/configuration/entities/0/attributes/3/type`): the risks are read from two
@@ -118,6 +111,12 @@ const NOTHING_DELETED: ProcessingDataCounts = {
   journalLines: 0,
   processingErrors: 0,
 };
+
+/** What a change asks the store to write (ConfigurationStore.replace). */
+type ReplaceInput = Parameters<ConfigurationStore['replace']>[0];
+
+/** The conditions a change is written under, and what it keeps (ConfigurationStore.replace). */
+type ReplaceTerms = Pick<ReplaceInput, 'ifRevisionIn' | 'keep' | 'ifDeletes' | 'approvalRequestId'>;
 
 /** The text and hash a revision keeps of its configuration. */
 function revisionDocument(configuration: Configuration): { text: string; sha256: string } {
@@ -140,35 +139,6 @@ export interface UploadOptions {
   dryRun?: boolean;
   ifRevisionIn?: RevisionCondition;
   keepProcessingData?: boolean;
-}
-
-/**
- * What an approved change is bound to: the revision it was reviewed against and what it would
- * wipe; and the approval request it runs for, marked `approved` in the change's transaction.
- */
-export interface BoundChange {
-  revision: number;
-  wouldDelete: ProcessingDataCounts;
-  approvalRequestId: string;
-}
-
-/** What an approved change came to: made, or not, since the data it was bound to moved. */
-export type BoundOutcome =
-  | { kind: 'done'; revision: number; deleted: ProcessingDataCounts }
-  | { kind: 'moved'; detail: string };
-
-/** The `moved` outcome of a revision that changed since the review. */
-function revisionMoved(bound: number, found: number): BoundOutcome {
-  return { kind: 'moved', detail: `the configuration moved from revision ${bound} to revision ${found}` };
-}
-
-/** The error of a change whose revision condition failed (`configuration-changed`, 412). */
-function configurationChanged(revision: number): AppError {
-  return new AppError(
-    'configuration-changed',
-    `the configuration changed since it was read: it is at revision ${revision} now, so nothing was changed; read it again and decide anew`,
-    { revision },
-  );
 }
 
 /**
@@ -310,15 +280,7 @@ export class ConfigurationService<T> {
         blocking.length === 0 ? { possible: true } : { possible: false, blocking };
       return { version, sections, revision, wouldDelete, keepProcessingData };
     }
-    const outcome = await this.#store.replace({
-      version,
-      configuration,
-      document: revisionDocument(configuration),
-      at: this.#clock.now().toISOString(),
-      actor: actor.user,
-      clientId: actor.clientId ?? null,
-      action: 'configuration.upload',
-      sections,
+    const outcome = await this.#replace({ version, configuration, action: 'configuration.upload' }, actor, {
       ifRevisionIn: options.ifRevisionIn,
     });
     if (!outcome.replaced) throw configurationChanged(outcome.revision);
@@ -376,15 +338,7 @@ export class ConfigurationService<T> {
         };
         return whatIf === undefined ? answer : { ...answer, whatIf };
       }
-      const outcome = await this.#store.replace({
-        version,
-        configuration,
-        document: revisionDocument(configuration),
-        at: this.#clock.now().toISOString(),
-        actor: actor.user,
-        clientId: actor.clientId ?? null,
-        action: 'configuration.upload',
-        sections,
+      const outcome = await this.#replace({ version, configuration, action: 'configuration.upload' }, actor, {
         ifRevisionIn: [check.revision],
         keep: { risks: check.risks, checkedUpTo: check.checkedUpTo },
       });
@@ -406,18 +360,7 @@ export class ConfigurationService<T> {
     actor: AuditActor,
     ifRevisionIn?: RevisionCondition,
   ): Promise<{ deleted: ProcessingDataCounts; revision: number }> {
-    const configuration = emptyConfiguration();
-    const outcome = await this.#store.replace({
-      version: CONFIGURATION_FORMAT_VERSION,
-      configuration,
-      document: revisionDocument(configuration),
-      at: this.#clock.now().toISOString(),
-      actor: actor.user,
-      clientId: actor.clientId ?? null,
-      action: 'configuration.delete',
-      sections: sectionCounts(configuration),
-      ifRevisionIn,
-    });
+    const outcome = await this.#replaceWithEmpty(actor, { ifRevisionIn });
     if (!outcome.replaced) throw configurationChanged(outcome.revision);
     return { deleted: outcome.deleted, revision: outcome.revision };
   }
@@ -471,7 +414,6 @@ export class ConfigurationService<T> {
     const document = revisionDocument(configuration);
     if (document.sha256 !== bound.documentSha256)
       return { kind: 'moved', detail: 'the document no longer has the hash that was approved' };
-    const sections = sectionCounts(configuration);
     let keep: KeepCheck | undefined;
     if (bound.keepProcessingData) {
       const check = await this.#keepCheck(configuration);
@@ -479,21 +421,17 @@ export class ConfigurationService<T> {
       if (check.blocking.length > 0) throw changeUnsafe(check.blocking);
       keep = { risks: check.risks, checkedUpTo: check.checkedUpTo };
     }
-    const outcome = await this.#store.replace({
-      version,
-      configuration,
-      document,
-      at: this.#clock.now().toISOString(),
-      actor: actor.user,
-      clientId: actor.clientId ?? null,
-      action: 'configuration.upload',
-      sections,
-      ifRevisionIn: [bound.revision],
-      keep,
-      ifDeletes: keep === undefined ? bound.wouldDelete : undefined,
-      approvalRequestId: bound.approvalRequestId,
-    });
-    return this.#boundOutcome(outcome, bound);
+    const outcome = await this.#replace(
+      { version, configuration, document, action: 'configuration.upload' },
+      actor,
+      {
+        ifRevisionIn: [bound.revision],
+        keep,
+        ifDeletes: keep === undefined ? bound.wouldDelete : undefined,
+        approvalRequestId: bound.approvalRequestId,
+      },
+    );
+    return boundOutcome(outcome, bound);
   }
 
   /**
@@ -501,21 +439,12 @@ export class ConfigurationService<T> {
    * `bound.revision` and what it wipes is exactly `bound.wouldDelete`; otherwise `moved`.
    */
   async wipeBound(actor: AuditActor, bound: BoundChange): Promise<BoundOutcome> {
-    const configuration = emptyConfiguration();
-    const outcome = await this.#store.replace({
-      version: CONFIGURATION_FORMAT_VERSION,
-      configuration,
-      document: revisionDocument(configuration),
-      at: this.#clock.now().toISOString(),
-      actor: actor.user,
-      clientId: actor.clientId ?? null,
-      action: 'configuration.delete',
-      sections: sectionCounts(configuration),
+    const outcome = await this.#replaceWithEmpty(actor, {
       ifRevisionIn: [bound.revision],
       ifDeletes: bound.wouldDelete,
       approvalRequestId: bound.approvalRequestId,
     });
-    return this.#boundOutcome(outcome, bound);
+    return boundOutcome(outcome, bound);
   }
 
   /** The SHA-256 of the empty configuration's canonical text: the document a deletion stores. */
@@ -523,14 +452,40 @@ export class ConfigurationService<T> {
     return revisionDocument(emptyConfiguration()).sha256;
   }
 
-  #boundOutcome(outcome: ReplaceOutcome, bound: BoundChange): BoundOutcome {
-    if (outcome.replaced) return { kind: 'done', revision: outcome.revision, deleted: outcome.deleted };
-    if (outcome.blocking !== undefined) throw changeUnsafe(outcome.blocking);
-    if (outcome.wouldDelete !== undefined)
-      return {
-        kind: 'moved',
-        detail: `the processing data it would delete changed: it would delete ${JSON.stringify(outcome.wouldDelete)} now, not ${JSON.stringify(bound.wouldDelete)}`,
-      };
-    return revisionMoved(bound.revision, outcome.revision);
+  /**
+   * Stores `configuration` as the next revision, recorded in the audit log as `action` by
+   * `actor` with its section counts, under the conditions of `terms` (see
+   * ConfigurationStore.replace); `document` is the revision's text and hash when the caller has
+   * them already.
+   */
+  #replace(
+    change: Pick<ReplaceInput, 'version' | 'configuration' | 'action'> & {
+      document?: ReplaceInput['document'];
+    },
+    actor: AuditActor,
+    terms: ReplaceTerms,
+  ): Promise<ReplaceOutcome> {
+    const { version, configuration, action } = change;
+    return this.#store.replace({
+      version,
+      configuration,
+      document: change.document ?? revisionDocument(configuration),
+      at: this.#clock.now().toISOString(),
+      actor: actor.user,
+      clientId: actor.clientId ?? null,
+      action,
+      sections: sectionCounts(configuration),
+      ...terms,
+    });
+  }
+
+  /** {@link #replace} with the empty configuration: the revision a deletion stores. */
+  #replaceWithEmpty(actor: AuditActor, terms: ReplaceTerms): Promise<ReplaceOutcome> {
+    const configuration = emptyConfiguration();
+    return this.#replace(
+      { version: CONFIGURATION_FORMAT_VERSION, configuration, action: 'configuration.delete' },
+      actor,
+      terms,
+    );
   }
 }

@@ -16,7 +16,8 @@ import type { ChunkOutcome, ClaimedChunk } from '../accounting/store.js';
 import { BUSINESS_EVENT_ENTITY_NAME, LEDGER_NAMESPACE } from '../configuration/model.js';
 import { entityKey, type PreparedEntities } from '../entities/prepared-entity.js';
 import type { EnginePlan, FlowPlan, PreparedFlows, ScriptPlan } from './plan.js';
-import { type ScriptLimits, type ScriptRecordResult, ScriptSandbox } from './sandbox.js';
+import { type ScriptLimits, ScriptSandbox } from './sandbox.js';
+import type { ScriptRecordResult } from './script-results.js';
 
 /** What the runner reads of a prepared configuration revision. */
 export type FlowRevision = PreparedFlows & PreparedEntities & PreparedAccountingRevision;

@@ -3,11 +3,13 @@
  * processing errors; and the balance moves of the posted lines (`balances.ts`). The processing
  * benchmark writes with them too (bench/processing-limit.ts).
  */
-import type {
-  ChunkOutcome,
-  ClaimedChunk,
-  JournalDraft,
-  RollbackRequest,
+
+import {
+  assertJournalBalances,
+  type ChunkOutcome,
+  type ClaimedChunk,
+  type JournalDraft,
+  type RollbackRequest,
 } from '../../modules/accounting/store.js';
 import type { ProcessingErrorsTable } from '../tables/accounting.js';
 import { type BalanceMove, balanceMovesOf } from './balances.js';
@@ -99,10 +101,15 @@ export function journalRow(recordId: number, draft: JournalDraft, at: string, re
   ];
 }
 
-/** The line rows of a chunk's journals, in the order of LINE_COLUMNS; a line stores its extras only. */
+/**
+ * The line rows of a chunk's journals, in the order of LINE_COLUMNS; a line stores its extras only.
+ * Every journal is asserted to balance per currency first (`invariants.ts`): whatever made it, an
+ * unbalanced journal stops the write.
+ */
 export function lineRows(journals: ChunkOutcome['journals']): unknown[][] {
-  return journals.flatMap(({ draft }) =>
-    draft.lines.map((line) => [
+  return journals.flatMap(({ draft }) => {
+    assertJournalBalances(draft);
+    return draft.lines.map((line) => [
       line.lineId,
       draft.journalId,
       line.lineNo,
@@ -110,8 +117,8 @@ export function lineRows(journals: ChunkOutcome['journals']): unknown[][] {
       line.amount,
       line.currency,
       JSON.stringify(line.extras),
-    ]),
-  );
+    ]);
+  });
 }
 
 /** The rows a chunk's processing writes; on SQLite built before the write transaction begins. */

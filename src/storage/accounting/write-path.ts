@@ -8,6 +8,7 @@
  * the chunk (`claim-sqlite.ts`, `claim-postgres.ts`).
  */
 import { sql, type Transaction } from 'kysely';
+import { invariant } from '../../lib/invariant.js';
 import type { ChunkRef, ClaimedChunk } from '../../modules/accounting/store.js';
 import type { BulkInsert } from '../bulk-insert.js';
 import { storedRevision } from '../configuration-store.js';
@@ -71,7 +72,8 @@ async function markProcessed(
 
 /**
  * Adds `marked` records to their session's processed rows and `failed` of them to its failed
- * rows. Returns whether the session, ended, may now be fully processed: then the caller, once
+ * rows, asserting that the counts still reconcile (no more failed than processed, no more
+ * processed than stored). Returns whether the session, ended, may now be fully processed: then the caller, once
  * it has written the processing errors, records its `ingestion.processed`
  * (`events/session-events.ts`), at most once per session.
  *
@@ -95,9 +97,18 @@ async function countProcessed(
       processing_failed_rows: eb('processing_failed_rows', '+', failed),
     }))
     .where('ingestion_id', '=', chunk.ingestionId)
-    .returning(PROCESSED_CHECK_COLUMNS)
+    .returning([...PROCESSED_CHECK_COLUMNS, 'processing_failed_rows'])
     .executeTakeFirst();
-  return session !== undefined && mayReportProcessed(session, Date.parse(at));
+  if (session === undefined) return false;
+  const processed = Number(session.processed_rows);
+  const processingFailed = Number(session.processing_failed_rows);
+  invariant(
+    processingFailed >= 0 && processingFailed <= processed && processed <= Number(session.success_rows),
+    "a session's counters reconcile",
+    () =>
+      `session ${chunk.ingestionId} would count ${processed} records processed (${processingFailed} of them failed) of ${session.success_rows} stored`,
+  );
+  return mayReportProcessed(session, Date.parse(at));
 }
 
 /**

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
 import { AppError } from '../../../lib/errors.js';
 import { keepsRule } from '../../../lib/input-rule.js';
-import type { ReversalCounts } from '../../../modules/accounting/store.js';
+import type { ReversalCounts } from '../../../modules/accounting/reversal-store.js';
 import { APPROVAL_REASON_LENGTH_MAX, ApprovalReason } from '../../../modules/approvals/inputs.js';
 import type { ApprovalCaller } from '../../../modules/approvals/service.js';
 import {

@@ -3,12 +3,12 @@ import type { Services } from '../../../composition/services.js';
 import { AppError } from '../../../lib/errors.js';
 import { keepsRule } from '../../../lib/input-rule.js';
 import { ReversalReason } from '../../../modules/accounting/inputs.js';
+import type { ReversalCounts, StoredReversal } from '../../../modules/accounting/reversal-store.js';
 import {
   REVERSAL_REASON_LENGTH_MAX,
   type ReversalRequest,
   type ReversalView,
 } from '../../../modules/accounting/reversals.js';
-import type { ReversalCounts, StoredReversal } from '../../../modules/accounting/store.js';
 import { signedInClientIdOf } from '../../../modules/audit/entry.js';
 import { PROBLEM_STATUS } from '../../problems.js';
 import { dateField, lengthAttributes } from '../form-fields.js';
