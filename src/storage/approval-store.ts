@@ -171,27 +171,16 @@ function auditDetails(request: StoredApprovalRequest): Record<string, unknown> {
   };
 }
 
+/** The approvals port over `store` (see the header). */
 export function createApprovalStore(store: Store): ApprovalStore {
-  const { db } = store;
-  const view = (from: Kysely<Database> | Transaction<Database>) =>
-    from.selectFrom('approval_requests').select(VIEW_COLUMNS);
-
-  async function find(requestId: string): Promise<StoredApprovalRequest | undefined> {
-    const row = await view(db).where('id', '=', requestId).executeTakeFirst();
-    return row === undefined ? undefined : requestOf(row);
-  }
-
-  async function findByIdempotencyKey(clientId: string, key: string) {
-    const row = await view(db)
-      .where('maker_client_id', '=', clientId)
-      .where('idempotency_key', '=', key)
-      .executeTakeFirst();
-    return row === undefined ? undefined : requestOf(row);
-  }
-
+  const { db, adapter } = store;
   return {
-    findByIdempotencyKey,
-    find,
+    findByIdempotencyKey: (clientId, key) => findByIdempotencyKey(db, clientId, key),
+
+    async find(requestId) {
+      const row = await view(db).where('id', '=', requestId).executeTakeFirst();
+      return row === undefined ? undefined : requestOf(row);
+    },
 
     async findPendingSame(kind, review, payload) {
       // At most APPROVAL_PENDING_REQUESTS_MAX rows wait (index `approval_requests_status_order`).
@@ -207,47 +196,7 @@ export function createApprovalStore(store: Store): ApprovalStore {
       return rows.map(requestOf);
     },
 
-    async create(input: NewApprovalRequest) {
-      try {
-        const request = await db.transaction().execute(async (trx) => {
-          const row = await trx
-            .insertInto('approval_requests')
-            .values({
-              id: input.requestId,
-              kind: input.kind,
-              status: 'pending-approval',
-              maker_email: input.makerEmail,
-              maker_client_id: input.makerClientId,
-              created_at: input.at,
-              idempotency_key: input.idempotencyKey ?? null,
-              payload: JSON.stringify(input.payload),
-              document_sha256: input.documentSha256,
-              revision: input.revision,
-              dry_run: JSON.stringify(input.dryRun),
-              summary: JSON.stringify(input.summary),
-            })
-            .returning(VIEW_COLUMNS)
-            .executeTakeFirstOrThrow();
-          const created = requestOf(row);
-          await addToDay(trx, input.at, { awaiting: 1, denied: 0 });
-          await writeApprovalAudit(trx, store.adapter, {
-            at: input.at,
-            actor: actorOfCaller(input.makerEmail, input.makerClientId),
-            action: 'approval.requested',
-            revision: input.revision,
-            details: auditDetails(created),
-          });
-          return created;
-        });
-        return { kind: 'created' as const, request };
-      } catch (error) {
-        // A concurrent request of the same client with the same key won: answer it.
-        if (input.idempotencyKey === undefined || !isUniqueViolation(error)) throw error;
-        const earlier = await findByIdempotencyKey(input.makerClientId, input.idempotencyKey);
-        if (earlier === undefined) throw error;
-        return { kind: 'replay' as const, request: earlier };
-      }
-    },
+    create: (input) => create(db, adapter, input),
 
     async payload(requestId) {
       const row = await db
@@ -280,103 +229,191 @@ export function createApprovalStore(store: Store): ApprovalStore {
       return countRows(query);
     },
 
-    decide(requestId: string, decision: ApprovalDecision) {
-      return db.transaction().execute(async (trx) => {
-        const row = await trx
-          .updateTable('approval_requests')
-          .set({
-            status: decision.to,
-            decided_by: decision.by,
-            decided_by_client_id: decision.byClientId,
-            decided_at: decision.at,
-            reason: decision.reason ?? null,
-          })
-          .where('id', '=', requestId)
-          .where('status', '=', 'pending-approval')
-          .returning(VIEW_COLUMNS)
-          .executeTakeFirst();
-        if (row === undefined) return undefined;
-        const decided = requestOf(row);
-        await addToDay(trx, decided.createdAt, {
-          awaiting: -1,
-          denied: decision.to === 'rejected' ? 1 : 0,
-        });
-        await writeApprovalAudit(trx, store.adapter, {
-          at: decision.at,
-          actor: actorOfCaller(decision.by, decision.byClientId),
-          action: AUDIT_ACTION[decision.to],
-          revision: decided.revision,
-          details: {
-            ...auditDetails(decided),
-            decidedByClientId: decision.byClientId,
-            ...(decision.reason === undefined ? {} : { reason: decision.reason }),
-          },
-        });
-        return decided;
-      });
-    },
+    decide: (requestId, decision) => decide(db, adapter, requestId, decision),
 
-    finish(requestId: string, finish: ApprovalFinish) {
-      return db.transaction().execute(async (trx) => {
-        // An action that ran made its request `approved` as it committed (`markApprovalRan`):
-        // its outcome is added; a request whose action did not run leaves `processing`.
-        const row = await trx
-          .updateTable('approval_requests')
-          .set(
-            finish.to === 'approved'
-              ? { outcome: JSON.stringify(finish.outcome) }
-              : { status: finish.to, finished_at: finish.at, problem: JSON.stringify(finish.problem) },
-          )
-          .where('id', '=', requestId)
-          .where((eb) =>
-            finish.to === 'approved'
-              ? eb.and([eb('status', '=', 'approved'), eb('outcome', 'is', null)])
-              : eb('status', '=', 'processing'),
-          )
-          .returning(VIEW_COLUMNS)
-          .executeTakeFirstOrThrow();
-        const finished = requestOf(row);
-        // An approval that ran has its entry from the decision; the action wrote its own.
-        if (finish.to !== 'approved')
-          await writeApprovalAudit(trx, store.adapter, {
-            at: finish.at,
-            actor:
-              finished.decidedBy === null
-                ? actorOfCaller(finished.makerEmail, finished.makerClientId)
-                : actorOfCaller(finished.decidedBy, finished.decidedByClientId),
-            action: AUDIT_ACTION[finish.to],
-            revision: finished.revision,
-            details: { ...auditDetails(finished), problem: finish.problem },
-          });
-        return finished;
-      });
-    },
+    finish: (requestId, finish) => finishRequest(db, adapter, requestId, finish),
 
-    recoverInterrupted(decidedBefore: string, at: string) {
-      return db.transaction().execute(async (trx) => {
-        const problem = {
-          code: 'approval-interrupted',
-          detail:
-            'the instance running the approved action stopped before it finished; nothing was changed: make the request again',
-        };
-        const rows = await trx
-          .updateTable('approval_requests')
-          .set({ status: 'failed', finished_at: at, problem: JSON.stringify(problem) })
-          .where('status', '=', 'processing')
-          .where('decided_at', '<', decidedBefore)
-          .returning(VIEW_COLUMNS)
-          .execute();
-        const recovered = rows.map(requestOf);
-        for (const request of recovered)
-          await writeApprovalAudit(trx, store.adapter, {
-            at,
-            actor: INTERRUPTED_RECOVERY_ACTOR,
-            action: 'approval.failed',
-            revision: request.revision,
-            details: { ...auditDetails(request), problem },
-          });
-        return recovered;
-      });
-    },
+    recoverInterrupted: (decidedBefore, at) => recoverInterrupted(db, adapter, decidedBefore, at),
   };
+}
+
+/** The columns a request is answered with, read from `from`. */
+function view(from: Kysely<Database> | Transaction<Database>) {
+  return from.selectFrom('approval_requests').select(VIEW_COLUMNS);
+}
+
+/** The request a client made with idempotency key `key`, if any. */
+async function findByIdempotencyKey(
+  db: Kysely<Database>,
+  clientId: string,
+  key: string,
+): Promise<StoredApprovalRequest | undefined> {
+  const row = await view(db)
+    .where('maker_client_id', '=', clientId)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
+  return row === undefined ? undefined : requestOf(row);
+}
+
+/**
+ * `ApprovalStore.create`: the request, its day counters and its audit entry in one transaction; a
+ * concurrent request of the same client with the same key that won is answered as a replay.
+ */
+async function create(db: Kysely<Database>, adapter: DialectAdapter, input: NewApprovalRequest) {
+  try {
+    const request = await db.transaction().execute(async (trx) => {
+      const row = await trx
+        .insertInto('approval_requests')
+        .values({
+          id: input.requestId,
+          kind: input.kind,
+          status: 'pending-approval',
+          maker_email: input.makerEmail,
+          maker_client_id: input.makerClientId,
+          created_at: input.at,
+          idempotency_key: input.idempotencyKey ?? null,
+          payload: JSON.stringify(input.payload),
+          document_sha256: input.documentSha256,
+          revision: input.revision,
+          dry_run: JSON.stringify(input.dryRun),
+          summary: JSON.stringify(input.summary),
+        })
+        .returning(VIEW_COLUMNS)
+        .executeTakeFirstOrThrow();
+      const created = requestOf(row);
+      await addToDay(trx, input.at, { awaiting: 1, denied: 0 });
+      await writeApprovalAudit(trx, adapter, {
+        at: input.at,
+        actor: actorOfCaller(input.makerEmail, input.makerClientId),
+        action: 'approval.requested',
+        revision: input.revision,
+        details: auditDetails(created),
+      });
+      return created;
+    });
+    return { kind: 'created' as const, request };
+  } catch (error) {
+    // A concurrent request of the same client with the same key won: answer it.
+    if (input.idempotencyKey === undefined || !isUniqueViolation(error)) throw error;
+    const earlier = await findByIdempotencyKey(db, input.makerClientId, input.idempotencyKey);
+    if (earlier === undefined) throw error;
+    return { kind: 'replay' as const, request: earlier };
+  }
+}
+
+/** `ApprovalStore.decide`: a pending request approved or rejected, with its day counters and audit entry. */
+function decide(
+  db: Kysely<Database>,
+  adapter: DialectAdapter,
+  requestId: string,
+  decision: ApprovalDecision,
+) {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('approval_requests')
+      .set({
+        status: decision.to,
+        decided_by: decision.by,
+        decided_by_client_id: decision.byClientId,
+        decided_at: decision.at,
+        reason: decision.reason ?? null,
+      })
+      .where('id', '=', requestId)
+      .where('status', '=', 'pending-approval')
+      .returning(VIEW_COLUMNS)
+      .executeTakeFirst();
+    if (row === undefined) return undefined;
+    const decided = requestOf(row);
+    await addToDay(trx, decided.createdAt, {
+      awaiting: -1,
+      denied: decision.to === 'rejected' ? 1 : 0,
+    });
+    await writeApprovalAudit(trx, adapter, {
+      at: decision.at,
+      actor: actorOfCaller(decision.by, decision.byClientId),
+      action: AUDIT_ACTION[decision.to],
+      revision: decided.revision,
+      details: {
+        ...auditDetails(decided),
+        decidedByClientId: decision.byClientId,
+        ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+      },
+    });
+    return decided;
+  });
+}
+
+/** `ApprovalStore.finish`: the outcome of an approved request's action, or why it did not run. */
+function finishRequest(
+  db: Kysely<Database>,
+  adapter: DialectAdapter,
+  requestId: string,
+  finish: ApprovalFinish,
+) {
+  return db.transaction().execute(async (trx) => {
+    // An action that ran made its request `approved` as it committed (`markApprovalRan`):
+    // its outcome is added; a request whose action did not run leaves `processing`.
+    const row = await trx
+      .updateTable('approval_requests')
+      .set(
+        finish.to === 'approved'
+          ? { outcome: JSON.stringify(finish.outcome) }
+          : { status: finish.to, finished_at: finish.at, problem: JSON.stringify(finish.problem) },
+      )
+      .where('id', '=', requestId)
+      .where((eb) =>
+        finish.to === 'approved'
+          ? eb.and([eb('status', '=', 'approved'), eb('outcome', 'is', null)])
+          : eb('status', '=', 'processing'),
+      )
+      .returning(VIEW_COLUMNS)
+      .executeTakeFirstOrThrow();
+    const finished = requestOf(row);
+    // An approval that ran has its entry from the decision; the action wrote its own.
+    if (finish.to !== 'approved')
+      await writeApprovalAudit(trx, adapter, {
+        at: finish.at,
+        actor:
+          finished.decidedBy === null
+            ? actorOfCaller(finished.makerEmail, finished.makerClientId)
+            : actorOfCaller(finished.decidedBy, finished.decidedByClientId),
+        action: AUDIT_ACTION[finish.to],
+        revision: finished.revision,
+        details: { ...auditDetails(finished), problem: finish.problem },
+      });
+    return finished;
+  });
+}
+
+/** `ApprovalStore.recoverInterrupted`: requests whose action's instance stopped, failed with their audit entries. */
+function recoverInterrupted(
+  db: Kysely<Database>,
+  adapter: DialectAdapter,
+  decidedBefore: string,
+  at: string,
+) {
+  return db.transaction().execute(async (trx) => {
+    const problem = {
+      code: 'approval-interrupted',
+      detail:
+        'the instance running the approved action stopped before it finished; nothing was changed: make the request again',
+    };
+    const rows = await trx
+      .updateTable('approval_requests')
+      .set({ status: 'failed', finished_at: at, problem: JSON.stringify(problem) })
+      .where('status', '=', 'processing')
+      .where('decided_at', '<', decidedBefore)
+      .returning(VIEW_COLUMNS)
+      .execute();
+    const recovered = rows.map(requestOf);
+    for (const request of recovered)
+      await writeApprovalAudit(trx, adapter, {
+        at,
+        actor: INTERRUPTED_RECOVERY_ACTOR,
+        action: 'approval.failed',
+        revision: request.revision,
+        details: { ...auditDetails(request), problem },
+      });
+    return recovered;
+  });
 }

@@ -1,4 +1,11 @@
-import { type Expression, type Kysely, type OperationNodeSource, type SqlBool, sql } from 'kysely';
+import {
+  type Expression,
+  type Kysely,
+  type OperationNodeSource,
+  type RawBuilder,
+  type SqlBool,
+  sql,
+} from 'kysely';
 import { type ChunkWrite, SESSION_ERRORS_KEPT_MAX } from '../modules/ingestion/store.js';
 import { storedRevisionQuery } from './configuration-store.js';
 import type { Database } from './schema.js';
@@ -67,28 +74,7 @@ export async function writeChunkInOneStatement(
   const { accepted } = write;
   const columns = Object.keys(chunkRow);
   const chunkWritten = sql<boolean>`exists (select 1 from chunk)`;
-  const entityCounts = entityRecordCountsUpsert(
-    {
-      ingestionId: write.ingestionId,
-      namespace: write.namespace,
-      entity: write.entity,
-      waiting: write.awaitsProcessing ? accepted.indexes.length : 0,
-      done: write.awaitsProcessing ? 0 : accepted.indexes.length,
-      errors: 0,
-    },
-    chunkWritten,
-  );
-  const late = lateSessionWorkUpdate(db, write.ingestionId, chunk.lateWork)
-    .where(sql<boolean>`day = (select substr(opened_on, 1, 10) from session where counted = 1)`)
-    .returning(sql<number>`1`.as('one'));
-  // An empty chunk (every record failed) counts no records: no counter part.
-  const counters =
-    entityCounts === undefined
-      ? { part: sql``, read: sql`` }
-      : {
-          part: sql`entity_counts as (${entityCounts(db).returning(sql<number>`1`.as('one'))}),`,
-          read: sql`(select count(*) from entity_counts) as entity_counts,`,
-        };
+  const { counters, late } = counterParts(db, chunk, chunkWritten);
   const { rows } = await sql<{ written: number }>`
     with chunk as (
       insert into chunks (${sql.join(columns.map((c) => sql.ref(c)))})
@@ -130,4 +116,37 @@ export async function writeChunkInOneStatement(
   // Nothing can go between the chunk's row and the session's: the chunk's foreign key makes the
   // statement fail (`gone`) when the session was deleted since its sequence number was taken.
   return rows[0]?.written === 1 ? 'written' : 'stale';
+}
+
+/**
+ * The statement's parts that count the chunk, with their reads in its main query: the entity's
+ * record counters (`entity_counts`, only while the chunk's row is written) and the session's day
+ * counters (`late`, only when the session was counted already).
+ */
+function counterParts(db: Kysely<Database>, chunk: PostgresChunkWrite, chunkWritten: RawBuilder<boolean>) {
+  const { write } = chunk;
+  const { accepted } = write;
+  const entityCounts = entityRecordCountsUpsert(
+    {
+      ingestionId: write.ingestionId,
+      namespace: write.namespace,
+      entity: write.entity,
+      waiting: write.awaitsProcessing ? accepted.indexes.length : 0,
+      done: write.awaitsProcessing ? 0 : accepted.indexes.length,
+      errors: 0,
+    },
+    chunkWritten,
+  );
+  const late = lateSessionWorkUpdate(db, write.ingestionId, chunk.lateWork)
+    .where(sql<boolean>`day = (select substr(opened_on, 1, 10) from session where counted = 1)`)
+    .returning(sql<number>`1`.as('one'));
+  // An empty chunk (every record failed) counts no records: no counter part.
+  const counters =
+    entityCounts === undefined
+      ? { part: sql``, read: sql`` }
+      : {
+          part: sql`entity_counts as (${entityCounts(db).returning(sql<number>`1`.as('one'))}),`,
+          read: sql`(select count(*) from entity_counts) as entity_counts,`,
+        };
+  return { counters, late };
 }

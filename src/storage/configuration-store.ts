@@ -1,4 +1,4 @@
-import type { ExpressionBuilder, Kysely, QueryCreator } from 'kysely';
+import type { ExpressionBuilder, Kysely, QueryCreator, Transaction } from 'kysely';
 import {
   CONFIGURATION_FORMAT_VERSION,
   type Configuration,
@@ -18,7 +18,7 @@ import {
 import { recordEvent } from './events/outbox.js';
 import type { Database } from './schema.js';
 import { clearStatisticsCounters } from './statistics-counters.js';
-import type { Store } from './store.js';
+import type { DialectAdapter, Store } from './store.js';
 import { blockingInTransaction, checkStoredData } from './stored-data-checks.js';
 
 /** What a change that keeps the processing data reports as kept: nothing deleted. */
@@ -44,6 +44,18 @@ export async function storedRevision(db: Kysely<Database>): Promise<number> {
     .where('id', '=', CONFIGURATION_ROW_ID)
     .executeTakeFirst();
   return row === undefined ? 0 : Number(row.revision);
+}
+
+/**
+ * The stored revision inside `trx`, held on PostgreSQL until the transaction ends (`FOR SHARE`:
+ * an upload waits for the transaction, or the transaction for the upload); 0 before the first
+ * upload. On SQLite the transaction is the only writer, so reading is holding.
+ */
+export async function heldStoredRevision(trx: Kysely<Database>, adapter: DialectAdapter): Promise<number> {
+  const row = await adapter
+    .forShare(trx.selectFrom('configuration').select('revision').where('id', '=', CONFIGURATION_ROW_ID))
+    .executeTakeFirst();
+  return Number(row?.revision ?? 0);
 }
 
 /**
@@ -163,121 +175,159 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
       return readRevisionDocument(db, revision);
     },
 
-    async replace(input) {
-      return db.transaction().execute(async (trx): Promise<ReplaceOutcome> => {
-        // Make sure the row exists, then lock it: the revision read below is ours alone.
-        await trx
-          .insertInto('configuration')
-          .values({
-            id: CONFIGURATION_ROW_ID,
-            revision: 0,
-            version: CONFIGURATION_FORMAT_VERSION,
-            document: JSON.stringify(emptyConfiguration()),
-            updated_at: input.at,
-            updated_by: null,
-          })
-          .onConflict((oc) => oc.column('id').doNothing())
-          .execute();
-        // SQLite runs one write transaction at a time, so only PostgreSQL needs the row lock.
-        const current = trx
-          .selectFrom('configuration')
-          .select('revision')
-          .where('id', '=', CONFIGURATION_ROW_ID);
-        const { revision } = await adapter.forUpdate(current).executeTakeFirstOrThrow();
-        if (input.ifRevisionIn !== undefined && !input.ifRevisionIn.includes(Number(revision))) {
-          return { replaced: false, revision: Number(revision) };
-        }
-        const next = Number(revision) + 1;
-        // Every write of processing data (a session, a chunk, a journal) takes a lock on the
-        // sessions table or a session row; these locks wait for those in flight and hold off
-        // new ones until commit (reads go on), so the counts are exactly what is deleted.
-        // Chunks first: a processing transaction locks its chunk row, then a session row (the
-        // journals it inserts refer to the session), and a chunk's write also touches the
-        // chunks table before the session's row. Taking the sessions table first deadlocked
-        // with a processor holding a chunk (finding of test/e2e/configuration-crash.test.ts).
-        await adapter.lockTables(trx, ['chunks', 'ingestions']);
-        let deleted = NOTHING_DELETED;
-        if (input.keep !== undefined) {
-          const { risks, checkedUpTo } = input.keep;
-          const blocking = await blockingInTransaction(trx, adapter, risks, checkedUpTo);
-          if (blocking.length > 0) return { replaced: false, revision: Number(revision), blocking };
-        } else {
-          deleted = await countProcessingData(trx);
-          if (input.ifDeletes !== undefined && !sameCounts(deleted, input.ifDeletes))
-            return { replaced: false, revision: Number(revision), wouldDelete: deleted };
-          // The rows written in bulk first: on PostgreSQL they have no foreign key to cascade
-          // from (migration 0030). Deleting the sessions cascades to their chunks and errors;
-          // the balances kept from the journals go with them (`accounting/balances.ts`), and so
-          // do the statistics counters (`statistics-counters.ts`).
-          await trx.deleteFrom('journal_lines').execute();
-          await trx.deleteFrom('journals').execute();
-          await trx.deleteFrom('records').execute();
-          await trx.deleteFrom('ingestions').execute();
-          // The reversal requests go with the journals they reversed (the audit log keeps them).
-          await trx.deleteFrom('reversals').execute();
-          await trx.deleteFrom('balance_moves').execute();
-          await trx.deleteFrom('balances').execute();
-          await clearStatisticsCounters(trx);
-        }
-        if (input.approvalRequestId !== undefined)
-          await markApprovalRan(trx, input.approvalRequestId, input.at);
-        await trx
-          .updateTable('configuration')
-          .set({
-            revision: next,
-            version: input.version,
-            document: JSON.stringify(input.configuration),
-            updated_at: input.at,
-            updated_by: input.actor,
-          })
-          .where('id', '=', CONFIGURATION_ROW_ID)
-          .execute();
-        await appendAudit(trx, store.adapter, {
-          at: input.at,
-          action: input.action,
-          actor: { user: input.actor, clientId: input.clientId ?? null },
-          before: { revision: Number(revision) },
-          after: { revision: next, version: input.version, sha256: input.document.sha256 },
-          configuration: {
-            version: input.version,
-            revision: next,
-            sections: input.sections,
-            deleted: { ...deleted },
-          },
-        });
-        // The outbox (`events/outbox.ts`): the change is reported exactly when it commits.
-        if (input.action === 'configuration.delete')
-          await recordEvent(
-            trx,
-            'configuration.wiped',
-            { revision: next, actor: input.actor, deleted: { ...deleted } },
-            input.at,
-          );
-        else
-          await recordEvent(
-            trx,
-            'configuration.changed',
-            {
-              revision: next,
-              version: input.version,
-              actor: input.actor,
-              processingData: input.keep === undefined ? 'wiped' : 'kept',
-              deleted: { ...deleted },
-            },
-            input.at,
-          );
-        await insertRevision(trx, {
-          revision: next,
-          at: input.at,
-          actor: input.actor,
-          action: input.action === 'configuration.delete' ? 'delete' : 'upload',
-          version: input.version,
-          sha256: input.document.sha256,
-          sections: input.sections,
-          documentText: input.document.text,
-        });
-        return { replaced: true, revision: next, deleted };
-      });
-    },
+    replace: (input) => db.transaction().execute((trx) => replaceConfiguration(trx, adapter, input)),
   };
+}
+
+/** What `ConfigurationStore.replace` is asked. */
+type ReplaceInput = Parameters<ConfigurationStore['replace']>[0];
+
+/**
+ * `ConfigurationStore.replace` inside `trx`, its steps in the lock order of
+ * `createConfigurationStore`, which they keep: the configuration row (`lockedRevision`), then the
+ * chunks and sessions tables; then the check of the kept data or the wipe
+ * (`wipeProcessingData`), the approval request, the new document, its audit entry, its event
+ * (`recordChange`) and its revision.
+ */
+async function replaceConfiguration(
+  trx: Transaction<Database>,
+  adapter: DialectAdapter,
+  input: ReplaceInput,
+): Promise<ReplaceOutcome> {
+  const revision = await lockedRevision(trx, adapter, input.at);
+  if (input.ifRevisionIn !== undefined && !input.ifRevisionIn.includes(revision)) {
+    return { replaced: false, revision };
+  }
+  const next = revision + 1;
+  // Every write of processing data (a session, a chunk, a journal) takes a lock on the
+  // sessions table or a session row; these locks wait for those in flight and hold off
+  // new ones until commit (reads go on), so the counts are exactly what is deleted.
+  // Chunks first: a processing transaction locks its chunk row, then a session row (the
+  // journals it inserts refer to the session), and a chunk's write also touches the
+  // chunks table before the session's row. Taking the sessions table first deadlocked
+  // with a processor holding a chunk (finding of test/e2e/configuration-crash.test.ts).
+  await adapter.lockTables(trx, ['chunks', 'ingestions']);
+  let deleted = NOTHING_DELETED;
+  if (input.keep !== undefined) {
+    const { risks, checkedUpTo } = input.keep;
+    const blocking = await blockingInTransaction(trx, adapter, risks, checkedUpTo);
+    if (blocking.length > 0) return { replaced: false, revision, blocking };
+  } else {
+    deleted = await countProcessingData(trx);
+    if (input.ifDeletes !== undefined && !sameCounts(deleted, input.ifDeletes))
+      return { replaced: false, revision, wouldDelete: deleted };
+    await wipeProcessingData(trx);
+  }
+  if (input.approvalRequestId !== undefined) await markApprovalRan(trx, input.approvalRequestId, input.at);
+  await trx
+    .updateTable('configuration')
+    .set({
+      revision: next,
+      version: input.version,
+      document: JSON.stringify(input.configuration),
+      updated_at: input.at,
+      updated_by: input.actor,
+    })
+    .where('id', '=', CONFIGURATION_ROW_ID)
+    .execute();
+  await appendAudit(trx, adapter, {
+    at: input.at,
+    action: input.action,
+    actor: { user: input.actor, clientId: input.clientId ?? null },
+    before: { revision },
+    after: { revision: next, version: input.version, sha256: input.document.sha256 },
+    configuration: {
+      version: input.version,
+      revision: next,
+      sections: input.sections,
+      deleted: { ...deleted },
+    },
+  });
+  await recordChange(trx, input, next, deleted);
+  await insertRevision(trx, {
+    revision: next,
+    at: input.at,
+    actor: input.actor,
+    action: input.action === 'configuration.delete' ? 'delete' : 'upload',
+    version: input.version,
+    sha256: input.document.sha256,
+    sections: input.sections,
+    documentText: input.document.text,
+  });
+  return { replaced: true, revision: next, deleted };
+}
+
+/**
+ * The stored revision inside `trx`, its row made first when missing and then locked (on
+ * PostgreSQL), so the revision read is this transaction's alone.
+ */
+async function lockedRevision(
+  trx: Transaction<Database>,
+  adapter: DialectAdapter,
+  at: string,
+): Promise<number> {
+  // Make sure the row exists, then lock it: the revision read below is ours alone.
+  await trx
+    .insertInto('configuration')
+    .values({
+      id: CONFIGURATION_ROW_ID,
+      revision: 0,
+      version: CONFIGURATION_FORMAT_VERSION,
+      document: JSON.stringify(emptyConfiguration()),
+      updated_at: at,
+      updated_by: null,
+    })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+  // SQLite runs one write transaction at a time, so only PostgreSQL needs the row lock.
+  const current = trx.selectFrom('configuration').select('revision').where('id', '=', CONFIGURATION_ROW_ID);
+  const { revision } = await adapter.forUpdate(current).executeTakeFirstOrThrow();
+  return Number(revision);
+}
+
+/** Deletes the processing data inside `trx`, under the locks `replaceConfiguration` took. */
+async function wipeProcessingData(trx: Transaction<Database>): Promise<void> {
+  // The rows written in bulk first: on PostgreSQL they have no foreign key to cascade
+  // from (migration 0030). Deleting the sessions cascades to their chunks and errors;
+  // the balances kept from the journals go with them (`accounting/balances.ts`), and so
+  // do the statistics counters (`statistics-counters.ts`).
+  await trx.deleteFrom('journal_lines').execute();
+  await trx.deleteFrom('journals').execute();
+  await trx.deleteFrom('records').execute();
+  await trx.deleteFrom('ingestions').execute();
+  // The reversal requests go with the journals they reversed (the audit log keeps them).
+  await trx.deleteFrom('reversals').execute();
+  await trx.deleteFrom('balance_moves').execute();
+  await trx.deleteFrom('balances').execute();
+  await clearStatisticsCounters(trx);
+}
+
+/** Records the event of the change to revision `next` inside `trx`. */
+async function recordChange(
+  trx: Transaction<Database>,
+  input: ReplaceInput,
+  next: number,
+  deleted: ProcessingDataCounts,
+): Promise<void> {
+  // The outbox (`events/outbox.ts`): the change is reported exactly when it commits.
+  if (input.action === 'configuration.delete')
+    await recordEvent(
+      trx,
+      'configuration.wiped',
+      { revision: next, actor: input.actor, deleted: { ...deleted } },
+      input.at,
+    );
+  else
+    await recordEvent(
+      trx,
+      'configuration.changed',
+      {
+        revision: next,
+        version: input.version,
+        actor: input.actor,
+        processingData: input.keep === undefined ? 'wiped' : 'kept',
+        deleted: { ...deleted },
+      },
+      input.at,
+    );
 }

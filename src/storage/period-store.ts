@@ -140,85 +140,6 @@ function snapshotOfRow(row: PeriodSnapshotsTable): StoredSnapshot {
 /** The periods adapter over `store` (see the header). */
 export function createPeriodStore(store: Store): PeriodStore {
   const { db, adapter } = store;
-  const amountText = adapter.decimalText('balance');
-
-  /** Work dated in the period that keeps it from closing (`PendingWork`), read inside `trx`. */
-  async function pendingWork(trx: Transaction<Database>, input: PeriodActionInput, node: string) {
-    const waitingRecords = await countRows(trx.selectFrom('records').where('processing', '=', 1));
-    const unpostedJournals = await countRows(
-      trx
-        .selectFrom('journals')
-        .where('posted', '=', 0)
-        .where('node', '=', node)
-        .where('accounting_config', '=', input.accountingConfig)
-        .where('core_date', '>=', input.firstDay)
-        .where('core_date', '<=', input.lastDay),
-    );
-    return { waitingRecords, unpostedJournals };
-  }
-
-  /**
-   * The trial balance of the node and accounting configuration as of the period's last day, from
-   * the kept balance moves (docs/adr/0016-balances-kept-as-journals-post.md), read inside `trx`.
-   */
-  async function trialBalance(trx: Transaction<Database>, input: PeriodActionInput, node: string) {
-    const total = adapter.decimalSum('amount');
-    const rows = await trx
-      .selectFrom('balance_moves')
-      .select(['account', 'currency', total.as('balance')])
-      .where('accounting_config', '=', input.accountingConfig)
-      .where('node', '=', node)
-      .where('core_date', '<=', input.lastDay)
-      .groupBy(['account', 'currency'])
-      .orderBy('account')
-      .orderBy('currency')
-      .limit(PERIOD_SNAPSHOT_LINES_MAX + 1)
-      .execute();
-    if (rows.length > PERIOD_SNAPSHOT_LINES_MAX)
-      throw new AppError(
-        'conflict',
-        `the trial balance of the period has more than ${PERIOD_SNAPSHOT_LINES_MAX} balances, more than a snapshot holds`,
-      );
-    return rows.map(
-      (r): TrialBalanceLine => ({ account: r.account, currency: r.currency, balance: String(r.balance) }),
-    );
-  }
-
-  /** Takes the snapshot of a close or a lock inside `trx`. */
-  async function takeSnapshot(trx: Transaction<Database>, input: PeriodActionInput, node: string) {
-    const lines = await trialBalance(trx, input, node);
-    const row: PeriodSnapshotsTable = {
-      id: input.snapshotId,
-      accounting_config: input.accountingConfig,
-      node,
-      first_day: input.firstDay,
-      last_day: input.lastDay,
-      action: input.action,
-      taken_by: input.actedBy,
-      taken_at: input.at,
-      lines: lines.length,
-      hash: trialBalanceHash(
-        { accountingConfig: input.accountingConfig, node, firstDay: input.firstDay, lastDay: input.lastDay },
-        lines,
-      ),
-    };
-    await trx.insertInto('period_snapshots').values(row).execute();
-    for (let i = 0; i < lines.length; i += SNAPSHOT_LINES_PER_INSERT_MAX) {
-      await trx
-        .insertInto('period_snapshot_lines')
-        .values(
-          lines.slice(i, i + SNAPSHOT_LINES_PER_INSERT_MAX).map((l) => ({
-            snapshot_id: input.snapshotId,
-            account: l.account,
-            currency: l.currency,
-            balance: l.balance,
-          })),
-        )
-        .execute();
-    }
-    return snapshotOfRow(row);
-  }
-
   return {
     periodStates: () => readPeriodStates(db),
 
@@ -232,74 +153,7 @@ export function createPeriodStore(store: Store): PeriodStore {
     },
 
     act(input: PeriodActionInput): Promise<PeriodActionResult> {
-      const node = canonicalNodeJson(input.node);
-      return db.transaction().execute(async (trx): Promise<PeriodActionResult> => {
-        // The counter first: on PostgreSQL this waits for the processing and reversals in progress.
-        await trx
-          .updateTable('period_states_version')
-          .set((eb) => ({ version: eb('version', '+', 1) }))
-          .where('id', '=', 1)
-          .execute();
-        const found = await trx
-          .selectFrom('period_states')
-          .selectAll()
-          .where('accounting_config', '=', input.accountingConfig)
-          .where('node', '=', node)
-          .where('first_day', '=', input.firstDay)
-          .executeTakeFirst();
-        const refusal = input.refusalOf(found === undefined ? undefined : stateOfRow(found));
-        if (refusal !== undefined) return { kind: 'refused', detail: refusal };
-        let snapshot: StoredSnapshot | undefined;
-        if (input.action !== 'reopen') {
-          const pending = await pendingWork(trx, input, node);
-          if (pending.waitingRecords > 0 || pending.unpostedJournals > 0) return { kind: 'pending', pending };
-          snapshot = await takeSnapshot(trx, input, node);
-        }
-        if (input.approvalRequestId !== undefined)
-          await markApprovalRan(trx, input.approvalRequestId, input.at);
-        const row: PeriodStatesTable = {
-          accounting_config: input.accountingConfig,
-          node,
-          first_day: input.firstDay,
-          last_day: input.lastDay,
-          state: input.action === 'close' ? 'closed' : input.action === 'lock' ? 'locked' : 'reopened',
-          acted_by: input.actedBy,
-          client_id: input.clientId,
-          acted_at: input.at,
-          reason: input.reason,
-        };
-        await trx
-          .insertInto('period_states')
-          .values(row)
-          .onConflict((oc) =>
-            oc.columns(['accounting_config', 'node', 'first_day']).doUpdateSet({
-              state: row.state,
-              last_day: row.last_day,
-              acted_by: row.acted_by,
-              client_id: row.client_id,
-              acted_at: row.acted_at,
-              reason: row.reason,
-            }),
-          )
-          .execute();
-        await recordPeriodAudit(trx, store.adapter, {
-          at: input.at,
-          actor: actorOfCaller(input.actedBy, input.clientId),
-          action: `periods.${input.action}`,
-          details: {
-            accountingConfig: input.accountingConfig,
-            node: input.node,
-            firstDay: input.firstDay,
-            lastDay: input.lastDay,
-            clientId: input.clientId,
-            before: found?.state ?? null,
-            after: row.state,
-            reason: input.reason,
-            ...(snapshot === undefined ? {} : { snapshotId: snapshot.snapshotId, hash: snapshot.hash }),
-          },
-        });
-        return { kind: 'done', state: stateOfRow(row), snapshot };
-      });
+      return db.transaction().execute((trx) => actOnPeriod(trx, adapter, input));
     },
 
     async snapshotCounts(accountingConfig, node) {
@@ -330,28 +184,205 @@ export function createPeriodStore(store: Store): PeriodStore {
       return rows.map(snapshotOfRow);
     },
 
-    async snapshot(snapshotId) {
-      const row = await db
-        .selectFrom('period_snapshots')
-        .selectAll()
-        .where('id', '=', snapshotId)
-        .executeTakeFirst();
-      if (row === undefined) return undefined;
-      const lines = await db
-        .selectFrom('period_snapshot_lines')
-        .select(['account', 'currency', amountText.as('balance')])
-        .where('snapshot_id', '=', snapshotId)
-        .orderBy('account')
-        .orderBy('currency')
-        .execute();
-      return {
-        ...snapshotOfRow(row),
-        balances: lines.map((l) => ({
+    snapshot: (snapshotId) => readSnapshot(db, adapter, snapshotId),
+  };
+}
+
+/**
+ * `PeriodStore.act` inside `trx`, in the order the header relies on: the counter, then the state
+ * found, the work pending and the snapshot (closes and locks), the approval request, the new state
+ * (`storeState`) and its audit entry.
+ */
+async function actOnPeriod(
+  trx: Transaction<Database>,
+  adapter: DialectAdapter,
+  input: PeriodActionInput,
+): Promise<PeriodActionResult> {
+  const node = canonicalNodeJson(input.node);
+  // The counter first: on PostgreSQL this waits for the processing and reversals in progress.
+  await trx
+    .updateTable('period_states_version')
+    .set((eb) => ({ version: eb('version', '+', 1) }))
+    .where('id', '=', 1)
+    .execute();
+  const found = await trx
+    .selectFrom('period_states')
+    .selectAll()
+    .where('accounting_config', '=', input.accountingConfig)
+    .where('node', '=', node)
+    .where('first_day', '=', input.firstDay)
+    .executeTakeFirst();
+  const refusal = input.refusalOf(found === undefined ? undefined : stateOfRow(found));
+  if (refusal !== undefined) return { kind: 'refused', detail: refusal };
+  let snapshot: StoredSnapshot | undefined;
+  if (input.action !== 'reopen') {
+    const pending = await pendingWork(trx, input, node);
+    if (pending.waitingRecords > 0 || pending.unpostedJournals > 0) return { kind: 'pending', pending };
+    snapshot = await takeSnapshot(trx, adapter, input, node);
+  }
+  if (input.approvalRequestId !== undefined) await markApprovalRan(trx, input.approvalRequestId, input.at);
+  const row = await storeState(trx, input, node);
+  await recordPeriodAudit(trx, adapter, {
+    at: input.at,
+    actor: actorOfCaller(input.actedBy, input.clientId),
+    action: `periods.${input.action}`,
+    details: {
+      accountingConfig: input.accountingConfig,
+      node: input.node,
+      firstDay: input.firstDay,
+      lastDay: input.lastDay,
+      clientId: input.clientId,
+      before: found?.state ?? null,
+      after: row.state,
+      reason: input.reason,
+      ...(snapshot === undefined ? {} : { snapshotId: snapshot.snapshotId, hash: snapshot.hash }),
+    },
+  });
+  return { kind: 'done', state: stateOfRow(row), snapshot };
+}
+
+/** Writes the state `input` leaves the period of `node` in, inside `trx`; returns its row. */
+async function storeState(
+  trx: Transaction<Database>,
+  input: PeriodActionInput,
+  node: string,
+): Promise<PeriodStatesTable> {
+  const row: PeriodStatesTable = {
+    accounting_config: input.accountingConfig,
+    node,
+    first_day: input.firstDay,
+    last_day: input.lastDay,
+    state: input.action === 'close' ? 'closed' : input.action === 'lock' ? 'locked' : 'reopened',
+    acted_by: input.actedBy,
+    client_id: input.clientId,
+    acted_at: input.at,
+    reason: input.reason,
+  };
+  await trx
+    .insertInto('period_states')
+    .values(row)
+    .onConflict((oc) =>
+      oc.columns(['accounting_config', 'node', 'first_day']).doUpdateSet({
+        state: row.state,
+        last_day: row.last_day,
+        acted_by: row.acted_by,
+        client_id: row.client_id,
+        acted_at: row.acted_at,
+        reason: row.reason,
+      }),
+    )
+    .execute();
+  return row;
+}
+
+/** Work dated in the period that keeps it from closing (`PendingWork`), read inside `trx`. */
+async function pendingWork(trx: Transaction<Database>, input: PeriodActionInput, node: string) {
+  const waitingRecords = await countRows(trx.selectFrom('records').where('processing', '=', 1));
+  const unpostedJournals = await countRows(
+    trx
+      .selectFrom('journals')
+      .where('posted', '=', 0)
+      .where('node', '=', node)
+      .where('accounting_config', '=', input.accountingConfig)
+      .where('core_date', '>=', input.firstDay)
+      .where('core_date', '<=', input.lastDay),
+  );
+  return { waitingRecords, unpostedJournals };
+}
+
+/**
+ * The trial balance of the node and accounting configuration as of the period's last day, from
+ * the kept balance moves (docs/adr/0016-balances-kept-as-journals-post.md), read inside `trx`.
+ */
+async function trialBalance(
+  trx: Transaction<Database>,
+  adapter: DialectAdapter,
+  input: PeriodActionInput,
+  node: string,
+) {
+  const total = adapter.decimalSum('amount');
+  const rows = await trx
+    .selectFrom('balance_moves')
+    .select(['account', 'currency', total.as('balance')])
+    .where('accounting_config', '=', input.accountingConfig)
+    .where('node', '=', node)
+    .where('core_date', '<=', input.lastDay)
+    .groupBy(['account', 'currency'])
+    .orderBy('account')
+    .orderBy('currency')
+    .limit(PERIOD_SNAPSHOT_LINES_MAX + 1)
+    .execute();
+  if (rows.length > PERIOD_SNAPSHOT_LINES_MAX)
+    throw new AppError(
+      'conflict',
+      `the trial balance of the period has more than ${PERIOD_SNAPSHOT_LINES_MAX} balances, more than a snapshot holds`,
+    );
+  return rows.map(
+    (r): TrialBalanceLine => ({ account: r.account, currency: r.currency, balance: String(r.balance) }),
+  );
+}
+
+/** Takes the snapshot of a close or a lock inside `trx`. */
+async function takeSnapshot(
+  trx: Transaction<Database>,
+  adapter: DialectAdapter,
+  input: PeriodActionInput,
+  node: string,
+) {
+  const lines = await trialBalance(trx, adapter, input, node);
+  const row: PeriodSnapshotsTable = {
+    id: input.snapshotId,
+    accounting_config: input.accountingConfig,
+    node,
+    first_day: input.firstDay,
+    last_day: input.lastDay,
+    action: input.action,
+    taken_by: input.actedBy,
+    taken_at: input.at,
+    lines: lines.length,
+    hash: trialBalanceHash(
+      { accountingConfig: input.accountingConfig, node, firstDay: input.firstDay, lastDay: input.lastDay },
+      lines,
+    ),
+  };
+  await trx.insertInto('period_snapshots').values(row).execute();
+  for (let i = 0; i < lines.length; i += SNAPSHOT_LINES_PER_INSERT_MAX) {
+    await trx
+      .insertInto('period_snapshot_lines')
+      .values(
+        lines.slice(i, i + SNAPSHOT_LINES_PER_INSERT_MAX).map((l) => ({
+          snapshot_id: input.snapshotId,
           account: l.account,
           currency: l.currency,
-          balance: String(l.balance),
+          balance: l.balance,
         })),
-      };
-    },
+      )
+      .execute();
+  }
+  return snapshotOfRow(row);
+}
+
+/** `PeriodStore.snapshot`: a snapshot with its balances, in account and currency order. */
+async function readSnapshot(db: Kysely<Database>, adapter: DialectAdapter, snapshotId: string) {
+  const row = await db
+    .selectFrom('period_snapshots')
+    .selectAll()
+    .where('id', '=', snapshotId)
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  const lines = await db
+    .selectFrom('period_snapshot_lines')
+    .select(['account', 'currency', adapter.decimalText('balance').as('balance')])
+    .where('snapshot_id', '=', snapshotId)
+    .orderBy('account')
+    .orderBy('currency')
+    .execute();
+  return {
+    ...snapshotOfRow(row),
+    balances: lines.map((l) => ({
+      account: l.account,
+      currency: l.currency,
+      balance: String(l.balance),
+    })),
   };
 }

@@ -1,7 +1,13 @@
-import { type Selectable, sql } from 'kysely';
-import { SIGN_IN_FAILURES_ACTOR, type SignInRow, type SignInStore } from '../modules/auth/store.js';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import {
+  type OneTimeViewRow,
+  SIGN_IN_FAILURES_ACTOR,
+  type SignInRow,
+  type SignInStore,
+} from '../modules/auth/store.js';
 import { appendAudit } from './audit-trail.js';
-import type { Store } from './store.js';
+import type { Database } from './schema.js';
+import type { DialectAdapter, Store } from './store.js';
 import type { AdminSignInsTable } from './tables/access.js';
 
 function toSignIn(row: Selectable<AdminSignInsTable>): SignInRow {
@@ -20,71 +26,20 @@ function toSignIn(row: Selectable<AdminSignInsTable>): SignInRow {
  * same statements on both dialects (`DELETE … RETURNING` included).
  */
 export function createSignInStore(store: Store): SignInStore {
-  const { db } = store;
   return {
-    async insert(signIn, address) {
-      await db.transaction().execute(async (trx) => {
-        await trx
-          .insertInto('admin_sign_ins')
-          .values({
-            sign_in_hash: signIn.sessionHash,
-            user_email: signIn.userEmail,
-            created_at: signIn.createdAt,
-            last_seen_at: signIn.lastSeenAt,
-            expires_at: signIn.expiresAt,
-            ends_at: signIn.endsAt,
-          })
-          .execute();
-        await appendAudit(trx, store.adapter, {
-          at: signIn.createdAt,
-          action: 'auth.sign-in',
-          actor: { user: signIn.userEmail },
-          details: { address, endsAt: signIn.endsAt },
-        });
-      });
-    },
+    ...createSignIns(store),
+    ...createSignInFailures(store),
+    ...createOneTimeViews(store),
+  };
+}
 
-    async countFailure(subject, windowStartedAt) {
-      await db
-        .insertInto('sign_in_failure_tallies')
-        .values({ subject, window_started_at: windowStartedAt, failures: 1 })
-        .onConflict((oc) =>
-          oc.columns(['subject', 'window_started_at']).doUpdateSet({
-            failures: sql<number>`sign_in_failure_tallies.failures + 1`,
-          }),
-        )
-        .execute();
-    },
-
-    async flushFailures(windowsStartedBy, windowMs, at) {
-      return db.transaction().execute(async (trx) => {
-        // Deleting first takes the rows: an instance flushing at the same time finds them gone.
-        const ended = await trx
-          .deleteFrom('sign_in_failure_tallies')
-          .where('window_started_at', '<=', windowsStartedBy)
-          .returningAll()
-          .execute();
-        ended.sort((a, b) =>
-          a.window_started_at === b.window_started_at
-            ? a.subject.localeCompare(b.subject)
-            : a.window_started_at.localeCompare(b.window_started_at),
-        );
-        for (const tally of ended) {
-          await appendAudit(trx, store.adapter, {
-            at,
-            action: 'auth.sign-in-failures',
-            actor: SIGN_IN_FAILURES_ACTOR,
-            details: {
-              email: tally.subject,
-              windowStartedAt: tally.window_started_at,
-              windowEndedAt: new Date(Date.parse(tally.window_started_at) + windowMs).toISOString(),
-              failures: Number(tally.failures),
-            },
-          });
-        }
-        return ended.length;
-      });
-    },
+/** The sign-ins themselves: made with their audit entry, found with their user, kept alive, ended. */
+function createSignIns(
+  store: Store,
+): Pick<SignInStore, 'insert' | 'find' | 'touch' | 'delete' | 'purgeExpired'> {
+  const { db, adapter } = store;
+  return {
+    insert: (signIn, address) => insertSignIn(db, adapter, signIn, address),
 
     async find(signInHash, now) {
       const row = await db
@@ -128,47 +83,92 @@ export function createSignInStore(store: Store): SignInStore {
         .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
+  };
+}
 
-    async putOneTimeView(view, perSessionMax) {
-      await db.transaction().execute(async (trx) => {
-        await trx
-          .deleteFrom('admin_one_time_views')
-          .where('sign_in_hash', '=', view.sessionHash)
-          .where('view_key', '=', view.key)
+/** `SignInStore.insert`: the sign-in and its audit entry in one transaction. */
+async function insertSignIn(
+  db: Kysely<Database>,
+  adapter: DialectAdapter,
+  signIn: SignInRow,
+  address: string | null,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('admin_sign_ins')
+      .values({
+        sign_in_hash: signIn.sessionHash,
+        user_email: signIn.userEmail,
+        created_at: signIn.createdAt,
+        last_seen_at: signIn.lastSeenAt,
+        expires_at: signIn.expiresAt,
+        ends_at: signIn.endsAt,
+      })
+      .execute();
+    await appendAudit(trx, adapter, {
+      at: signIn.createdAt,
+      action: 'auth.sign-in',
+      actor: { user: signIn.userEmail },
+      details: { address, endsAt: signIn.endsAt },
+    });
+  });
+}
+
+/** The tallies of failed sign-ins, counted per window and flushed to the audit trail once it ends. */
+function createSignInFailures(store: Store): Pick<SignInStore, 'countFailure' | 'flushFailures'> {
+  const { db, adapter } = store;
+  return {
+    async countFailure(subject, windowStartedAt) {
+      await db
+        .insertInto('sign_in_failure_tallies')
+        .values({ subject, window_started_at: windowStartedAt, failures: 1 })
+        .onConflict((oc) =>
+          oc.columns(['subject', 'window_started_at']).doUpdateSet({
+            failures: sql<number>`sign_in_failure_tallies.failures + 1`,
+          }),
+        )
+        .execute();
+    },
+
+    async flushFailures(windowsStartedBy, windowMs, at) {
+      return db.transaction().execute(async (trx) => {
+        // Deleting first takes the rows: an instance flushing at the same time finds them gone.
+        const ended = await trx
+          .deleteFrom('sign_in_failure_tallies')
+          .where('window_started_at', '<=', windowsStartedBy)
+          .returningAll()
           .execute();
-        // Inserted from the sign-in's row, so a sign-in signed out meanwhile gets nothing
-        // rather than a foreign-key error.
-        await trx
-          .insertInto('admin_one_time_views')
-          .columns(['sign_in_hash', 'view_key', 'sealed', 'expires_at'])
-          .expression(
-            trx
-              .selectFrom('admin_sign_ins')
-              .select([
-                'sign_in_hash',
-                sql<string>`${view.key}`.as('view_key'),
-                sql<string>`${view.sealed}`.as('sealed'),
-                sql<string>`${view.expiresAt}`.as('expires_at'),
-              ])
-              .where('sign_in_hash', '=', view.sessionHash),
-          )
-          .execute();
-        await trx
-          .deleteFrom('admin_one_time_views')
-          .where('sign_in_hash', '=', view.sessionHash)
-          .where(
-            'id',
-            'not in',
-            trx
-              .selectFrom('admin_one_time_views')
-              .select('id')
-              .where('sign_in_hash', '=', view.sessionHash)
-              .orderBy('id', 'desc')
-              .limit(perSessionMax),
-          )
-          .execute();
+        ended.sort((a, b) =>
+          a.window_started_at === b.window_started_at
+            ? a.subject.localeCompare(b.subject)
+            : a.window_started_at.localeCompare(b.window_started_at),
+        );
+        for (const tally of ended) {
+          await appendAudit(trx, adapter, {
+            at,
+            action: 'auth.sign-in-failures',
+            actor: SIGN_IN_FAILURES_ACTOR,
+            details: {
+              email: tally.subject,
+              windowStartedAt: tally.window_started_at,
+              windowEndedAt: new Date(Date.parse(tally.window_started_at) + windowMs).toISOString(),
+              failures: Number(tally.failures),
+            },
+          });
+        }
+        return ended.length;
       });
     },
+  };
+}
+
+/** The one-time views of a sign-in: put, taken once, purged when expired. */
+function createOneTimeViews(
+  store: Store,
+): Pick<SignInStore, 'putOneTimeView' | 'takeOneTimeView' | 'purgeOneTimeViews'> {
+  const { db } = store;
+  return {
+    putOneTimeView: (view, perSessionMax) => putOneTimeView(db, view, perSessionMax),
 
     async takeOneTimeView(signInHash, key) {
       const row = await db
@@ -190,4 +190,50 @@ export function createSignInStore(store: Store): SignInStore {
       return Number(result.numDeletedRows);
     },
   };
+}
+
+/** `SignInStore.putOneTimeView` in one transaction: the view replaced, then the sign-in's oldest beyond `perSessionMax` dropped. */
+async function putOneTimeView(
+  db: Kysely<Database>,
+  view: OneTimeViewRow,
+  perSessionMax: number,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .deleteFrom('admin_one_time_views')
+      .where('sign_in_hash', '=', view.sessionHash)
+      .where('view_key', '=', view.key)
+      .execute();
+    // Inserted from the sign-in's row, so a sign-in signed out meanwhile gets nothing
+    // rather than a foreign-key error.
+    await trx
+      .insertInto('admin_one_time_views')
+      .columns(['sign_in_hash', 'view_key', 'sealed', 'expires_at'])
+      .expression(
+        trx
+          .selectFrom('admin_sign_ins')
+          .select([
+            'sign_in_hash',
+            sql<string>`${view.key}`.as('view_key'),
+            sql<string>`${view.sealed}`.as('sealed'),
+            sql<string>`${view.expiresAt}`.as('expires_at'),
+          ])
+          .where('sign_in_hash', '=', view.sessionHash),
+      )
+      .execute();
+    await trx
+      .deleteFrom('admin_one_time_views')
+      .where('sign_in_hash', '=', view.sessionHash)
+      .where(
+        'id',
+        'not in',
+        trx
+          .selectFrom('admin_one_time_views')
+          .select('id')
+          .where('sign_in_hash', '=', view.sessionHash)
+          .orderBy('id', 'desc')
+          .limit(perSessionMax),
+      )
+      .execute();
+  });
 }

@@ -1,4 +1,4 @@
-import { type Expression, type SelectQueryBuilder, sql } from 'kysely';
+import { type Expression, type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { SessionState } from '../modules/ingestion/store.js';
 import type {
   DayRange,
@@ -96,140 +96,51 @@ export function splitByDays(range: InstantRange): {
  */
 export function createStatisticsStore(store: Store): StatisticsStore {
   const { db } = store;
-
-  /** The journal counters of the core dates in `days`. */
-  function journalCountsIn(days: DayRange) {
-    let query = db.selectFrom('journal_day_counts');
-    if (days.from !== undefined) query = query.where('core_date', '>=', days.from);
-    if (days.to !== undefined) query = query.where('core_date', '<', days.to);
-    return query;
-  }
-
-  /**
-   * The processing errors recorded in `range`, per day that has some: the counters of the whole
-   * days, and the errors of the partial first and last day counted on `processing_errors_created_at`.
-   */
-  async function errorsByDay(range: InstantRange): Promise<{ day: string; errors: number }[]> {
-    const { wholeDays, partial } = splitByDays(range);
-    const found: { day: string; errors: number }[] = [];
-    if (wholeDays !== undefined) {
-      let counters = db.selectFrom('processing_error_days');
-      if (wholeDays.from !== undefined) counters = counters.where('day', '>=', wholeDays.from);
-      if (wholeDays.to !== undefined) counters = counters.where('day', '<', wholeDays.to);
-      const rows = await counters.select(['day', 'errors']).execute();
-      for (const row of rows) found.push({ day: row.day, errors: n(row.errors) });
-    }
-    for (const part of partial) {
-      const day = sql<string>`substr(created_at, 1, 10)`;
-      const rows = await db
-        .selectFrom('processing_errors')
-        // The counters count open errors: queued and closed ones are reprocessing's (migration 0018).
-        .where('state', '=', 'open')
-        .where('created_at', '>=', part.from)
-        .where('created_at', '<', part.to)
-        .select((eb) => [day.as('day'), eb.fn.countAll().as('errors')])
-        .groupBy(day)
-        .execute();
-      for (const row of rows) found.push({ day: row.day, errors: n(row.errors) });
-    }
-    return found;
-  }
-
   return {
-    async ingestionMetrics(range, nowMs) {
-      const { wholeDays, partial } = splitByDays(range);
-      /** The sums of the session rows `query` selects, their states as of `nowMs`. */
-      const sessionSums = (query: SelectQueryBuilder<Database, 'ingestions', object>) =>
-        query.select((eb) => {
-          const countOf = (state: SessionState) =>
-            sql<number>`sum(case when ${sessionStateIs(eb, state, nowMs)} then 1 else 0 end)`;
-          return [
-            sql<number>`count(*)`.as('ingestions'),
-            countOf('pending').as('pending'),
-            countOf('closed').as('closed'),
-            countOf('expired').as('expired'),
-            sql<number>`sum(chunks)`.as('chunks'),
-            sql<number>`sum(api_calls)`.as('api_calls'),
-            sql<number>`sum(total_rows)`.as('total_rows'),
-            sql<number>`sum(success_rows)`.as('success_rows'),
-            sql<number>`sum(failed_rows)`.as('failed_rows'),
-          ];
-        });
-      const openedIn = (from: string | undefined, to: string | undefined) => {
-        let query = db.selectFrom('ingestions');
-        if (from !== undefined) query = query.where('opened_on', '>=', from);
-        if (to !== undefined) query = query.where('opened_on', '<', to);
-        return query;
-      };
-      // The partial first and last day: every session opened in them, on `ingestions_page_order`.
-      const parts = partial.map((part) => sessionSums(openedIn(part.from, part.to)));
-      let countersPart: Expression<SessionSums> | undefined;
-      if (wholeDays !== undefined) {
-        // The whole days: the day counters, and the sessions not counted yet on `ingestions_uncounted`.
-        let counters = db.selectFrom('session_day_counts');
-        if (wholeDays.from !== undefined) counters = counters.where('day', '>=', wholeDays.from);
-        if (wholeDays.to !== undefined) counters = counters.where('day', '<', wholeDays.to);
-        parts.push(
-          sessionSums(
-            openedIn(
-              wholeDays.from === undefined ? undefined : midnightOf(wholeDays.from),
-              wholeDays.to === undefined ? undefined : midnightOf(wholeDays.to),
-            ).where('counted', '=', sql.lit(0)),
-          ),
-        );
-        countersPart = counters.select([
-          sql<number>`sum(sessions)`.as('ingestions'),
-          sql<number>`0`.as('pending'),
-          sql<number>`sum(closed)`.as('closed'),
-          sql<number>`sum(expired)`.as('expired'),
-          sql<number>`sum(chunks)`.as('chunks'),
-          sql<number>`sum(api_calls)`.as('api_calls'),
-          sql<number>`sum(total_rows)`.as('total_rows'),
-          sql<number>`sum(success_rows)`.as('success_rows'),
-          sql<number>`sum(failed_rows)`.as('failed_rows'),
-        ]);
-      }
-      const [first, ...rest] = parts;
-      if (first === undefined) return { ...NO_SESSIONS };
-      let union = rest.reduce((all, part) => all.unionAll(part), first);
-      if (countersPart !== undefined) union = union.unionAll(countersPart);
-      // One statement, so that a session counted meanwhile is seen exactly once.
-      const row = await db
-        .selectFrom(union.as('parts'))
-        .select([
-          sql<string>`sum(ingestions)`.as('ingestions'),
-          sql<string>`sum(pending)`.as('pending'),
-          sql<string>`sum(closed)`.as('closed'),
-          sql<string>`sum(expired)`.as('expired'),
-          sql<string>`sum(chunks)`.as('chunks'),
-          sql<string>`sum(api_calls)`.as('api_calls'),
-          sql<string>`sum(total_rows)`.as('total_rows'),
-          sql<string>`sum(success_rows)`.as('success_rows'),
-          sql<string>`sum(failed_rows)`.as('failed_rows'),
-        ])
-        .executeTakeFirstOrThrow();
-      return {
-        ingestions: n(row.ingestions),
-        pendingIngestions: n(row.pending),
-        closedIngestions: n(row.closed),
-        expiredIngestions: n(row.expired),
-        chunks: n(row.chunks),
-        apiCalls: n(row.api_calls),
-        totalRows: n(row.total_rows),
-        successRows: n(row.success_rows),
-        failedRows: n(row.failed_rows),
-      };
-    },
+    ingestionMetrics: (range, nowMs) => ingestionMetrics(db, range, nowMs),
 
+    ...createJournalStatistics(db),
+
+    async processingMetrics() {
+      const rows = await db
+        .selectFrom('entity_record_counts')
+        .groupBy(['namespace', 'entity'])
+        .having(sql`sum(waiting + done)`, '>', 0)
+        .select([
+          'namespace',
+          'entity',
+          sql<number | string>`sum(waiting)`.as('waiting'),
+          sql<number | string>`sum(done)`.as('done'),
+          sql<number | string>`sum(errors)`.as('errors'),
+        ])
+        .orderBy('namespace')
+        .orderBy('entity')
+        .execute();
+      return rows.map((r) => ({
+        namespace: r.namespace,
+        entity: r.entity,
+        pending: n(r.waiting),
+        processed: n(r.done) - n(r.errors),
+        failed: n(r.errors),
+      }));
+    },
+  };
+}
+
+/** The journal metrics of the statistics port (see `createStatisticsStore`). */
+function createJournalStatistics(
+  db: Kysely<Database>,
+): Pick<StatisticsStore, 'journalMetrics' | 'journalMetricsByDay'> {
+  return {
     async journalMetrics(days, range) {
-      const row = await journalCountsIn(days)
+      const row = await journalCountsIn(db, days)
         .select((eb) => [
           eb.fn.sum(sql`case when posted = 1 then journals else 0 end`).as('posted'),
           eb.fn.sum(sql`case when posted = 0 then journals else 0 end`).as('unposted'),
           eb.fn.sum('lines').as('lines'),
         ])
         .executeTakeFirstOrThrow();
-      const errors = (await errorsByDay(range)).reduce((sum, day) => sum + day.errors, 0);
+      const errors = (await errorsByDay(db, range)).reduce((sum, day) => sum + day.errors, 0);
       // Approval requests by the UTC day they were made: those waiting now, and those rejected
       // (docs/domain/approvals.md), from the counters kept with each change of status.
       let approvals = db.selectFrom('approval_day_counts');
@@ -249,7 +160,7 @@ export function createStatisticsStore(store: Store): StatisticsStore {
     },
 
     async journalMetricsByDay(days, range) {
-      const rows = await journalCountsIn(days)
+      const rows = await journalCountsIn(db, days)
         .select((eb) => [
           'core_date',
           eb.fn.sum(sql`case when posted = 1 then journals else 0 end`).as('posted'),
@@ -276,32 +187,155 @@ export function createStatisticsStore(store: Store): StatisticsStore {
         e.totalJournalLines = n(row.lines);
       }
       // A day whose errors were all queued or closed by reprocessing keeps a counter row at 0.
-      for (const { day, errors } of await errorsByDay(range)) if (errors !== 0) entry(day).errors += errors;
+      for (const { day, errors } of await errorsByDay(db, range))
+        if (errors !== 0) entry(day).errors += errors;
       return [...byDay.values()].sort((a, b) => a.date.localeCompare(b.date));
     },
+  };
+}
 
-    async processingMetrics() {
-      const rows = await db
-        .selectFrom('entity_record_counts')
-        .groupBy(['namespace', 'entity'])
-        .having(sql`sum(waiting + done)`, '>', 0)
-        .select([
-          'namespace',
-          'entity',
-          sql<number | string>`sum(waiting)`.as('waiting'),
-          sql<number | string>`sum(done)`.as('done'),
-          sql<number | string>`sum(errors)`.as('errors'),
-        ])
-        .orderBy('namespace')
-        .orderBy('entity')
-        .execute();
-      return rows.map((r) => ({
-        namespace: r.namespace,
-        entity: r.entity,
-        pending: n(r.waiting),
-        processed: n(r.done) - n(r.errors),
-        failed: n(r.errors),
-      }));
-    },
+/** The journal counters of the core dates in `days`. */
+function journalCountsIn(db: Kysely<Database>, days: DayRange) {
+  let query = db.selectFrom('journal_day_counts');
+  if (days.from !== undefined) query = query.where('core_date', '>=', days.from);
+  if (days.to !== undefined) query = query.where('core_date', '<', days.to);
+  return query;
+}
+
+/**
+ * The processing errors recorded in `range`, per day that has some: the counters of the whole
+ * days, and the errors of the partial first and last day counted on `processing_errors_created_at`.
+ */
+async function errorsByDay(
+  db: Kysely<Database>,
+  range: InstantRange,
+): Promise<{ day: string; errors: number }[]> {
+  const { wholeDays, partial } = splitByDays(range);
+  const found: { day: string; errors: number }[] = [];
+  if (wholeDays !== undefined) {
+    let counters = db.selectFrom('processing_error_days');
+    if (wholeDays.from !== undefined) counters = counters.where('day', '>=', wholeDays.from);
+    if (wholeDays.to !== undefined) counters = counters.where('day', '<', wholeDays.to);
+    const rows = await counters.select(['day', 'errors']).execute();
+    for (const row of rows) found.push({ day: row.day, errors: n(row.errors) });
+  }
+  for (const part of partial) {
+    const day = sql<string>`substr(created_at, 1, 10)`;
+    const rows = await db
+      .selectFrom('processing_errors')
+      // The counters count open errors: queued and closed ones are reprocessing's (migration 0018).
+      .where('state', '=', 'open')
+      .where('created_at', '>=', part.from)
+      .where('created_at', '<', part.to)
+      .select((eb) => [day.as('day'), eb.fn.countAll().as('errors')])
+      .groupBy(day)
+      .execute();
+    for (const row of rows) found.push({ day: row.day, errors: n(row.errors) });
+  }
+  return found;
+}
+
+/** The sums of the session rows `query` selects, their states as of `nowMs`. */
+function sessionSums(query: SelectQueryBuilder<Database, 'ingestions', object>, nowMs: number) {
+  return query.select((eb) => {
+    const countOf = (state: SessionState) =>
+      sql<number>`sum(case when ${sessionStateIs(eb, state, nowMs)} then 1 else 0 end)`;
+    return [
+      sql<number>`count(*)`.as('ingestions'),
+      countOf('pending').as('pending'),
+      countOf('closed').as('closed'),
+      countOf('expired').as('expired'),
+      sql<number>`sum(chunks)`.as('chunks'),
+      sql<number>`sum(api_calls)`.as('api_calls'),
+      sql<number>`sum(total_rows)`.as('total_rows'),
+      sql<number>`sum(success_rows)`.as('success_rows'),
+      sql<number>`sum(failed_rows)`.as('failed_rows'),
+    ];
+  });
+}
+
+/** The sessions opened from `from` (included) to `to` (excluded), either end open when undefined. */
+function openedIn(db: Kysely<Database>, from: string | undefined, to: string | undefined) {
+  let query = db.selectFrom('ingestions');
+  if (from !== undefined) query = query.where('opened_on', '>=', from);
+  if (to !== undefined) query = query.where('opened_on', '<', to);
+  return query;
+}
+
+/** The sums of the session counters of the whole days `wholeDays`, as a part of the metrics' union. */
+function counterSums(db: Kysely<Database>, wholeDays: DayRange): Expression<SessionSums> {
+  let counters = db.selectFrom('session_day_counts');
+  if (wholeDays.from !== undefined) counters = counters.where('day', '>=', wholeDays.from);
+  if (wholeDays.to !== undefined) counters = counters.where('day', '<', wholeDays.to);
+  return counters.select([
+    sql<number>`sum(sessions)`.as('ingestions'),
+    sql<number>`0`.as('pending'),
+    sql<number>`sum(closed)`.as('closed'),
+    sql<number>`sum(expired)`.as('expired'),
+    sql<number>`sum(chunks)`.as('chunks'),
+    sql<number>`sum(api_calls)`.as('api_calls'),
+    sql<number>`sum(total_rows)`.as('total_rows'),
+    sql<number>`sum(success_rows)`.as('success_rows'),
+    sql<number>`sum(failed_rows)`.as('failed_rows'),
+  ]);
+}
+
+/**
+ * `StatisticsStore.ingestionMetrics` (see `createStatisticsStore`): the sums of the parts of
+ * `range`, the partial days' sessions and the whole days' counters with the sessions not counted
+ * yet, in one statement.
+ */
+async function ingestionMetrics(
+  db: Kysely<Database>,
+  range: InstantRange,
+  nowMs: number,
+): Promise<IngestionMetrics> {
+  const { wholeDays, partial } = splitByDays(range);
+  // The partial first and last day: every session opened in them, on `ingestions_page_order`.
+  const parts = partial.map((part) => sessionSums(openedIn(db, part.from, part.to), nowMs));
+  let countersPart: Expression<SessionSums> | undefined;
+  if (wholeDays !== undefined) {
+    // The whole days: the day counters, and the sessions not counted yet on `ingestions_uncounted`.
+    parts.push(
+      sessionSums(
+        openedIn(
+          db,
+          wholeDays.from === undefined ? undefined : midnightOf(wholeDays.from),
+          wholeDays.to === undefined ? undefined : midnightOf(wholeDays.to),
+        ).where('counted', '=', sql.lit(0)),
+        nowMs,
+      ),
+    );
+    countersPart = counterSums(db, wholeDays);
+  }
+  const [first, ...rest] = parts;
+  if (first === undefined) return { ...NO_SESSIONS };
+  let union = rest.reduce((all, part) => all.unionAll(part), first);
+  if (countersPart !== undefined) union = union.unionAll(countersPart);
+  // One statement, so that a session counted meanwhile is seen exactly once.
+  const row = await db
+    .selectFrom(union.as('parts'))
+    .select([
+      sql<string>`sum(ingestions)`.as('ingestions'),
+      sql<string>`sum(pending)`.as('pending'),
+      sql<string>`sum(closed)`.as('closed'),
+      sql<string>`sum(expired)`.as('expired'),
+      sql<string>`sum(chunks)`.as('chunks'),
+      sql<string>`sum(api_calls)`.as('api_calls'),
+      sql<string>`sum(total_rows)`.as('total_rows'),
+      sql<string>`sum(success_rows)`.as('success_rows'),
+      sql<string>`sum(failed_rows)`.as('failed_rows'),
+    ])
+    .executeTakeFirstOrThrow();
+  return {
+    ingestions: n(row.ingestions),
+    pendingIngestions: n(row.pending),
+    closedIngestions: n(row.closed),
+    expiredIngestions: n(row.expired),
+    chunks: n(row.chunks),
+    apiCalls: n(row.api_calls),
+    totalRows: n(row.total_rows),
+    successRows: n(row.success_rows),
+    failedRows: n(row.failed_rows),
   };
 }

@@ -11,7 +11,7 @@
  * reversal without journals is recorded, audited or announced.
  */
 
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import { AppError } from '../../lib/errors.js';
 import {
   REVERSAL_IDS_LISTED_MAX,
@@ -25,18 +25,19 @@ import {
 import { actorOfCaller } from '../../modules/audit/store.js';
 import { markApprovalRan } from '../approval-store.js';
 import { appendAudit } from '../audit-trail.js';
+import type { BulkInsert } from '../bulk-insert.js';
 import { createBulkInsert } from '../bulk-insert.js';
+import { heldStoredRevision } from '../configuration-store.js';
 import { countRows } from '../count.js';
 import { errorCodeOf, isRetryableStoreError } from '../errors.js';
 import { recordEvent } from '../events/outbox.js';
 import { keyedPageOf } from '../keyed-page.js';
 import { heldPeriodsVersion, readPeriodStates } from '../period-store.js';
 import type { Database } from '../schema.js';
-import type { Store } from '../store.js';
+import type { DialectAdapter, Store } from '../store.js';
 import type { ReversalsTable } from '../tables/accounting.js';
 import { planWithdrawal, type Withdrawal, withdrawJournals } from './reversal-write.js';
 
-const CONFIGURATION_ROW_ID = 1;
 /** Attempts of a request that met a deadlock or a serialization failure (PostgreSQL). */
 const REVERSAL_ATTEMPTS_MAX = 3;
 
@@ -182,125 +183,6 @@ async function selectedIds(db: Kysely<Database>, selection: ReversalSelection): 
 export function createReversalStore(store: Store): ReversalStore {
   const { db, adapter } = store;
   const bulkInsert = createBulkInsert(store);
-
-  async function findByKey(executor: Kysely<Database>, clientId: string, key: string) {
-    const row = await executor
-      .selectFrom('reversals')
-      .selectAll()
-      .where('client_id', '=', clientId)
-      .where('idempotency_key', '=', key)
-      .executeTakeFirst();
-    return row === undefined ? undefined : { reversal: reversalOf(row), digest: row.request_digest };
-  }
-
-  function reverseOnce(input: ReversalInput) {
-    return db.transaction().execute(async (trx) => {
-      let revisionQuery = trx
-        .selectFrom('configuration')
-        .select('revision')
-        .where('id', '=', CONFIGURATION_ROW_ID);
-      revisionQuery = adapter.forShare(revisionQuery);
-      const revision = Number((await revisionQuery.executeTakeFirst())?.revision ?? 0);
-      if (revision !== input.revision) return { kind: 'stale' as const };
-      // Held until the commit on PostgreSQL: a lock of a period waits for this reversal (period-store.ts).
-      if ((await heldPeriodsVersion(trx, adapter)) !== input.periodsVersion)
-        return { kind: 'stale' as const };
-      if (input.idempotencyKey !== undefined) {
-        const earlier = await findByKey(trx, input.clientId, input.idempotencyKey);
-        if (earlier !== undefined) return { kind: 'replay' as const, ...earlier };
-      }
-      // The row first: a concurrent request with the same key waits on its unique index here.
-      await trx
-        .insertInto('reversals')
-        .values({
-          id: input.reversalId,
-          reason: input.reason,
-          selection: JSON.stringify(input.selection),
-          posting_date: input.postingDate ?? null,
-          created_by: input.createdBy,
-          client_id: input.clientId,
-          created_at: input.at,
-          revision,
-          idempotency_key: input.idempotencyKey ?? null,
-          request_digest: input.digest,
-          journals: 0,
-          lines: 0,
-          already_reversed: 0,
-          not_reversible: 0,
-          details: '{}',
-        })
-        .execute();
-      const ids = await selectedIds(trx, input.selection);
-      const counts = countsOf(
-        await withdrawJournals(trx, bulkInsert, adapter, ids, {
-          reversalId: input.reversalId,
-          at: input.at,
-          revision,
-          ...(input.postingDate === undefined ? {} : { postingDate: input.postingDate }),
-          openWindowOf: input.openWindowOf,
-          newId: input.newId,
-        }),
-      );
-      if (input.expectCounts !== undefined && countsText(counts) !== countsText(input.expectCounts))
-        throw new CountsMoved(counts);
-      if (counts.journals === 0) throw new NothingNew(counts);
-      if (input.approvalRequestId !== undefined)
-        await markApprovalRan(trx, input.approvalRequestId, input.at);
-      const details: ReversalDetails = {
-        alreadyReversedIds: counts.alreadyReversedIds,
-        notReversibleIds: counts.notReversibleIds,
-        totals: counts.totals,
-      };
-      const row = await trx
-        .updateTable('reversals')
-        .set({
-          journals: counts.journals,
-          lines: counts.lines,
-          already_reversed: counts.alreadyReversed,
-          not_reversible: counts.notReversible,
-          details: JSON.stringify(details),
-        })
-        .where('id', '=', input.reversalId)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      await appendAudit(trx, store.adapter, {
-        at: input.at,
-        action: 'journals.reverse',
-        actor: actorOfCaller(input.createdBy, input.clientId),
-        before: null,
-        after: { reversalId: input.reversalId, journals: counts.journals, lines: counts.lines },
-        configuration: { version: null, revision, sections: {}, deleted: null },
-        details: {
-          reversalId: input.reversalId,
-          clientId: input.clientId,
-          reason: input.reason,
-          selection: input.selection,
-          postingDate: input.postingDate ?? null,
-          journals: counts.journals,
-          lines: counts.lines,
-          alreadyReversed: counts.alreadyReversed,
-          notReversible: counts.notReversible,
-        },
-      });
-      await recordEvent(
-        trx,
-        'reversal.completed',
-        {
-          reversalId: input.reversalId,
-          createdBy: input.createdBy,
-          reason: input.reason,
-          postingDate: input.postingDate ?? null,
-          journals: counts.journals,
-          lines: counts.lines,
-          alreadyReversed: counts.alreadyReversed,
-          notReversible: counts.notReversible,
-        },
-        input.at,
-      );
-      return { kind: 'stored' as const, reversal: reversalOf(row) };
-    });
-  }
-
   return {
     periodStates: () => readPeriodStates(db),
 
@@ -311,7 +193,7 @@ export function createReversalStore(store: Store): ReversalStore {
     async reverse(input) {
       for (let attempt = 1; ; attempt += 1) {
         try {
-          return await reverseOnce(input);
+          return await reverseOnce(db, adapter, bulkInsert, input);
         } catch (error) {
           if (error instanceof CountsMoved) return { kind: 'moved', counts: error.counts };
           if (error instanceof NothingNew) return { kind: 'unchanged', counts: error.counts };
@@ -335,6 +217,15 @@ export function createReversalStore(store: Store): ReversalStore {
       );
     },
 
+    ...createReversalReads(db),
+  };
+}
+
+/** The reads of stored reversal requests, part of the reversals port. */
+function createReversalReads(
+  db: Kysely<Database>,
+): Pick<ReversalStore, 'find' | 'reversalJournalIds' | 'list' | 'count'> {
+  return {
     async find(reversalId) {
       const row = await db
         .selectFrom('reversals')
@@ -378,4 +269,153 @@ export function createReversalStore(store: Store): ReversalStore {
       return countRows(db.selectFrom('reversals'));
     },
   };
+}
+
+/** The request a client made with idempotency key `key`, with the digest it was made with. */
+async function findByKey(executor: Kysely<Database>, clientId: string, key: string) {
+  const row = await executor
+    .selectFrom('reversals')
+    .selectAll()
+    .where('client_id', '=', clientId)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
+  return row === undefined ? undefined : { reversal: reversalOf(row), digest: row.request_digest };
+}
+
+/**
+ * One attempt of `ReversalStore.reverse`, one transaction whose steps keep the order of the
+ * header: the configuration row and the periods' version held, the request's row
+ * (`insertRequestRow`), the journals withdrawn with their reversal journals, balances and
+ * counters (`withdrawJournals`), the approval request, the request's counts (`storeCounts`),
+ * then its audit entry and its event. Throws `CountsMoved` or `NothingNew` to roll it all back.
+ */
+function reverseOnce(
+  db: Kysely<Database>,
+  adapter: DialectAdapter,
+  bulkInsert: BulkInsert,
+  input: ReversalInput,
+) {
+  return db.transaction().execute(async (trx) => {
+    const revision = await heldStoredRevision(trx, adapter);
+    if (revision !== input.revision) return { kind: 'stale' as const };
+    // Held until the commit on PostgreSQL: a lock of a period waits for this reversal (period-store.ts).
+    if ((await heldPeriodsVersion(trx, adapter)) !== input.periodsVersion) return { kind: 'stale' as const };
+    if (input.idempotencyKey !== undefined) {
+      const earlier = await findByKey(trx, input.clientId, input.idempotencyKey);
+      if (earlier !== undefined) return { kind: 'replay' as const, ...earlier };
+    }
+    // The row first: a concurrent request with the same key waits on its unique index here.
+    await insertRequestRow(trx, input, revision);
+    const ids = await selectedIds(trx, input.selection);
+    const counts = countsOf(
+      await withdrawJournals(trx, bulkInsert, adapter, ids, {
+        reversalId: input.reversalId,
+        at: input.at,
+        revision,
+        ...(input.postingDate === undefined ? {} : { postingDate: input.postingDate }),
+        openWindowOf: input.openWindowOf,
+        newId: input.newId,
+      }),
+    );
+    if (input.expectCounts !== undefined && countsText(counts) !== countsText(input.expectCounts))
+      throw new CountsMoved(counts);
+    if (counts.journals === 0) throw new NothingNew(counts);
+    if (input.approvalRequestId !== undefined) await markApprovalRan(trx, input.approvalRequestId, input.at);
+    const row = await storeCounts(trx, input.reversalId, counts);
+    await auditReversal(trx, adapter, input, revision, counts);
+    await recordEvent(
+      trx,
+      'reversal.completed',
+      {
+        reversalId: input.reversalId,
+        createdBy: input.createdBy,
+        reason: input.reason,
+        postingDate: input.postingDate ?? null,
+        journals: counts.journals,
+        lines: counts.lines,
+        alreadyReversed: counts.alreadyReversed,
+        notReversible: counts.notReversible,
+      },
+      input.at,
+    );
+    return { kind: 'stored' as const, reversal: reversalOf(row) };
+  });
+}
+
+/** Inserts the request's row, with no counts yet, inside `trx`: it holds the idempotency key. */
+async function insertRequestRow(
+  trx: Transaction<Database>,
+  input: ReversalInput,
+  revision: number,
+): Promise<void> {
+  await trx
+    .insertInto('reversals')
+    .values({
+      id: input.reversalId,
+      reason: input.reason,
+      selection: JSON.stringify(input.selection),
+      posting_date: input.postingDate ?? null,
+      created_by: input.createdBy,
+      client_id: input.clientId,
+      created_at: input.at,
+      revision,
+      idempotency_key: input.idempotencyKey ?? null,
+      request_digest: input.digest,
+      journals: 0,
+      lines: 0,
+      already_reversed: 0,
+      not_reversible: 0,
+      details: '{}',
+    })
+    .execute();
+}
+
+/** Writes `counts` into the row of request `reversalId` inside `trx`; returns the row. */
+async function storeCounts(trx: Transaction<Database>, reversalId: string, counts: ReversalCounts) {
+  const details: ReversalDetails = {
+    alreadyReversedIds: counts.alreadyReversedIds,
+    notReversibleIds: counts.notReversibleIds,
+    totals: counts.totals,
+  };
+  return trx
+    .updateTable('reversals')
+    .set({
+      journals: counts.journals,
+      lines: counts.lines,
+      already_reversed: counts.alreadyReversed,
+      not_reversible: counts.notReversible,
+      details: JSON.stringify(details),
+    })
+    .where('id', '=', reversalId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Writes the audit entry of the reversal `input` made with `counts`, inside `trx`. */
+async function auditReversal(
+  trx: Transaction<Database>,
+  adapter: DialectAdapter,
+  input: ReversalInput,
+  revision: number,
+  counts: ReversalCounts,
+): Promise<void> {
+  await appendAudit(trx, adapter, {
+    at: input.at,
+    action: 'journals.reverse',
+    actor: actorOfCaller(input.createdBy, input.clientId),
+    before: null,
+    after: { reversalId: input.reversalId, journals: counts.journals, lines: counts.lines },
+    configuration: { version: null, revision, sections: {}, deleted: null },
+    details: {
+      reversalId: input.reversalId,
+      clientId: input.clientId,
+      reason: input.reason,
+      selection: input.selection,
+      postingDate: input.postingDate ?? null,
+      journals: counts.journals,
+      lines: counts.lines,
+      alreadyReversed: counts.alreadyReversed,
+      notReversible: counts.notReversible,
+    },
+  });
 }

@@ -6,7 +6,7 @@
  * processing transaction).
  *
  * At most once: a journal is withdrawn by `update journals set withdrawn_by = … where
- * withdrawn_by is null`; only the journals that update changed get a reversal journal. On
+ * withdrawn_by is null` (`withdraw`, `withdraw.ts`); only the journals that update changed get a reversal journal. On
  * PostgreSQL a concurrent transaction withdrawing the same journal waits for the row lock, then
  * checks the condition again and changes nothing, so it reports the journal already reversed;
  * on SQLite one writer runs at a time. `reversed_by` is filled too where it is null; a journal
@@ -33,9 +33,10 @@ import type { BulkInsert } from '../bulk-insert.js';
 import { logWrittenJournals } from '../extract-journal-log.js';
 import type { Database } from '../schema.js';
 import { countJournals, type JournalCount } from '../statistics-counters.js';
-import { byDialect, type DialectAdapter } from '../store.js';
+import type { DialectAdapter } from '../store.js';
 import { type BalanceMove, balanceMovesOf, keepBalances } from './balances.js';
 import { canonicalNodeJson, JOURNAL_COLUMNS, journalRow, LINE_COLUMNS, lineRows } from './rows.js';
+import { JOURNAL_ROW_COLUMNS, type JournalRow, reversibleLinesOf, withdraw } from './withdraw.js';
 
 /** Journals withdrawn per statement: one read, one guarded update and one insert of each kind. */
 export const WITHDRAW_BATCH_JOURNALS = 1_000;
@@ -83,35 +84,6 @@ export interface Withdrawal {
   journalCounts: JournalCount[];
 }
 
-/** A journal's row as a withdrawal reads it. */
-interface JournalRow {
-  journal_id: string;
-  ingestion_id: string;
-  record_id: number | string;
-  core_date: string;
-  journal_type: string;
-  accounting_config: string;
-  node: string;
-  reverses: string | null;
-  reversed_by: string | null;
-  withdrawn_by: string | null;
-  origin_journal_id: string | null;
-}
-
-const JOURNAL_ROW_COLUMNS = [
-  'journal_id',
-  'ingestion_id',
-  'record_id',
-  'core_date',
-  'journal_type',
-  'accounting_config',
-  'node',
-  'reverses',
-  'reversed_by',
-  'withdrawn_by',
-  'origin_journal_id',
-] as const;
-
 function batchesOf<T>(items: readonly T[], size: number): T[][] {
   const batches: T[][] = [];
   for (let at = 0; at < items.length; at += size) batches.push(items.slice(at, at + size));
@@ -131,81 +103,6 @@ async function journalRows(
       from ${adapter.rowsByKeys('journals', 'journal_id', batch, 'j')}`.execute(db);
     rows.push(...found.rows);
   }
-  return rows;
-}
-
-/** The lines of `ids`, in journal and line order, by one index lookup per journal (`rowsByKeys`). */
-async function linesOf(db: Kysely<Database>, adapter: DialectAdapter, ids: readonly string[]) {
-  const { rows } = await sql<{
-    journal_id: string;
-    line_no: number;
-    account: string;
-    amount: string;
-    currency: string;
-    extras: string;
-  }>`
-    select l.journal_id, l.line_no, l.account, ${adapter.decimalText('l.amount')} as amount, l.currency,
-      l.extras
-    from ${adapter.rowsByKeys('journal_lines', 'journal_id', ids, 'l')}
-    order by l.journal_id, l.line_no`.execute(db);
-  return rows;
-}
-
-/**
- * Sets `withdrawn_by` (and `reversed_by` where null) of each journal of `pairs` that no reversal
- * has withdrawn yet, and returns those journals' rows (the header: the at-most-once guard). The
- * one write that withdraws a journal: reversals by selection and rollbacks
- * (`rollback-write.ts`) both go through it.
- *
- * On PostgreSQL the journals are found by `journal_id = any(ids)` with sequential scans off for
- * the statement: the planner costs a thousand primary-key lookups above one scan of a table of
- * some ten thousand pages (and, on journals written since the last analyse, takes
- * `withdrawn_by is null` for rare), so it scanned every journal once per batch, which grows
- * with the square of the journals stored. The setting is the transaction's and is put back
- * right after.
- */
-export async function withdraw(
-  trx: Transaction<Database>,
-  adapter: DialectAdapter,
-  pairs: readonly { journalId: string; reversalJournalId: string }[],
-): Promise<JournalRow[]> {
-  if (pairs.length === 0) return [];
-  // Sorted: concurrent withdrawals lock shared journals in one order.
-  const sorted = [...pairs].sort((a, b) => (a.journalId < b.journalId ? -1 : 1));
-  const update = byDialect(adapter.dialect, { postgres: withdrawByArrays, sqlite: withdrawByJsonPairs });
-  return update(trx, sorted);
-}
-
-const RETURNING_JOURNAL_ROW = sql.join(JOURNAL_ROW_COLUMNS.map((c) => sql.ref(c)));
-
-/** PostgreSQL: the ids and their reversals as two arrays, sequential scans off for the statement (see `withdraw`). */
-async function withdrawByArrays(
-  trx: Transaction<Database>,
-  sorted: readonly { journalId: string; reversalJournalId: string }[],
-): Promise<JournalRow[]> {
-  const ids = sorted.map((p) => p.journalId);
-  const { rows: setting } = await sql<{ was: string }>`
-    select current_setting('enable_seqscan') as was, set_config('enable_seqscan', 'off', true)`.execute(trx);
-  const reversals = sql`(${sorted.map((p) => p.reversalJournalId)}::text[])[array_position(${ids}::text[], journal_id)]`;
-  const { rows } = await sql<JournalRow>`
-    update journals set withdrawn_by = ${reversals}, reversed_by = coalesce(reversed_by, ${reversals})
-    where journal_id = any(${ids}::text[]) and withdrawn_by is null
-    returning ${RETURNING_JOURNAL_ROW}`.execute(trx);
-  await sql`select set_config('enable_seqscan', ${setting[0]?.was ?? 'on'}, true)`.execute(trx);
-  return rows;
-}
-
-/** SQLite: the pairs as one JSON parameter, joined by `UPDATE … FROM`. */
-async function withdrawByJsonPairs(
-  trx: Transaction<Database>,
-  sorted: readonly { journalId: string; reversalJournalId: string }[],
-): Promise<JournalRow[]> {
-  const { rows } = await sql<JournalRow>`
-    update journals set withdrawn_by = v.rid, reversed_by = coalesce(journals.reversed_by, v.rid)
-    from (select json_extract(value, '$[0]') as jid, json_extract(value, '$[1]') as rid
-      from json_each(${JSON.stringify(sorted.map((p) => [p.journalId, p.reversalJournalId]))})) as v
-    where journals.journal_id = v.jid and journals.withdrawn_by is null
-    returning ${RETURNING_JOURNAL_ROW}`.execute(trx);
   return rows;
 }
 
@@ -316,16 +213,49 @@ function postingDateRefused(
   );
 }
 
-/** `withdrawJournals` when `writer` is given, else `planWithdrawal`. */
+/** Where a withdrawal writes: the caller's transaction and its bulk inserts (none for a plan). */
+interface Writer {
+  trx: Transaction<Database>;
+  bulkInsert: BulkInsert;
+}
+
+/** What the steps of one withdrawal share: where it reads and writes, and what it found so far. */
+interface WithdrawalState {
+  db: Kysely<Database>;
+  adapter: DialectAdapter;
+  context: WithdrawalContext;
+  /** Undefined for a plan (`planWithdrawal`), which writes nothing. */
+  writer: Writer | undefined;
+  result: Withdrawal;
+  totals: ReversalTotals;
+}
+
+/** A journal to withdraw, with the id of its reversal journal. */
+interface PlannedReversal {
+  row: JournalRow;
+  reversalJournalId: string;
+}
+
+/** A reversal journal drafted, with the record its journal was made from. */
+interface ReversalDraft {
+  recordId: number;
+  draft: JournalDraft;
+}
+
+/**
+ * `withdrawJournals` when `writer` is given, else `planWithdrawal`. The steps keep the lock order
+ * of the header: batch by batch, the journals withdrawn (`withdrawBatch`) and their reversal
+ * journals drafted and written (`draftReversals`, `insertReversalJournals`); then, once for all
+ * batches, the kept balances and the statistics counters.
+ */
 async function withdrawOrPlan(
   db: Kysely<Database>,
   adapter: DialectAdapter,
   journalIds: readonly string[],
   context: WithdrawalContext,
-  writer: { trx: Transaction<Database>; bulkInsert: BulkInsert } | undefined,
+  writer: Writer | undefined,
 ): Promise<Withdrawal> {
   const given = await journalRows(db, adapter, journalIds);
-  const byId = new Map(given.map((row) => [row.journal_id, row]));
   const result: Withdrawal = {
     reversed: [],
     alreadyReversed: [],
@@ -337,6 +267,42 @@ async function withdrawOrPlan(
     journalCounts: [],
   };
   askWindowsOf(given, context);
+  const { targets, givenWithOriginal } = sortGiven(journalIds, given, result);
+  const state: WithdrawalState = { db, adapter, context, writer, result, totals: new ReversalTotals() };
+  // Only what the balances and counters need is kept across batches, never the drafts' lines.
+  const moves: BalanceMove[] = [];
+  const counts = new Map<string, JournalCount>();
+  for (const batch of batchesOf(targets, WITHDRAW_BATCH_JOURNALS)) {
+    const withdrawn = await withdrawBatch(state, batch, givenWithOriginal);
+    const batchDrafts = await draftReversals(state, withdrawn);
+    if (writer !== undefined) await insertReversalJournals(writer, adapter, batchDrafts, context);
+    moves.push(...balanceMovesOf(batchDrafts, canonicalNodeJson));
+    addJournalCounts(counts, batchDrafts);
+    // A long withdrawal gives the event loop a turn between batches.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  result.totals = state.totals.rows();
+  result.balanceMoves = moves;
+  result.journalCounts = [...counts.values()];
+  if (writer !== undefined && context.deferBalancesAndCounters !== true) {
+    await keepBalances(writer.trx, adapter, result.balanceMoves);
+    await countJournals(writer.trx, result.journalCounts);
+  }
+  return result;
+}
+
+/**
+ * Sorts the given `journalIds` (repeats ignored) by what the withdrawal does with them: the ids
+ * of no journal, the reversal journals whose original was not given and the journals withdrawn
+ * before go into `result`; the automatic reversals of given journals go with them
+ * (`givenWithOriginal`); the others are the targets, in the order given.
+ */
+function sortGiven(
+  journalIds: readonly string[],
+  given: readonly JournalRow[],
+  result: Withdrawal,
+): { targets: JournalRow[]; givenWithOriginal: Set<string> } {
+  const byId = new Map(given.map((row) => [row.journal_id, row]));
   const targets: JournalRow[] = [];
   // Given automatic reversals of given journals: withdrawn with them, and counted already
   // reversed when a correction withdrew them before (or meanwhile, see the batches).
@@ -354,140 +320,160 @@ async function withdrawOrPlan(
     } else if (row.withdrawn_by !== null) result.alreadyReversed.push(id);
     else targets.push(row);
   }
-  const totals = new ReversalTotals();
-  // Only what the balances and counters need is kept across batches, never the drafts' lines.
-  const moves: BalanceMove[] = [];
-  const counts = new Map<string, JournalCount>();
-  for (const batch of batchesOf(targets, WITHDRAW_BATCH_JOURNALS)) {
-    const planned = batch.map((row) => ({ row, reversalJournalId: context.newId() }));
-    // An automatic reversal goes with its journal: the journal's `reversed_by`, still the
-    // automatic one, since a journal no correction withdrew has none in it. One statement
-    // withdraws both; an automatic reversal of a journal withdrawn before was withdrawn with it,
-    // so the guard leaves it too.
-    const plannedCompanions = batch.flatMap((row) =>
-      row.reversed_by === null
-        ? []
-        : [{ of: row.journal_id, journalId: row.reversed_by, reversalJournalId: context.newId() }],
-    );
-    const changed =
-      writer === undefined
-        ? [
-            ...batch,
-            ...(
-              await journalRows(
-                db,
-                adapter,
-                plannedCompanions.map((c) => c.journalId),
-              )
-            ).filter((row) => row.withdrawn_by === null),
-          ]
-        : await withdraw(writer.trx, adapter, [
-            ...planned.map((p) => ({ journalId: p.row.journal_id, reversalJournalId: p.reversalJournalId })),
-            ...plannedCompanions,
-          ]);
-    const changedById = new Map(changed.map((row) => [row.journal_id, row]));
-    const withdrawn = planned.filter((p) => changedById.has(p.row.journal_id));
-    for (const p of planned)
-      if (!changedById.has(p.row.journal_id)) result.alreadyReversed.push(p.row.journal_id);
-    for (const c of plannedCompanions)
-      if (!changedById.has(c.journalId) && givenWithOriginal.has(c.journalId))
-        result.alreadyReversed.push(c.journalId);
-    const companions = plannedCompanions.flatMap((c) => {
-      const row = changedById.get(c.journalId);
-      if (row === undefined) return [];
-      if (row.reverses !== c.of)
-        throw new Error(`journal ${c.journalId}, the reversal named by journal ${c.of}, does not reverse it`);
-      return [{ row, reversalJournalId: c.reversalJournalId }];
-    });
-    const all = [...withdrawn, ...companions];
-    const lines = await linesOf(
-      db,
-      adapter,
-      all.map((p) => p.row.journal_id),
-    );
-    const linesById = new Map<string, ReversibleJournal['lines'][number][]>();
-    for (const line of lines) {
-      const list = linesById.get(line.journal_id) ?? [];
-      list.push({
-        lineId: '',
-        lineNo: Number(line.line_no),
-        account: line.account,
-        amount: String(line.amount),
-        currency: line.currency,
-        extras: JSON.parse(line.extras) as Record<string, unknown>,
-      });
-      linesById.set(line.journal_id, list);
-    }
-    const batchDrafts: { recordId: number; draft: JournalDraft }[] = [];
-    for (const { row, reversalJournalId } of all) {
-      const original: ReversibleJournal = {
-        journalId: row.journal_id,
-        ingestionId: row.ingestion_id,
-        coreDate: row.core_date,
-        journalType: row.journal_type,
-        accountingConfig: row.accounting_config,
-        node: JSON.parse(row.node) as Record<string, string>,
-        originJournalId: row.origin_journal_id,
-        lines: linesById.get(row.journal_id) ?? [],
-      };
-      const window = context.openWindowOf(original.node, original.accountingConfig);
-      if (window === undefined)
-        throw new AppError(
-          'conflict',
-          `journal ${row.journal_id} cannot be reversed: its node ${row.node} has no accounting configuration ${row.accounting_config} in the configuration`,
-        );
-      const dating = reversalDateOf(original.coreDate, window, context.postingDate);
-      if (!dating.ok) throw postingDateRefused(context.postingDate ?? '', dating, row);
-      const draft = reversalJournalOf(original, dating, {
-        journalId: reversalJournalId,
-        newId: context.newId,
-      });
-      batchDrafts.push({ recordId: Number(row.record_id), draft });
-      totals.addReversalOf(original);
-      result.reversed.push({ journalId: row.journal_id, reversalJournalId });
-      result.lines += draft.lines.length;
-    }
-    if (writer !== undefined) {
-      await writer.bulkInsert(
-        writer.trx,
-        'journals',
-        REVERSAL_JOURNAL_COLUMNS,
-        batchDrafts.map(({ recordId, draft }) => [
-          ...journalRow(recordId, draft, context.at, context.revision),
-          context.reversalId,
-        ]),
-      );
-      await writer.bulkInsert(writer.trx, 'journal_lines', LINE_COLUMNS, lineRows(batchDrafts));
-      await logWrittenJournals(
-        writer.trx,
-        adapter,
-        batchDrafts.map(({ draft }) => [draft.journalId, draft.status === 'posted' ? 1 : 0]),
-      );
-    }
-    moves.push(...balanceMovesOf(batchDrafts, canonicalNodeJson));
-    for (const { draft } of batchDrafts) {
-      const posted = draft.status === 'posted' ? 1 : 0;
-      const key = `${draft.coreDate}/${posted}/${draft.accountingConfig}`;
-      const count = counts.get(key) ?? {
-        coreDate: draft.coreDate,
-        posted,
-        accountingConfig: draft.accountingConfig,
-        journals: 0,
-        lines: 0,
-      };
-      count.journals += 1;
-      count.lines += draft.lines.length;
-      counts.set(key, count);
-    }
-    // A long withdrawal gives the event loop a turn between batches.
-    await new Promise((resolve) => setImmediate(resolve));
+  return { targets, givenWithOriginal };
+}
+
+/**
+ * Withdraws the journals of `batch` with their automatic reversals (`withdraw`), each given the
+ * id of its reversal journal; a plan reads them instead, and counts a journal withdrawn and an
+ * automatic reversal when nothing withdrew it yet. The journals a correction withdrew first go
+ * into the result as already reversed. Returns the journals withdrawn, their automatic reversals
+ * after them.
+ */
+async function withdrawBatch(
+  state: WithdrawalState,
+  batch: readonly JournalRow[],
+  givenWithOriginal: ReadonlySet<string>,
+): Promise<PlannedReversal[]> {
+  const { db, adapter, context, writer, result } = state;
+  const planned = batch.map((row) => ({ row, reversalJournalId: context.newId() }));
+  // An automatic reversal goes with its journal: the journal's `reversed_by`, still the
+  // automatic one, since a journal no correction withdrew has none in it. One statement
+  // withdraws both; an automatic reversal of a journal withdrawn before was withdrawn with it,
+  // so the guard leaves it too.
+  const plannedCompanions = batch.flatMap((row) =>
+    row.reversed_by === null
+      ? []
+      : [{ of: row.journal_id, journalId: row.reversed_by, reversalJournalId: context.newId() }],
+  );
+  const changed =
+    writer === undefined
+      ? [
+          ...batch,
+          ...(
+            await journalRows(
+              db,
+              adapter,
+              plannedCompanions.map((c) => c.journalId),
+            )
+          ).filter((row) => row.withdrawn_by === null),
+        ]
+      : await withdraw(writer.trx, adapter, [
+          ...planned.map((p) => ({ journalId: p.row.journal_id, reversalJournalId: p.reversalJournalId })),
+          ...plannedCompanions,
+        ]);
+  const changedById = new Map(changed.map((row) => [row.journal_id, row]));
+  const withdrawn = planned.filter((p) => changedById.has(p.row.journal_id));
+  for (const p of planned)
+    if (!changedById.has(p.row.journal_id)) result.alreadyReversed.push(p.row.journal_id);
+  for (const c of plannedCompanions)
+    if (!changedById.has(c.journalId) && givenWithOriginal.has(c.journalId))
+      result.alreadyReversed.push(c.journalId);
+  const companions = plannedCompanions.flatMap((c) => {
+    const row = changedById.get(c.journalId);
+    if (row === undefined) return [];
+    if (row.reverses !== c.of)
+      throw new Error(`journal ${c.journalId}, the reversal named by journal ${c.of}, does not reverse it`);
+    return [{ row, reversalJournalId: c.reversalJournalId }];
+  });
+  return [...withdrawn, ...companions];
+}
+
+/**
+ * The reversal journals of the journals `withdrawn`, with their lines read by one index lookup
+ * per journal; each is counted into the result and the totals. Errors as `reversalDraftOf`.
+ */
+async function draftReversals(
+  state: WithdrawalState,
+  withdrawn: readonly PlannedReversal[],
+): Promise<ReversalDraft[]> {
+  const { result } = state;
+  const linesById = await reversibleLinesOf(
+    state.db,
+    state.adapter,
+    withdrawn.map((p) => p.row.journal_id),
+  );
+  const drafts: ReversalDraft[] = [];
+  for (const { row, reversalJournalId } of withdrawn) {
+    const original: ReversibleJournal = {
+      journalId: row.journal_id,
+      ingestionId: row.ingestion_id,
+      coreDate: row.core_date,
+      journalType: row.journal_type,
+      accountingConfig: row.accounting_config,
+      node: JSON.parse(row.node) as Record<string, string>,
+      originJournalId: row.origin_journal_id,
+      lines: linesById.get(row.journal_id) ?? [],
+    };
+    const draft = reversalDraftOf(original, row, reversalJournalId, state.context);
+    drafts.push({ recordId: Number(row.record_id), draft });
+    state.totals.addReversalOf(original);
+    result.reversed.push({ journalId: row.journal_id, reversalJournalId });
+    result.lines += draft.lines.length;
   }
-  result.totals = totals.rows();
-  result.balanceMoves = moves;
-  result.journalCounts = [...counts.values()];
-  if (writer !== undefined && context.deferBalancesAndCounters !== true) {
-    await keepBalances(writer.trx, adapter, result.balanceMoves);
-    await countJournals(writer.trx, result.journalCounts);
+  return drafts;
+}
+
+/**
+ * The reversal journal `reversalJournalId` of `original` (read as `row`), dated by the open window
+ * of its node and `context.postingDate`. Errors: `conflict` (the node no longer has the journal's
+ * accounting configuration), `posting-date-closed`.
+ */
+function reversalDraftOf(
+  original: ReversibleJournal,
+  row: JournalRow,
+  reversalJournalId: string,
+  context: WithdrawalContext,
+): JournalDraft {
+  const window = context.openWindowOf(original.node, original.accountingConfig);
+  if (window === undefined)
+    throw new AppError(
+      'conflict',
+      `journal ${row.journal_id} cannot be reversed: its node ${row.node} has no accounting configuration ${row.accounting_config} in the configuration`,
+    );
+  const dating = reversalDateOf(original.coreDate, window, context.postingDate);
+  if (!dating.ok) throw postingDateRefused(context.postingDate ?? '', dating, row);
+  return reversalJournalOf(original, dating, { journalId: reversalJournalId, newId: context.newId });
+}
+
+/** Inserts the reversal journals `drafts` and their lines inside the writer's transaction, logged for the extracts. */
+async function insertReversalJournals(
+  writer: Writer,
+  adapter: DialectAdapter,
+  drafts: ReversalDraft[],
+  context: WithdrawalContext,
+): Promise<void> {
+  await writer.bulkInsert(
+    writer.trx,
+    'journals',
+    REVERSAL_JOURNAL_COLUMNS,
+    drafts.map(({ recordId, draft }) => [
+      ...journalRow(recordId, draft, context.at, context.revision),
+      context.reversalId,
+    ]),
+  );
+  await writer.bulkInsert(writer.trx, 'journal_lines', LINE_COLUMNS, lineRows(drafts));
+  await logWrittenJournals(
+    writer.trx,
+    adapter,
+    drafts.map(({ draft }) => [draft.journalId, draft.status === 'posted' ? 1 : 0]),
+  );
+}
+
+/** Adds the reversal journals `drafts` to the journal counts `counts`, by core date, posting and accounting configuration. */
+function addJournalCounts(counts: Map<string, JournalCount>, drafts: readonly ReversalDraft[]): void {
+  for (const { draft } of drafts) {
+    const posted = draft.status === 'posted' ? 1 : 0;
+    const key = `${draft.coreDate}/${posted}/${draft.accountingConfig}`;
+    const count = counts.get(key) ?? {
+      coreDate: draft.coreDate,
+      posted,
+      accountingConfig: draft.accountingConfig,
+      journals: 0,
+      lines: 0,
+    };
+    count.journals += 1;
+    count.lines += draft.lines.length;
+    counts.set(key, count);
   }
-  return result;
 }

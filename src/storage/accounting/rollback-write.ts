@@ -19,8 +19,8 @@ import type {
 } from '../../modules/accounting/store.js';
 import type { Database } from '../schema.js';
 import type { DialectAdapter } from '../store.js';
-import { withdraw } from './reversal-write.js';
 import { type OutcomeRows, outcomeRows } from './rows.js';
+import { withdraw } from './withdraw.js';
 
 /**
  * Lookups of one rollback's twin in a transaction. A lookup is repeated only when every journal

@@ -27,7 +27,12 @@ import {
 } from '../statistics-counters.js';
 import type { DialectAdapter } from '../store.js';
 import { keepBalances } from './balances.js';
-import { NOTHING_SETTLED, reprocessedRecords, settleReprocessed } from './reprocess-write.js';
+import {
+  NOTHING_SETTLED,
+  reprocessedRecords,
+  type Settlement,
+  settleReprocessed,
+} from './reprocess-write.js';
 import { settleRollbacks } from './rollback-write.js';
 import { ERROR_COLUMNS, JOURNAL_COLUMNS, LINE_COLUMNS, type OutcomeRows } from './rows.js';
 
@@ -115,7 +120,9 @@ async function countProcessed(
  * Marks the chunk's claimed records processed, writes the rows of what processing them produced,
  * the kept balances included (`balances.ts`), then counts them in their session and the
  * statistics counters. Returns false when the records were no longer all waiting: the caller
- * then rolls back, and nothing of this call stays.
+ * then rolls back, and nothing of this call stays. The steps keep the order of the header: the
+ * records, the rows written (`insertOutcome`), the reprocessed errors, the session, then the
+ * counters (`countOutcome`, `countRecordsDone`).
  */
 export async function writeOutcome(
   trx: Transaction<Database>,
@@ -136,15 +143,7 @@ export async function writeOutcome(
     reprocessed.size === 0
       ? rows.errors
       : rows.errors.filter((e) => !reprocessed.has(Number(e[ERROR_RECORD_ID])));
-  await bulkInsert(trx, 'journals', JOURNAL_COLUMNS, rows.journals);
-  await logWrittenJournals(
-    trx,
-    adapter,
-    rows.journals.map((j) => [String(j[JOURNAL_ID]), Number(j[JOURNAL_POSTED])]),
-  );
-  await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, rows.lines);
-  await bulkInsert(trx, 'processing_errors', ERROR_COLUMNS, newErrors);
-  await keepBalances(trx, adapter, rows.balanceMoves);
+  await insertOutcome(trx, bulkInsert, adapter, rows, newErrors);
   const settled =
     reprocessed.size === 0
       ? NOTHING_SETTLED
@@ -161,6 +160,40 @@ export async function writeOutcome(
           rows.revision,
         );
   const mayReport = await countProcessed(trx, chunk, marked, rows.failedRecords, rows.at);
+  await countOutcome(trx, rows, newErrors, settled);
+  await countRecordsDone(trx, chunk, { marked, errors: rows.errors.length, settled, mayReport, at: rows.at });
+  return true;
+}
+
+/**
+ * Writes the rows of an outcome inside `trx`: its journals (logged for the extracts), their
+ * lines, the `newErrors` of its records, then the kept balances.
+ */
+async function insertOutcome(
+  trx: Transaction<Database>,
+  bulkInsert: BulkInsert,
+  adapter: DialectAdapter,
+  rows: OutcomeRows,
+  newErrors: unknown[][],
+): Promise<void> {
+  await bulkInsert(trx, 'journals', JOURNAL_COLUMNS, rows.journals);
+  await logWrittenJournals(
+    trx,
+    adapter,
+    rows.journals.map((j) => [String(j[JOURNAL_ID]), Number(j[JOURNAL_POSTED])]),
+  );
+  await bulkInsert(trx, 'journal_lines', LINE_COLUMNS, rows.lines);
+  await bulkInsert(trx, 'processing_errors', ERROR_COLUMNS, newErrors);
+  await keepBalances(trx, adapter, rows.balanceMoves);
+}
+
+/** Adds an outcome's journals and its `newErrors` (with the errors `settled` reopened) to the statistics counters. */
+async function countOutcome(
+  trx: Transaction<Database>,
+  rows: OutcomeRows,
+  newErrors: unknown[][],
+  settled: Settlement,
+): Promise<void> {
   await countJournals(
     trx,
     rows.journals.map((j) => ({
@@ -179,19 +212,32 @@ export async function writeOutcome(
     })),
     ...settled.reopened,
   ]);
+}
+
+/**
+ * The last writes of a chunk's processing, shared by `writeOutcome` and `writeFailure`: its
+ * `marked` records moved from waiting to done (`errors` of them failed) in the entity's counter,
+ * the reprocessed errors `settled` in the error states, then, when `mayReport`, the session's
+ * `ingestion.processed` if it is fully processed now.
+ */
+async function countRecordsDone(
+  trx: Transaction<Database>,
+  chunk: ChunkRef & { namespace: string; entity: string },
+  done: { marked: number; errors: number; settled: Settlement; mayReport: boolean; at: string },
+): Promise<void> {
+  const { marked, errors, settled } = done;
   await countEntityRecords(trx, {
     ingestionId: chunk.ingestionId,
     namespace: chunk.namespace,
     entity: chunk.entity,
     waiting: -marked,
     done: marked,
-    errors: rows.errors.length,
+    errors,
   });
   await countErrorStates(trx, [
     { ingestionId: chunk.ingestionId, queued: -settled.unqueued, closed: settled.closed },
   ]);
-  if (mayReport) await reportProcessedIfDone(trx, chunk.ingestionId, Date.parse(rows.at));
-  return true;
+  if (done.mayReport) await reportProcessedIfDone(trx, chunk.ingestionId, Date.parse(done.at));
 }
 
 /**
@@ -199,7 +245,8 @@ export async function writeOutcome(
  * then marks them processed and counts them all failed. Returns how many. The records are
  * copied as stored: their JSON text never holds what a store refuses. The errors carry the
  * revision stored now, read in this transaction: a failure is put on a chunk under whatever
- * configuration holds when it is written.
+ * configuration holds when it is written. The steps keep the order of `writeOutcome`'s: the
+ * errors (`insertFailures`), the records, the session, then the counters (`countRecordsDone`).
  */
 export async function writeFailure(
   trx: Transaction<Database>,
@@ -210,13 +257,7 @@ export async function writeFailure(
   failure: { code: string; message: string },
 ): Promise<number> {
   const revision = await storedRevision(trx);
-  const claimed = trx
-    .selectFrom('records')
-    .where('ingestion_id', '=', chunk.ingestionId)
-    .where('chunk_seq', '=', chunk.chunkSeq)
-    .where('processing', '=', 1)
-    .where('record_id', '>=', range.first)
-    .where('record_id', '<=', range.last);
+  const claimed = claimedRecords(trx, chunk, range);
   // Records a reprocessing run put back into the queue settle their open error instead.
   const rerun = await claimed
     .select(['record_id', 'reprocess_run'])
@@ -233,6 +274,39 @@ export async function writeFailure(
           at,
           revision,
         );
+  const errors = (await insertFailures(trx, claimed, failure, at, revision)) + rerun.length;
+  const marked = await markProcessed(trx, chunk, range);
+  const mayReport = marked > 0 && (await countProcessed(trx, chunk, marked, marked, at));
+  await countProcessingErrors(trx, [
+    { createdAt: at, code: failure.code, errors: errors - rerun.length },
+    ...settled.reopened,
+  ]);
+  await countRecordsDone(trx, chunk, { marked, errors, settled, mayReport, at });
+  return marked;
+}
+
+/** The waiting records of `chunk` within `range`, as `writeFailure` reads them inside `trx`. */
+function claimedRecords(trx: Transaction<Database>, chunk: ChunkRef, range: RecordRange) {
+  return trx
+    .selectFrom('records')
+    .where('ingestion_id', '=', chunk.ingestionId)
+    .where('chunk_seq', '=', chunk.chunkSeq)
+    .where('processing', '=', 1)
+    .where('record_id', '>=', range.first)
+    .where('record_id', '<=', range.last);
+}
+
+/**
+ * Copies each of the `claimed` records that no reprocessing run queued into a processing error
+ * of `failure`, under configuration `revision`, inside `trx`; returns how many.
+ */
+async function insertFailures(
+  trx: Transaction<Database>,
+  claimed: ReturnType<typeof claimedRecords>,
+  failure: { code: string; message: string },
+  at: string,
+  revision: number,
+): Promise<number> {
   const inserted = await trx
     .insertInto('processing_errors')
     .columns(ERROR_COLUMNS)
@@ -252,24 +326,5 @@ export async function writeFailure(
         ]),
     )
     .executeTakeFirst();
-  const errors = Number(inserted.numInsertedOrUpdatedRows ?? 0) + rerun.length;
-  const marked = await markProcessed(trx, chunk, range);
-  const mayReport = marked > 0 && (await countProcessed(trx, chunk, marked, marked, at));
-  await countProcessingErrors(trx, [
-    { createdAt: at, code: failure.code, errors: errors - rerun.length },
-    ...settled.reopened,
-  ]);
-  await countEntityRecords(trx, {
-    ingestionId: chunk.ingestionId,
-    namespace: chunk.namespace,
-    entity: chunk.entity,
-    waiting: -marked,
-    done: marked,
-    errors,
-  });
-  await countErrorStates(trx, [
-    { ingestionId: chunk.ingestionId, queued: -settled.unqueued, closed: settled.closed },
-  ]);
-  if (mayReport) await reportProcessedIfDone(trx, chunk.ingestionId, Date.parse(at));
-  return marked;
+  return Number(inserted.numInsertedOrUpdatedRows ?? 0);
 }

@@ -1,23 +1,23 @@
 /**
- * The events adapter (`modules/events/store.ts`, `EventStore`): subscriptions, secrets and the
- * reads and redeliveries of deliveries here; what the deliverer does (fan-out, claims, results)
- * in `delivery-store.ts`. Every change of a subscription or secret writes its audit entry in its
- * own transaction (`audit.ts`).
+ * The events adapter (`modules/events/store.ts`, `EventStore`): subscriptions and secrets here;
+ * the reads and redeliveries of deliveries in `delivery-reads.ts`; what the deliverer does
+ * (fan-out, claims, results) in `delivery-store.ts`. Every change of a subscription or secret
+ * writes its audit entry in its own transaction (`audit.ts`).
  */
-import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type {
-  DeliveryFilter,
+  EventAuditEntry,
   EventStore,
   EventType,
-  StoredDelivery,
   StoredSubscription,
 } from '../../modules/events/store.js';
 import { countRows } from '../count.js';
 import { errorCodeOf } from '../errors.js';
 import type { Database } from '../schema.js';
-import type { Store } from '../store.js';
+import type { DialectAdapter, Store } from '../store.js';
 import type { EventSubscriptionsTable } from '../tables/events.js';
 import { writeWebhookAudit } from './audit.js';
+import { createDeliveryReads } from './delivery-reads.js';
 import { createDeliveryStore } from './delivery-store.js';
 
 function subscriptionOf(row: Selectable<EventSubscriptionsTable>): StoredSubscription {
@@ -35,53 +35,6 @@ function subscriptionOf(row: Selectable<EventSubscriptionsTable>): StoredSubscri
   };
 }
 
-/** The columns of a delivery as listed, with its event's id, type and time. */
-function deliveries(db: Kysely<Database>) {
-  return db
-    .selectFrom('event_deliveries as d')
-    .innerJoin('events as e', 'e.seq', 'd.event_seq')
-    .select([
-      'd.id',
-      'd.subscription_id',
-      'e.event_id',
-      'e.type',
-      'e.occurred_at',
-      'd.status',
-      'd.attempts',
-      'd.next_attempt_at',
-      'd.last_attempt_at',
-      'd.last_status_code',
-      'd.last_error',
-      'd.last_response',
-      'd.last_duration_ms',
-      'd.created_at',
-      'd.delivered_at',
-    ]);
-}
-
-type DeliveryRow = Awaited<ReturnType<ReturnType<typeof deliveries>['executeTakeFirstOrThrow']>>;
-
-function deliveryOf(row: DeliveryRow): StoredDelivery {
-  const waiting = row.status === 'pending' || row.status === 'delivering';
-  return {
-    id: Number(row.id),
-    subscriptionId: Number(row.subscription_id),
-    eventId: row.event_id,
-    eventType: row.type,
-    occurredAt: row.occurred_at,
-    status: row.status,
-    attempts: Number(row.attempts),
-    nextAttemptAt: waiting ? row.next_attempt_at : null,
-    lastAttemptAt: row.last_attempt_at,
-    lastStatusCode: row.last_status_code === null ? null : Number(row.last_status_code),
-    lastError: row.last_error,
-    lastResponse: row.last_response,
-    lastDurationMs: row.last_duration_ms === null ? null : Number(row.last_duration_ms),
-    createdAt: row.created_at,
-    deliveredAt: row.delivered_at,
-  };
-}
-
 /** A unique violation: a concurrent creation or rotation of the current secret won. */
 function isUniqueViolation(error: unknown): boolean {
   const code = errorCodeOf(error);
@@ -90,35 +43,28 @@ function isUniqueViolation(error: unknown): boolean {
 
 /** The events adapter over one store. */
 export function createEventStore(store: Store): EventStore {
-  const { db } = store;
   return {
+    ...createSubscriptionStore(store),
+    ...createSecretStore(store),
+    ...createDeliveryReads(store),
     ...createDeliveryStore(store),
+  };
+}
 
-    async createSubscription(input, audit) {
-      return db.transaction().execute(async (trx) => {
-        const row = await trx
-          .insertInto('event_subscriptions')
-          .values({
-            url: input.url,
-            event_types: JSON.stringify(input.eventTypes),
-            description: input.description,
-            status: input.status,
-            created_at: input.createdAt,
-            created_by: input.createdBy,
-            updated_at: input.createdAt,
-            flagged_at: null,
-            flag_reason: null,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        const subscription = subscriptionOf(row);
-        await writeWebhookAudit(trx, store.adapter, {
-          ...audit,
-          details: { ...audit.details, subscriptionId: subscription.id },
-        });
-        return subscription;
-      });
-    },
+/** The subscriptions of the events adapter over `store`. */
+function createSubscriptionStore(
+  store: Store,
+): Pick<
+  EventStore,
+  | 'createSubscription'
+  | 'updateSubscription'
+  | 'deleteSubscription'
+  | 'findSubscription'
+  | 'listSubscriptions'
+> {
+  const { db, adapter } = store;
+  return {
+    createSubscription: (input, audit) => insertSubscription(db, adapter, input, audit),
 
     async updateSubscription(id, change, at, audit) {
       return db.transaction().execute(async (trx) => {
@@ -135,7 +81,7 @@ export function createEventStore(store: Store): EventStore {
           .returningAll()
           .executeTakeFirst();
         if (row === undefined) return undefined;
-        await writeWebhookAudit(trx, store.adapter, audit);
+        await writeWebhookAudit(trx, adapter, audit);
         return subscriptionOf(row);
       });
     },
@@ -144,7 +90,7 @@ export function createEventStore(store: Store): EventStore {
       return db.transaction().execute(async (trx) => {
         const result = await trx.deleteFrom('event_subscriptions').where('id', '=', id).executeTakeFirst();
         if (Number(result.numDeletedRows) === 0) return false;
-        await writeWebhookAudit(trx, store.adapter, audit);
+        await writeWebhookAudit(trx, adapter, audit);
         return true;
       });
     },
@@ -168,7 +114,47 @@ export function createEventStore(store: Store): EventStore {
         .execute();
       return { rows: rows.map(subscriptionOf), total: await countRows(query.selectAll()) };
     },
+  };
+}
 
+/** `EventStore.createSubscription`: the subscription and its audit entry, which names it, in one transaction. */
+async function insertSubscription(
+  db: Kysely<Database>,
+  adapter: DialectAdapter,
+  input: Parameters<EventStore['createSubscription']>[0],
+  audit: EventAuditEntry,
+): Promise<StoredSubscription> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .insertInto('event_subscriptions')
+      .values({
+        url: input.url,
+        event_types: JSON.stringify(input.eventTypes),
+        description: input.description,
+        status: input.status,
+        created_at: input.createdAt,
+        created_by: input.createdBy,
+        updated_at: input.createdAt,
+        flagged_at: null,
+        flag_reason: null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const subscription = subscriptionOf(row);
+    await writeWebhookAudit(trx, adapter, {
+      ...audit,
+      details: { ...audit.details, subscriptionId: subscription.id },
+    });
+    return subscription;
+  });
+}
+
+/** The signing secrets and the sealing key of the events adapter over `store`. */
+function createSecretStore(
+  store: Store,
+): Pick<EventStore, 'signingSecrets' | 'addSecret' | 'storedSealingKey'> {
+  const { db, adapter } = store;
+  return {
     async signingSecrets(now) {
       const rows = await db
         .selectFrom('event_secrets')
@@ -185,36 +171,7 @@ export function createEventStore(store: Store): EventStore {
       }));
     },
 
-    async addSecret(input, rotate, audit) {
-      try {
-        return await db.transaction().execute(async (trx) => {
-          const current = await trx
-            .selectFrom('event_secrets')
-            .select('id')
-            .where('expires_at', 'is', null)
-            .executeTakeFirst();
-          if (rotate === undefined && current !== undefined) return false;
-          if (rotate !== undefined && current === undefined) return false;
-          // Secrets whose overlap has ended sign nothing any more.
-          await trx.deleteFrom('event_secrets').where('expires_at', '<=', input.at).execute();
-          if (rotate !== undefined)
-            await trx
-              .updateTable('event_secrets')
-              .set({ expires_at: rotate.overlapUntil })
-              .where('expires_at', 'is', null)
-              .execute();
-          await trx
-            .insertInto('event_secrets')
-            .values({ sealed: input.sealed, created_at: input.at, created_by: input.actor, expires_at: null })
-            .execute();
-          await writeWebhookAudit(trx, store.adapter, audit);
-          return true;
-        });
-      } catch (error) {
-        if (isUniqueViolation(error)) return false;
-        throw error;
-      }
-    },
+    addSecret: (input, rotate, audit) => addSecret(db, adapter, input, rotate, audit),
 
     async storedSealingKey(make, at) {
       await db
@@ -229,80 +186,46 @@ export function createEventStore(store: Store): EventStore {
         .executeTakeFirstOrThrow();
       return row.key;
     },
-
-    async listDeliveries(filter: DeliveryFilter, page, limit) {
-      let query = deliveries(db);
-      if (filter.subscriptionId !== undefined)
-        query = query.where('d.subscription_id', '=', filter.subscriptionId);
-      if (filter.status !== undefined) query = query.where('d.status', '=', filter.status);
-      const rows = await query
-        .orderBy('d.id', 'desc')
-        .limit(limit)
-        .offset(page * limit)
-        .execute();
-      return { rows: rows.map(deliveryOf), total: await countRows(query) };
-    },
-
-    async findDelivery(id) {
-      const row = await deliveries(db).where('d.id', '=', id).executeTakeFirst();
-      return row === undefined ? undefined : deliveryOf(row);
-    },
-
-    async redeliver(id, at, audit) {
-      return db.transaction().execute(async (trx) => {
-        const result = await trx
-          .updateTable('event_deliveries')
-          .set({ status: 'pending', attempts: 0, next_attempt_at: at, lease_until: null })
-          .where('id', '=', id)
-          .executeTakeFirst();
-        if (Number(result.numUpdatedRows) === 0) return false;
-        await writeWebhookAudit(trx, store.adapter, audit);
-        return true;
-      });
-    },
-
-    async redeliverSince(subscriptionId, since, at, max, audit) {
-      return db.transaction().execute(async (trx) => {
-        const row = await trx
-          .selectFrom('event_subscriptions')
-          .select('event_types')
-          .where('id', '=', subscriptionId)
-          .executeTakeFirst();
-        if (row === undefined) return undefined;
-        const types = JSON.parse(row.event_types) as string[];
-        const selected = trx
-          .selectFrom('events')
-          .where('occurred_at', '>=', since)
-          .where('type', 'in', types.length === 0 ? [''] : types);
-        const events = await countRows(selected.select('seq'));
-        if (events > max) return { events, tooMany: true };
-        // Events with a delivery already are queued again; the others get one now. A delivery in
-        // flight is left to its attempt.
-        await trx
-          .updateTable('event_deliveries')
-          .set({ status: 'pending', attempts: 0, next_attempt_at: at, lease_until: null })
-          .where('subscription_id', '=', subscriptionId)
-          .where('status', 'in', ['delivered', 'failed'])
-          .where('event_seq', 'in', selected.select('seq'))
-          .execute();
-        await trx
-          .insertInto('event_deliveries')
-          .columns(['subscription_id', 'event_seq', 'status', 'attempts', 'next_attempt_at', 'created_at'])
-          .expression(
-            selected.select([
-              sql<number>`cast(${subscriptionId} as integer)`.as('subscription_id'),
-              'seq',
-              sql<string>`cast('pending' as text)`.as('status'),
-              sql<number>`cast(0 as integer)`.as('attempts'),
-              sql<string>`cast(${at} as text)`.as('next_attempt_at'),
-              sql<string>`cast(${at} as text)`.as('created_at'),
-            ]),
-          )
-          .onConflict((oc) => oc.columns(['subscription_id', 'event_seq']).doNothing())
-          .execute();
-        await writeWebhookAudit(trx, store.adapter, { ...audit, details: { ...audit.details, events } });
-        return { events, tooMany: false };
-      });
-    },
   };
+}
+
+/**
+ * `EventStore.addSecret` in one transaction with its audit entry; false when a concurrent
+ * creation or rotation of the current secret won.
+ */
+async function addSecret(
+  db: Kysely<Database>,
+  adapter: DialectAdapter,
+  input: Parameters<EventStore['addSecret']>[0],
+  rotate: { overlapUntil: string } | undefined,
+  audit: EventAuditEntry,
+): Promise<boolean> {
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const current = await trx
+        .selectFrom('event_secrets')
+        .select('id')
+        .where('expires_at', 'is', null)
+        .executeTakeFirst();
+      if (rotate === undefined && current !== undefined) return false;
+      if (rotate !== undefined && current === undefined) return false;
+      // Secrets whose overlap has ended sign nothing any more.
+      await trx.deleteFrom('event_secrets').where('expires_at', '<=', input.at).execute();
+      if (rotate !== undefined)
+        await trx
+          .updateTable('event_secrets')
+          .set({ expires_at: rotate.overlapUntil })
+          .where('expires_at', 'is', null)
+          .execute();
+      await trx
+        .insertInto('event_secrets')
+        .values({ sealed: input.sealed, created_at: input.at, created_by: input.actor, expires_at: null })
+        .execute();
+      await writeWebhookAudit(trx, adapter, audit);
+      return true;
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) return false;
+    throw error;
+  }
 }

@@ -6,9 +6,10 @@
  * holds, and a lease that ended lets another instance (or this one, restarted) go on from the
  * cursor.
  */
-import { type Selectable, sql } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ExecutionStore, RowKey, StoredExecution } from '../../modules/extracts/store.js';
 import { recordEvent } from '../events/outbox.js';
+import type { Database } from '../schema.js';
 import type { Store } from '../store.js';
 import type { ExtractionExecutionsTable } from '../tables/extracts.js';
 
@@ -35,7 +36,16 @@ function executionOf(row: Selectable<ExtractionExecutionsTable>): StoredExecutio
 
 /** The executions adapter over one store. */
 export function createExecutionStore(store: Store): ExecutionStore {
-  const { db, adapter } = store;
+  return {
+    ...createExecutionRows(store),
+    ...createExecutionLeases(store),
+    ...createExecutionParts(store),
+  };
+}
+
+/** The executions as rows: made queued, read, and swept once expired. */
+function createExecutionRows(store: Store): Pick<ExecutionStore, 'insert' | 'find' | 'list' | 'sweep'> {
+  const { db } = store;
   return {
     async insert(execution) {
       const row = await db
@@ -84,22 +94,21 @@ export function createExecutionStore(store: Store): ExecutionStore {
       return rows.map(executionOf);
     },
 
-    async runs(id, limit) {
-      const rows = await db
-        .selectFrom('extraction_parts')
-        .select(['run_no', 'records', 'started_at', 'completed_at'])
-        .where('execution_id', '=', id)
-        .orderBy('run_no')
-        .limit(limit)
-        .execute();
-      return rows.map((row) => ({
-        runNo: Number(row.run_no),
-        records: Number(row.records),
-        startedAt: row.started_at,
-        completedAt: row.completed_at,
-      }));
+    async sweep(now) {
+      const result = await db
+        .deleteFrom('extraction_executions')
+        .where('expires_at', 'is not', null)
+        .where('expires_at', '<', now)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
     },
+  };
+}
 
+/** What the maker does under an execution's lease: take it, store its runs, finish it (see the header). */
+function createExecutionLeases(store: Store): Pick<ExecutionStore, 'claim' | 'saveRun' | 'finish'> {
+  const { db, adapter } = store;
+  return {
     async claim(now, leaseUntil) {
       // The candidate is read and taken in one statement; on PostgreSQL an execution another
       // instance is taking at this moment is skipped, and the conditions are checked again on
@@ -122,68 +131,107 @@ export function createExecutionStore(store: Store): ExecutionStore {
       return row === undefined ? undefined : executionOf(row);
     },
 
-    async saveRun(id, lease, run, nextLease) {
-      return db.transaction().execute(async (trx) => {
-        const moved = await trx
-          .updateTable('extraction_executions')
-          .set((eb) => ({
-            cursor: run.cursor === null ? null : JSON.stringify(run.cursor),
-            records: eb('records', '+', run.records),
-            bytes: eb('bytes', '+', run.bytes),
-            runs: run.runNo,
-            lease_until: nextLease,
-          }))
-          .where('id', '=', id)
-          .where('status', '=', 'running')
-          .where('lease_until', '=', lease)
-          .executeTakeFirst();
-        if (Number(moved.numUpdatedRows) === 0) return false;
-        await trx
-          .insertInto('extraction_parts')
-          .values({
-            execution_id: id,
-            run_no: run.runNo,
-            records: run.records,
-            started_at: run.startedAt,
-            completed_at: run.completedAt,
-            content: run.content,
-          })
-          .execute();
-        return true;
-      });
-    },
+    saveRun: (id, lease, run, nextLease) => saveRun(db, id, lease, run, nextLease),
 
-    async finish(id, lease, outcome) {
-      return db.transaction().execute(async (trx) => {
-        const row = await trx
-          .updateTable('extraction_executions')
-          .set({
-            status: outcome.status,
-            completed_at: outcome.at,
-            expires_at: outcome.expiresAt,
-            failure: outcome.failure,
-            lease_until: null,
-          })
-          .where('id', '=', id)
-          .where('status', '=', 'running')
-          .where('lease_until', '=', lease)
-          .returning('configuration_id')
-          .executeTakeFirst();
-        if (row === undefined) return false;
-        // The outbox (`events/outbox.ts`): reported once, by the maker whose lease ended it.
-        await recordEvent(
-          trx,
-          'extraction.completed',
-          {
-            executionId: id,
-            extractConfigurationId: Number(row.configuration_id),
-            status: outcome.status,
-            failure: outcome.failure,
-          },
-          outcome.at,
-        );
-        return true;
-      });
+    finish: (id, lease, outcome) => finish(db, id, lease, outcome),
+  };
+}
+
+/** `ExecutionStore.saveRun`: the cursor moved and the run's part stored in one transaction, while `lease` is held. */
+async function saveRun(
+  db: Kysely<Database>,
+  id: number,
+  lease: string,
+  run: Parameters<ExecutionStore['saveRun']>[2],
+  nextLease: string,
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const moved = await trx
+      .updateTable('extraction_executions')
+      .set((eb) => ({
+        cursor: run.cursor === null ? null : JSON.stringify(run.cursor),
+        records: eb('records', '+', run.records),
+        bytes: eb('bytes', '+', run.bytes),
+        runs: run.runNo,
+        lease_until: nextLease,
+      }))
+      .where('id', '=', id)
+      .where('status', '=', 'running')
+      .where('lease_until', '=', lease)
+      .executeTakeFirst();
+    if (Number(moved.numUpdatedRows) === 0) return false;
+    await trx
+      .insertInto('extraction_parts')
+      .values({
+        execution_id: id,
+        run_no: run.runNo,
+        records: run.records,
+        started_at: run.startedAt,
+        completed_at: run.completedAt,
+        content: run.content,
+      })
+      .execute();
+    return true;
+  });
+}
+
+/** `ExecutionStore.finish`: the outcome and its event in one transaction, while `lease` is held. */
+async function finish(
+  db: Kysely<Database>,
+  id: number,
+  lease: string,
+  outcome: Parameters<ExecutionStore['finish']>[2],
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('extraction_executions')
+      .set({
+        status: outcome.status,
+        completed_at: outcome.at,
+        expires_at: outcome.expiresAt,
+        failure: outcome.failure,
+        lease_until: null,
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'running')
+      .where('lease_until', '=', lease)
+      .returning('configuration_id')
+      .executeTakeFirst();
+    if (row === undefined) return false;
+    // The outbox (`events/outbox.ts`): reported once, by the maker whose lease ended it.
+    await recordEvent(
+      trx,
+      'extraction.completed',
+      {
+        executionId: id,
+        extractConfigurationId: Number(row.configuration_id),
+        status: outcome.status,
+        failure: outcome.failure,
+      },
+      outcome.at,
+    );
+    return true;
+  });
+}
+
+/** The runs of an execution's file, and its parts' content. */
+function createExecutionParts(store: Store): Pick<ExecutionStore, 'runs' | 'parts'> {
+  const { db } = store;
+  return {
+    async runs(id, limit) {
+      const rows = await db
+        .selectFrom('extraction_parts')
+        .select(['run_no', 'records', 'started_at', 'completed_at'])
+        .where('execution_id', '=', id)
+        .orderBy('run_no')
+        .limit(limit)
+        .execute();
+      return rows.map((row) => ({
+        runNo: Number(row.run_no),
+        records: Number(row.records),
+        startedAt: row.started_at,
+        completedAt: row.completed_at,
+      }));
     },
 
     async parts(id, after, limit) {
@@ -196,15 +244,6 @@ export function createExecutionStore(store: Store): ExecutionStore {
         .limit(limit)
         .execute();
       return rows.map((row) => ({ runNo: Number(row.run_no), content: row.content }));
-    },
-
-    async sweep(now) {
-      const result = await db
-        .deleteFrom('extraction_executions')
-        .where('expires_at', 'is not', null)
-        .where('expires_at', '<', now)
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
     },
   };
 }

@@ -41,18 +41,18 @@ function configurationOf(row: Selectable<ExtractionConfigurationsTable>): Stored
 
 /** The extracts adapter over one store. */
 export function createExtractStore(store: Store): ExtractStore {
-  const { db, adapter } = store;
-  const find = async (id: number) => {
-    const row = await db
-      .selectFrom('extraction_configurations')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return row === undefined ? undefined : configurationOf(row);
-  };
   return {
-    startPosition: startPositionOf(adapter),
+    ...createExtractConfigurations(store),
+    ...createExtractOffsets(store),
+  };
+}
 
+/** The extraction configurations: made, read, changed and deleted, one statement each. */
+function createExtractConfigurations(
+  store: Store,
+): Pick<ExtractStore, 'create' | 'find' | 'list' | 'update' | 'delete'> {
+  const { db, adapter } = store;
+  return {
     async create(config: NewExtractConfiguration, actor: string, at: string) {
       const row = await db
         .insertInto('extraction_configurations')
@@ -79,7 +79,14 @@ export function createExtractStore(store: Store): ExtractStore {
       return configurationOf(row);
     },
 
-    find,
+    async find(id: number) {
+      const row = await db
+        .selectFrom('extraction_configurations')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return row === undefined ? undefined : configurationOf(row);
+    },
 
     async list(state: ExtractState, after: number, limit: number) {
       const rows = await db
@@ -96,20 +103,7 @@ export function createExtractStore(store: Store): ExtractStore {
     async update(id: number, change: ExtractConfigurationChange, actor: string, at: string) {
       const row = await db
         .updateTable('extraction_configurations')
-        .set({
-          ...(change.name === undefined ? {} : { name: change.name }),
-          ...(change.description === undefined ? {} : { description: change.description }),
-          ...(change.source === undefined ? {} : { source: change.source }),
-          ...(change.filters === undefined ? {} : { filters: JSON.stringify(change.filters) }),
-          ...(change.fields === undefined
-            ? {}
-            : { fields: change.fields === null ? null : JSON.stringify(change.fields) }),
-          ...(change.format === undefined ? {} : { format: change.format }),
-          ...(change.incremental === undefined ? {} : { incremental: change.incremental ? 1 : 0 }),
-          ...(change.state === undefined ? {} : { state: change.state }),
-          updated_at: at,
-          updated_by: actor,
-        })
+        .set({ ...changedColumns(change), updated_at: at, updated_by: actor })
         .where('id', '=', id)
         .returningAll()
         .executeTakeFirst();
@@ -120,6 +114,32 @@ export function createExtractStore(store: Store): ExtractStore {
       const result = await db.deleteFrom('extraction_configurations').where('id', '=', id).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
+  };
+}
+
+/** The columns `change` sets: those of the members it has. */
+function changedColumns(change: ExtractConfigurationChange) {
+  return {
+    ...(change.name === undefined ? {} : { name: change.name }),
+    ...(change.description === undefined ? {} : { description: change.description }),
+    ...(change.source === undefined ? {} : { source: change.source }),
+    ...(change.filters === undefined ? {} : { filters: JSON.stringify(change.filters) }),
+    ...(change.fields === undefined
+      ? {}
+      : { fields: change.fields === null ? null : JSON.stringify(change.fields) }),
+    ...(change.format === undefined ? {} : { format: change.format }),
+    ...(change.incremental === undefined ? {} : { incremental: change.incremental ? 1 : 0 }),
+    ...(change.state === undefined ? {} : { state: change.state }),
+  };
+}
+
+/** The incremental offsets of the configurations (see the header) and the rows of the sources. */
+function createExtractOffsets(
+  store: Store,
+): Pick<ExtractStore, 'startPosition' | 'boundNow' | 'fixPending' | 'acknowledge' | 'readRows'> {
+  const { db, adapter } = store;
+  return {
+    startPosition: startPositionOf(adapter),
 
     boundNow: (source) => boundOf(db, adapter, source),
 
