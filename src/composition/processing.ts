@@ -96,13 +96,50 @@ export function createProcessing(
     onBackgroundError,
     { makes: options.makesExtracts },
   );
-  const flows = new FlowRunner({
+  const flows = new FlowRunner(flowLimitsOf(settings));
+  const work = chunkWork(flows);
+  const processor = createProcessor(store, snapshots, clock, settings, work, onBackgroundError);
+  const reprocessing = new ReprocessingService(createReprocessStore(store), snapshots, clock, work, {
+    businessDatePinned: settings.businessDate,
+    onRunQueued: () => processor.wake(),
+  });
+  const timers = periodicWork(store, clock, settings, reprocessing, onBackgroundError);
+  return {
+    processor,
+    reprocessing,
+    start: () => {
+      processor.start();
+      extractMaker.start();
+      timers.start();
+    },
+    close: async () => {
+      await timers.stop();
+      await extractMaker.close();
+      await processor.stop();
+      flows.close();
+    },
+  };
+}
+
+/** The time and memory a flow script may take (FLOW_SCRIPT_TIMEOUT_MS, FLOW_SCRIPT_MEMORY_MB). */
+export function flowLimitsOf(settings: ProcessingSettings): { timeoutMs: number; memoryMb: number } {
+  return {
     timeoutMs: settings.flowScriptTimeoutMs ?? FLOW_SCRIPT_TIMEOUT_MS_DEFAULT,
     memoryMb: settings.flowScriptMemoryMb ?? FLOW_SCRIPT_MEMORY_MB_DEFAULT,
-  });
-  const work = chunkWork(flows);
+  };
+}
+
+/** The processor of stored records, doing `work` on each claimed chunk; not started. */
+function createProcessor(
+  store: Store,
+  snapshots: ConfigurationSnapshots<PreparedConfiguration>,
+  clock: Clock,
+  settings: ProcessingSettings,
+  work: ChunkHandler<PreparedConfiguration>,
+  onBackgroundError: (error: unknown) => void,
+): AccountingProcessor<PreparedConfiguration> {
   const requests = settings.requestsInProgress;
-  const processor = new AccountingProcessor(createAccountingStore(store), snapshots, clock, {
+  return new AccountingProcessor(createAccountingStore(store), snapshots, clock, {
     businessDatePinned: settings.businessDate,
     work,
     onError: onBackgroundError,
@@ -114,54 +151,70 @@ export function createProcessing(
       : { pauseAfterChunkMs: (chunkMs: number) => processingPauseMs(requests, chunkMs) }),
     ...(settings.postingIntervalMs === undefined ? {} : { postingIntervalMs: settings.postingIntervalMs }),
   });
-  const reprocessing = new ReprocessingService(createReprocessStore(store), snapshots, clock, work, {
-    businessDatePinned: settings.businessDate,
-    onRunQueued: () => processor.wake(),
-  });
+}
+
+/** Work on timers: `start` starts the timers, `stop` clears them and waits for the runs in flight. */
+interface PeriodicWork {
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * The session sweep and the check of the reprocessing schedule, each on a timer of its own. One
+ * sweep and one look at the schedule at a time on this instance; other instances' may overlap
+ * them.
+ */
+function periodicWork(
+  store: Store,
+  clock: Clock,
+  settings: ProcessingSettings,
+  reprocessing: ReprocessingService<PreparedConfiguration>,
+  onBackgroundError: (error: unknown) => void,
+): PeriodicWork {
+  const sweep = oneAtATime(() => sweepEndedSessions(store.db, clock.now().getTime()), onBackgroundError);
+  const tick = oneAtATime(() => reprocessing.tick(), onBackgroundError);
   let sweepTimer: NodeJS.Timeout | undefined;
   let scheduleTimer: NodeJS.Timeout | undefined;
-  // One look at the schedule at a time on this instance; other instances' may overlap it.
-  let ticking: Promise<void> | undefined;
-  const tick = () => {
-    ticking ??= reprocessing
-      .tick()
-      .then(() => undefined, onBackgroundError)
-      .finally(() => {
-        ticking = undefined;
-      });
-  };
-  // One sweep at a time on this instance; the sweeps of other instances may overlap it.
-  let sweeping: Promise<void> | undefined;
-  const sweep = () => {
-    sweeping ??= sweepEndedSessions(store.db, clock.now().getTime())
-      .then(() => undefined, onBackgroundError)
-      .finally(() => {
-        sweeping = undefined;
-      });
-  };
   return {
-    processor,
-    reprocessing,
     start: () => {
-      processor.start();
-      extractMaker.start();
-      sweepTimer ??= setInterval(sweep, settings.sessionSweepIntervalMs ?? SESSION_SWEEP_INTERVAL_MS).unref();
+      sweepTimer ??= setInterval(
+        sweep.run,
+        settings.sessionSweepIntervalMs ?? SESSION_SWEEP_INTERVAL_MS,
+      ).unref();
       scheduleTimer ??= setInterval(
-        tick,
+        tick.run,
         settings.reprocessScheduleCheckIntervalMs ?? REPROCESS_SCHEDULE_CHECK_INTERVAL_MS,
       ).unref();
     },
-    close: async () => {
+    stop: async () => {
       clearInterval(sweepTimer);
       sweepTimer = undefined;
       clearInterval(scheduleTimer);
       scheduleTimer = undefined;
-      await sweeping;
-      await ticking;
-      await extractMaker.close();
-      await processor.stop();
-      flows.close();
+      await sweep.inFlight();
+      await tick.inFlight();
     },
+  };
+}
+
+/**
+ * A task that runs at most once at a time: `run` starts it unless a run is in flight, and hands
+ * its failure to `onError`; `inFlight` is the run in flight, if any.
+ */
+function oneAtATime(
+  task: () => Promise<unknown>,
+  onError: (error: unknown) => void,
+): { run: () => void; inFlight: () => Promise<void> | undefined } {
+  let running: Promise<void> | undefined;
+  return {
+    run: () => {
+      running ??= task()
+        .then(() => undefined, onError)
+        .finally(() => {
+          running = undefined;
+        });
+    },
+    inFlight: () => running,
   };
 }
 

@@ -20,6 +20,7 @@ import { TokenService } from '../modules/auth/token-service.js';
 import { ConfigurationRevisions } from '../modules/configuration/revisions.js';
 import { ConfigurationService, type WhatIf } from '../modules/configuration/service.js';
 import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
+import type { ConfigurationStore } from '../modules/configuration/store.js';
 import { EntityCatalog } from '../modules/entities/catalog.js';
 import { storedDataRisksOf } from '../modules/entities/change-risks.js';
 import { DEFAULT_SCHEDULE, type DeliverySchedule, EventDeliverer } from '../modules/events/deliverer.js';
@@ -28,8 +29,7 @@ import { WebhookService } from '../modules/events/webhooks.js';
 import { ExtractExecutions } from '../modules/extracts/executions.js';
 import { ExtractService } from '../modules/extracts/service.js';
 import { FlowRunner } from '../modules/flows/runner.js';
-import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
-import { inlineChunkWorker, threadChunkWorker } from '../modules/ingestion/chunk-pool.js';
+import { type ChunkWorker, inlineChunkWorker, threadChunkWorker } from '../modules/ingestion/chunk-pool.js';
 import { IngestionService } from '../modules/ingestion/service.js';
 import { PeriodService } from '../modules/periods/service.js';
 import { StatisticsService } from '../modules/statistics/service.js';
@@ -50,12 +50,13 @@ import { createSignInStore } from '../storage/sign-in-store.js';
 import { createStatisticsStore } from '../storage/statistics-store.js';
 import type { Store } from '../storage/store.js';
 import { approvalKinds } from './approval-kinds.js';
-import { configurationReader } from './configuration-reader.js';
+import { type ConfigurationReader, configurationReader } from './configuration-reader.js';
 import { type PreparedConfiguration, prepareConfiguration } from './prepared-configuration.js';
 import {
   chunkWork,
   createProcessing,
   extractsInBulkOf,
+  flowLimitsOf,
   type Processing,
   type ProcessingSettings,
 } from './processing.js';
@@ -192,30 +193,157 @@ export function createServices(
   options: ServiceOptions = {},
 ): Services | ServicesProcessingHere {
   const place = options.processing;
-  const onBackgroundError = options.onBackgroundError ?? (() => {});
-  const authStore = createAuthStore(store);
+  let processing: Processing | undefined;
+  const wiring = wiringOf(store, clock, settings, options, () => processing);
+  const services = assembleServices(wiring, holdingsOf(settings), options.whatIf, async () =>
+    processing?.close(),
+  );
+  if (place !== 'here') return services;
+  return {
+    ...services,
+    get processor() {
+      processing ??= createProcessing(store, wiring.snapshots, clock, settings, wiring.onBackgroundError, {
+        makesExtracts: false,
+      });
+      return processing.processor;
+    },
+  };
+}
+
+/** What the steps of `createServices` share: the store, the clock, the settings and what they wire to. */
+interface Wiring {
+  store: Store;
+  clock: Clock;
+  settings: ServiceSettings;
+  configurationStore: ConfigurationStore;
+  snapshots: ConfigurationSnapshots<PreparedConfiguration>;
+  catalog: EntityCatalog;
+  /** Where stored records are processed (`ServiceOptions.processing`). */
+  place: ProcessingPlace | undefined;
+  onBackgroundError: (error: unknown) => void;
+  /** Asks whatever processes the stored records for a round, when anything does. */
+  wake: () => void;
+}
+
+/**
+ * The wiring of the services: the configuration's store, snapshots and catalog, and the `wake`
+ * of `options.processing`, which reaches the processor these services build (`processingHere`)
+ * once it is built.
+ */
+function wiringOf(
+  store: Store,
+  clock: Clock,
+  settings: ServiceSettings,
+  options: ServiceOptions,
+  processingHere: () => Processing | undefined,
+): Wiring {
+  const place = options.processing;
   const configurationStore = createConfigurationStore(store);
   const snapshots = new ConfigurationSnapshots(configurationStore, prepareConfiguration);
-  const catalog = new EntityCatalog(snapshots, clock, settings.businessDate);
-  const threads = settings.ingestWorkerThreads ?? 0;
-  const chunkWorker = threads > 0 ? threadChunkWorker(threads) : inlineChunkWorker;
-  // Reads large configuration uploads on a worker thread of its own, started on first use.
-  const configurationReading = configurationReader();
-  let processing: Processing | undefined;
-  const wake =
-    place === undefined
-      ? () => {}
-      : place === 'here'
-        ? // A processor not built yet is not running: there is nothing to wake.
-          () => processing?.processor.wake()
-        : () => place.wake();
-  const flowLimits = {
-    timeoutMs: settings.flowScriptTimeoutMs ?? FLOW_SCRIPT_TIMEOUT_MS_DEFAULT,
-    memoryMb: settings.flowScriptMemoryMb ?? FLOW_SCRIPT_MEMORY_MB_DEFAULT,
+  return {
+    store,
+    clock,
+    settings,
+    configurationStore,
+    snapshots,
+    catalog: new EntityCatalog(snapshots, clock, settings.businessDate),
+    place,
+    onBackgroundError: options.onBackgroundError ?? (() => {}),
+    wake:
+      place === undefined
+        ? () => {}
+        : place === 'here'
+          ? // A processor not built yet is not running: there is nothing to wake.
+            () => processingHere()?.processor.wake()
+          : () => place.wake(),
   };
-  // The dry runs' own flow isolates, made on first use.
-  const dryRunFlows = new FlowRunner(flowLimits);
-  const requestLimiter = new RequestLimiter(
+}
+
+/** What the services hold besides the store: worker threads and script isolates, which `close` releases. */
+interface Holdings {
+  chunkWorker: ChunkWorker;
+  /** Reads large configuration uploads on a worker thread of its own. */
+  configurationReading: ConfigurationReader;
+  /** The dry runs' own flow isolates. */
+  dryRunFlows: FlowRunner;
+}
+
+/**
+ * The chunk worker (threads when INGEST_WORKER_THREADS asks for them), the reader of large
+ * uploads and the dry runs' flows; the reader and the flows start on first use.
+ */
+function holdingsOf(settings: ServiceSettings): Holdings {
+  const threads = settings.ingestWorkerThreads ?? 0;
+  return {
+    chunkWorker: threads > 0 ? threadChunkWorker(threads) : inlineChunkWorker,
+    configurationReading: configurationReader(),
+    dryRunFlows: new FlowRunner(flowLimitsOf(settings)),
+  };
+}
+
+/**
+ * Every service, wired; `close` releases, after the services' own background work, the
+ * processor (`closeProcessing`) and the holdings.
+ */
+function assembleServices(
+  wiring: Wiring,
+  holdings: Holdings,
+  whatIf: WhatIf | undefined,
+  closeProcessing: () => Promise<void>,
+): Services {
+  const { store, clock, settings, snapshots, catalog } = wiring;
+  const requestLimiter = createRequestLimiter(wiring);
+  const reprocessing = createReprocessing(wiring, holdings.dryRunFlows);
+  const { extracts, extractExecutions } = createExtracts(wiring);
+  const { webhooks, deliverer } = createWebhooks(wiring);
+  const configuration = new ConfigurationService(
+    wiring.configurationStore,
+    snapshots,
+    clock,
+    holdings.configurationReading.validate,
+    { risks: storedDataRisksOf, whatIf: whatIf ?? whatIfOf(reprocessing) },
+  );
+  const { reversals, periods, approvals } = createChangeServices(wiring, configuration);
+  const authStore = createAuthStore(store);
+  return {
+    tokens: new TokenService(authStore, clock, settings),
+    access: new AccessDirectory(authStore, clock),
+    signIns: new SignIns(authStore, createSignInStore(store), clock, settings.authFailureWait),
+    snapshots,
+    configuration,
+    revisions: new ConfigurationRevisions(wiring.configurationStore, clock),
+    audit: new AuditTrail(createAuditStore(store.db)),
+    catalog,
+    ingestion: new IngestionService(createIngestionStore(store), catalog, clock, {
+      chunkWorker: holdings.chunkWorker,
+      onRecordsAwaitProcessing: wiring.wake,
+    }),
+    statistics: new StatisticsService(createStatisticsStore(store), clock),
+    journals: new JournalQueries(createAccountingStore(store), snapshots),
+    reprocessing,
+    reversals,
+    periods,
+    extracts,
+    extractExecutions,
+    requestLimiter,
+    webhooks,
+    deliverer,
+    approvals,
+    close: async () => {
+      await deliverer.close();
+      await extractExecutions.close();
+      await requestLimiter.close();
+      await closeProcessing();
+      await holdings.chunkWorker.close();
+      await holdings.configurationReading.close();
+      holdings.dryRunFlows.close();
+    },
+  };
+}
+
+/** The rate limit's counts per client, shared through the store (RATE_LIMIT_MAX, RATE_LIMIT_WINDOW_MS). */
+function createRequestLimiter({ store, clock, settings, onBackgroundError }: Wiring): RequestLimiter {
+  return new RequestLimiter(
     createRequestCountStore(store.db),
     clock,
     {
@@ -224,30 +352,43 @@ export function createServices(
     },
     onBackgroundError,
   );
-  const reprocessing = new ReprocessingService(
-    createReprocessStore(store),
-    snapshots,
-    clock,
-    chunkWork(dryRunFlows),
-    {
-      businessDatePinned: settings.businessDate,
-      onRunQueued: wake,
-      // A what-if's candidate gets isolates of its own, released once it is answered.
-      candidateWork: () => {
-        const flows = new FlowRunner(flowLimits);
-        return { work: chunkWork(flows), close: () => flows.close() };
-      },
+}
+
+/** Reprocessing: its dry runs on `dryRunFlows`, its runs queued for the processor, which they wake. */
+function createReprocessing(
+  { store, clock, settings, snapshots, wake }: Wiring,
+  dryRunFlows: FlowRunner,
+): ReprocessingService<PreparedConfiguration> {
+  return new ReprocessingService(createReprocessStore(store), snapshots, clock, chunkWork(dryRunFlows), {
+    businessDatePinned: settings.businessDate,
+    onRunQueued: wake,
+    // A what-if's candidate gets isolates of its own, released once it is answered.
+    candidateWork: () => {
+      const flows = new FlowRunner(flowLimitsOf(settings));
+      return { work: chunkWork(flows), close: () => flows.close() };
     },
-  );
-  // The what-if of a keep-data dry run: today's failed records run under the prepared candidate.
-  const whatIf: WhatIf = async (candidate) => {
+  });
+}
+
+/** The what-if of a keep-data dry run: today's failed records run under the prepared candidate. */
+function whatIfOf(reprocessing: ReprocessingService<PreparedConfiguration>): WhatIf {
+  return async (candidate) => {
     const dryRun = await reprocessing.whatIf(prepareConfiguration(candidate), { all: true });
     const { wouldPost, wouldStillFail, examples } = dryRun;
     return { wouldPost, wouldStillFail, examples: examples.map((example) => ({ ...example })) };
   };
+}
+
+/**
+ * Extraction configurations and asynchronous extractions. These services make asynchronous
+ * extractions only when they process here too (tests, the CLI); otherwise the maker runs with
+ * processing (`createProcessing`).
+ */
+function createExtracts({ store, clock, snapshots, place, onBackgroundError }: Wiring): {
+  extracts: ExtractService;
+  extractExecutions: ExtractExecutions;
+} {
   const extracts = new ExtractService(createExtractStore(store), snapshots, clock);
-  // These services make asynchronous extractions only when they process here too (tests, the
-  // CLI); otherwise the maker runs with processing (`createProcessing`).
   const extractExecutions = new ExtractExecutions(
     createExecutionStore(store),
     extracts,
@@ -256,6 +397,14 @@ export function createServices(
     onBackgroundError,
     { makes: place === 'here' },
   );
+  return { extracts, extractExecutions };
+}
+
+/** Webhook subscriptions and their deliverer, which a change of the subscriptions wakes. */
+function createWebhooks({ store, clock, settings, onBackgroundError }: Wiring): {
+  webhooks: WebhookService;
+  deliverer: EventDeliverer;
+} {
   const webhookPolicy = { allowHttpLoopback: settings.webhookAllowHttpLoopback ?? false };
   const webhookSchedule = settings.webhookSchedule ?? DEFAULT_SCHEDULE;
   const eventStore = createEventStore(store);
@@ -271,13 +420,21 @@ export function createServices(
     onBackgroundError,
     webhookSchedule,
   );
-  const configuration = new ConfigurationService(
-    configurationStore,
-    snapshots,
-    clock,
-    configurationReading.validate,
-    { risks: storedDataRisksOf, whatIf: options.whatIf ?? whatIf },
-  );
+  return { webhooks, deliverer };
+}
+
+/**
+ * Reversals and periods, and the approvals that run them and the configuration's changes when
+ * those wait for a second person.
+ */
+function createChangeServices(
+  { store, clock, settings, snapshots }: Wiring,
+  configuration: ConfigurationService<PreparedConfiguration>,
+): {
+  reversals: ReversalService<PreparedConfiguration>;
+  periods: PeriodService<PreparedConfiguration>;
+  approvals: ApprovalService;
+} {
   const reversals = new ReversalService(createReversalStore(store), snapshots, clock, {
     newId: newTimeOrderedUuid,
     businessDatePinned: settings.businessDate,
@@ -293,48 +450,5 @@ export function createServices(
     clock,
     newTimeOrderedUuid,
   );
-  const services: Services = {
-    tokens: new TokenService(authStore, clock, settings),
-    access: new AccessDirectory(authStore, clock),
-    signIns: new SignIns(authStore, createSignInStore(store), clock, settings.authFailureWait),
-    snapshots,
-    configuration,
-    revisions: new ConfigurationRevisions(configurationStore, clock),
-    audit: new AuditTrail(createAuditStore(store.db)),
-    catalog,
-    ingestion: new IngestionService(createIngestionStore(store), catalog, clock, {
-      chunkWorker,
-      onRecordsAwaitProcessing: wake,
-    }),
-    statistics: new StatisticsService(createStatisticsStore(store), clock),
-    journals: new JournalQueries(createAccountingStore(store), snapshots),
-    reprocessing,
-    reversals,
-    periods,
-    extracts,
-    extractExecutions,
-    requestLimiter,
-    webhooks,
-    deliverer,
-    approvals,
-    close: async () => {
-      await deliverer?.close();
-      await extractExecutions.close();
-      await requestLimiter.close();
-      await processing?.close();
-      await chunkWorker.close();
-      await configurationReading.close();
-      dryRunFlows.close();
-    },
-  };
-  if (place !== 'here') return services;
-  return {
-    ...services,
-    get processor() {
-      processing ??= createProcessing(store, snapshots, clock, settings, onBackgroundError, {
-        makesExtracts: false,
-      });
-      return processing.processor;
-    },
-  };
+  return { reversals, periods, approvals };
 }

@@ -31,6 +31,7 @@ import { operationsRoutes } from './api/operations.js';
 import { periodRoutes } from './api/periods.js';
 import { reprocessingRoutes } from './api/reprocessing.js';
 import { reversalRoutes } from './api/reversals.js';
+import type { ApiApp } from './api/route-app.js';
 import { statisticsRoutes } from './api/statistics.js';
 import { registerArrivalTime, registerRequestsInProgress } from './arrival.js';
 import { registerAuthentication } from './authenticate.js';
@@ -110,10 +111,31 @@ function loggerOptionsOf(logger: AppDeps['logger']): Pick<FastifyServerOptions, 
  * `main.ts` does, and tests call `app.inject` (style: "build the app, never listen").
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { store, services } = deps;
-  const loggerOptions = loggerOptionsOf(deps.logger);
-  const app = Fastify({
-    ...loggerOptions,
+  const { services } = deps;
+  const app = createFastify(deps);
+  registerArrivalTime(app, () => services.ingestion.now());
+  if (deps.requestsInProgress !== undefined) registerRequestsInProgress(app, deps.requestsInProgress);
+  registerValidators(app);
+  registerJsonParser(app);
+  registerProblemHandlers(app);
+  registerNulGuard(app);
+  registerClosingConnections(app);
+  const registry = registerMetrics(app, services, deps.processingStatus);
+  // Before every route, so that each is limited unless its config says otherwise.
+  await registerRateLimit(app, services.requestLimiter);
+  await registerOpenApi(app, deps);
+  // Background work and worker threads belong to the app's lifetime: stopped before storage closes.
+  app.addHook('onClose', async () => services.close());
+  registerAuthentication(app, services.tokens);
+  await registerRoutes(app, deps, registry);
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}
+
+/** The Fastify instance with the server's options: logger, body limit, request ids, timeouts. */
+function createFastify(deps: AppDeps): ApiApp {
+  return Fastify({
+    ...loggerOptionsOf(deps.logger),
     bodyLimit: JSON_BODY_BYTES_MAX,
     genReqId: () => randomUUID(),
     logController: new LogController({ requestIdLogLabel: 'reference' }),
@@ -125,14 +147,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: sendRouterProblem,
     ...serverTimeoutOptions(deps.serverTimeouts),
   }).withTypeProvider<TypeBoxTypeProvider>();
-  registerArrivalTime(app, () => services.ingestion.now());
-  if (deps.requestsInProgress !== undefined) registerRequestsInProgress(app, deps.requestsInProgress);
+}
 
+/** The validators of every route: bodies strictly, query strings and path parameters coerced. */
+function registerValidators(app: FastifyInstance): void {
   const bodyAjv = ajvFor({ coerceTypes: false });
   const textAjv = ajvFor({ coerceTypes: 'array' });
   app.setValidatorCompiler(({ schema, httpPart }) =>
     httpPart === 'body' ? bodyAjv.compile(schema) : textAjv.compile(schema),
   );
+}
+
+/** The one JSON parser of every JSON media type, which refuses bodies nested too deep. */
+function registerJsonParser(app: FastifyInstance): void {
   // One JSON parser for every JSON media type. An empty body is no body where the route takes
   // none (many clients send `Content-Type: application/json` on a DELETE without a body); where
   // the route documents a body, an empty one stays a 400 that says a JSON document is expected.
@@ -154,12 +181,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       done(error, parsed);
     });
   });
+}
 
-  registerProblemHandlers(app);
-  registerNulGuard(app);
-
-  // Answers sent while stopping close their connection, so a keep-alive client does not hold
-  // the process open after its last request in flight is answered.
+/**
+ * Answers sent while stopping close their connection, so a keep-alive client does not hold
+ * the process open after its last request in flight is answered.
+ */
+function registerClosingConnections(app: FastifyInstance): void {
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -167,8 +195,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close');
   });
+}
 
+/**
+ * The metrics `/metrics` answers, in this order: requests, background processing (when the
+ * caller runs it), reprocessing and webhook deliveries.
+ */
+function registerMetrics(
+  app: FastifyInstance,
+  services: Services,
+  processingStatus: AppDeps['processingStatus'],
+): Registry {
   const registry = new Registry();
+  registerRequestMetrics(app, registry);
+  if (processingStatus !== undefined) registerProcessingMetrics(registry, processingStatus);
+  registerReprocessingMetrics(registry, services.reprocessing);
+  registerWebhookMetrics(registry, services.deliverer);
+  return registry;
+}
+
+/** HTTP requests counted and timed by method, route and status, as each answer is sent. */
+function registerRequestMetrics(app: FastifyInstance, registry: Registry): void {
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests answered, by method, route and status.',
@@ -182,35 +229,48 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  const processingStatus = deps.processingStatus;
-  if (processingStatus !== undefined) {
-    new Counter({
-      name: 'processing_thread_restarts_total',
-      help: 'Times the processing thread was started again after ending unexpectedly.',
-      registers: [registry],
-      collect() {
-        // The host counts; the counter shows its count, which only grows.
-        this.reset();
-        this.inc(processingStatus().threadRestarts);
-      },
-    });
-    new Gauge({
-      name: 'processing_degraded',
-      help: '1 while background processing runs degraded: on the main thread after the processing thread ended too often, or not at all; else 0.',
-      registers: [registry],
-      collect() {
-        this.set(processingStatus().degraded ? 1 : 0);
-      },
-    });
-  }
-  // Reprocessing, read from the store at each scrape, so every instance shows the same figures.
+  app.addHook('onResponse', async (request, reply) => {
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status_code: String(reply.statusCode),
+    };
+    requests.inc(labels);
+    latency.observe(labels, reply.elapsedTime / 1000);
+  });
+}
+
+/** Where background processing runs: the processing thread's restarts, and whether it is degraded. */
+function registerProcessingMetrics(registry: Registry, processingStatus: () => ProcessingStatus): void {
+  new Counter({
+    name: 'processing_thread_restarts_total',
+    help: 'Times the processing thread was started again after ending unexpectedly.',
+    registers: [registry],
+    collect() {
+      // The host counts; the counter shows its count, which only grows.
+      this.reset();
+      this.inc(processingStatus().threadRestarts);
+    },
+  });
+  new Gauge({
+    name: 'processing_degraded',
+    help: '1 while background processing runs degraded: on the main thread after the processing thread ended too often, or not at all; else 0.',
+    registers: [registry],
+    collect() {
+      this.set(processingStatus().degraded ? 1 : 0);
+    },
+  });
+}
+
+/** Reprocessing, read from the store at each scrape, so every instance shows the same figures. */
+function registerReprocessingMetrics(registry: Registry, reprocessing: Services['reprocessing']): void {
   new Gauge({
     name: 'processing_errors',
     help: 'Processing errors by state: open (to fix), queued (waiting in a reprocessing run), closed (posted when reprocessed).',
     labelNames: ['state'] as const,
     registers: [registry],
     async collect() {
-      const states = await services.reprocessing.errorStates();
+      const states = await reprocessing.errorStates();
       for (const [state, n] of Object.entries(states)) this.set({ state }, n);
     },
   });
@@ -220,7 +280,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     labelNames: ['outcome'] as const,
     registers: [registry],
     async collect() {
-      const last = (await services.reprocessing.runs(0, 1)).rows[0];
+      const last = (await reprocessing.runs(0, 1)).rows[0];
       this.set({ outcome: 'queued' }, last?.queued ?? 0);
       this.set({ outcome: 'skipped' }, last?.skipped ?? 0);
       this.set({ outcome: 'posted' }, last?.posted ?? 0);
@@ -233,10 +293,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registers: [registry],
     async collect() {
       this.reset();
-      this.inc((await services.reprocessing.runs(0, 1)).total);
+      this.inc((await reprocessing.runs(0, 1)).total);
     },
   });
-  // Webhook attempts of this instance (each attempt is made by one instance: sum over them).
+}
+
+/** Webhook attempts of this instance (each attempt is made by one instance: sum over them). */
+function registerWebhookMetrics(registry: Registry, deliverer: Services['deliverer']): void {
   const webhookAttempts = new Counter({
     name: 'webhook_delivery_attempts_total',
     help: 'Webhook delivery attempts made by this instance, by outcome: delivered (2xx), retry (will be tried again), failed (for good).',
@@ -250,23 +313,64 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  services.deliverer.observe(({ outcome, seconds }) => {
+  deliverer.observe(({ outcome, seconds }) => {
     webhookAttempts.inc({ outcome });
     webhookLatency.observe({ outcome }, seconds);
   });
-  app.addHook('onResponse', async (request, reply) => {
-    const labels = {
-      method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
-      status_code: String(reply.statusCode),
-    };
-    requests.inc(labels);
-    latency.observe(labels, reply.elapsedTime / 1000);
-  });
+}
 
-  // Before every route, so that each is limited unless its config says otherwise.
-  await registerRateLimit(app, services.requestLimiter);
+/** The tags of the OpenAPI document: client generators group operations by them, each operation names one. */
+const OPENAPI_TAGS = [
+  {
+    name: 'auth',
+    description: 'OAuth 2.0 tokens (client credentials and refresh grants) and their revocation.',
+  },
+  { name: 'access', description: 'Users, their roles, and the API credentials that act for them.' },
+  {
+    name: 'configuration',
+    description: 'The Configuration Data document, its revisions and their changes.',
+  },
+  {
+    name: 'audit',
+    description: 'The tamper-evident audit trail of every change: its pages, export and verification.',
+  },
+  {
+    name: 'entities',
+    description: 'Namespaces and entities of the configuration, with example chunks.',
+  },
+  {
+    name: 'ingestion',
+    description: 'Ingestion sessions, their chunks of records, and what they stored.',
+  },
+  {
+    name: 'journals',
+    description: 'Journals, balances and processing errors made by the accounting engine.',
+  },
+  {
+    name: 'periods',
+    description: 'Periods per node: their state, closing early, locking, reopening, trial-balance snapshots.',
+  },
+  { name: 'statistics', description: 'Counters of the operational dashboard.' },
+  {
+    name: 'approvals',
+    description:
+      'Four-eyes approval: configuration uploads, deletions and reversals that wait for a second user.',
+  },
+  {
+    name: 'extracts',
+    description:
+      'Extraction configurations, their reads and incremental offsets, and asynchronous extractions.',
+  },
+  {
+    name: 'webhooks',
+    description:
+      'Events delivered to subscribed URLs: subscriptions, the signing secret, deliveries and their redelivery.',
+  },
+  { name: 'operations', description: 'Liveness, readiness and metrics; no token and no rate limit.' },
+];
 
+/** The OpenAPI document of the routes registered after it, and its pages at `/docs`. */
+async function registerOpenApi(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -278,56 +382,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
       // The service is self-hosted: paths are relative to wherever this document is served.
       servers: [{ url: '/', description: 'The service that serves this document.' }],
-      // Client generators group operations by tag; each operation names one of these.
-      tags: [
-        {
-          name: 'auth',
-          description: 'OAuth 2.0 tokens (client credentials and refresh grants) and their revocation.',
-        },
-        { name: 'access', description: 'Users, their roles, and the API credentials that act for them.' },
-        {
-          name: 'configuration',
-          description: 'The Configuration Data document, its revisions and their changes.',
-        },
-        {
-          name: 'audit',
-          description: 'The tamper-evident audit trail of every change: its pages, export and verification.',
-        },
-        {
-          name: 'entities',
-          description: 'Namespaces and entities of the configuration, with example chunks.',
-        },
-        {
-          name: 'ingestion',
-          description: 'Ingestion sessions, their chunks of records, and what they stored.',
-        },
-        {
-          name: 'journals',
-          description: 'Journals, balances and processing errors made by the accounting engine.',
-        },
-        {
-          name: 'periods',
-          description:
-            'Periods per node: their state, closing early, locking, reopening, trial-balance snapshots.',
-        },
-        { name: 'statistics', description: 'Counters of the operational dashboard.' },
-        {
-          name: 'approvals',
-          description:
-            'Four-eyes approval: configuration uploads, deletions and reversals that wait for a second user.',
-        },
-        {
-          name: 'extracts',
-          description:
-            'Extraction configurations, their reads and incremental offsets, and asynchronous extractions.',
-        },
-        {
-          name: 'webhooks',
-          description:
-            'Events delivered to subscribed URLs: subscriptions, the signing secret, deliveries and their redelivery.',
-        },
-        { name: 'operations', description: 'Liveness, readiness and metrics; no token and no rate limit.' },
-      ],
+      tags: OPENAPI_TAGS,
       components: {
         schemas: SHARED_ANSWER_SCHEMAS,
         securitySchemes: {
@@ -340,15 +395,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
       security: [],
     },
-    transform: documentedRoute(services.requestLimiter.enabled),
+    transform: documentedRoute(deps.services.requestLimiter.enabled),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+}
 
-  // Background work and worker threads belong to the app's lifetime: stopped before storage closes.
-  app.addHook('onClose', async () => services.close());
-
-  registerAuthentication(app, services.tokens);
-  operationsRoutes(app, store, registry, processingStatus, deps.startingUp);
+/**
+ * Every route: operations, OAuth, the REST plugins, each given the services it calls, and the
+ * administration interface. Their order is the order of the OpenAPI document.
+ */
+async function registerRoutes(app: ApiApp, deps: AppDeps, registry: Registry): Promise<void> {
+  const { store, services } = deps;
+  operationsRoutes(app, store, registry, deps.processingStatus, deps.startingUp);
   oauthRoutes(app, services.tokens, deps.publicUrl);
   await app.register(accessRoutes, { access: services.access });
   await app.register(configurationRoutes, {
@@ -371,7 +429,4 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(eventSecretRoutes, { webhooks: services.webhooks });
   await app.register(eventDeliveryRoutes, { webhooks: services.webhooks });
   await app.register(adminInterface, { services, publicUrl: deps.publicUrl });
-
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  return app;
 }

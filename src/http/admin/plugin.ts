@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../composition/services.js';
 import { AppError, PROBLEMS } from '../../lib/errors.js';
 import type { Permission } from '../../modules/auth/permissions.js';
@@ -68,11 +68,26 @@ export const adminInterface: FastifyPluginAsync<{
   services: Services;
   publicUrl?: string | undefined;
 }> = async (app, { services, publicUrl }) => {
-  const { signIns } = services;
   const publicOrigin = publicUrl === undefined ? undefined : new URL(publicUrl).origin;
+  hideFromOpenApi(app);
+  await registerBrowserProtection(app);
+  await registerAssets(app);
+  registerFormParser(app);
+  registerSignInCheck(app, services.signIns);
+  registerCsrfCheck(app);
+  registerErrorPage(app);
+  registerPages(app, services, publicOrigin);
+};
+
+/** Leaves the interface's routes out of the OpenAPI document, which is the REST API's. */
+function hideFromOpenApi(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true };
   });
+}
+
+/** The sign-in cookie's parser, and the headers that keep browsers strict: CSP, HSTS, referrer. */
+async function registerBrowserProtection(app: FastifyInstance): Promise<void> {
   await app.register(cookie);
   await app.register(helmet, {
     contentSecurityPolicy: {
@@ -94,6 +109,10 @@ export const adminInterface: FastifyPluginAsync<{
     strictTransportSecurity: { maxAge: 31536000, includeSubDomains: true },
     referrerPolicy: { policy: 'same-origin' },
   });
+}
+
+/** The interface's own stylesheet and scripts, and the browser libraries it uses. */
+async function registerAssets(app: FastifyInstance): Promise<void> {
   await app.register(fastifyStatic, {
     root: ASSETS_FOLDER,
     prefix: '/admin/assets/',
@@ -110,15 +129,24 @@ export const adminInterface: FastifyPluginAsync<{
         .send(await readFile(path)),
     );
   }
+}
 
-  // Forms are parsed here, in this scope only; the OAuth endpoints keep their own parser.
+/** Forms are parsed here, in this scope only; the OAuth endpoints keep their own parser. */
+function registerFormParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/x-www-form-urlencoded');
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string' },
     (_request, body, done) => done(null, new URLSearchParams(String(body))),
   );
+}
 
+/**
+ * Who is signed in, on every route that says who may open it (`adminPermission`): a page asked
+ * without a sign-in leads to the sign-in page, an action is refused; a permission none of the
+ * user's roles grants is refused.
+ */
+function registerSignInCheck(app: FastifyInstance, signIns: Services['signIns']): void {
   app.decorateRequest('webPrincipal', undefined);
   app.addHook('onRequest', async (request, reply) => {
     const required = request.routeOptions.config.adminPermission;
@@ -148,7 +176,10 @@ export const adminInterface: FastifyPluginAsync<{
       );
     }
   });
-  // Every state change carries the sign-in's CSRF token, in the form or in a header (htmx).
+}
+
+/** Every state change carries the sign-in's CSRF token, in the form or in a header (htmx). */
+function registerCsrfCheck(app: FastifyInstance): void {
   app.addHook('preHandler', async (request) => {
     const principal = request.webPrincipal;
     if (principal === undefined || request.method === 'GET' || request.method === 'HEAD') return;
@@ -163,7 +194,13 @@ export const adminInterface: FastifyPluginAsync<{
       );
     }
   });
+}
 
+/**
+ * Errors answered as pages: what went wrong and what to do about it, with the reference of the
+ * request for the errors of the service itself, which are logged.
+ */
+function registerErrorPage(app: FastifyInstance): void {
   app.setErrorHandler(async (error, request, reply) => {
     let status = 500;
     let title = 'Something went wrong';
@@ -207,8 +244,10 @@ export const adminInterface: FastifyPluginAsync<{
       status,
     );
   });
+}
 
-  // Each page group is given the services it calls, and no other.
+/** Each page group is given the services it calls, and no other. */
+function registerPages(app: FastifyInstance, services: Services, publicOrigin: string | undefined): void {
   signInPages(app, services, publicOrigin);
   dashboardPages(app, services);
   credentialPages(app, services);
@@ -224,4 +263,4 @@ export const adminInterface: FastifyPluginAsync<{
   periodPages(app, services);
   extractPages(app, services);
   webhookPages(app, services);
-};
+}

@@ -10,6 +10,7 @@ import {
   UserEmail,
 } from '../../modules/auth/inputs.js';
 import { actorOf } from '../authenticate.js';
+import type { ApiApp } from './route-app.js';
 import { Page, PageQuery, PathParam, Problem, pageOf } from './schemas.js';
 
 const Credential = Type.Object({
@@ -34,6 +35,12 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
   app,
   { access },
 ) => {
+  registerCredentialRoutes(app, access);
+  registerUserRoutes(app, access);
+};
+
+/** `/api/v1/credentials`: create a credential (its secret answered once), list them, revoke one. */
+function registerCredentialRoutes(app: ApiApp, access: AccessDirectory): void {
   app.post(
     '/api/v1/credentials',
     {
@@ -96,7 +103,10 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
       return reply.code(204).send(null);
     },
   );
+}
 
+/** `/api/v1/users`: create a user, list them, change one. */
+function registerUserRoutes(app: ApiApp, access: AccessDirectory): void {
   app.post(
     '/api/v1/users',
     {
@@ -161,4 +171,4 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }
     },
     async (request) => access.updateUser(request.params.email, request.body, actorOf(request)),
   );
-};
+}

@@ -7,6 +7,7 @@ import type { StoredApprovalRequest } from '../../modules/approvals/store.js';
 import { principalOf } from '../authenticate.js';
 import { ApprovalRequest } from './approval-answers.js';
 import { keyOfCursor, nextCursor } from './cursor.js';
+import type { ApiApp } from './route-app.js';
 import {
   AfterQuery,
   CURSOR_PAGING_DESCRIPTION,
@@ -49,13 +50,20 @@ const PENDING_DESCRIPTION =
 /** The documented 202 of an action that may wait for approval. */
 export const PendingApprovalAnswer = { ...ApprovalRequest, description: PENDING_DESCRIPTION };
 
+/** The path parameters of one request's routes. */
+const RequestParams = Type.Object({ requestId: PathParam });
+
 /** The approval requests: list, one, approve, reject, cancel (docs/reference.md, Approvals). */
 export const approvalRequestRoutes: FastifyPluginAsyncTypebox<{ approvals: ApprovalService }> = async (
   app,
   { approvals },
 ) => {
-  const Params = Type.Object({ requestId: PathParam });
+  registerApprovalReadRoutes(app, approvals);
+  registerApprovalDecisionRoutes(app, approvals);
+};
 
+/** `GET /api/v1/approval-requests` and `…/:requestId`: the requests, newest first, and one. */
+function registerApprovalReadRoutes(app: ApiApp, approvals: ApprovalService): void {
   app.get(
     '/api/v1/approval-requests',
     {
@@ -95,13 +103,16 @@ export const approvalRequestRoutes: FastifyPluginAsyncTypebox<{ approvals: Appro
         operationId: 'getApprovalRequest',
         tags: ['approvals'],
         summary: 'One approval request, with its dry run and what became of it',
-        params: Params,
+        params: RequestParams,
         response: { 200: ApprovalRequest, 404: Problem },
       },
     },
     async (request) => approvals.get(request.params.requestId),
   );
+}
 
+/** `POST …/:requestId/approve`, `…/reject` and `…/cancel`: what becomes of a pending request. */
+function registerApprovalDecisionRoutes(app: ApiApp, approvals: ApprovalService): void {
   app.post(
     '/api/v1/approval-requests/:requestId/approve',
     {
@@ -112,7 +123,7 @@ export const approvalRequestRoutes: FastifyPluginAsyncTypebox<{ approvals: Appro
         summary: 'Approve a pending request: it runs now, as your action on behalf of its maker',
         description:
           "Four eyes: the maker cannot approve their own request, through any of their credentials (403 `approval-by-maker`). The request runs only while the data it binds to is what the approver was shown: the same configuration revision, the same document hash and, checked in the action's own transaction, the same dry-run counts. 200 with the request `approved` and its `outcome`; 409 `approval-invalidated` when that data moved (nothing changed, the request is `invalid`: make it again); 409 `approval-not-pending` when it was decided already or another approval, on any instance, won; the action's own error when it refuses (the request is `failed`, with the problem). No body.",
-        params: Params,
+        params: RequestParams,
         response: {
           200: ApprovalRequest,
           403: Problem,
@@ -136,7 +147,7 @@ export const approvalRequestRoutes: FastifyPluginAsyncTypebox<{ approvals: Appro
         summary: 'Reject a pending request with a reason: it never runs',
         description:
           "Not by its maker (403 `approval-by-maker`); 409 `approval-not-pending` when it was decided already. Counted in the journal metrics' `deniedApproval`.",
-        params: Params,
+        params: RequestParams,
         body: Type.Object({ reason: ApprovalReason }, { additionalProperties: false }),
         response: { 200: ApprovalRequest, 400: Problem, 403: Problem, 404: Problem, 409: Problem },
       },
@@ -155,10 +166,10 @@ export const approvalRequestRoutes: FastifyPluginAsyncTypebox<{ approvals: Appro
         summary: 'Cancel your own pending request',
         description:
           'Only its maker, through any of their credentials (403 `forbidden` for anyone else); 409 `approval-not-pending` when it was decided already. No body.',
-        params: Params,
+        params: RequestParams,
         response: { 200: ApprovalRequest, 403: Problem, 404: Problem, 409: Problem },
       },
     },
     async (request) => approvals.cancel(request.params.requestId, approvalCallerOf(request)),
   );
-};
+}

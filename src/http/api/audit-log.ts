@@ -23,7 +23,10 @@ function auditCursor(id: number | undefined): string | null {
   return nextCursor('audit-log', id, (k) => [k]);
 }
 
-/** The audit trail: its pages, its export as JSON Lines, and the verification of its chain. */
+/**
+ * The audit trail: its pages, its export as JSON Lines, and the verification of its chain. Kept
+ * in one piece: a Fastify plugin is the unit of encapsulation, and each of its three routes is short.
+ */
 export const auditLogRoutes: FastifyPluginAsyncTypebox<{ audit: AuditTrail }> = async (app, { audit }) => {
   app.get(
     '/api/v1/audit-log',

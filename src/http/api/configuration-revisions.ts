@@ -26,7 +26,11 @@ function revisionCursor(revision: number | undefined): string | null {
 
 const RevisionParams = Type.Object({ revision: RevisionNumber });
 
-/** The configuration revisions: the list, one revision's document, and the changes between two. */
+/**
+ * The configuration revisions: the list, one revision's document, and the changes between two.
+ * Kept in one piece: a Fastify plugin is the unit of encapsulation, and each of its three routes
+ * is short.
+ */
 export const configurationRevisionRoutes: FastifyPluginAsyncTypebox<{
   revisions: ConfigurationRevisions;
 }> = async (app, { revisions }) => {

@@ -20,6 +20,7 @@ import { actorOf, principalOf } from '../authenticate.js';
 import { ajvErrorsToPaths } from '../problem.js';
 import { UploadResult, WipeDryRunResult } from './answer-schemas.js';
 import { approvalCallerOf, PendingApprovalAnswer, sendPendingApproval } from './approval-requests.js';
+import type { ApiApp } from './route-app.js';
 import { Problem } from './schemas.js';
 
 const dryRun = Type.Boolean({
@@ -91,25 +92,32 @@ export async function* inTurns(pieces: Iterable<string>): AsyncGenerator<string>
   if (batch.length > 0) yield batch;
 }
 
-/** Configuration Data bulk download, upload and delete. */
-export const configurationRoutes: FastifyPluginAsyncTypebox<{
+/** What the configuration routes call. */
+interface ConfigurationRouteServices {
   configuration: ConfigurationService<unknown>;
   approvals: ApprovalService;
-}> = async (app, { configuration, approvals }) => {
+}
+
+/** The application's validator compiler, which the upload and the deletion use for parts of their own. */
+type ValidatorCompiler = NonNullable<ApiApp['validatorCompiler']>;
+
+/** Configuration Data bulk download, upload and delete. */
+export const configurationRoutes: FastifyPluginAsyncTypebox<ConfigurationRouteServices> = async (
+  app,
+  services,
+) => {
   const compileValidator = app.validatorCompiler;
   if (compileValidator === undefined) {
     // Without it the dryRun flag would go unparsed, and a dry run could become a real upload.
     throw new Error('configuration routes need the application validator compiler');
   }
-  // Not the route's body schema: with one, an empty body would be refused as a missing
-  // document, and a DELETE with `Content-Type: application/json` and no body is ordinary.
-  const deleteBodyValid = compileValidator({
-    schema: DeleteBody,
-    method: 'DELETE',
-    url: '/api/v1/configuration/bulk',
-    httpPart: 'body',
-  });
+  registerDownloadRoute(app, services.configuration);
+  await registerUploadRoute(app, services, compileValidator);
+  registerDeleteRoute(app, services, compileValidator);
+};
 
+/** `GET /api/v1/configuration/bulk`: the stored configuration, streamed, with its revision's tag. */
+function registerDownloadRoute(app: ApiApp, configuration: ConfigurationService<unknown>): void {
   app.get(
     '/api/v1/configuration/bulk',
     {
@@ -134,12 +142,20 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
         .send(Readable.from(inTurns(text)));
     },
   );
+}
 
-  // The upload reads its body as raw bytes, which the configuration service's validator parses
-  // and checks on a worker thread when the document is large (docs/adr/0017): parsing it here
-  // would hold the event loop for the whole document. The same media types as every JSON route,
-  // and the same answers to a body that cannot be read. The parser lives in this encapsulated
-  // context only.
+/**
+ * `PUT /api/v1/configuration/bulk`: an upload, its dry run, or its approval request. The upload
+ * reads its body as raw bytes, which the configuration service's validator parses and checks on
+ * a worker thread when the document is large (docs/adr/0017): parsing it here would hold the
+ * event loop for the whole document. The same media types as every JSON route, and the same
+ * answers to a body that cannot be read. The parser lives in this encapsulated context only.
+ */
+async function registerUploadRoute(
+  app: ApiApp,
+  { configuration, approvals }: ConfigurationRouteServices,
+  compileValidator: ValidatorCompiler,
+): Promise<void> {
   await app.register(async (plugin) => {
     const uploads = plugin.withTypeProvider<TypeBoxTypeProvider>();
     uploads.removeAllContentTypeParsers();
@@ -202,7 +218,22 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
       },
     );
   });
+}
 
+/** `DELETE /api/v1/configuration/bulk`: the wipe, its dry run, or its approval request. */
+function registerDeleteRoute(
+  app: ApiApp,
+  { configuration, approvals }: ConfigurationRouteServices,
+  compileValidator: ValidatorCompiler,
+): void {
+  // Not the route's body schema: with one, an empty body would be refused as a missing
+  // document, and a DELETE with `Content-Type: application/json` and no body is ordinary.
+  const deleteBodyValid = compileValidator({
+    schema: DeleteBody,
+    method: 'DELETE',
+    url: '/api/v1/configuration/bulk',
+    httpPart: 'body',
+  });
   app.delete(
     '/api/v1/configuration/bulk',
     {
@@ -258,4 +289,4 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<{
       return reply.code(204).header('etag', etagOf(revision)).send(null);
     },
   );
-};
+}

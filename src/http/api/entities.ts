@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { EntityCatalog } from '../../modules/entities/catalog.js';
 import { EntityDetail } from './answer-schemas.js';
+import type { ApiApp } from './route-app.js';
 import { PathParam, Problem } from './schemas.js';
 
 const EntitySummary = Type.Object({
@@ -13,17 +14,24 @@ const EntitySummary = Type.Object({
 const NsParams = Type.Object({ ns: PathParam });
 const EntityParams = Type.Object({ ns: PathParam, entity: PathParam });
 
+/** Who may read the namespaces and entities: every route of this plugin. */
+const CONFIGURATION_READ = { permission: 'configuration:read' as const };
+
 /** Namespaces, entities and example chunks. */
 export const entityRoutes: FastifyPluginAsyncTypebox<{ catalog: EntityCatalog }> = async (
   app,
   { catalog },
 ) => {
-  const permission = 'configuration:read' as const;
+  registerNamespaceRoutes(app, catalog);
+  registerEntityRoutes(app, catalog);
+};
 
+/** `GET /api/v1/namespaces` and `…/:ns/entities`: the namespaces, and the entities of one. */
+function registerNamespaceRoutes(app: ApiApp, catalog: EntityCatalog): void {
   app.get(
     '/api/v1/namespaces',
     {
-      config: { permission },
+      config: CONFIGURATION_READ,
       schema: {
         operationId: 'listNamespaces',
         tags: ['entities'],
@@ -39,7 +47,7 @@ export const entityRoutes: FastifyPluginAsyncTypebox<{ catalog: EntityCatalog }>
   app.get(
     '/api/v1/namespaces/:ns/entities',
     {
-      config: { permission },
+      config: CONFIGURATION_READ,
       schema: {
         operationId: 'listEntities',
         tags: ['entities'],
@@ -56,11 +64,14 @@ export const entityRoutes: FastifyPluginAsyncTypebox<{ catalog: EntityCatalog }>
       })),
     }),
   );
+}
 
+/** `GET /api/v1/namespaces/:ns/entities/:entity` and `…/example`: one entity, and a chunk of it. */
+function registerEntityRoutes(app: ApiApp, catalog: EntityCatalog): void {
   app.get(
     '/api/v1/namespaces/:ns/entities/:entity',
     {
-      config: { permission },
+      config: CONFIGURATION_READ,
       schema: {
         operationId: 'getEntity',
         tags: ['entities'],
@@ -91,7 +102,7 @@ export const entityRoutes: FastifyPluginAsyncTypebox<{ catalog: EntityCatalog }>
   app.get(
     '/api/v1/namespaces/:ns/entities/:entity/example',
     {
-      config: { permission },
+      config: CONFIGURATION_READ,
       schema: {
         operationId: 'getEntityExample',
         tags: ['entities'],
@@ -110,4 +121,4 @@ export const entityRoutes: FastifyPluginAsyncTypebox<{ catalog: EntityCatalog }>
     },
     async (request) => catalog.example(request.params.ns, request.params.entity),
   );
-};
+}

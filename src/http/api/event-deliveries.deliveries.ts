@@ -5,9 +5,16 @@ import type { WebhookService } from '../../modules/events/webhooks.js';
 import { actorOf } from '../authenticate.js';
 import { EventIdPath } from './event-deliveries.js';
 import { DeliveryAnswer, RedeliveryAnswer } from './event-delivery-answers.js';
+import type { ApiApp } from './route-app.js';
 import { Page, PageQuery, Problem, pageOf } from './schemas.js';
 
 const BASE = '/api/v1/event-deliveries';
+
+/** The query of a list of deliveries: by status, by page. */
+const DeliveryListQuery = Type.Object(
+  { status: Type.Optional(DeliveryStatusInput), ...PageQuery },
+  { additionalProperties: false },
+);
 
 /**
  * Deliveries (docs/reference.md, Webhooks): all of them or a subscription's, one with its last
@@ -17,11 +24,15 @@ export const eventDeliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookS
   app,
   { webhooks },
 ) => {
-  const listQuery = Type.Object(
-    { status: Type.Optional(DeliveryStatusInput), ...PageQuery },
-    { additionalProperties: false },
-  );
+  registerDeliveryReadRoutes(app, webhooks);
+  registerRedeliveryRoutes(app, webhooks);
+};
 
+/**
+ * `GET …/deliveries`, `…/subscriptions/:id/deliveries` and `…/deliveries/:id`: the deliveries of
+ * every subscription or of one, newest first, and one delivery.
+ */
+function registerDeliveryReadRoutes(app: ApiApp, webhooks: WebhookService): void {
   app.get(
     `${BASE}/deliveries`,
     {
@@ -30,7 +41,7 @@ export const eventDeliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookS
         operationId: 'listEventDeliveries',
         tags: ['webhooks'],
         summary: 'Deliveries of every subscription, newest first',
-        querystring: listQuery,
+        querystring: DeliveryListQuery,
         response: { 200: Page(DeliveryAnswer), 400: Problem },
       },
     },
@@ -54,7 +65,7 @@ export const eventDeliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookS
         tags: ['webhooks'],
         summary: 'Deliveries of one subscription, newest first',
         params: EventIdPath,
-        querystring: listQuery,
+        querystring: DeliveryListQuery,
         response: { 200: Page(DeliveryAnswer), 400: Problem, 404: Problem },
       },
     },
@@ -81,7 +92,10 @@ export const eventDeliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookS
     },
     async (request) => webhooks.getDelivery(Number(request.params.id)),
   );
+}
 
+/** `POST …/deliveries/:id/redeliver` and `…/subscriptions/:id/redeliver`: deliveries made again. */
+function registerRedeliveryRoutes(app: ApiApp, webhooks: WebhookService): void {
   app.post(
     `${BASE}/deliveries/:id/redeliver`,
     {
@@ -131,4 +145,4 @@ export const eventDeliveryRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookS
         .send(await webhooks.redeliverSince(Number(request.params.id), since, actorOf(request)));
     },
   );
-};
+}

@@ -9,6 +9,7 @@ import { EVENT_TYPES, EVENT_VERSIONS } from '../../modules/events/types.js';
 import type { WebhookService } from '../../modules/events/webhooks.js';
 import { actorOf } from '../authenticate.js';
 import { EventTypesAnswer, SubscriptionAnswer } from './event-delivery-answers.js';
+import type { ApiApp } from './route-app.js';
 import { Page, PageQuery, Problem, pageOf } from './schemas.js';
 
 /** A subscription's or a delivery's id in a path. */
@@ -25,6 +26,16 @@ export const eventSubscriptionRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webh
   app,
   { webhooks },
 ) => {
+  registerEventTypesRoute(app);
+  registerCreateSubscriptionRoute(app, webhooks);
+  registerSubscriptionReadRoutes(app, webhooks);
+  registerUpdateSubscriptionRoute(app, webhooks);
+  registerSubscriptionStatusRoutes(app, webhooks);
+  registerDeleteSubscriptionRoute(app, webhooks);
+};
+
+/** `GET …/event-types`: the event types, each with the version of the shape it is sent in. */
+function registerEventTypesRoute(app: ApiApp): void {
   app.get(
     `${BASE}/event-types`,
     {
@@ -38,7 +49,10 @@ export const eventSubscriptionRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webh
     },
     async () => ({ data: EVENT_TYPES.map((type) => ({ type, version: EVENT_VERSIONS[type] })) }),
   );
+}
 
+/** `POST …/subscriptions`: subscribes a URL to event types. */
+function registerCreateSubscriptionRoute(app: ApiApp, webhooks: WebhookService): void {
   app.post(
     `${BASE}/subscriptions`,
     {
@@ -66,7 +80,10 @@ export const eventSubscriptionRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webh
       return reply.code(201).send(subscription);
     },
   );
+}
 
+/** `GET …/subscriptions` and `…/subscriptions/:id`: the subscriptions, and one. */
+function registerSubscriptionReadRoutes(app: ApiApp, webhooks: WebhookService): void {
   app.get(
     `${BASE}/subscriptions`,
     {
@@ -100,7 +117,10 @@ export const eventSubscriptionRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webh
     },
     async (request) => webhooks.getSubscription(Number(request.params.id)),
   );
+}
 
+/** `PATCH …/subscriptions/:id`: changes a subscription's URL, event types or description. */
+function registerUpdateSubscriptionRoute(app: ApiApp, webhooks: WebhookService): void {
   app.patch(
     `${BASE}/subscriptions/:id`,
     {
@@ -125,7 +145,10 @@ export const eventSubscriptionRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webh
     },
     async (request) => webhooks.updateSubscription(Number(request.params.id), request.body, actorOf(request)),
   );
+}
 
+/** `POST …/subscriptions/:id/pause` and `…/resume`: stops and restarts a subscription's deliveries. */
+function registerSubscriptionStatusRoutes(app: ApiApp, webhooks: WebhookService): void {
   for (const [action, status] of [
     ['pause', 'paused'],
     ['resume', 'active'],
@@ -149,7 +172,10 @@ export const eventSubscriptionRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webh
       async (request) => webhooks.setStatus(Number(request.params.id), status, actorOf(request)),
     );
   }
+}
 
+/** `DELETE …/subscriptions/:id`: deletes a subscription with its deliveries. */
+function registerDeleteSubscriptionRoute(app: ApiApp, webhooks: WebhookService): void {
   app.delete(
     `${BASE}/subscriptions/:id`,
     {
@@ -167,4 +193,4 @@ export const eventSubscriptionRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webh
       return reply.code(204).send(null);
     },
   );
-};
+}

@@ -22,6 +22,7 @@ import type {
 } from '../../modules/extracts/store.js';
 import { principalOf } from '../authenticate.js';
 import { ExtractConfigurationAnswer, ExtractIncrementAnswer, ExtractRow } from './extract-answers.js';
+import type { ApiApp } from './route-app.js';
 import { AfterQuery, CursorPage, cursorPageOf, Problem } from './schemas.js';
 
 /**
@@ -127,6 +128,16 @@ export const extractRoutes: FastifyPluginAsyncTypebox<{ extracts: ExtractService
   app,
   { extracts },
 ) => {
+  registerCreateConfigurationRoute(app, extracts);
+  registerListConfigurationsRoute(app, extracts);
+  registerConfigurationRoutes(app, extracts);
+  registerExtractPageRoute(app, extracts);
+  registerExtractDownloadRoute(app, extracts);
+  registerIncrementRoute(app, extracts);
+};
+
+/** `POST /api/v1/extraction-configurations`: a new configuration, in Draft. */
+function registerCreateConfigurationRoute(app: ApiApp, extracts: ExtractService): void {
   app.post(
     '/api/v1/extraction-configurations',
     {
@@ -159,7 +170,10 @@ export const extractRoutes: FastifyPluginAsyncTypebox<{ extracts: ExtractService
       return reply.code(201).send(created);
     },
   );
+}
 
+/** `GET /api/v1/extraction-configurations`: the configurations in one state, by id. */
+function registerListConfigurationsRoute(app: ApiApp, extracts: ExtractService): void {
   app.get(
     '/api/v1/extraction-configurations',
     {
@@ -188,7 +202,10 @@ export const extractRoutes: FastifyPluginAsyncTypebox<{ extracts: ExtractService
       return cursorPageOf(rows, limit, next === undefined ? null : listCursor(state, next));
     },
   );
+}
 
+/** `GET`, `PATCH` and `DELETE /api/v1/extraction-configurations/:id`: one configuration. */
+function registerConfigurationRoutes(app: ApiApp, extracts: ExtractService): void {
   app.get(
     '/api/v1/extraction-configurations/:id',
     {
@@ -240,7 +257,10 @@ export const extractRoutes: FastifyPluginAsyncTypebox<{ extracts: ExtractService
       return reply.code(204).send(null);
     },
   );
+}
 
+/** `GET …/:id/extractions/paginated`: a page of an Active configuration's extract, by cursor. */
+function registerExtractPageRoute(app: ApiApp, extracts: ExtractService): void {
   app.get(
     '/api/v1/extraction-configurations/:id/extractions/paginated',
     {
@@ -276,7 +296,10 @@ export const extractRoutes: FastifyPluginAsyncTypebox<{ extracts: ExtractService
       return cursorPageOf(page.rows, limit, page.next === undefined ? null : cursorText(id, page.next));
     },
   );
+}
 
+/** `GET …/:id/extractions`: the whole extract of an Active configuration, streamed as one file. */
+function registerExtractDownloadRoute(app: ApiApp, extracts: ExtractService): void {
   app.get(
     '/api/v1/extraction-configurations/:id/extractions',
     {
@@ -319,7 +342,10 @@ export const extractRoutes: FastifyPluginAsyncTypebox<{ extracts: ExtractService
         .send(Readable.from(all()));
     },
   );
+}
 
+/** `POST …/:id/increment`: acknowledges an incremental extract's last read. */
+function registerIncrementRoute(app: ApiApp, extracts: ExtractService): void {
   app.post(
     '/api/v1/extraction-configurations/:id/increment',
     {
@@ -336,4 +362,4 @@ export const extractRoutes: FastifyPluginAsyncTypebox<{ extracts: ExtractService
     },
     async (request) => ({ status: await extracts.increment(Number(request.params.id)) }),
   );
-};
+}

@@ -13,6 +13,7 @@ import {
 import { ExtractFormatInput } from '../../modules/extracts/inputs.js';
 import { principalOf } from '../authenticate.js';
 import { ExtractExecutionAnswer, ExtractRunAnswer } from './extract-answers.js';
+import type { ApiApp } from './route-app.js';
 import { AfterQuery, CursorPage, cursorPageOf, Problem } from './schemas.js';
 
 const Id = Type.String({ pattern: '^[1-9][0-9]{0,14}$', maxLength: 15 });
@@ -45,6 +46,12 @@ export const extractExecutionRoutes: FastifyPluginAsyncTypebox<{ executions: Ext
   app,
   { executions },
 ) => {
+  registerConfigurationExecutionRoutes(app, executions);
+  registerExecutionRoutes(app, executions);
+};
+
+/** `POST` and `GET /api/v1/extraction-configurations/:id/executions`: start one, list them. */
+function registerConfigurationExecutionRoutes(app: ApiApp, executions: ExtractExecutions): void {
   app.post(
     '/api/v1/extraction-configurations/:id/executions',
     {
@@ -97,7 +104,10 @@ export const extractExecutionRoutes: FastifyPluginAsyncTypebox<{ executions: Ext
       return cursorPageOf(rows, limit, next === undefined ? null : listCursor(id, next));
     },
   );
+}
 
+/** `GET /api/v1/extraction-executions/:executionId` and `…/file`: one execution, and its file. */
+function registerExecutionRoutes(app: ApiApp, executions: ExtractExecutions): void {
   app.get(
     '/api/v1/extraction-executions/:executionId',
     {
@@ -155,4 +165,4 @@ export const extractExecutionRoutes: FastifyPluginAsyncTypebox<{ executions: Ext
         .send(Readable.from(parts));
     },
   );
-};
+}

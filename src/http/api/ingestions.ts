@@ -31,6 +31,7 @@ import { problemContextOf } from '../problem.js';
 import { PROBLEM_STATUS, problemBody } from '../problems.js';
 import { ChunkAccepted, Session, SessionError } from './answer-schemas.js';
 import { keyOfCursor, nextCursor, notACursor } from './cursor.js';
+import type { ApiApp } from './route-app.js';
 import {
   AfterQuery,
   CURSOR_PAGING_DESCRIPTION,
@@ -90,6 +91,17 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
   app,
   { ingestion },
 ) => {
+  registerOpenSessionRoute(app, ingestion);
+  registerListSessionsRoute(app, ingestion);
+  registerGetSessionRoute(app, ingestion);
+  registerCloseSessionRoute(app, ingestion);
+  await registerChunkRoute(app, ingestion);
+  registerSessionErrorsRoute(app, ingestion);
+  registerEntityRecordsRoute(app, ingestion);
+};
+
+/** `POST /api/v1/ingestions`: opens a session for one entity, owned by the caller's user. */
+function registerOpenSessionRoute(app: ApiApp, ingestion: IngestionService): void {
   app.post(
     '/api/v1/ingestions',
     {
@@ -113,7 +125,10 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
     async (request, reply) =>
       reply.code(201).send(await ingestion.createSession(request.body, principalOf(request).ownerEmail)),
   );
+}
 
+/** `GET /api/v1/ingestions`: the sessions, newest first, by page or by cursor. */
+function registerListSessionsRoute(app: ApiApp, ingestion: IngestionService): void {
   app.get(
     '/api/v1/ingestions',
     {
@@ -144,7 +159,10 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
       return cursorPageOf(found.rows, limit, sessionCursor(found.next), { page, total: found.total });
     },
   );
+}
 
+/** `GET /api/v1/ingestions/:ingestionId`: one session with its counters. */
+function registerGetSessionRoute(app: ApiApp, ingestion: IngestionService): void {
   app.get(
     '/api/v1/ingestions/:ingestionId',
     {
@@ -159,7 +177,10 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
     },
     async (request) => ingestion.getSession(request.params.ingestionId),
   );
+}
 
+/** `PATCH /api/v1/ingestions/:ingestionId`: closes a session, the only change it accepts. */
+function registerCloseSessionRoute(app: ApiApp, ingestion: IngestionService): void {
   app.patch(
     '/api/v1/ingestions/:ingestionId',
     {
@@ -185,9 +206,14 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
       return ingestion.closeSession(request.params.ingestionId, actorOf(request));
     },
   );
+}
 
-  // The chunk route reads its body as raw bytes: the service hashes them for idempotency and
-  // parses them itself. Its own content-type parser lives in this encapsulated context only.
+/**
+ * `POST /api/v1/ingestions/:ingestionId`: a chunk of records. The chunk route reads its body as
+ * raw bytes: the service hashes them for idempotency and parses them itself. Its own
+ * content-type parser lives in this encapsulated context only.
+ */
+async function registerChunkRoute(app: ApiApp, ingestion: IngestionService): Promise<void> {
   await app.register(async (plugin) => {
     const chunks = plugin.withTypeProvider<TypeBoxTypeProvider>();
     const appValidator = plugin.validatorCompiler;
@@ -243,7 +269,10 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
       },
     );
   });
+}
 
+/** `GET /api/v1/ingestions/:ingestionId/errors`: a session's failed records, by page or by cursor. */
+function registerSessionErrorsRoute(app: ApiApp, ingestion: IngestionService): void {
   app.get(
     '/api/v1/ingestions/:ingestionId/errors',
     {
@@ -299,7 +328,10 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
       };
     },
   );
+}
 
+/** `GET /api/v1/namespaces/:ns/entities/:entity/records`: an entity's stored records. */
+function registerEntityRecordsRoute(app: ApiApp, ingestion: IngestionService): void {
   app.get(
     '/api/v1/namespaces/:ns/entities/:entity/records',
     {
@@ -353,4 +385,4 @@ export const ingestionRoutes: FastifyPluginAsyncTypebox<{ ingestion: IngestionSe
       return cursorPageOf(data, limit, next, { page, total: found.total });
     },
   );
-};
+}

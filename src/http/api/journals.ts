@@ -9,6 +9,7 @@ import type { JournalQueries } from '../../modules/accounting/journal-queries.js
 import type { JournalKey } from '../../modules/accounting/store.js';
 import { Balances, Journal, ProcessingError } from './answer-schemas.js';
 import { keyOfCursor, nextCursor } from './cursor.js';
+import type { ApiApp } from './route-app.js';
 import {
   AfterQuery,
   CURSOR_PAGING_DESCRIPTION,
@@ -30,17 +31,25 @@ function processingErrorCursor(id: number | undefined): string | null {
   return nextCursor('processing-errors', id, (k) => [k]);
 }
 
+/** Who may read journals, balances and processing errors: every route of this plugin. */
+const JOURNALS_READ = { permission: 'journals:read' as const };
+
 /** Journals, balances and processing errors: the read side of the accounting engine. */
 export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries }> = async (
   app,
   { journals },
 ) => {
-  const config = { permission: 'journals:read' as const };
+  registerJournalRoutes(app, journals);
+  registerBalancesRoute(app, journals);
+  registerProcessingErrorsRoute(app, journals);
+};
 
+/** `GET /api/v1/journals` and `/api/v1/journals/:journalId`: journals by core date, and one. */
+function registerJournalRoutes(app: ApiApp, journals: JournalQueries): void {
   app.get(
     '/api/v1/journals',
     {
-      config,
+      config: JOURNALS_READ,
       schema: {
         operationId: 'listJournals',
         tags: ['journals'],
@@ -77,7 +86,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
   app.get(
     '/api/v1/journals/:journalId',
     {
-      config,
+      config: JOURNALS_READ,
       schema: {
         operationId: 'getJournal',
         tags: ['journals'],
@@ -88,11 +97,14 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
     },
     async (request) => journals.get(request.params.journalId),
   );
+}
 
+/** `GET /api/v1/balances`: the balances of posted journals. */
+function registerBalancesRoute(app: ApiApp, journals: JournalQueries): void {
   app.get(
     '/api/v1/balances',
     {
-      config,
+      config: JOURNALS_READ,
       schema: {
         operationId: 'getBalances',
         tags: ['journals'],
@@ -111,11 +123,14 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
     },
     async (request) => ({ data: await journals.balances(request.query) }),
   );
+}
 
+/** `GET /api/v1/processing-errors`: the records that produced no journal, by page or by cursor. */
+function registerProcessingErrorsRoute(app: ApiApp, journals: JournalQueries): void {
   app.get(
     '/api/v1/processing-errors',
     {
-      config,
+      config: JOURNALS_READ,
       schema: {
         operationId: 'listProcessingErrors',
         tags: ['journals'],
@@ -149,4 +164,4 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ journals: JournalQueries
       return cursorPageOf(found.rows, limit, processingErrorCursor(found.next), { page, total: found.total });
     },
   );
-};
+}

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Registry } from 'prom-client';
 import { AppError } from '../../lib/errors.js';
@@ -16,6 +16,36 @@ const STARTING_HEADERS = { 'retry-after': String(STARTING_RETRY_AFTER_SECONDS) }
 /** What `/readyz` says while the process is still starting. */
 export const STARTING_DETAIL =
   'the service is starting: the first administrator and the bootstrap credential are not ready yet';
+
+/**
+ * The answer of `/readyz`: 503 while the process is starting or the store does not answer, else
+ * ready, saying so when background processing runs degraded.
+ */
+async function answerReadiness(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  store: Store,
+  processingStatus: (() => ProcessingStatus) | undefined,
+  startingUp: () => boolean,
+) {
+  // Answered here rather than thrown: a probe during start-up is expected, not an error to
+  // log. Its Retry-After is short, because start-up work takes a moment.
+  if (startingUp()) return sendProblem(request, reply, 'unavailable', STARTING_DETAIL, {}, STARTING_HEADERS);
+  // A store that cannot be reached or does not answer within its timeouts is not ready; the
+  // error handler answers 503 for StoreUnavailableError, and for anything else so does this.
+  try {
+    await sql`select 1`.execute(store.db);
+  } catch (error) {
+    if (error instanceof StoreUnavailableError) throw error;
+    throw new AppError('unavailable', 'storage is not reachable');
+  }
+  const processing = processingStatus?.();
+  if (processing === undefined || !processing.degraded) return { status: 'ready' };
+  return {
+    status: 'ready',
+    processing: { state: 'degraded', runsOn: processing.runsOn, detail: processing.detail },
+  };
+}
 
 /**
  * Liveness, readiness and metrics (docs/reference.md, Operations); none needs a token, and none
@@ -57,26 +87,7 @@ export function operationsRoutes(
         response: { 200: Readiness, 503: Problem },
       },
     },
-    async (request, reply) => {
-      // Answered here rather than thrown: a probe during start-up is expected, not an error to
-      // log. Its Retry-After is short, because start-up work takes a moment.
-      if (startingUp())
-        return sendProblem(request, reply, 'unavailable', STARTING_DETAIL, {}, STARTING_HEADERS);
-      // A store that cannot be reached or does not answer within its timeouts is not ready; the
-      // error handler answers 503 for StoreUnavailableError, and for anything else so does this.
-      try {
-        await sql`select 1`.execute(store.db);
-      } catch (error) {
-        if (error instanceof StoreUnavailableError) throw error;
-        throw new AppError('unavailable', 'storage is not reachable');
-      }
-      const processing = processingStatus?.();
-      if (processing === undefined || !processing.degraded) return { status: 'ready' };
-      return {
-        status: 'ready',
-        processing: { state: 'degraded', runsOn: processing.runsOn, detail: processing.detail },
-      };
-    },
+    async (request, reply) => answerReadiness(request, reply, store, processingStatus, startingUp),
   );
 
   app.get(

@@ -34,6 +34,7 @@ import {
   PeriodSnapshotsAnswer,
   PeriodSnapshotWithBalances,
 } from './period-answers.js';
+import type { ApiApp } from './route-app.js';
 import { PathParam, Problem } from './schemas.js';
 
 const NodeQuery = Type.String({
@@ -84,11 +85,21 @@ const CHANGES: {
   },
 };
 
-/** Periods: listing, close, lock, reopen and snapshots. */
-export const periodRoutes: FastifyPluginAsyncTypebox<{
+/** What the period routes call. */
+interface PeriodRouteServices {
   periods: PeriodService<PreparedConfiguration>;
   approvals: ApprovalService;
-}> = async (app, { periods, approvals }) => {
+}
+
+/** Periods: listing, close, lock, reopen and snapshots. */
+export const periodRoutes: FastifyPluginAsyncTypebox<PeriodRouteServices> = async (app, services) => {
+  registerListPeriodsRoute(app, services.periods);
+  registerPeriodChangeRoutes(app, services);
+  registerSnapshotRoutes(app, services.periods);
+};
+
+/** `GET /api/v1/periods`: the periods of an accounting configuration per node, with their state. */
+function registerListPeriodsRoute(app: ApiApp, periods: PeriodService<PreparedConfiguration>): void {
   app.get(
     '/api/v1/periods',
     {
@@ -120,7 +131,13 @@ export const periodRoutes: FastifyPluginAsyncTypebox<{
       });
     },
   );
+}
 
+/**
+ * `POST /api/v1/periods/close`, `…/lock` and `…/reopen`: one route per change, documented by
+ * {@link CHANGES}; a reopening waits for approval when the service requires it.
+ */
+function registerPeriodChangeRoutes(app: ApiApp, { periods, approvals }: PeriodRouteServices): void {
   for (const action of ['close', 'lock', 'reopen'] as const) {
     const change = CHANGES[action];
     app.post(
@@ -169,7 +186,10 @@ export const periodRoutes: FastifyPluginAsyncTypebox<{
       },
     );
   }
+}
 
+/** `GET /api/v1/periods/snapshots` and `…/snapshots/:snapshotId`: a period's trial-balance snapshots. */
+function registerSnapshotRoutes(app: ApiApp, periods: PeriodService<PreparedConfiguration>): void {
   app.get(
     '/api/v1/periods/snapshots',
     {
@@ -212,4 +232,4 @@ export const periodRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request) => periods.snapshot(request.params.snapshotId),
   );
-};
+}

@@ -16,6 +16,7 @@ import {
   ReprocessRun,
   ReprocessScheduleAnswer,
 } from './reprocess-answers.js';
+import type { ApiApp } from './route-app.js';
 import { Page, PageQuery, Problem, pageOf, StoredNameFilter } from './schemas.js';
 
 /** The longest RFC 3339 date-time taken: nanoseconds and an offset fit in it. */
@@ -73,6 +74,14 @@ const RunPath = Type.Object({
 export const reprocessingRoutes: FastifyPluginAsyncTypebox<{
   reprocessing: ReprocessingService<PreparedConfiguration>;
 }> = async (app, { reprocessing }) => {
+  registerReprocessRoute(app, reprocessing);
+  registerRunRoutes(app, reprocessing);
+  registerScheduleRoutes(app, reprocessing);
+  registerReprocessingStatisticsRoute(app, reprocessing);
+};
+
+/** `POST /api/v1/processing-errors/reprocess`: a run of the selected errors, or its dry run. */
+function registerReprocessRoute(app: ApiApp, reprocessing: ReprocessingService<PreparedConfiguration>): void {
   app.post(
     '/api/v1/processing-errors/reprocess',
     {
@@ -104,7 +113,10 @@ export const reprocessingRoutes: FastifyPluginAsyncTypebox<{
       return reply.code(202).send(run);
     },
   );
+}
 
+/** `GET /api/v1/processing-errors/reprocess-runs` and `…/:id`: the runs, newest first, and one. */
+function registerRunRoutes(app: ApiApp, reprocessing: ReprocessingService<PreparedConfiguration>): void {
   app.get(
     '/api/v1/processing-errors/reprocess-runs',
     {
@@ -138,7 +150,10 @@ export const reprocessingRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request) => reprocessing.run(Number(request.params.id)),
   );
+}
 
+/** `GET` and `PUT /api/v1/processing-errors/reprocess-schedule`: the schedule of automatic runs. */
+function registerScheduleRoutes(app: ApiApp, reprocessing: ReprocessingService<PreparedConfiguration>): void {
   app.get(
     '/api/v1/processing-errors/reprocess-schedule',
     {
@@ -168,7 +183,13 @@ export const reprocessingRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request) => reprocessing.setSchedule(request.body, actorOf(request)),
   );
+}
 
+/** `GET /api/v1/statistics/reprocessing`: errors by state, the last run and the schedule. */
+function registerReprocessingStatisticsRoute(
+  app: ApiApp,
+  reprocessing: ReprocessingService<PreparedConfiguration>,
+): void {
   app.get(
     '/api/v1/statistics/reprocessing',
     {
@@ -189,4 +210,4 @@ export const reprocessingRoutes: FastifyPluginAsyncTypebox<{
       return { errors, runs: runs.total, lastRun: runs.rows[0] ?? null, schedule };
     },
   );
-};
+}

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
 import type { PreparedConfiguration } from '../../composition/prepared-configuration.js';
 import { AppError } from '../../lib/errors.js';
 import { calendarDay } from '../../lib/input-rule.js';
@@ -9,6 +10,8 @@ import {
   REVERSAL_IDS_LISTED_MAX,
   REVERSAL_JOURNAL_IDS_MAX,
   REVERSAL_JOURNALS_PER_REQUEST_MAX,
+  type ReversalAnswer,
+  type ReversalRequest,
   type ReversalService,
 } from '../../modules/accounting/reversals.js';
 import type { ApprovalService } from '../../modules/approvals/service.js';
@@ -17,6 +20,7 @@ import { principalOf } from '../authenticate.js';
 import { approvalCallerOf, PendingApprovalAnswer, sendPendingApproval } from './approval-requests.js';
 import { keyOfCursor, nextCursor } from './cursor.js';
 import { Reversal, ReversalDryRun, ReversalListItem, ReversalNothingNew } from './reversal-answers.js';
+import type { ApiApp } from './route-app.js';
 import {
   AfterQuery,
   CURSOR_PAGING_DESCRIPTION,
@@ -139,11 +143,41 @@ function reversalCursor(key: { createdAt: string; reversalId: string } | undefin
   return nextCursor('reversals', key, (k) => [k.createdAt, k.reversalId]);
 }
 
-/** Reversals by selection: request, dry run, list and one. */
-export const reversalRoutes: FastifyPluginAsyncTypebox<{
+/**
+ * The answer to a reversal request that ran: the reversal with its `Location`, 201 when it wrote
+ * reversal journals (a replay says so in `Idempotent-Replayed`); or 200 with the counts and a
+ * null `reversalId` when every selected journal was reversed before and nothing was written.
+ */
+function sendReversal(reply: FastifyReply, input: ReversalRequest, answer: ReversalAnswer): FastifyReply {
+  if (answer.kind === 'nothing-new')
+    return reply.code(200).send({
+      reversalId: null,
+      reason: input.reason,
+      selection: input.selection,
+      postingDate: input.postingDate ?? null,
+      ...answer.counts,
+      reversalJournalIds: [],
+    });
+  const { reversal, replayed } = answer;
+  if (replayed) reply.header('idempotent-replayed', 'true');
+  reply.header('location', `/api/v1/reversals/${reversal.reversalId}`);
+  return reply.code(reversal.journals > 0 ? 201 : 200).send(answerOf(reversal));
+}
+
+/** What the reversal routes call. */
+interface ReversalRouteServices {
   reversals: ReversalService<PreparedConfiguration>;
   approvals: ApprovalService;
-}> = async (app, { reversals, approvals }) => {
+}
+
+/** Reversals by selection: request, dry run, list and one. */
+export const reversalRoutes: FastifyPluginAsyncTypebox<ReversalRouteServices> = async (app, services) => {
+  registerReverseRoute(app, services);
+  registerReversalReadRoutes(app, services.reversals);
+};
+
+/** `POST /api/v1/reversals`: reverses the selected journals, or answers a dry run or an approval request. */
+function registerReverseRoute(app: ApiApp, { reversals, approvals }: ReversalRouteServices): void {
   app.post(
     '/api/v1/reversals',
     {
@@ -198,22 +232,13 @@ export const reversalRoutes: FastifyPluginAsyncTypebox<{
         { ownerEmail: principal.ownerEmail, clientId: principal.clientId },
         request.headers['idempotency-key'],
       );
-      if (answer.kind === 'nothing-new')
-        return reply.code(200).send({
-          reversalId: null,
-          reason,
-          selection: input.selection,
-          postingDate: postingDate ?? null,
-          ...answer.counts,
-          reversalJournalIds: [],
-        });
-      const { reversal, replayed } = answer;
-      if (replayed) reply.header('idempotent-replayed', 'true');
-      reply.header('location', `/api/v1/reversals/${reversal.reversalId}`);
-      return reply.code(reversal.journals > 0 ? 201 : 200).send(answerOf(reversal));
+      return sendReversal(reply, input, answer);
     },
   );
+}
 
+/** `GET /api/v1/reversals` and `…/:reversalId`: the reversal requests, newest first, and one. */
+function registerReversalReadRoutes(app: ApiApp, reversals: ReversalService<PreparedConfiguration>): void {
   app.get(
     '/api/v1/reversals',
     {
@@ -257,4 +282,4 @@ export const reversalRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request) => answerOf(await reversals.get(request.params.reversalId)),
   );
-};
+}

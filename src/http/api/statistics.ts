@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { instantOf } from '../../lib/instant.js';
 import type { StatisticsService, TimeRange } from '../../modules/statistics/service.js';
+import type { ApiApp } from './route-app.js';
 import { InstantQuery, Problem } from './schemas.js';
 
 const Range = Type.Object({
@@ -21,18 +22,28 @@ function rangeOf(query: { from?: string; to?: string }): TimeRange {
 
 const I = Type.Integer();
 
+/** Where the operational dashboard's counters are. */
+const DASHBOARD_PATH = '/api/v1/statistics/operational-dashboard';
+
+/** Who may read the statistics: every route of this plugin. */
+const STATISTICS_READ = { permission: 'statistics:read' as const };
+
 /** The operational dashboard: ingestion and journal counters, and processing per entity. */
 export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: StatisticsService }> = async (
   app,
   { statistics },
 ) => {
-  const base = '/api/v1/statistics/operational-dashboard';
-  const config = { permission: 'statistics:read' as const };
+  registerIngestionMetricsRoute(app, statistics);
+  registerJournalMetricsRoutes(app, statistics);
+  registerProcessingMetricsRoute(app, statistics);
+};
 
+/** `GET …/operational-dashboard/ingestion-metrics`: the counters of sessions opened in a range. */
+function registerIngestionMetricsRoute(app: ApiApp, statistics: StatisticsService): void {
   app.get(
-    `${base}/ingestion-metrics`,
+    `${DASHBOARD_PATH}/ingestion-metrics`,
     {
-      config,
+      config: STATISTICS_READ,
       schema: {
         operationId: 'getIngestionMetrics',
         tags: ['statistics'],
@@ -56,11 +67,14 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
     },
     async (request) => statistics.ingestionMetrics(rangeOf(request.query)),
   );
+}
 
+/** `GET …/operational-dashboard/journal-metrics` and `…-by-day`: journal counters, in all and per day. */
+function registerJournalMetricsRoutes(app: ApiApp, statistics: StatisticsService): void {
   app.get(
-    `${base}/journal-metrics`,
+    `${DASHBOARD_PATH}/journal-metrics`,
     {
-      config,
+      config: STATISTICS_READ,
       schema: {
         operationId: 'getJournalMetrics',
         tags: ['statistics'],
@@ -83,9 +97,9 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
   );
 
   app.get(
-    `${base}/journal-metrics-by-day`,
+    `${DASHBOARD_PATH}/journal-metrics-by-day`,
     {
-      config,
+      config: STATISTICS_READ,
       schema: {
         operationId: 'getJournalMetricsByDay',
         tags: ['statistics'],
@@ -109,11 +123,14 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
     },
     async (request) => ({ data: await statistics.journalMetricsByDay(rangeOf(request.query)) }),
   );
+}
 
+/** `GET /api/v1/statistics/processing`: per entity, records waiting, processed and failed. */
+function registerProcessingMetricsRoute(app: ApiApp, statistics: StatisticsService): void {
   app.get(
     '/api/v1/statistics/processing',
     {
-      config,
+      config: STATISTICS_READ,
       schema: {
         operationId: 'getProcessingMetrics',
         tags: ['statistics'],
@@ -135,4 +152,4 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ statistics: Statistic
     },
     async () => ({ data: await statistics.processingMetrics() }),
   );
-};
+}

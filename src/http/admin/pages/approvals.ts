@@ -316,6 +316,11 @@ ${actionsHtml(context, request)}
 </section>`;
 }
 
+/** Who may open the approval pages, and cancel their own requests. */
+const read = { adminPermission: ['approvals:read', 'approvals:approve'] as const };
+/** Who may approve and reject requests. */
+const approve = { adminPermission: 'approvals:approve' as const };
+
 /**
  * Four-eyes approval in the administration interface (docs/domain/approvals.md): the queue of
  * requests with their dry runs, one request with its maker, its change and what it binds to, and
@@ -326,19 +331,13 @@ export function approvalPages(
   app: FastifyInstance,
   services: Pick<Services, 'approvals' | 'access' | 'snapshots'>,
 ): void {
-  const { approvals } = services;
-  const read = { adminPermission: ['approvals:read', 'approvals:approve'] as const };
-  const approve = { adminPermission: 'approvals:approve' as const };
+  registerQueuePage(app, services.approvals);
+  registerRequestPage(app, services);
+  registerDecisionActions(app, services.approvals);
+}
 
-  /** The users a request names, by lower-case e-mail, for their names. */
-  const usersOf = async (emails: readonly (string | null)[]): Promise<Map<string, UserView>> => {
-    const distinct = [...new Set(emails.filter((e): e is string => e !== null).map((e) => e.toLowerCase()))];
-    const found = await Promise.all(distinct.map((email) => services.access.findUser(email)));
-    return new Map(
-      found.filter((u): u is UserView => u !== undefined).map((u) => [u.email.toLowerCase(), u]),
-    );
-  };
-
+/** `/admin/approvals`: the requests of one status (or all), and the kinds that wait for approval. */
+function registerQueuePage(app: FastifyInstance, approvals: Services['approvals']): void {
   app.get('/admin/approvals', { config: read }, async (request, reply) => {
     const context = contextOf(request);
     const asked = queryText(request, 'status') ?? 'pending-approval';
@@ -381,6 +380,23 @@ export function approvalPages(
           )}${pagination('/admin/approvals', { status: status ?? 'all' }, pageNo, limit, total ?? 0)}`;
     return sendPage(reply, page(context, 'Approvals', html`${setting}${filters}${body}`));
   });
+}
+
+/** `/admin/approvals/:id`: one request, with its maker, its change and what it binds to. */
+function registerRequestPage(
+  app: FastifyInstance,
+  services: Pick<Services, 'approvals' | 'access' | 'snapshots'>,
+): void {
+  const { approvals } = services;
+
+  /** The users a request names, by lower-case e-mail, for their names. */
+  const usersOf = async (emails: readonly (string | null)[]): Promise<Map<string, UserView>> => {
+    const distinct = [...new Set(emails.filter((e): e is string => e !== null).map((e) => e.toLowerCase()))];
+    const found = await Promise.all(distinct.map((email) => services.access.findUser(email)));
+    return new Map(
+      found.filter((u): u is UserView => u !== undefined).map((u) => [u.email.toLowerCase(), u]),
+    );
+  };
 
   app.get<{ Params: { id: string } }>('/admin/approvals/:id', { config: read }, async (request, reply) => {
     const context = contextOf(request);
@@ -391,7 +407,10 @@ export function approvalPages(
     ]);
     return sendPage(reply, page(context, 'Approval request', requestHtml(context, found, users, fields)));
   });
+}
 
+/** `POST /admin/approvals/:id/approve`, `…/reject` and `…/cancel`: what becomes of a pending request. */
+function registerDecisionActions(app: FastifyInstance, approvals: Services['approvals']): void {
   app.post<{ Params: { id: string } }>(
     '/admin/approvals/:id/approve',
     { config: approve },

@@ -112,298 +112,321 @@ function credentialFields(summary: Record<string, unknown>): Field[] {
   return fields;
 }
 
-const APPROVAL_VERBS: Record<Extract<AuditAction, `approval.${string}`>, string> = {
-  'approval.requested': 'Asked for approval',
-  'approval.approved': 'Approved',
-  'approval.rejected': 'Rejected',
-  'approval.canceled': 'Canceled',
-  'approval.invalidated': 'Found invalid when approved, nothing ran',
-  'approval.failed': 'Approved, and the action failed',
-};
-
-const WEBHOOK_SENTENCES: Record<Extract<AuditAction, `webhooks.${string}`>, string> = {
-  'webhooks.subscription-create': 'Added a webhook subscription',
-  'webhooks.subscription-update': 'Changed a webhook subscription',
-  'webhooks.subscription-pause': 'Paused a webhook subscription',
-  'webhooks.subscription-resume': 'Resumed a webhook subscription',
-  'webhooks.subscription-delete': 'Deleted a webhook subscription',
-  'webhooks.secret-create': 'Created the webhook signing secret',
-  'webhooks.secret-rotate': 'Rotated the webhook signing secret',
-  'webhooks.redeliver': 'Asked for webhook deliveries again',
-};
-
-const PERIOD_VERBS: Record<'periods.close' | 'periods.lock' | 'periods.reopen', string> = {
-  'periods.close': 'Closed',
-  'periods.lock': 'Locked',
-  'periods.reopen': 'Reopened',
-};
-
 function isKind(value: unknown): value is ApprovalKindName {
   return typeof value === 'string' && Object.hasOwn(KIND_LABEL, value);
 }
 
-/** What an entry says, by its action (docs/reference.md, Audit trail, lists what each holds). */
+/** Describes an entry in words, from the entry, its details and the journal fields that name a node. */
+type Describer = (entry: AuditEntry, details: Record<string, unknown>, fields: JournalFields) => Described;
+
+/** A configuration upload or deletion: the revision it made, the sections and what it wiped. */
+function configurationChange(sentence: (revision: Html) => Html): Describer {
+  return (entry) => {
+    const { before, after } = entry;
+    const revision = html`<a href="/admin/configuration/revisions/${String(entry.revision)}">revision ${String(entry.revision)}</a>`;
+    const wiped = wipedWords(entry.deleted);
+    const counted = Object.entries(entry.sections).filter(([, n]) => n > 0);
+    const sections = html`${counted.map(([name, n], i) => html`${i === 0 ? '' : ', '}<span class="nowrap">${keyInWords(name).toLowerCase()}: ${formatCount(n)}</span>`)}`;
+    return {
+      what: sentence(revision),
+      fields: [
+        ...(before === null ? [] : [['Before', `revision ${String(before.revision ?? '')}`] as const]),
+        ...(entry.version === null ? [] : [['Format version', entry.version] as const]),
+        ...(counted.length === 0 ? [] : [['Sections', sections] as const]),
+        [
+          'Processing data',
+          entry.deleted === null
+            ? html`<span class="muted">not counted</span>`
+            : wiped === undefined
+              ? 'nothing wiped'
+              : `wiped ${wiped}`,
+        ],
+        ...(text(after?.sha256) === undefined
+          ? []
+          : [['SHA-256', html`<code>${text(after?.sha256)}</code>`] as const]),
+      ],
+      said: [],
+    };
+  };
+}
+
+/** A reprocessing run started: by hand or by the schedule, its selection and what it queued. */
+function reprocessRun(_entry: AuditEntry, details: Record<string, unknown>): Described {
+  const run = count(details.run);
+  return {
+    what: html`Started ${run === undefined ? 'a reprocessing run' : html`<a href="/admin/reprocessing/runs/${String(run)}">reprocessing run ${String(run)}</a>`}`,
+    fields: [
+      ['Started', details.trigger === 'scheduled' ? 'by the schedule' : 'by hand'],
+      ['Selection', details.selection === undefined ? '' : valueHtml(details.selection)],
+      ['Queued', countOf(count(details.queued) ?? 0, 'record')],
+      ['Skipped', countOf(count(details.skipped) ?? 0, 'record')],
+    ],
+    said: ['run', 'trigger', 'selection', 'queued', 'skipped'],
+  };
+}
+
+/** The reprocessing schedule changed: each setting, with what it was. */
+function scheduleChange(entry: AuditEntry): Described {
+  return {
+    what: 'Changed the reprocessing schedule',
+    fields: changedFields(SCHEDULE_LABELS, entry.before, entry.after, false),
+    said: Object.keys(SCHEDULE_LABELS),
+  };
+}
+
+/** A reversal: its request, reason, selection, posting date and the journals it wrote. */
+function reversal(_entry: AuditEntry, details: Record<string, unknown>): Described {
+  const reversalId = text(details.reversalId);
+  const journals = countOf(count(details.journals) ?? 0, 'journal');
+  const postingDate = text(details.postingDate);
+  return {
+    what: html`Reversed ${reversalId === undefined ? journals : html`<a href="/admin/reversals/${encodeURIComponent(reversalId)}">${journals}</a>`}`,
+    fields: [
+      ['Reason', text(details.reason) ?? ''],
+      [
+        'Selection',
+        isSelection(details.selection) ? selectionHtml(details.selection) : valueHtml(details.selection),
+      ],
+      ['Posting date', postingDate ?? 'by the dating rule'],
+      ['Reversal journals', `${journals}, ${countOf(count(details.lines) ?? 0, 'line')}`],
+      ...(count(details.alreadyReversed)
+        ? [['Already reversed', formatCount(count(details.alreadyReversed) ?? 0)] as const]
+        : []),
+      ...(count(details.notReversible)
+        ? [['Not reversible', formatCount(count(details.notReversible) ?? 0)] as const]
+        : []),
+    ],
+    said: [
+      'reversalId',
+      'reason',
+      'selection',
+      'postingDate',
+      'journals',
+      'lines',
+      'alreadyReversed',
+      'notReversible',
+    ],
+  };
+}
+
+/** An ingestion session closed by hand. */
+function sessionClose(_entry: AuditEntry, details: Record<string, unknown>): Described {
+  const ingestionId = text(details.ingestionId) ?? '';
+  return {
+    what: html`Closed the ingestion session <a class="id" href="/admin/ingestions/${encodeURIComponent(ingestionId)}">${ingestionId}</a> by hand`,
+    fields: [
+      ...(text(details.ingestionName) === undefined
+        ? []
+        : [['Name', text(details.ingestionName) ?? ''] as const]),
+      ['Namespace', text(details.namespace) ?? ''],
+    ],
+    said: ['ingestionId', 'ingestionName', 'namespace'],
+  };
+}
+
+/** A user created, with the name, roles and state it was given. */
+function userCreate(entry: AuditEntry): Described {
+  return {
+    what: html`Created the user ${idHtml(text(entry.after?.email) ?? '')}`,
+    fields: changedFields(
+      { displayName: 'Name', roles: 'Roles', disabled: 'Disabled' },
+      null,
+      entry.after,
+      false,
+    ),
+    said: [],
+  };
+}
+
+/** A user changed: what changed, with what it was. */
+function userUpdate(entry: AuditEntry): Described {
+  return {
+    what: html`Changed the user ${idHtml(text(entry.after?.email) ?? text(entry.before?.email) ?? '')}`,
+    fields: changedFields(USER_LABELS, entry.before, entry.after, true),
+    said: [],
+  };
+}
+
+/** A password set or generated for a user, and the sign-ins it ended. */
+function passwordSet(_entry: AuditEntry, details: Record<string, unknown>): Described {
+  return {
+    what: html`${details.generated === true ? 'Generated a new password' : 'Set a new password'} for ${idHtml(text(details.email) ?? '')}`,
+    fields: [['Sign-ins ended', formatCount(count(details.signInsEnded) ?? 0)]],
+    said: ['email', 'generated', 'signInsEnded'],
+  };
+}
+
+/** An API credential created or revoked (`verb`), named by its client id. */
+function credentialChange(verb: string): Describer {
+  return (entry) => {
+    const summary = entry.after ?? entry.before ?? {};
+    return {
+      what: html`${verb} the API credential <code>${text(summary.clientId) ?? ''}</code>`,
+      fields: credentialFields(summary),
+      said: [],
+    };
+  };
+}
+
+/** A sign-in to the interface: from where, and until when. */
+function signIn(_entry: AuditEntry, details: Record<string, unknown>): Described {
+  return {
+    what: 'Signed in to the administration interface',
+    fields: [
+      ['From address', idHtml(text(details.address) ?? '')],
+      ['Until', when(text(details.endsAt))],
+    ],
+    said: ['address', 'endsAt'],
+  };
+}
+
+/** The failed sign-ins as one user in an hour, counted. */
+function signInFailures(_entry: AuditEntry, details: Record<string, unknown>): Described {
+  return {
+    what: html`${countOf(count(details.failures) ?? 0, 'failed sign-in')} as ${idHtml(text(details.email) ?? '')}`,
+    fields: [
+      ['From', when(text(details.windowStartedAt))],
+      ['To', when(text(details.windowEndedAt))],
+    ],
+    said: ['email', 'failures', 'windowStartedAt', 'windowEndedAt'],
+  };
+}
+
+/** A change of webhooks (`sentence`): the subscription, address, event types or delivery it names. */
+function webhookChange(sentence: string): Describer {
+  return (_entry, details) => {
+    const subscriptionId = text(details.subscriptionId);
+    return {
+      what: sentence,
+      fields: [
+        ...(subscriptionId === undefined
+          ? []
+          : [
+              [
+                'Subscription',
+                html`<a class="id" href="/admin/webhooks/${encodeURIComponent(subscriptionId)}">${subscriptionId}</a>`,
+              ] as const,
+            ]),
+        ...(text(details.url) === undefined ? [] : [['Address', idHtml(text(details.url) ?? '')] as const]),
+        ...(details.eventTypes === undefined
+          ? []
+          : [['Event types', valueHtml(details.eventTypes)] as const]),
+        ...(count(details.overlapSeconds) === undefined
+          ? []
+          : [['The old secret signs until', when(text(details.overlapUntil))] as const]),
+        ...(text(details.deliveryId) === undefined
+          ? []
+          : [['Delivery', idHtml(text(details.deliveryId) ?? '')] as const]),
+        ...(text(details.since) === undefined ? [] : [['Events since', when(text(details.since))] as const]),
+      ],
+      said: ['subscriptionId', 'url', 'eventTypes', 'overlapSeconds', 'overlapUntil', 'deliveryId', 'since'],
+    };
+  };
+}
+
+/** A step of an approval request (`verb`): its kind, maker, reason, dry run and outcome. */
+function approvalStep(verb: string): Describer {
+  return (entry, details) => {
+    const requestId = text(details.requestId) ?? '';
+    const kind = details.kind;
+    const problem = recordOf(details.problem);
+    return {
+      what: html`${verb}: <a href="/admin/approvals/${encodeURIComponent(requestId)}">${isKind(kind) ? KIND_LABEL[kind].toLowerCase() : 'a request'}</a>`,
+      fields: [
+        ...(entry.action === 'approval.requested'
+          ? []
+          : [['Maker', idHtml(text(details.maker) ?? '')] as const]),
+        ...(text(details.reason) === undefined ? [] : [['Reason', text(details.reason) ?? ''] as const]),
+        ...(isKind(kind) ? [['What it does', dryRunWords(kind, recordOf(details.dryRun))] as const] : []),
+        ...(text(problem.code) === undefined
+          ? []
+          : [['Problem', `${text(problem.code) ?? ''}: ${text(problem.detail) ?? ''}`] as const]),
+        ...(details.outcome === undefined ? [] : [['Outcome', valueHtml(details.outcome)] as const]),
+        ['Document SHA-256', html`<code>${text(details.documentSha256) ?? ''}</code>`],
+      ],
+      said: ['requestId', 'kind', 'maker', 'reason', 'dryRun', 'problem', 'outcome', 'documentSha256'],
+    };
+  };
+}
+
+/** A period closed, locked or reopened by hand (`verb`): its node, days, states and snapshot. */
+function periodChange(verb: string): Describer {
+  return (_entry, details, fields) => {
+    const firstDay = text(details.firstDay) ?? '';
+    const node = nodeOf(details.node);
+    const snapshotId = text(details.snapshotId);
+    return {
+      what: html`${verb} ${periodName(firstDay, text(details.lastDay) ?? firstDay)}`,
+      fields: [
+        ['Node', node === undefined ? '' : nodeWords(node, fields)],
+        ['Accounting configuration', text(details.accountingConfig) ?? ''],
+        ['Days', `${firstDay} to ${text(details.lastDay) ?? ''}`],
+        [
+          'State',
+          html`${text(details.after) ?? ''} <span class="muted">(was ${text(details.before) ?? 'as the calendar set it'})</span>`,
+        ],
+        ...(text(details.reason) === undefined ? [] : [['Reason', text(details.reason) ?? ''] as const]),
+        ...(snapshotId === undefined
+          ? []
+          : [
+              [
+                'Snapshot',
+                html`<a href="/admin/periods/snapshots/${encodeURIComponent(snapshotId)}">trial balance</a>, SHA-256 <code>${text(details.hash) ?? ''}</code>`,
+              ] as const,
+            ]),
+      ],
+      said: [
+        'accountingConfig',
+        'node',
+        'firstDay',
+        'lastDay',
+        'before',
+        'after',
+        'reason',
+        'snapshotId',
+        'hash',
+      ],
+    };
+  };
+}
+
+/** What each action's entry says (docs/reference.md, Audit trail, lists what each holds). */
+const DESCRIBERS: { readonly [A in AuditAction]: Describer } = {
+  'configuration.upload': configurationChange((revision) => html`Uploaded the configuration as ${revision}`),
+  'configuration.delete': configurationChange((revision) => html`Emptied the configuration (${revision})`),
+  'processing.reprocess': reprocessRun,
+  'processing.reprocess-schedule': scheduleChange,
+  'journals.reverse': reversal,
+  'ingestions.close': sessionClose,
+  'users.create': userCreate,
+  'users.update': userUpdate,
+  'users.set-password': passwordSet,
+  'credentials.create': credentialChange('Created'),
+  'credentials.revoke': credentialChange('Revoked'),
+  'auth.sign-in': signIn,
+  'auth.sign-in-failures': signInFailures,
+  'webhooks.subscription-create': webhookChange('Added a webhook subscription'),
+  'webhooks.subscription-update': webhookChange('Changed a webhook subscription'),
+  'webhooks.subscription-pause': webhookChange('Paused a webhook subscription'),
+  'webhooks.subscription-resume': webhookChange('Resumed a webhook subscription'),
+  'webhooks.subscription-delete': webhookChange('Deleted a webhook subscription'),
+  'webhooks.secret-create': webhookChange('Created the webhook signing secret'),
+  'webhooks.secret-rotate': webhookChange('Rotated the webhook signing secret'),
+  'webhooks.redeliver': webhookChange('Asked for webhook deliveries again'),
+  'approval.requested': approvalStep('Asked for approval'),
+  'approval.approved': approvalStep('Approved'),
+  'approval.rejected': approvalStep('Rejected'),
+  'approval.canceled': approvalStep('Canceled'),
+  'approval.invalidated': approvalStep('Found invalid when approved, nothing ran'),
+  'approval.failed': approvalStep('Approved, and the action failed'),
+  'periods.close': periodChange('Closed'),
+  'periods.lock': periodChange('Locked'),
+  'periods.reopen': periodChange('Reopened'),
+};
+
+/** What an entry says, by its action. */
 function describe(entry: AuditEntry, fields: JournalFields): Described {
-  const details = recordOf(entry.details);
-  const before = entry.before;
-  const after = entry.after;
-  switch (entry.action) {
-    case 'configuration.upload':
-    case 'configuration.delete': {
-      const revision = html`<a href="/admin/configuration/revisions/${String(entry.revision)}">revision ${String(entry.revision)}</a>`;
-      const wiped = wipedWords(entry.deleted);
-      const counted = Object.entries(entry.sections).filter(([, n]) => n > 0);
-      const sections = html`${counted.map(([name, n], i) => html`${i === 0 ? '' : ', '}<span class="nowrap">${keyInWords(name).toLowerCase()}: ${formatCount(n)}</span>`)}`;
-      return {
-        what:
-          entry.action === 'configuration.upload'
-            ? html`Uploaded the configuration as ${revision}`
-            : html`Emptied the configuration (${revision})`,
-        fields: [
-          ...(before === null ? [] : [['Before', `revision ${String(before.revision ?? '')}`] as const]),
-          ...(entry.version === null ? [] : [['Format version', entry.version] as const]),
-          ...(counted.length === 0 ? [] : [['Sections', sections] as const]),
-          [
-            'Processing data',
-            entry.deleted === null
-              ? html`<span class="muted">not counted</span>`
-              : wiped === undefined
-                ? 'nothing wiped'
-                : `wiped ${wiped}`,
-          ],
-          ...(text(after?.sha256) === undefined
-            ? []
-            : [['SHA-256', html`<code>${text(after?.sha256)}</code>`] as const]),
-        ],
-        said: [],
-      };
-    }
-    case 'processing.reprocess': {
-      const run = count(details.run);
-      return {
-        what: html`Started ${run === undefined ? 'a reprocessing run' : html`<a href="/admin/reprocessing/runs/${String(run)}">reprocessing run ${String(run)}</a>`}`,
-        fields: [
-          ['Started', details.trigger === 'scheduled' ? 'by the schedule' : 'by hand'],
-          ['Selection', details.selection === undefined ? '' : valueHtml(details.selection)],
-          ['Queued', countOf(count(details.queued) ?? 0, 'record')],
-          ['Skipped', countOf(count(details.skipped) ?? 0, 'record')],
-        ],
-        said: ['run', 'trigger', 'selection', 'queued', 'skipped'],
-      };
-    }
-    case 'processing.reprocess-schedule':
-      return {
-        what: 'Changed the reprocessing schedule',
-        fields: changedFields(SCHEDULE_LABELS, before, after, false),
-        said: Object.keys(SCHEDULE_LABELS),
-      };
-    case 'journals.reverse': {
-      const reversalId = text(details.reversalId);
-      const journals = countOf(count(details.journals) ?? 0, 'journal');
-      const postingDate = text(details.postingDate);
-      return {
-        what: html`Reversed ${reversalId === undefined ? journals : html`<a href="/admin/reversals/${encodeURIComponent(reversalId)}">${journals}</a>`}`,
-        fields: [
-          ['Reason', text(details.reason) ?? ''],
-          [
-            'Selection',
-            isSelection(details.selection) ? selectionHtml(details.selection) : valueHtml(details.selection),
-          ],
-          ['Posting date', postingDate ?? 'by the dating rule'],
-          ['Reversal journals', `${journals}, ${countOf(count(details.lines) ?? 0, 'line')}`],
-          ...(count(details.alreadyReversed)
-            ? [['Already reversed', formatCount(count(details.alreadyReversed) ?? 0)] as const]
-            : []),
-          ...(count(details.notReversible)
-            ? [['Not reversible', formatCount(count(details.notReversible) ?? 0)] as const]
-            : []),
-        ],
-        said: [
-          'reversalId',
-          'reason',
-          'selection',
-          'postingDate',
-          'journals',
-          'lines',
-          'alreadyReversed',
-          'notReversible',
-        ],
-      };
-    }
-    case 'ingestions.close': {
-      const ingestionId = text(details.ingestionId) ?? '';
-      return {
-        what: html`Closed the ingestion session <a class="id" href="/admin/ingestions/${encodeURIComponent(ingestionId)}">${ingestionId}</a> by hand`,
-        fields: [
-          ...(text(details.ingestionName) === undefined
-            ? []
-            : [['Name', text(details.ingestionName) ?? ''] as const]),
-          ['Namespace', text(details.namespace) ?? ''],
-        ],
-        said: ['ingestionId', 'ingestionName', 'namespace'],
-      };
-    }
-    case 'users.create':
-      return {
-        what: html`Created the user ${idHtml(text(after?.email) ?? '')}`,
-        fields: changedFields(
-          { displayName: 'Name', roles: 'Roles', disabled: 'Disabled' },
-          null,
-          after,
-          false,
-        ),
-        said: [],
-      };
-    case 'users.update':
-      return {
-        what: html`Changed the user ${idHtml(text(after?.email) ?? text(before?.email) ?? '')}`,
-        fields: changedFields(USER_LABELS, before, after, true),
-        said: [],
-      };
-    case 'users.set-password':
-      return {
-        what: html`${details.generated === true ? 'Generated a new password' : 'Set a new password'} for ${idHtml(text(details.email) ?? '')}`,
-        fields: [['Sign-ins ended', formatCount(count(details.signInsEnded) ?? 0)]],
-        said: ['email', 'generated', 'signInsEnded'],
-      };
-    case 'credentials.create':
-    case 'credentials.revoke': {
-      const summary = after ?? before ?? {};
-      return {
-        what: html`${entry.action === 'credentials.create' ? 'Created' : 'Revoked'} the API credential <code>${text(summary.clientId) ?? ''}</code>`,
-        fields: credentialFields(summary),
-        said: [],
-      };
-    }
-    case 'auth.sign-in':
-      return {
-        what: 'Signed in to the administration interface',
-        fields: [
-          ['From address', idHtml(text(details.address) ?? '')],
-          ['Until', when(text(details.endsAt))],
-        ],
-        said: ['address', 'endsAt'],
-      };
-    case 'auth.sign-in-failures':
-      return {
-        what: html`${countOf(count(details.failures) ?? 0, 'failed sign-in')} as ${idHtml(text(details.email) ?? '')}`,
-        fields: [
-          ['From', when(text(details.windowStartedAt))],
-          ['To', when(text(details.windowEndedAt))],
-        ],
-        said: ['email', 'failures', 'windowStartedAt', 'windowEndedAt'],
-      };
-    case 'webhooks.subscription-create':
-    case 'webhooks.subscription-update':
-    case 'webhooks.subscription-pause':
-    case 'webhooks.subscription-resume':
-    case 'webhooks.subscription-delete':
-    case 'webhooks.secret-create':
-    case 'webhooks.secret-rotate':
-    case 'webhooks.redeliver': {
-      const subscriptionId = text(details.subscriptionId);
-      return {
-        what: WEBHOOK_SENTENCES[entry.action],
-        fields: [
-          ...(subscriptionId === undefined
-            ? []
-            : [
-                [
-                  'Subscription',
-                  html`<a class="id" href="/admin/webhooks/${encodeURIComponent(subscriptionId)}">${subscriptionId}</a>`,
-                ] as const,
-              ]),
-          ...(text(details.url) === undefined ? [] : [['Address', idHtml(text(details.url) ?? '')] as const]),
-          ...(details.eventTypes === undefined
-            ? []
-            : [['Event types', valueHtml(details.eventTypes)] as const]),
-          ...(count(details.overlapSeconds) === undefined
-            ? []
-            : [['The old secret signs until', when(text(details.overlapUntil))] as const]),
-          ...(text(details.deliveryId) === undefined
-            ? []
-            : [['Delivery', idHtml(text(details.deliveryId) ?? '')] as const]),
-          ...(text(details.since) === undefined
-            ? []
-            : [['Events since', when(text(details.since))] as const]),
-        ],
-        said: [
-          'subscriptionId',
-          'url',
-          'eventTypes',
-          'overlapSeconds',
-          'overlapUntil',
-          'deliveryId',
-          'since',
-        ],
-      };
-    }
-    case 'approval.requested':
-    case 'approval.approved':
-    case 'approval.rejected':
-    case 'approval.canceled':
-    case 'approval.invalidated':
-    case 'approval.failed': {
-      const requestId = text(details.requestId) ?? '';
-      const kind = details.kind;
-      const problem = recordOf(details.problem);
-      return {
-        what: html`${APPROVAL_VERBS[entry.action]}: <a href="/admin/approvals/${encodeURIComponent(requestId)}">${isKind(kind) ? KIND_LABEL[kind].toLowerCase() : 'a request'}</a>`,
-        fields: [
-          ...(entry.action === 'approval.requested'
-            ? []
-            : [['Maker', idHtml(text(details.maker) ?? '')] as const]),
-          ...(text(details.reason) === undefined ? [] : [['Reason', text(details.reason) ?? ''] as const]),
-          ...(isKind(kind) ? [['What it does', dryRunWords(kind, recordOf(details.dryRun))] as const] : []),
-          ...(text(problem.code) === undefined
-            ? []
-            : [['Problem', `${text(problem.code) ?? ''}: ${text(problem.detail) ?? ''}`] as const]),
-          ...(details.outcome === undefined ? [] : [['Outcome', valueHtml(details.outcome)] as const]),
-          ['Document SHA-256', html`<code>${text(details.documentSha256) ?? ''}</code>`],
-        ],
-        said: ['requestId', 'kind', 'maker', 'reason', 'dryRun', 'problem', 'outcome', 'documentSha256'],
-      };
-    }
-    case 'periods.close':
-    case 'periods.lock':
-    case 'periods.reopen': {
-      const firstDay = text(details.firstDay) ?? '';
-      const node = nodeOf(details.node);
-      const snapshotId = text(details.snapshotId);
-      return {
-        what: html`${PERIOD_VERBS[entry.action]} ${periodName(firstDay, text(details.lastDay) ?? firstDay)}`,
-        fields: [
-          ['Node', node === undefined ? '' : nodeWords(node, fields)],
-          ['Accounting configuration', text(details.accountingConfig) ?? ''],
-          ['Days', `${firstDay} to ${text(details.lastDay) ?? ''}`],
-          [
-            'State',
-            html`${text(details.after) ?? ''} <span class="muted">(was ${text(details.before) ?? 'as the calendar set it'})</span>`,
-          ],
-          ...(text(details.reason) === undefined ? [] : [['Reason', text(details.reason) ?? ''] as const]),
-          ...(snapshotId === undefined
-            ? []
-            : [
-                [
-                  'Snapshot',
-                  html`<a href="/admin/periods/snapshots/${encodeURIComponent(snapshotId)}">trial balance</a>, SHA-256 <code>${text(details.hash) ?? ''}</code>`,
-                ] as const,
-              ]),
-        ],
-        said: [
-          'accountingConfig',
-          'node',
-          'firstDay',
-          'lastDay',
-          'before',
-          'after',
-          'reason',
-          'snapshotId',
-          'hash',
-        ],
-      };
-    }
-  }
+  return DESCRIBERS[entry.action](entry, recordOf(entry.details), fields);
 }
 
 /**

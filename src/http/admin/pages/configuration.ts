@@ -153,6 +153,15 @@ export function configurationPages(
   app: FastifyInstance,
   services: Pick<Services, 'configuration' | 'approvals'>,
 ): void {
+  registerConfigurationPage(app);
+  registerDownload(app, services);
+  registerUploadCheck(app, services);
+  registerUpload(app, services);
+  registerWipePages(app, services);
+}
+
+/** `/admin/configuration`: the download link, and the upload and wipe the user may make. */
+function registerConfigurationPage(app: FastifyInstance): void {
   app.get(
     '/admin/configuration',
     { config: { adminPermission: 'configuration:read' } },
@@ -172,7 +181,10 @@ ${
       return sendPage(reply, page(context, 'Configuration', body));
     },
   );
+}
 
+/** `/admin/configuration/download`: the stored configuration as a JSON file. */
+function registerDownload(app: FastifyInstance, services: Pick<Services, 'configuration'>): void {
   app.get(
     '/admin/configuration/download',
     { config: { adminPermission: 'configuration:read' } },
@@ -185,7 +197,13 @@ ${
         .send(JSON.stringify(document, null, 2));
     },
   );
+}
 
+/**
+ * `POST /admin/configuration/check`: the dry run of an upload, and the confirmation of what it
+ * would change; or the form again with what the document or the stored data refuses.
+ */
+function registerUploadCheck(app: FastifyInstance, services: Pick<Services, 'configuration'>): void {
   app.post(
     '/admin/configuration/check',
     { config: { adminPermission: 'configuration:write' }, bodyLimit: CONFIGURATION_FORM_BYTES_MAX },
@@ -243,7 +261,13 @@ ${isNothing(wouldDelete) ? html`<p>No processing data exists, so nothing is dele
       }
     },
   );
+}
 
+/**
+ * `POST /admin/configuration/upload`: the confirmed upload, made only while the checked revision
+ * is stored; or its approval request when uploads wait for one.
+ */
+function registerUpload(app: FastifyInstance, services: Pick<Services, 'configuration' | 'approvals'>): void {
   app.post(
     '/admin/configuration/upload',
     { config: { adminPermission: 'configuration:write' }, bodyLimit: CONFIGURATION_FORM_BYTES_MAX },
@@ -298,7 +322,16 @@ ${isNothing(wouldDelete) ? html`<p>No processing data exists, so nothing is dele
       );
     },
   );
+}
 
+/**
+ * `/admin/configuration/wipe`: what a wipe would delete with its confirmation, and the confirmed
+ * wipe (or its approval request when wipes wait for one).
+ */
+function registerWipePages(
+  app: FastifyInstance,
+  services: Pick<Services, 'configuration' | 'approvals'>,
+): void {
   app.get(
     '/admin/configuration/wipe',
     { config: { adminPermission: 'configuration:delete' } },

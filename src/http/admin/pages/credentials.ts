@@ -69,6 +69,25 @@ async function requestedCredential(services: Pick<Services, 'access'>, form: URL
   return { owner, name, expiresInDays };
 }
 
+/** Who may open the credential pages: every page of this group. */
+const permission = { adminPermission: 'credentials:manage' as const };
+
+/** The owners of these credentials, by lower-case e-mail: those listed, and any found apart. */
+async function ownersOf(
+  access: Services['access'],
+  credentials: readonly Pick<CredentialView, 'ownerEmail'>[],
+  listed: readonly UserView[] = [],
+): Promise<Map<string, UserView>> {
+  const owners = new Map(listed.map((u) => [u.email.toLowerCase(), u]));
+  const missing = [...new Set(credentials.map((c) => c.ownerEmail.toLowerCase()))].filter(
+    (e) => !owners.has(e),
+  );
+  for (const user of await Promise.all(missing.map((email) => access.findUser(email)))) {
+    if (user !== undefined) owners.set(user.email.toLowerCase(), user);
+  }
+  return owners;
+}
+
 /**
  * The developer area: API credentials. Create (owner, name, lifetime), confirm, the secret shown
  * once with a copy button; list without secrets; revoke after a confirmation.
@@ -77,23 +96,18 @@ export function credentialPages(
   app: FastifyInstance,
   services: Pick<Services, 'access' | 'signIns' | 'ingestion'>,
 ): void {
-  const permission = { adminPermission: 'credentials:manage' as const };
+  registerCredentialListPage(app, services);
+  registerConfirmPage(app, services);
+  registerCreateAction(app, services);
+  registerCreatedPage(app, services);
+  registerRevokePages(app, services);
+}
 
-  /** The owners of these credentials, by lower-case e-mail: those listed, and any found apart. */
-  const ownersOf = async (
-    credentials: readonly Pick<CredentialView, 'ownerEmail'>[],
-    listed: readonly UserView[] = [],
-  ): Promise<Map<string, UserView>> => {
-    const owners = new Map(listed.map((u) => [u.email.toLowerCase(), u]));
-    const missing = [...new Set(credentials.map((c) => c.ownerEmail.toLowerCase()))].filter(
-      (e) => !owners.has(e),
-    );
-    for (const user of await Promise.all(missing.map((email) => services.access.findUser(email)))) {
-      if (user !== undefined) owners.set(user.email.toLowerCase(), user);
-    }
-    return owners;
-  };
-
+/** `/admin/credentials`: the form of a new credential, and the credentials without their secrets. */
+function registerCredentialListPage(
+  app: FastifyInstance,
+  services: Pick<Services, 'access' | 'ingestion'>,
+): void {
   app.get('/admin/credentials', { config: permission }, async (request, reply) => {
     const context = contextOf(request);
     const { page: pageNo, limit } = pagingOf(request);
@@ -103,7 +117,7 @@ export function credentialPages(
     ]);
     // The service's clock, which tests pin, says which credentials have expired.
     const nowMs = services.ingestion.now().getTime();
-    const owners = await ownersOf(rows, users.rows);
+    const owners = await ownersOf(services.access, rows, users.rows);
     const revoked = queryText(request, 'revoked');
     const ownerField =
       users.total <= OWNER_CHOICES_MAX
@@ -151,7 +165,10 @@ ${
 }`;
     return sendPage(reply, page(context, 'API credentials', body));
   });
+}
 
+/** `POST /admin/credentials/confirm`: what the form asks for, checked, to confirm before it is made. */
+function registerConfirmPage(app: FastifyInstance, services: Pick<Services, 'access' | 'ingestion'>): void {
   app.post('/admin/credentials/confirm', { config: permission }, async (request, reply) => {
     const context = contextOf(request);
     const { owner, name, expiresInDays } = await requestedCredential(services, formOf(request));
@@ -176,7 +193,10 @@ ${
 </section>`;
     return sendPage(reply, page(context, 'Confirm the new credential', body));
   });
+}
 
+/** `POST /admin/credentials`: makes the confirmed credential, whose secret the next page shows. */
+function registerCreateAction(app: FastifyInstance, services: Pick<Services, 'access' | 'signIns'>): void {
   // The secret is shown by the page the creation redirects to, once: a reload of that page
   // neither shows it again nor sends the creation again. It waits in the store, sealed under the
   // session's cookie value, so the redirected request may reach any instance. The credential is
@@ -196,7 +216,10 @@ ${
     await services.signIns.keepForOneView(signInIdOf(request), created.clientId, JSON.stringify(created));
     return reply.redirect(`/admin/credentials/${encodeURIComponent(created.clientId)}/created`, 303);
   });
+}
 
+/** `/admin/credentials/:clientId/created`: a new credential with its secret, shown this once. */
+function registerCreatedPage(app: FastifyInstance, services: Pick<Services, 'access' | 'signIns'>): void {
   app.get<{ Params: { clientId: string } }>(
     '/admin/credentials/:clientId/created',
     { config: permission },
@@ -212,7 +235,7 @@ ${
       }
       // Written by the creation above and opened with this session's key: nothing else made it.
       const created = JSON.parse(kept) as CreatedCredential;
-      const owner = (await ownersOf([created])).get(created.ownerEmail.toLowerCase());
+      const owner = (await ownersOf(services.access, [created])).get(created.ownerEmail.toLowerCase());
       const description = descriptionOf(created);
       const body = html`${notice('warning', html`<strong>Copy the secret now.</strong> It is shown this once and cannot be shown again; if it is lost, revoke the credential and create a new one.`)}
 <section class="card">
@@ -229,7 +252,10 @@ ${
       return sendPage(reply, page(context, 'Credential created', body));
     },
   );
+}
 
+/** `/admin/credentials/:clientId/revoke`: the confirmation of a revocation, and the revocation. */
+function registerRevokePages(app: FastifyInstance, services: Pick<Services, 'access'>): void {
   app.get<{ Params: { clientId: string } }>(
     '/admin/credentials/:clientId/revoke',
     { config: permission },

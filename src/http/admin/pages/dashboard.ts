@@ -2,8 +2,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
 import { instantOf } from '../../../lib/instant.js';
+import type { IngestionMetrics, JournalMetrics } from '../../../modules/statistics/store.js';
 import { dateField } from '../form-fields.js';
-import { html, jsonScript } from '../html.js';
+import { type Html, html, jsonScript } from '../html.js';
 import { emptyState, page } from '../layout.js';
 import { contextOf, queryText, sendPage } from '../request.js';
 
@@ -31,51 +32,90 @@ export function dashboardPages(
       const context = contextOf(request);
       const from = queryText(request, 'from');
       const to = queryText(request, 'to');
-      const range = {
-        ...(from === undefined ? {} : { from: instantOf(from) }),
-        ...(to === undefined ? {} : { to: instantOf(to) }),
-      };
-      // The service's clock (tests pin it), not the machine's.
-      const today = Date.parse(`${services.ingestion.now().toISOString().slice(0, 10)}T00:00:00Z`);
-      const days = Array.from({ length: DASHBOARD_DAYS }, (_, i) =>
-        new Date(today - (DASHBOARD_DAYS - 1 - i) * DAY_MS).toISOString().slice(0, 10),
+      const figures = await dashboardFigures(services, from, to);
+      return sendPage(
+        reply,
+        page(context, 'Dashboard', dashboardBody(from, to, figures), [
+          '/admin/assets/lib/chart.umd.min.js',
+          '/admin/assets/dashboard.js',
+        ]),
       );
-      const [ingestion, journals, byDay, processing, rowsByDay] = await Promise.all([
-        services.statistics.ingestionMetrics(range),
-        services.statistics.journalMetrics(range),
-        services.statistics.journalMetricsByDay(range),
-        services.statistics.processingMetrics(),
-        Promise.all(
-          days.map((day) =>
-            services.statistics.ingestionMetrics({
-              from: instantOf(day),
-              to: new Date(instantOf(day).getTime() + DAY_MS),
-            }),
-          ),
-        ),
-      ]);
-      const data = {
-        rowsByDay: {
-          labels: days,
-          success: rowsByDay.map((m) => m.successRows),
-          failed: rowsByDay.map((m) => m.failedRows),
-        },
-        journalsByDay: {
-          labels: byDay.map((d) => d.date),
-          posted: byDay.map((d) => d.postedJournals),
-          unposted: byDay.map((d) => d.unpostedJournals),
-          errors: byDay.map((d) => d.errors),
-        },
-        posting: { posted: journals.postedJournals, unposted: journals.unpostedJournals },
-        processing: {
-          labels: processing.map((p) => `${p.namespace}/${p.entity}`),
-          processed: processing.map((p) => p.processed),
-          pending: processing.map((p) => p.pending),
-          failed: processing.map((p) => p.failed),
-        },
-      };
-      const nothing = ingestion.ingestions === 0 && journals.postedJournals + journals.unpostedJournals === 0;
-      const body = html`<form method="get" class="filters" action="/admin/dashboard">
+    },
+  );
+}
+
+/** What the dashboard shows: the counters of the range, and the series its charts draw. */
+interface DashboardFigures {
+  ingestion: IngestionMetrics;
+  journals: JournalMetrics;
+  /** The charts' data, read by dashboard.js from the page. */
+  data: unknown;
+}
+
+/**
+ * The counters of the range (`from` to `to`, each a date or none) and the series of the charts:
+ * rows ingested on each of the last {@link DASHBOARD_DAYS} days, journals by day, posted and
+ * unposted journals, and records by entity.
+ */
+async function dashboardFigures(
+  services: Pick<Services, 'statistics' | 'ingestion'>,
+  from: string | undefined,
+  to: string | undefined,
+): Promise<DashboardFigures> {
+  const range = {
+    ...(from === undefined ? {} : { from: instantOf(from) }),
+    ...(to === undefined ? {} : { to: instantOf(to) }),
+  };
+  // The service's clock (tests pin it), not the machine's.
+  const today = Date.parse(`${services.ingestion.now().toISOString().slice(0, 10)}T00:00:00Z`);
+  const days = Array.from({ length: DASHBOARD_DAYS }, (_, i) =>
+    new Date(today - (DASHBOARD_DAYS - 1 - i) * DAY_MS).toISOString().slice(0, 10),
+  );
+  const [ingestion, journals, byDay, processing, rowsByDay] = await Promise.all([
+    services.statistics.ingestionMetrics(range),
+    services.statistics.journalMetrics(range),
+    services.statistics.journalMetricsByDay(range),
+    services.statistics.processingMetrics(),
+    Promise.all(
+      days.map((day) =>
+        services.statistics.ingestionMetrics({
+          from: instantOf(day),
+          to: new Date(instantOf(day).getTime() + DAY_MS),
+        }),
+      ),
+    ),
+  ]);
+  const data = {
+    rowsByDay: {
+      labels: days,
+      success: rowsByDay.map((m) => m.successRows),
+      failed: rowsByDay.map((m) => m.failedRows),
+    },
+    journalsByDay: {
+      labels: byDay.map((d) => d.date),
+      posted: byDay.map((d) => d.postedJournals),
+      unposted: byDay.map((d) => d.unpostedJournals),
+      errors: byDay.map((d) => d.errors),
+    },
+    posting: { posted: journals.postedJournals, unposted: journals.unpostedJournals },
+    processing: {
+      labels: processing.map((p) => `${p.namespace}/${p.entity}`),
+      processed: processing.map((p) => p.processed),
+      pending: processing.map((p) => p.pending),
+      failed: processing.map((p) => p.failed),
+    },
+  };
+  return { ingestion, journals, data };
+}
+
+/** The dashboard's range form, its figures, and the canvases its charts are drawn on. */
+function dashboardBody(
+  from: string | undefined,
+  to: string | undefined,
+  { ingestion, journals, data }: DashboardFigures,
+): Html {
+  const nothing = ingestion.ingestions === 0 && journals.postedJournals + journals.unpostedJournals === 0;
+  return html`<form method="get" class="filters" action="/admin/dashboard">
   ${dateField('From', 'from', from)}
   ${dateField('To (exclusive)', 'to', to)}
   <button type="submit">Apply</button>
@@ -93,13 +133,4 @@ ${nothing ? emptyState(html`No data yet. Upload a configuration under <a href="/
   <figure class="chart"><figcaption>Records by entity</figcaption><canvas id="chart-processing" role="img" aria-label="Processed, pending and failed records by entity"></canvas></figure>
 </div>
 ${jsonScript('dashboard-data', data)}`;
-      return sendPage(
-        reply,
-        page(context, 'Dashboard', body, [
-          '/admin/assets/lib/chart.umd.min.js',
-          '/admin/assets/dashboard.js',
-        ]),
-      );
-    },
-  );
 }

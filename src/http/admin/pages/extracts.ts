@@ -40,6 +40,13 @@ export function extractPages(
   app: FastifyInstance,
   services: Pick<Services, 'extracts' | 'extractExecutions'>,
 ): void {
+  registerExtractListPage(app, services);
+  registerExtractPage(app, services);
+  registerExecutionFile(app, services);
+}
+
+/** `/admin/extracts`: the extraction configurations of one state. */
+function registerExtractListPage(app: FastifyInstance, services: Pick<Services, 'extracts'>): void {
   app.get('/admin/extracts', { config: { adminPermission: 'journals:read' } }, async (request, reply) => {
     const context = contextOf(request);
     const asked = queryText(request, 'state') ?? 'Active';
@@ -76,7 +83,13 @@ export function extractPages(
           )}${next === undefined ? '' : notice('info', `Only the first ${LISTED_MAX} are listed.`)}`;
     return sendPage(reply, page(context, 'Extracts', body));
   });
+}
 
+/** `/admin/extracts/:id`: one configuration, a preview of what a read answers now, and its executions. */
+function registerExtractPage(
+  app: FastifyInstance,
+  services: Pick<Services, 'extracts' | 'extractExecutions'>,
+): void {
   app.get('/admin/extracts/:id', { config: { adminPermission: 'journals:read' } }, async (request, reply) => {
     const context = contextOf(request);
     const id = idOf((request.params as { id: string }).id, 'extraction configuration');
@@ -140,7 +153,10 @@ ${
 <p><a href="/admin/extracts">All extracts</a></p>`;
     return sendPage(reply, page(context, `Extract ${config.name}`, body));
   });
+}
 
+/** `/admin/extracts/executions/:id/file`: a completed execution's file. */
+function registerExecutionFile(app: FastifyInstance, services: Pick<Services, 'extractExecutions'>): void {
   app.get(
     '/admin/extracts/executions/:id/file',
     { config: { adminPermission: 'journals:read' } },

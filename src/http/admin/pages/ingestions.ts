@@ -3,7 +3,8 @@ import type { Services } from '../../../composition/services.js';
 import { keepsRule } from '../../../lib/input-rule.js';
 import { SESSION_STATES, SessionStateFilter } from '../../../modules/ingestion/inputs.js';
 import type { SessionState } from '../../../modules/ingestion/session.js';
-import { html } from '../html.js';
+import type { ChunkSummary, SessionErrorRow } from '../../../modules/ingestion/store.js';
+import { type Html, html } from '../html.js';
 import {
   csrfField,
   DEFAULT_PAGING_KEYS,
@@ -30,6 +31,13 @@ function stateOf(text: string | undefined): SessionState | undefined {
 
 /** Ingestion sessions with their counters, refreshed while open; one session's failed records; close. */
 export function ingestionPages(app: FastifyInstance, services: Pick<Services, 'ingestion'>): void {
+  registerSessionListPage(app, services);
+  registerSessionPage(app, services);
+  registerCloseSessionAction(app, services);
+}
+
+/** `/admin/ingestions`: the sessions by state, namespace and entity, refreshed while any is open. */
+function registerSessionListPage(app: FastifyInstance, services: Pick<Services, 'ingestion'>): void {
   app.get('/admin/ingestions', { config: { adminPermission: 'ingestion:read' } }, async (request, reply) => {
     const context = contextOf(request);
     const { page: pageNo, limit } = pagingOf(request);
@@ -89,7 +97,10 @@ ${
 </div>`;
     return sendPage(reply, page(context, 'Ingestion sessions', body));
   });
+}
 
+/** `/admin/ingestions/:id`: one session with its counters, refreshed while it is open or processing. */
+function registerSessionPage(app: FastifyInstance, services: Pick<Services, 'ingestion'>): void {
   app.get<{ Params: { id: string } }>(
     '/admin/ingestions/:id',
     { config: { adminPermission: 'ingestion:read' } },
@@ -103,12 +114,6 @@ ${
         services.ingestion.listChunks(session.ingestionId, chunkPaging.page, chunkPaging.limit),
       ]);
       const sessionPath = `/admin/ingestions/${encodeURIComponent(session.ingestionId)}`;
-      // Each list's pager keeps where the other list is.
-      const errorsAt = { page: String(pageNo), limit: String(limit) };
-      const chunksAt = {
-        [CHUNK_PAGING_KEYS.page]: String(chunkPaging.page),
-        [CHUNK_PAGING_KEYS.limit]: String(chunkPaging.limit),
-      };
       const canClose = session.state === 'pending' && context.principal.permissions.has('ingestion:write');
       const live = session.state === 'pending' || session.processingStatus === 'processing';
       const body = html`<div id="session-region"${live ? html` hx-get="${request.url}" hx-trigger="every ${OPEN_SESSION_REFRESH_SECONDS}s" hx-select="#session-region" hx-swap="outerHTML"` : ''}>
@@ -134,7 +139,28 @@ ${
           ? html` · <a class="button" id="reverse" href="${sessionPath}/reverse">Reverse its journals…</a> <span class="muted">shows what the reversal would do, then asks for the reason</span>`
           : ''
       }</p>
-<h2>Chunks</h2>
+${sessionListsHtml(sessionPath, chunks, chunkPaging, { rows, total }, { page: pageNo, limit })}
+</div>`;
+      return sendPage(reply, page(context, `Session ${session.ingestionName ?? session.ingestionId}`, body));
+    },
+  );
+}
+
+/** A session's chunks and its failed records, each list paged apart. */
+function sessionListsHtml(
+  sessionPath: string,
+  chunks: { rows: readonly ChunkSummary[]; total: number },
+  chunkPaging: { page: number; limit: number },
+  { rows, total }: { rows: readonly SessionErrorRow[]; total: number },
+  { page: pageNo, limit }: { page: number; limit: number },
+): Html {
+  // Each list's pager keeps where the other list is.
+  const errorsAt = { page: String(pageNo), limit: String(limit) };
+  const chunksAt = {
+    [CHUNK_PAGING_KEYS.page]: String(chunkPaging.page),
+    [CHUNK_PAGING_KEYS.limit]: String(chunkPaging.limit),
+  };
+  return html`<h2>Chunks</h2>
 ${
   chunks.rows.length === 0
     ? emptyState('No chunk received yet.')
@@ -181,12 +207,11 @@ ${
           html`<code>${r.record.length > 300 ? `${r.record.slice(0, 300)}…` : r.record}</code>`,
         ]),
       )}${pagination(sessionPath, chunksAt, pageNo, limit, total, DEFAULT_PAGING_KEYS, 'Pages of failed records')}`
+}`;
 }
-</div>`;
-      return sendPage(reply, page(context, `Session ${session.ingestionName ?? session.ingestionId}`, body));
-    },
-  );
 
+/** `POST /admin/ingestions/:id/close`: closes a session by hand. */
+function registerCloseSessionAction(app: FastifyInstance, services: Pick<Services, 'ingestion'>): void {
   app.post<{ Params: { id: string } }>(
     '/admin/ingestions/:id/close',
     { config: { adminPermission: 'ingestion:write' } },

@@ -248,10 +248,22 @@ function dayFilter(value: string | undefined): string | undefined {
   return value !== undefined && isCalendarDay(value) ? value : undefined;
 }
 
+/** Who may open the journal pages: every page of this group. */
+const permission = { adminPermission: 'journals:read' as const };
+
 /** Journals (filtered as the API filters them), one journal with its lines, balances, processing errors. */
 export function journalPages(app: FastifyInstance, services: Pick<Services, 'journals' | 'snapshots'>): void {
-  const permission = { adminPermission: 'journals:read' as const };
+  registerJournalListPage(app, services);
+  registerJournalPage(app, services);
+  registerBalancesPage(app, services);
+  registerProcessingErrorsPage(app, services);
+}
 
+/** `/admin/journals`: the journals by status, accounting configuration, session and core dates. */
+function registerJournalListPage(
+  app: FastifyInstance,
+  services: Pick<Services, 'journals' | 'snapshots'>,
+): void {
   app.get('/admin/journals', { config: permission }, async (request, reply) => {
     const context = contextOf(request);
     const { page: pageNo, limit } = pagingOf(request);
@@ -314,7 +326,10 @@ ${
 }`;
     return sendPage(reply, page(context, 'Journals', body));
   });
+}
 
+/** `/admin/journals/:id`: one journal, its place in a reversal, and its lines. */
+function registerJournalPage(app: FastifyInstance, services: Pick<Services, 'journals' | 'snapshots'>): void {
   app.get<{ Params: { id: string } }>(
     '/admin/journals/:id',
     { config: permission },
@@ -344,7 +359,13 @@ ${linesTable(journal, fields)}`;
       return sendPage(reply, page(context, `Journal ${journal.journalId}`, body));
     },
   );
+}
 
+/** `/admin/balances`: the balances of posted journals as of a day, by side, with their totals. */
+function registerBalancesPage(
+  app: FastifyInstance,
+  services: Pick<Services, 'journals' | 'snapshots'>,
+): void {
   app.get('/admin/balances', { config: permission }, async (request, reply) => {
     const context = contextOf(request);
     const typedAsOf = queryText(request, 'asOf');
@@ -402,7 +423,10 @@ ${
 }`;
     return sendPage(reply, page(context, 'Balances', body));
   });
+}
 
+/** `/admin/processing-errors`: the records that produced no journal, with the way to reprocess them. */
+function registerProcessingErrorsPage(app: FastifyInstance, services: Pick<Services, 'journals'>): void {
   app.get('/admin/processing-errors', { config: permission }, async (request, reply) => {
     const context = contextOf(request);
     const { page: pageNo, limit } = pagingOf(request);

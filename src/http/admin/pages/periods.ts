@@ -191,6 +191,34 @@ function snapshotFacts(s: StoredSnapshot, fields: JournalFields): Html {
 </dl>`;
 }
 
+/** Who may open the period and snapshot pages. */
+const read = { adminPermission: 'journals:read' as const };
+/** Who may close, lock and reopen periods. */
+const manage = { adminPermission: 'periods:manage' as const };
+
+/** The confirmation of a change, with the reason refused when it was. */
+async function confirmPage(
+  services: Pick<Services, 'periods' | 'approvals' | 'snapshots'>,
+  context: PageContext,
+  action: PeriodAction,
+  target: Target,
+  entered?: { reason: string; refusal: string },
+): Promise<Html> {
+  const [listed, fields] = await Promise.all([
+    services.periods.list({ ...target, from: target.firstDay, to: target.firstDay }),
+    currentJournalFields(services),
+  ]);
+  const period = listed.periods[0];
+  if (period === undefined)
+    throw new AdminPageError(404, 'No such period', 'The period is not listed.', 'Open the periods list.');
+  const waits = action === 'reopen' && services.approvals.isRequired('period.reopen');
+  return page(
+    context,
+    `${ACTIONS[action].verb} a period`,
+    confirmHtml(context, action, target, period, waits, fields, entered),
+  );
+}
+
 /**
  * Periods in the administration interface: the periods of an accounting configuration per node
  * with their state and why, the confirmation of a close, a lock or a reopening (with its reason),
@@ -200,31 +228,16 @@ export function periodPages(
   app: FastifyInstance,
   services: Pick<Services, 'periods' | 'approvals' | 'snapshots'>,
 ): void {
-  const read = { adminPermission: 'journals:read' as const };
-  const manage = { adminPermission: 'periods:manage' as const };
+  registerPeriodListPage(app, services);
+  registerPeriodChangePages(app, services);
+  registerSnapshotPages(app, services);
+}
 
-  /** The confirmation of a change, with the reason refused when it was. */
-  const confirmPage = async (
-    context: PageContext,
-    action: PeriodAction,
-    target: Target,
-    entered?: { reason: string; refusal: string },
-  ): Promise<Html> => {
-    const [listed, fields] = await Promise.all([
-      services.periods.list({ ...target, from: target.firstDay, to: target.firstDay }),
-      currentJournalFields(services),
-    ]);
-    const period = listed.periods[0];
-    if (period === undefined)
-      throw new AdminPageError(404, 'No such period', 'The period is not listed.', 'Open the periods list.');
-    const waits = action === 'reopen' && services.approvals.isRequired('period.reopen');
-    return page(
-      context,
-      `${ACTIONS[action].verb} a period`,
-      confirmHtml(context, action, target, period, waits, fields, entered),
-    );
-  };
-
+/** `/admin/periods`: the periods of one accounting configuration, with what became of the last change. */
+function registerPeriodListPage(
+  app: FastifyInstance,
+  services: Pick<Services, 'periods' | 'snapshots'>,
+): void {
   app.get('/admin/periods', { config: read }, async (request, reply) => {
     const context = contextOf(request);
     const [configs, fields] = await Promise.all([
@@ -239,7 +252,16 @@ export function periodPages(
     const body = html`${done === undefined ? '' : notice('info', done)}${listHtml(configs, accountingConfig, listing?.periods ?? [], canManage, fields)}`;
     return sendPage(reply, page(context, 'Periods', body));
   });
+}
 
+/**
+ * `/admin/periods/:action`: the confirmation of a close, a lock or a reopening, and the change
+ * itself (a reopening's request for approval when reopenings wait for one).
+ */
+function registerPeriodChangePages(
+  app: FastifyInstance,
+  services: Pick<Services, 'periods' | 'approvals' | 'snapshots'>,
+): void {
   app.get<{ Params: { action: string } }>(
     '/admin/periods/:action',
     { config: manage },
@@ -247,7 +269,7 @@ export function periodPages(
       const context = contextOf(request);
       const action = actionOf(request.params.action);
       const target = targetOf((name) => queryText(request, name));
-      return sendPage(reply, await confirmPage(context, action, target));
+      return sendPage(reply, await confirmPage(services, context, action, target));
     },
   );
 
@@ -271,7 +293,11 @@ export function periodPages(
           typed === ''
             ? 'A reason is needed: say why the period is reopened.'
             : `The reason is too long: at most ${formatCount(PERIOD_REASON_LENGTH_MAX)} characters, and it has ${formatCount([...typed].length)}.`;
-        return sendPage(reply, await confirmPage(context, action, target, { reason: typed, refusal }), 400);
+        return sendPage(
+          reply,
+          await confirmPage(services, context, action, target, { reason: typed, refusal }),
+          400,
+        );
       }
       if (action === 'reopen' && reason !== undefined && services.approvals.isRequired('period.reopen')) {
         // Four eyes: the reopening waits for another user (docs/domain/approvals.md).
@@ -296,7 +322,13 @@ export function periodPages(
       );
     },
   );
+}
 
+/** `/admin/periods/snapshots` and `…/:id`: a period's trial-balance snapshots, and one with its balances. */
+function registerSnapshotPages(
+  app: FastifyInstance,
+  services: Pick<Services, 'periods' | 'snapshots'>,
+): void {
   app.get('/admin/periods/snapshots', { config: read }, async (request, reply) => {
     const context = contextOf(request);
     const target = targetOf((name) => queryText(request, name));

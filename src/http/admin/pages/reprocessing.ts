@@ -113,15 +113,25 @@ function scheduleSettingsOf(request: FastifyRequest) {
   return settings;
 }
 
+/** Who may start runs and change the schedule. */
+const write = { adminPermission: 'configuration:write' as const };
+/** Who may read the runs and the schedule. */
+const read = { adminPermission: 'journals:read' as const };
+
 /**
  * Reprocessing in the administration interface: the dry run of a selection of the processing
  * errors page ("Reprocess…") shown before the run is confirmed, the runs and their outcomes, and
  * the schedule.
  */
 export function reprocessingPages(app: FastifyInstance, services: Pick<Services, 'reprocessing'>): void {
-  const write = { adminPermission: 'configuration:write' as const };
-  const read = { adminPermission: 'journals:read' as const };
+  registerReprocessPages(app, services);
+  registerRunPage(app, services);
+  registerReprocessingPage(app, services);
+  registerScheduleAction(app, services);
+}
 
+/** `/admin/processing-errors/reprocess`: the dry run of a selection, then the confirmed run. */
+function registerReprocessPages(app: FastifyInstance, services: Pick<Services, 'reprocessing'>): void {
   app.get('/admin/processing-errors/reprocess', { config: write }, async (request, reply) => {
     const context = contextOf(request);
     const selection = selectionOf((name) => queryText(request, name));
@@ -138,7 +148,10 @@ export function reprocessingPages(app: FastifyInstance, services: Pick<Services,
     const run = await services.reprocessing.reprocess(selection, actorOf(request));
     return reply.redirect(`/admin/reprocessing/runs/${run.id}`, 303);
   });
+}
 
+/** `/admin/reprocessing/runs/:id`: one run, its outcomes and examples. */
+function registerRunPage(app: FastifyInstance, services: Pick<Services, 'reprocessing'>): void {
   app.get<{ Params: { id: string } }>(
     '/admin/reprocessing/runs/:id',
     { config: read },
@@ -160,7 +173,10 @@ ${examplesTable(run.examples, run.state !== 'running')}
       return sendPage(reply, page(context, `Reprocessing run ${run.id}`, body));
     },
   );
+}
 
+/** `/admin/reprocessing`: the schedule, with its form for those who may change it, and the runs. */
+function registerReprocessingPage(app: FastifyInstance, services: Pick<Services, 'reprocessing'>): void {
   app.get('/admin/reprocessing', { config: read }, async (request, reply) => {
     const context = contextOf(request);
     const { page: pageNo, limit } = pagingOf(request);
@@ -212,7 +228,10 @@ ${
 }`;
     return sendPage(reply, page(context, 'Reprocessing', body));
   });
+}
 
+/** `POST /admin/reprocessing/schedule`: the schedule changed. */
+function registerScheduleAction(app: FastifyInstance, services: Pick<Services, 'reprocessing'>): void {
   app.post('/admin/reprocessing/schedule', { config: write }, async (request, reply) => {
     await services.reprocessing.setSchedule(scheduleSettingsOf(request), actorOf(request));
     return reply.redirect('/admin/reprocessing', 303);

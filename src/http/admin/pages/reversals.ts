@@ -165,6 +165,23 @@ function requestOf(
   };
 }
 
+/** Who may reverse journals. */
+const reverse = { adminPermission: 'journals:reverse' as const };
+/** Who may read the reversals. */
+const read = { adminPermission: 'journals:read' as const };
+
+/** A page's "Reverse…" action: where it lives, and the selection the page's id stands for. */
+interface ReverseAction {
+  path: string;
+  selectionOf: (id: string) => ActionSelection;
+}
+
+/** The "Reverse…" actions: of a journal, and of an ingestion session. */
+const REVERSE_ACTIONS: readonly ReverseAction[] = [
+  { path: '/admin/journals/:id/reverse', selectionOf: (id) => ({ journalIds: [id] }) },
+  { path: '/admin/ingestions/:id/reverse', selectionOf: (id) => ({ ingestionId: id }) },
+];
+
 /**
  * Reversals in the administration interface: the "Reverse…" actions of a journal and of an
  * ingestion session (the dry run, then the reason and the confirmation), every reversal made,
@@ -174,81 +191,103 @@ export function reversalPages(
   app: FastifyInstance,
   services: Pick<Services, 'reversals' | 'approvals'>,
 ): void {
-  const reverse = { adminPermission: 'journals:reverse' as const };
-  const read = { adminPermission: 'journals:read' as const };
+  for (const action of REVERSE_ACTIONS) {
+    registerReverseDryRunPage(app, services, action);
+    registerReverseAction(app, services, action);
+  }
+  registerReversalPage(app, services);
+  registerReversalListPage(app, services);
+}
 
-  const actions: ReadonlyArray<{ path: string; selectionOf: (id: string) => ActionSelection }> = [
-    { path: '/admin/journals/:id/reverse', selectionOf: (id) => ({ journalIds: [id] }) },
-    { path: '/admin/ingestions/:id/reverse', selectionOf: (id) => ({ ingestionId: id }) },
-  ];
-  for (const { path, selectionOf } of actions) {
-    app.get<{ Params: { id: string } }>(path, { config: reverse }, async (request, reply) => {
-      const context = contextOf(request);
-      const selection = selectionOf(request.params.id);
+/** `GET` of a "Reverse…" action: what the reversal would do now, and the form that confirms it. */
+function registerReverseDryRunPage(
+  app: FastifyInstance,
+  services: Pick<Services, 'reversals'>,
+  { path, selectionOf }: ReverseAction,
+): void {
+  app.get<{ Params: { id: string } }>(path, { config: reverse }, async (request, reply) => {
+    const context = contextOf(request);
+    const selection = selectionOf(request.params.id);
+    const counts = await services.reversals.dryRun({ selection, reason: 'dry run' });
+    return sendPage(reply, page(context, 'Reverse journals', dryRunHtml(context, selection, counts)));
+  });
+}
+
+/**
+ * `POST` of a "Reverse…" action: the confirmed reversal (or its approval request when reversals
+ * wait for one); the form again, with the dry run, when the reason or the posting date is refused.
+ */
+function registerReverseAction(
+  app: FastifyInstance,
+  services: Pick<Services, 'reversals' | 'approvals'>,
+  { path, selectionOf }: ReverseAction,
+): void {
+  app.post<{ Params: { id: string } }>(path, { config: reverse }, async (request, reply) => {
+    const context = contextOf(request);
+    const { user } = context.principal;
+    const selection = selectionOf(request.params.id);
+    const { asked, reasonRefusal } = requestOf(request, selection);
+    /** The dry run again, with what was asked and, when refused, why. */
+    const formAgain = async (status: number, refusal?: { reason?: string; postingDate?: string[] }) => {
       const counts = await services.reversals.dryRun({ selection, reason: 'dry run' });
-      return sendPage(reply, page(context, 'Reverse journals', dryRunHtml(context, selection, counts)));
-    });
-    app.post<{ Params: { id: string } }>(path, { config: reverse }, async (request, reply) => {
-      const context = contextOf(request);
-      const { user } = context.principal;
-      const selection = selectionOf(request.params.id);
-      const { asked, reasonRefusal } = requestOf(request, selection);
-      /** The dry run again, with what was asked and, when refused, why. */
-      const formAgain = async (status: number, refusal?: { reason?: string; postingDate?: string[] }) => {
-        const counts = await services.reversals.dryRun({ selection, reason: 'dry run' });
-        const entered =
-          refusal === undefined
-            ? undefined
-            : {
-                reason: asked.reason,
-                postingDate: asked.postingDate ?? '',
-                postingDateRefusal: refusal.postingDate ?? [],
-                ...(refusal.reason === undefined ? {} : { reasonRefusal: refusal.reason }),
-              };
-        return sendPage(
-          reply,
-          page(context, 'Reverse journals', dryRunHtml(context, selection, counts, entered)),
-          status,
-        );
-      };
-      if (reasonRefusal !== undefined) return formAgain(400, { reason: reasonRefusal });
-      try {
-        if (services.approvals.isRequired('reversal')) {
-          // Four eyes: the reversal waits for another user (docs/domain/approvals.md).
-          const { request: made } = await services.approvals.request(
-            'reversal',
-            asked,
-            adminCallerOf(context),
-            undefined,
-          );
-          return reply.redirect(approvalPagePath(made.requestId), 303);
-        }
-        const answer = await services.reversals.reverse(
+      const entered =
+        refusal === undefined
+          ? undefined
+          : {
+              reason: asked.reason,
+              postingDate: asked.postingDate ?? '',
+              postingDateRefusal: refusal.postingDate ?? [],
+              ...(refusal.reason === undefined ? {} : { reasonRefusal: refusal.reason }),
+            };
+      return sendPage(
+        reply,
+        page(context, 'Reverse journals', dryRunHtml(context, selection, counts, entered)),
+        status,
+      );
+    };
+    if (reasonRefusal !== undefined) return formAgain(400, { reason: reasonRefusal });
+    try {
+      if (services.approvals.isRequired('reversal')) {
+        // Four eyes: the reversal waits for another user (docs/domain/approvals.md).
+        const { request: made } = await services.approvals.request(
+          'reversal',
           asked,
-          // Idempotency keys are the API's; a form post has none, so this scope holds none.
-          { ownerEmail: user.email, clientId: signedInClientIdOf(user.email) },
+          adminCallerOf(context),
           undefined,
         );
-        // Reversed meanwhile (another user, the API): nothing was recorded; the dry run says why.
-        if (answer.kind === 'nothing-new') return formAgain(200);
-        return reply.redirect(`/admin/reversals/${encodeURIComponent(answer.reversal.reversalId)}`, 303);
-      } catch (error) {
-        // A refused posting date is shown on the form, beside its field, with the reason kept.
-        const refusal = postingDateRefusalOf(error);
-        if (refusal === undefined) throw error;
-        return formAgain(error instanceof AppError ? PROBLEM_STATUS[error.code] : 422, {
-          postingDate: refusal,
-        });
+        return reply.redirect(approvalPagePath(made.requestId), 303);
       }
-    });
-  }
+      const answer = await services.reversals.reverse(
+        asked,
+        // Idempotency keys are the API's; a form post has none, so this scope holds none.
+        { ownerEmail: user.email, clientId: signedInClientIdOf(user.email) },
+        undefined,
+      );
+      // Reversed meanwhile (another user, the API): nothing was recorded; the dry run says why.
+      if (answer.kind === 'nothing-new') return formAgain(200);
+      return reply.redirect(`/admin/reversals/${encodeURIComponent(answer.reversal.reversalId)}`, 303);
+    } catch (error) {
+      // A refused posting date is shown on the form, beside its field, with the reason kept.
+      const refusal = postingDateRefusalOf(error);
+      if (refusal === undefined) throw error;
+      return formAgain(error instanceof AppError ? PROBLEM_STATUS[error.code] : 422, {
+        postingDate: refusal,
+      });
+    }
+  });
+}
 
+/** `/admin/reversals/:id`: one reversal with its journals. */
+function registerReversalPage(app: FastifyInstance, services: Pick<Services, 'reversals'>): void {
   app.get<{ Params: { id: string } }>('/admin/reversals/:id', { config: read }, async (request, reply) => {
     const context = contextOf(request);
     const reversal = await services.reversals.get(request.params.id);
     return sendPage(reply, page(context, 'Reversal', reversalBody(reversal)));
   });
+}
 
+/** `/admin/reversals`: every reversal made, newest first. */
+function registerReversalListPage(app: FastifyInstance, services: Pick<Services, 'reversals'>): void {
   app.get('/admin/reversals', { config: read }, async (request, reply) => {
     const context = contextOf(request);
     const { page: pageNo, limit } = pagingOf(request);

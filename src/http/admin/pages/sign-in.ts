@@ -87,6 +87,13 @@ export function signInPages(
   { signIns }: Pick<Services, 'signIns'>,
   publicOrigin: string | undefined,
 ): void {
+  registerStartPages(app);
+  registerSignIn(app, signIns, publicOrigin);
+  registerSignOut(app, signIns, publicOrigin);
+}
+
+/** `/` and `/admin`, which lead to the user's start page, and `/admin/account`, the user's own. */
+function registerStartPages(app: FastifyInstance): void {
   app.get('/', async (_request, reply) => reply.redirect('/admin', 302));
 
   app.get('/admin', { config: { adminPermission: 'signed-in' } }, async (request, reply) =>
@@ -106,7 +113,14 @@ export function signInPages(
       ),
     );
   });
+}
 
+/** `/admin/login`: the sign-in form, and the sign-in that sets the cookie. */
+function registerSignIn(
+  app: FastifyInstance,
+  signIns: Services['signIns'],
+  publicOrigin: string | undefined,
+): void {
   app.get('/admin/login', async (request, reply) => {
     const signInId = request.cookies[SIGN_IN_COOKIE];
     if (signInId !== undefined && (await signIns.authenticate(signInId)) !== undefined) {
@@ -152,7 +166,14 @@ export function signInPages(
     reply.setCookie(SIGN_IN_COOKIE, result.sessionId, cookieOptions(request, publicOrigin));
     return reply.redirect(next, 303);
   });
+}
 
+/** `POST /admin/logout`: ends the sign-in and clears its cookie. */
+function registerSignOut(
+  app: FastifyInstance,
+  signIns: Services['signIns'],
+  publicOrigin: string | undefined,
+): void {
   app.post('/admin/logout', { config: { adminPermission: 'signed-in' } }, async (request, reply) => {
     await signIns.signOut(contextOf(request).principal.sessionHash);
     reply.clearCookie(SIGN_IN_COOKIE, cookieOptions(request, publicOrigin));

@@ -45,10 +45,19 @@ function passwordForm(context: PageContext, email: string) {
 </section>`;
 }
 
+/** Who may open the user pages: every page of this group. */
+const permission = { adminPermission: 'users:manage' as const };
+
 /** Users and roles: list, create, change roles, disable and enable, set or generate a password. */
 export function userPages(app: FastifyInstance, services: Pick<Services, 'access' | 'signIns'>): void {
-  const permission = { adminPermission: 'users:manage' as const };
+  registerUserListPage(app, services);
+  registerCreateUserAction(app, services);
+  registerUserPages(app, services);
+  registerPasswordPages(app, services);
+}
 
+/** `/admin/users`: the form of a new user, and the users. */
+function registerUserListPage(app: FastifyInstance, services: Pick<Services, 'access'>): void {
   app.get('/admin/users', { config: permission }, async (request, reply) => {
     const context = contextOf(request);
     const { page: pageNo, limit } = pagingOf(request);
@@ -75,7 +84,10 @@ ${
 }`;
     return sendPage(reply, page(context, 'Users and roles', body));
   });
+}
 
+/** `POST /admin/users`: creates a user with the roles ticked and, if given, a password. */
+function registerCreateUserAction(app: FastifyInstance, services: Pick<Services, 'access'>): void {
   app.post('/admin/users', { config: permission }, async (request, reply) => {
     const form = formOf(request);
     const password = form.get('password') ?? '';
@@ -91,7 +103,10 @@ ${
     );
     return reply.redirect(`/admin/users?saved=${encodeURIComponent(user.email)}`, 303);
   });
+}
 
+/** `/admin/users/:email`: one user's form (name, roles, disabled, password), and its changes saved. */
+function registerUserPages(app: FastifyInstance, services: Pick<Services, 'access'>): void {
   app.get<{ Params: { email: string } }>(
     '/admin/users/:email',
     { config: permission },
@@ -143,7 +158,13 @@ ${passwordForm(context, user.email)}`;
       return reply.redirect(`/admin/users?saved=${encodeURIComponent(user.email)}`, 303);
     },
   );
+}
 
+/**
+ * `POST /admin/users/:email/password`: a password set, or generated and shown once by
+ * `…/password/generated`.
+ */
+function registerPasswordPages(app: FastifyInstance, services: Pick<Services, 'access' | 'signIns'>): void {
   app.post<{ Params: { email: string } }>(
     '/admin/users/:email/password',
     { config: permission },

@@ -3,7 +3,7 @@ import type { Services } from '../../../composition/services.js';
 import { SubscriptionDescriptionInput } from '../../../modules/events/inputs.js';
 import type { DeliveryFilter, StoredDelivery } from '../../../modules/events/store.js';
 import { EVENT_TYPES, type EventType, isEventType } from '../../../modules/events/types.js';
-import type { SecretView } from '../../../modules/events/webhooks.js';
+import type { SecretView, WebhookService } from '../../../modules/events/webhooks.js';
 import { lengthAttributes } from '../form-fields.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
@@ -86,7 +86,16 @@ function secretCard(secret: SecretView, title: string): Html {
  */
 export function webhookPages(app: FastifyInstance, services: Pick<Services, 'webhooks' | 'signIns'>): void {
   const { webhooks } = services;
+  registerWebhooksPage(app, webhooks);
+  registerCreateSubscriptionAction(app, webhooks);
+  registerSecretPages(app, services);
+  registerDeliveriesPage(app, webhooks);
+  registerSubscriptionPage(app, webhooks);
+  registerSubscriptionActions(app, webhooks);
+}
 
+/** `/admin/webhooks`: the signing secret, the subscriptions and the form of a new one. */
+function registerWebhooksPage(app: FastifyInstance, webhooks: WebhookService): void {
   app.get('/admin/webhooks', { config: read }, async (request, reply) => {
     const context = contextOf(request);
     const { page: pageNo, limit } = pagingOf(request);
@@ -126,7 +135,10 @@ export function webhookPages(app: FastifyInstance, services: Pick<Services, 'web
     const body = html`${secretSection}<h2>Subscriptions</h2>${list}<p><a href="/admin/webhooks/deliveries">Every delivery</a></p>${form}`;
     return sendPage(reply, page(context, 'Webhooks', body));
   });
+}
 
+/** `POST /admin/webhooks`: subscribes a URL to the event types ticked. */
+function registerCreateSubscriptionAction(app: FastifyInstance, webhooks: WebhookService): void {
   app.post('/admin/webhooks', { config: manage }, async (request, reply) => {
     const form = formOf(request);
     const eventTypes = form.getAll('eventTypes').filter(isEventType) as EventType[];
@@ -144,7 +156,14 @@ export function webhookPages(app: FastifyInstance, services: Pick<Services, 'web
     );
     return reply.redirect(`/admin/webhooks/${created.id}`, 303);
   });
+}
 
+/**
+ * `POST /admin/webhooks/secret` and `…/secret/rotate`: the signing secret made or rotated, then
+ * shown by `/admin/webhooks/secret/shown`, once.
+ */
+function registerSecretPages(app: FastifyInstance, services: Pick<Services, 'webhooks' | 'signIns'>): void {
+  const { webhooks } = services;
   for (const [path, rotate] of [
     ['/admin/webhooks/secret', false],
     ['/admin/webhooks/secret/rotate', true],
@@ -177,7 +196,10 @@ export function webhookPages(app: FastifyInstance, services: Pick<Services, 'web
       page(context, 'Signing secret', secretCard(JSON.parse(kept) as SecretView, 'The signing secret')),
     );
   });
+}
 
+/** `/admin/webhooks/deliveries`: the deliveries of every subscription. */
+function registerDeliveriesPage(app: FastifyInstance, webhooks: WebhookService): void {
   app.get('/admin/webhooks/deliveries', { config: read }, async (request, reply) => {
     const context = contextOf(request);
     const { page: pageNo, limit } = pagingOf(request);
@@ -185,7 +207,10 @@ export function webhookPages(app: FastifyInstance, services: Pick<Services, 'web
     const body = html`${deliveriesTable(context, rows)}${pagination('/admin/webhooks/deliveries', {}, pageNo, limit, total)}<p><a href="/admin/webhooks">The subscriptions</a></p>`;
     return sendPage(reply, page(context, 'Webhook deliveries', body));
   });
+}
 
+/** `/admin/webhooks/:id`: one subscription with its actions and its deliveries. */
+function registerSubscriptionPage(app: FastifyInstance, webhooks: WebhookService): void {
   app.get('/admin/webhooks/:id', { config: read }, async (request, reply) => {
     const context = contextOf(request);
     const id = paramId(request, 'subscription');
@@ -209,7 +234,10 @@ export function webhookPages(app: FastifyInstance, services: Pick<Services, 'web
 <p><a href="/admin/webhooks">All subscriptions</a></p>`;
     return sendPage(reply, page(context, `Webhook ${id}`, body));
   });
+}
 
+/** The actions of a subscription's page: pause, resume, delete, and the redelivery of a delivery. */
+function registerSubscriptionActions(app: FastifyInstance, webhooks: WebhookService): void {
   for (const [action, status] of [
     ['pause', 'paused'],
     ['resume', 'active'],
