@@ -68,6 +68,13 @@ async function stateOf(file: string): Promise<PullState | undefined> {
   }
 }
 
+/** `extract pull`, the one subcommand: see {@link pull}. Exit 2 on any other. */
+export async function extractCommand(args: string[], io: Io): Promise<void> {
+  const [action, ...rest] = args;
+  if (action !== 'pull') throw usageError(EXTRACT_USAGE);
+  await pull(rest, io);
+}
+
 /**
  * `extract pull CONFIG --output FILE [--ack]`: reads every page of the extract of CONFIG (an id
  * or the name of an Active configuration) into FILE, in the configuration's format. It is
@@ -77,11 +84,9 @@ async function stateOf(file: string): Promise<PullState | undefined> {
  * then acknowledged (`increment`), so the next pull of an incremental extract starts after it.
  * Exit 1 on a refused request, 2 on bad usage.
  */
-export async function extractCommand(args: string[], io: Io): Promise<void> {
-  const [action, ...rest] = args;
-  if (action !== 'pull') throw usageError(EXTRACT_USAGE);
+async function pull(args: string[], io: Io): Promise<void> {
   const { values, positionals } = parseArgs({
-    args: rest,
+    args,
     options: { ...CONNECTION_OPTIONS, output: { type: 'string' }, ack: { type: 'boolean' } },
     allowPositionals: true,
     strict: true,
@@ -97,59 +102,14 @@ export async function extractCommand(args: string[], io: Io): Promise<void> {
     throw usageError(`--ack is for incremental extracts: configuration ${config.id} is not incremental`);
   const partial = `${output}.partial`;
   const stateFile = `${output}.extract-state`;
-  let state = await stateOf(stateFile);
-  if (state !== undefined && state.configurationId !== config.id)
+  const saved = await stateOf(stateFile);
+  if (saved !== undefined && saved.configurationId !== config.id)
     throw usageError(
-      `${stateFile} belongs to configuration ${state.configurationId}: remove it or choose another FILE`,
+      `${stateFile} belongs to configuration ${saved.configurationId}: remove it or choose another FILE`,
     );
-  const resumed = state !== undefined;
-  if (state === undefined) {
-    state = {
-      configurationId: config.id,
-      format: config.format,
-      columns: config.fields,
-      next: null,
-      bytes: 0,
-      rows: 0,
-    };
-    await writeFile(partial, '');
-  } else {
-    // A page appended after the last saved state is written again from the saved cursor.
-    await truncate(partial, state.bytes);
-  }
-  const handle = await open(partial, 'a');
-  try {
-    for (;;) {
-      const page: Static<typeof PageOfRows> = await client.json(
-        {
-          method: 'GET',
-          path: `/api/v1/extraction-configurations/${config.id}/extractions/paginated`,
-          query: { limit: PAGE_ROWS, after: state.next ?? undefined },
-        },
-        PageOfRows,
-      );
-      let text = '';
-      if (state.format === 'csv') {
-        // Without configured fields, the columns are those of the first row (a source's rows
-        // share their fields).
-        if (state.columns === null && page.data[0] !== undefined) state.columns = Object.keys(page.data[0]);
-        if (state.bytes === 0 && state.columns !== null) text += headerOf('csv', state.columns);
-      }
-      for (const row of page.data) text += lineOf(state.format, row, state.columns ?? []);
-      await handle.write(text);
-      await handle.sync();
-      state = {
-        ...state,
-        next: page.next,
-        bytes: state.bytes + Buffer.byteLength(text),
-        rows: state.rows + page.data.length,
-      };
-      await writeFile(stateFile, JSON.stringify(state));
-      if (page.next === null) break;
-    }
-  } finally {
-    await handle.close();
-  }
+  const resumed = saved !== undefined;
+  const start = await startingState(partial, saved, config);
+  const state = await pullPages(client, config.id, partial, stateFile, start);
   await rename(partial, output);
   let acknowledged = '';
   if (values.ack === true) {
@@ -163,4 +123,85 @@ export async function extractCommand(args: string[], io: Io): Promise<void> {
   io.out(
     `${resumed ? 'resumed and pulled' : 'pulled'} ${state.rows} rows of extract ${config.id} to ${output}${acknowledged}`,
   );
+}
+
+/**
+ * The state a pull starts from: the saved one, with `FILE.partial` cut back to the pages it
+ * counts, or else a new one, with `FILE.partial` made empty.
+ */
+async function startingState(
+  partial: string,
+  saved: PullState | undefined,
+  config: Static<typeof ExtractConfigurationAnswer>,
+): Promise<PullState> {
+  if (saved !== undefined) {
+    // A page appended after the last saved state is written again from the saved cursor.
+    await truncate(partial, saved.bytes);
+    return saved;
+  }
+  await writeFile(partial, '');
+  return {
+    configurationId: config.id,
+    format: config.format,
+    columns: config.fields,
+    next: null,
+    bytes: 0,
+    rows: 0,
+  };
+}
+
+/**
+ * Appends every page from the state's cursor to `FILE.partial`, synced, and saves the state in
+ * `FILE.extract-state` after each; returns the state after the last page.
+ */
+async function pullPages(
+  client: ApiClient,
+  configurationId: number,
+  partial: string,
+  stateFile: string,
+  start: PullState,
+): Promise<PullState> {
+  let state = start;
+  const handle = await open(partial, 'a');
+  try {
+    for (;;) {
+      const page: Static<typeof PageOfRows> = await client.json(
+        {
+          method: 'GET',
+          path: `/api/v1/extraction-configurations/${configurationId}/extractions/paginated`,
+          query: { limit: PAGE_ROWS, after: state.next ?? undefined },
+        },
+        PageOfRows,
+      );
+      const text = pageText(state, page.data);
+      await handle.write(text);
+      await handle.sync();
+      state = {
+        ...state,
+        next: page.next,
+        bytes: state.bytes + Buffer.byteLength(text),
+        rows: state.rows + page.data.length,
+      };
+      await writeFile(stateFile, JSON.stringify(state));
+      if (page.next === null) return state;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The text a page of rows appends, in the state's format: a CSV starts with its header. A CSV
+ * without configured fields takes its columns from the first row it reads, into `state`.
+ */
+function pageText(state: PullState, rows: Static<typeof PageOfRows>['data']): string {
+  let text = '';
+  if (state.format === 'csv') {
+    // Without configured fields, the columns are those of the first row (a source's rows
+    // share their fields).
+    if (state.columns === null && rows[0] !== undefined) state.columns = Object.keys(rows[0]);
+    if (state.bytes === 0 && state.columns !== null) text += headerOf('csv', state.columns);
+  }
+  for (const row of rows) text += lineOf(state.format, row, state.columns ?? []);
+  return text;
 }

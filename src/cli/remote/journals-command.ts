@@ -120,6 +120,22 @@ export function coreDateRangeOf(
   return { from, to };
 }
 
+/** `journals export|reverse`: {@link exportJournals}, or `reverseJournals` (journals-reverse.ts). */
+export async function journalsCommand(args: string[], io: Io): Promise<void> {
+  const [action, ...rest] = args;
+  switch (action) {
+    case 'reverse':
+      return reverseJournals(rest, io);
+    case 'export':
+      return exportJournals(rest, io);
+    default:
+      throw usageError(JOURNALS_USAGE);
+  }
+}
+
+/** The formats of `journals export`. */
+type ExportFormat = 'csv' | 'jsonl' | 'ledger';
+
 /**
  * `journals export --format csv|jsonl|ledger [--output FILE] [--status posted|unposted]
  * [--accounting-config NAME] [--from DATE] [--to DATE]`: pages through GET /api/v1/journals
@@ -129,12 +145,9 @@ export function coreDateRangeOf(
  * configuration's journalDefinition. Exit 1 on a refused request or a journal that cannot be
  * written, 2 on bad usage; a failed export leaves no output file behind.
  */
-export async function journalsCommand(args: string[], io: Io): Promise<void> {
-  const [action, ...rest] = args;
-  if (action === 'reverse') return reverseJournals(rest, io);
-  if (action !== 'export') throw usageError(JOURNALS_USAGE);
+async function exportJournals(args: string[], io: Io): Promise<void> {
   const { values, positionals } = parseArgs({
-    args: rest,
+    args,
     options: {
       ...CONNECTION_OPTIONS,
       format: { type: 'string' },
@@ -157,40 +170,67 @@ export async function journalsCommand(args: string[], io: Io): Promise<void> {
   const output = isStandardOutput(values.output) ? undefined : values.output;
   if (output !== undefined) await checkOutputFile(output);
   const client = new ApiClient(connectionOf(values), { onRetry: (message) => io.err(`retry: ${message}`) });
-
-  let layout: JournalLayout | undefined;
-  let csvColumns: ReturnType<typeof csvColumnsOf> = [];
-  if (format !== 'jsonl') {
-    const document = await client.json({ method: 'GET', path: '/api/v1/configuration/bulk' });
-    try {
-      layout = journalLayoutOf(document);
-    } catch (error) {
-      throw new CliError(error instanceof Error ? error.message : String(error), EXIT_REFUSED);
-    }
-    csvColumns = csvColumnsOf(layout.fields);
-  }
-  const render = (journal: JournalView): string =>
-    format === 'csv'
-      ? journalToCsv(journal, csvColumns)
-      : format === 'jsonl' || layout === undefined
-        ? journalToJsonl(journal)
-        : `${journalToLedger(journal, layout)}\n`;
-
+  const writer = await journalWriterOf(client, format);
   const sink = output === undefined ? outputSink(io) : fileSink(output);
+  const query = {
+    status: values.status,
+    accountingConfig: values['accounting-config'],
+    from: range.from,
+    to: range.to,
+  };
+  const counts = await writeJournals(client, query, writer, sink);
+  // The reader of standard output went away: the export just stops, with nothing more said.
+  if (counts === undefined) return;
+  const summary = `exported ${counts.journals} journals (${counts.lines} lines) as ${format}`;
+  if (output === undefined) io.err(summary);
+  else io.out(`${summary} to ${output}`);
+}
+
+/** How the journals of an export are written: the text before the first, and each one's. */
+interface JournalWriter {
+  /** `undefined` when the format has no header. */
+  header: string | undefined;
+  render(journal: JournalView): string;
+}
+
+/**
+ * The writer of a format. CSV and ledger read the configuration's journalDefinition for the roles
+ * of the line fields; a configuration they cannot be written by is refused (exit 1).
+ */
+async function journalWriterOf(client: ApiClient, format: ExportFormat): Promise<JournalWriter> {
+  if (format === 'jsonl') return { header: undefined, render: journalToJsonl };
+  const document = await client.json({ method: 'GET', path: '/api/v1/configuration/bulk' });
+  let layout: JournalLayout;
+  try {
+    layout = journalLayoutOf(document);
+  } catch (error) {
+    throw new CliError(error instanceof Error ? error.message : String(error), EXIT_REFUSED);
+  }
+  if (format === 'ledger')
+    return { header: undefined, render: (journal) => `${journalToLedger(journal, layout)}\n` };
+  const csvColumns = csvColumnsOf(layout.fields);
+  return { header: csvHeaderOf(csvColumns), render: (journal) => journalToCsv(journal, csvColumns) };
+}
+
+/**
+ * Writes the header and every journal the query selects to `sink` and commits it; returns the
+ * journals and lines written, or `undefined` when the reader of standard output went away. On
+ * any failure the sink is discarded and the failure thrown as a CliError (exit 1).
+ */
+async function writeJournals(
+  client: ApiClient,
+  query: Record<string, string | undefined>,
+  writer: JournalWriter,
+  sink: Sink,
+): Promise<{ journals: number; lines: number } | undefined> {
   let journals = 0;
   let lines = 0;
   try {
-    if (format === 'csv') await sink.write(csvHeaderOf(csvColumns));
-    const query = {
-      status: values.status,
-      accountingConfig: values['accounting-config'],
-      from: range.from,
-      to: range.to,
-    };
+    if (writer.header !== undefined) await sink.write(writer.header);
     // The export is not a snapshot: journals made while it runs may shift later pages. Run it
     // when no ingestion is being processed for an exact copy.
     for await (const journal of pagedItems(client, '/api/v1/journals', JournalView, query)) {
-      const text = render(journal);
+      const text = writer.render(journal);
       journals += 1;
       lines += journal.lines.length;
       // A journal without lines has no CSV row.
@@ -199,11 +239,9 @@ export async function journalsCommand(args: string[], io: Io): Promise<void> {
     await sink.commit();
   } catch (error) {
     await sink.discard();
-    if (error instanceof ReaderGone) return;
+    if (error instanceof ReaderGone) return undefined;
     if (error instanceof CliError) throw error;
     throw new CliError(error instanceof Error ? error.message : String(error), EXIT_REFUSED);
   }
-  const summary = `exported ${journals} journals (${lines} lines) as ${format}`;
-  if (output === undefined) io.err(summary);
-  else io.out(`${summary} to ${output}`);
+  return { journals, lines };
 }

@@ -90,79 +90,101 @@ export async function periodsCommand(args: string[], io: Io): Promise<void> {
   checkDateOption('to', values.to);
   checkDateOption('period', values.period);
   const client = new ApiClient(connectionOf(values), { onRetry: (message) => io.err(`retry: ${message}`) });
-
-  if (action === 'list') {
-    const node = nodeOf(values);
-    const listing = await client.json(
-      {
-        method: 'GET',
-        path: PERIODS_PATH,
-        query: {
-          accountingConfig: required(values, 'accounting-config'),
-          ...(node === undefined ? {} : { node: JSON.stringify(node) }),
-          ...(values.from === undefined ? {} : { from: values.from }),
-          ...(values.to === undefined ? {} : { to: values.to }),
-        },
-      },
-      PeriodListingAnswer,
-    );
-    if (values.json === true) io.out(JSON.stringify(listing, null, 2));
-    else for (const p of listing.periods) io.out(describePeriod(p));
-    return;
+  switch (action) {
+    case 'list':
+      return listPeriods(client, values, io);
+    case 'close':
+    case 'lock':
+    case 'reopen':
+      return changePeriod(client, action, values, io);
+    case 'snapshots':
+      return values.snapshot === undefined
+        ? listSnapshots(client, values, io)
+        : showSnapshot(client, values.snapshot, values, io);
+    default:
+      throw usageError(PERIODS_USAGE);
   }
+}
 
-  if (action === 'close' || action === 'lock' || action === 'reopen') {
-    const reason = values.reason?.trim();
-    if (action === 'reopen' && (reason === undefined || reason === ''))
-      throw usageError(`--reason is required: why the period is reopened\n${PERIODS_USAGE}`);
-    const path = `${PERIODS_PATH}/${action}`;
-    const answer = await client.request({
-      method: 'POST',
-      path,
-      json: {
+/** `periods list`: the periods of an accounting configuration, of one node or all, a line each. */
+async function listPeriods(client: ApiClient, values: Values, io: Io): Promise<void> {
+  const node = nodeOf(values);
+  const listing = await client.json(
+    {
+      method: 'GET',
+      path: PERIODS_PATH,
+      query: {
         accountingConfig: required(values, 'accounting-config'),
-        node: requiredNode(values),
-        firstDay: required(values, 'period'),
-        ...(reason === undefined || reason === '' ? {} : { reason }),
+        ...(node === undefined ? {} : { node: JSON.stringify(node) }),
+        ...(values.from === undefined ? {} : { from: values.from }),
+        ...(values.to === undefined ? {} : { to: values.to }),
       },
-      // A reopening may wait for approval; its key makes a retry answer the same request.
-      ...(action === 'reopen' ? { idempotencyKey: randomUUID() } : {}),
-    });
-    if (reportPendingApproval(io, `POST ${path}`, answer)) return;
-    const change = answerOf(`POST ${path}`, PeriodChangeAnswer, answer.body);
-    io.out(describePeriod(change.period));
-    if (change.snapshot !== null) printSnapshot(io, change.snapshot);
-    return;
-  }
+    },
+    PeriodListingAnswer,
+  );
+  if (values.json === true) io.out(JSON.stringify(listing, null, 2));
+  else for (const p of listing.periods) io.out(describePeriod(p));
+}
 
-  if (action === 'snapshots') {
-    if (values.snapshot !== undefined) {
-      const one = await client.json(
-        { method: 'GET', path: `${PERIODS_PATH}/snapshots/${encodeURIComponent(values.snapshot)}` },
-        PeriodSnapshotWithBalances,
-      );
-      if (values.json === true) io.out(JSON.stringify(one, null, 2));
-      else {
-        printSnapshot(io, one);
-        for (const b of one.balances) io.out(`  ${b.account}  ${b.balance} ${b.currency}`);
-      }
-      return;
-    }
-    const list = await client.json(
-      {
-        method: 'GET',
-        path: `${PERIODS_PATH}/snapshots`,
-        query: {
-          accountingConfig: required(values, 'accounting-config'),
-          node: JSON.stringify(requiredNode(values)),
-          firstDay: required(values, 'period'),
-        },
-      },
-      PeriodSnapshotsAnswer,
-    );
-    if (values.json === true) io.out(JSON.stringify(list.data, null, 2));
-    else for (const s of list.data) printSnapshot(io, s);
-    return;
+/**
+ * `periods close|lock|reopen`: the period's new state, and the snapshot the change took; a
+ * reopening needs `--reason` and may wait for approval instead.
+ */
+async function changePeriod(
+  client: ApiClient,
+  action: 'close' | 'lock' | 'reopen',
+  values: Values,
+  io: Io,
+): Promise<void> {
+  const reason = values.reason?.trim();
+  if (action === 'reopen' && (reason === undefined || reason === ''))
+    throw usageError(`--reason is required: why the period is reopened\n${PERIODS_USAGE}`);
+  const path = `${PERIODS_PATH}/${action}`;
+  const answer = await client.request({
+    method: 'POST',
+    path,
+    json: {
+      accountingConfig: required(values, 'accounting-config'),
+      node: requiredNode(values),
+      firstDay: required(values, 'period'),
+      ...(reason === undefined || reason === '' ? {} : { reason }),
+    },
+    // A reopening may wait for approval; its key makes a retry answer the same request.
+    ...(action === 'reopen' ? { idempotencyKey: randomUUID() } : {}),
+  });
+  if (reportPendingApproval(io, `POST ${path}`, answer)) return;
+  const change = answerOf(`POST ${path}`, PeriodChangeAnswer, answer.body);
+  io.out(describePeriod(change.period));
+  if (change.snapshot !== null) printSnapshot(io, change.snapshot);
+}
+
+/** `periods snapshots --snapshot ID`: one snapshot with its balances. */
+async function showSnapshot(client: ApiClient, snapshotId: string, values: Values, io: Io): Promise<void> {
+  const one = await client.json(
+    { method: 'GET', path: `${PERIODS_PATH}/snapshots/${encodeURIComponent(snapshotId)}` },
+    PeriodSnapshotWithBalances,
+  );
+  if (values.json === true) io.out(JSON.stringify(one, null, 2));
+  else {
+    printSnapshot(io, one);
+    for (const b of one.balances) io.out(`  ${b.account}  ${b.balance} ${b.currency}`);
   }
-  throw usageError(PERIODS_USAGE);
+}
+
+/** `periods snapshots` without `--snapshot`: the snapshots of one period of one node. */
+async function listSnapshots(client: ApiClient, values: Values, io: Io): Promise<void> {
+  const list = await client.json(
+    {
+      method: 'GET',
+      path: `${PERIODS_PATH}/snapshots`,
+      query: {
+        accountingConfig: required(values, 'accounting-config'),
+        node: JSON.stringify(requiredNode(values)),
+        firstDay: required(values, 'period'),
+      },
+    },
+    PeriodSnapshotsAnswer,
+  );
+  if (values.json === true) io.out(JSON.stringify(list.data, null, 2));
+  else for (const s of list.data) printSnapshot(io, s);
 }

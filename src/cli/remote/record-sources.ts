@@ -94,6 +94,12 @@ function isJsonSpace(code: number): boolean {
   return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
 }
 
+/** A record's text as the scanner completes it, with its index in the records array (from 0). */
+interface ScannedRecord {
+  text: string;
+  index: number;
+}
+
 /**
  * Splits a JSON document that is an array of records, or an object with a `data` array of
  * records, into the raw text of each record, as the text arrives. It tracks only strings and
@@ -112,89 +118,103 @@ export class JsonRecordsScanner {
   private inRecord = false;
   private recordParts: string[] = [];
   private recordIndex = 0;
+  /** Where the record being read starts in the piece being pushed; -1 when none is. */
+  private recordStart = -1;
 
   /**
    * Feeds the next piece of the document; returns the record texts completed by it, each with
    * its index in the records array (from 0).
    */
-  push(piece: string): { text: string; index: number }[] {
-    const done: { text: string; index: number }[] = [];
-    let start = this.inRecord ? 0 : -1;
-    const finishRecord = (end: number) => {
-      this.recordParts.push(piece.slice(start, end));
-      done.push({ text: this.recordParts.join('').trim(), index: this.recordIndex });
-      this.recordIndex += 1;
-      this.recordParts = [];
-      this.inRecord = false;
-      start = -1;
-    };
-    const beginRecordIfDue = (index: number) => {
-      if (this.state === 'records' && !this.inRecord && this.depth === this.recordsDepth) {
-        this.inRecord = true;
-        start = index;
-      }
-    };
+  push(piece: string): ScannedRecord[] {
+    const done: ScannedRecord[] = [];
+    this.recordStart = this.inRecord ? 0 : -1;
     for (let index = 0; index < piece.length; index += 1) {
       const code = piece.charCodeAt(index);
-      if (this.inString) {
-        if (this.escaped) this.escaped = false;
-        else if (code === BACKSLASH) this.escaped = true;
-        else if (code === QUOTE) this.inString = false;
-        else if (
-          this.state === 'object' &&
-          this.depth === 1 &&
-          this.memberName.length < MEMBER_NAME_CHARS_MAX
-        )
-          this.memberName += piece[index];
-        continue;
-      }
-      if (isJsonSpace(code)) continue;
-      if (this.state === 'start') {
-        if (code === OPEN_BRACKET) {
-          this.state = 'records';
-          this.recordsDepth = 1;
-        } else if (code === OPEN_BRACE) {
-          this.state = 'object';
-        } else {
-          throw usageError('the JSON file must hold an array of records or an object with a "data" array');
-        }
-        this.depth = 1;
-        continue;
-      }
-      if (code === QUOTE) {
-        beginRecordIfDue(index);
-        this.inString = true;
-        if (this.state === 'object' && this.depth === 1) this.memberName = '';
-      } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
-        beginRecordIfDue(index);
-        if (
-          this.state === 'object' &&
-          this.depth === 1 &&
-          code === OPEN_BRACKET &&
-          this.pendingMember === 'data'
-        ) {
-          this.state = 'records';
-          this.recordsDepth = 2;
-        }
-        this.depth += 1;
-      } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
-        this.depth -= 1;
-        if (this.state === 'records' && this.depth === this.recordsDepth - 1) {
-          if (this.inRecord) finishRecord(index);
-          this.state = 'after';
-        }
-      } else if (code === COMMA) {
-        if (this.state === 'records' && this.depth === this.recordsDepth && this.inRecord)
-          finishRecord(index);
-        if (this.state === 'object' && this.depth === 1) this.pendingMember = undefined;
-      } else if (code === COLON) {
-        if (this.state === 'object' && this.depth === 1) this.pendingMember = this.memberName;
-      } else {
-        beginRecordIfDue(index);
-      }
+      if (this.inString) this.readStringChar(piece, index, code);
+      else if (isJsonSpace(code)) continue;
+      else if (this.state === 'start') this.readDocumentStart(code);
+      else this.readStructureChar(piece, index, code, done);
     }
-    if (this.inRecord) this.recordParts.push(piece.slice(start));
+    if (this.inRecord) this.recordParts.push(piece.slice(this.recordStart));
     return done;
+  }
+
+  /** A character inside a string: an escape, its end, or part of a top-level member name. */
+  private readStringChar(piece: string, index: number, code: number): void {
+    if (this.escaped) this.escaped = false;
+    else if (code === BACKSLASH) this.escaped = true;
+    else if (code === QUOTE) this.inString = false;
+    else if (this.state === 'object' && this.depth === 1 && this.memberName.length < MEMBER_NAME_CHARS_MAX)
+      this.memberName += piece[index];
+  }
+
+  /** The document's first character: an array of records or an object to find `data` in. */
+  private readDocumentStart(code: number): void {
+    if (code === OPEN_BRACKET) {
+      this.state = 'records';
+      this.recordsDepth = 1;
+    } else if (code === OPEN_BRACE) {
+      this.state = 'object';
+    } else {
+      throw usageError('the JSON file must hold an array of records or an object with a "data" array');
+    }
+    this.depth = 1;
+  }
+
+  /**
+   * A character outside strings after the document's start: it may open a string, a record or
+   * the `data` array, close a record or the records array, or separate records or members.
+   */
+  private readStructureChar(piece: string, index: number, code: number, done: ScannedRecord[]): void {
+    if (code === QUOTE) {
+      this.beginRecordIfDue(index);
+      this.inString = true;
+      if (this.state === 'object' && this.depth === 1) this.memberName = '';
+    } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+      this.beginRecordIfDue(index);
+      if (
+        this.state === 'object' &&
+        this.depth === 1 &&
+        code === OPEN_BRACKET &&
+        this.pendingMember === 'data'
+      ) {
+        this.state = 'records';
+        this.recordsDepth = 2;
+      }
+      this.depth += 1;
+    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
+      this.depth -= 1;
+      if (this.state === 'records' && this.depth === this.recordsDepth - 1) {
+        if (this.inRecord) this.finishRecord(piece, index, done);
+        this.state = 'after';
+      }
+    } else if (code === COMMA) {
+      if (this.state === 'records' && this.depth === this.recordsDepth && this.inRecord)
+        this.finishRecord(piece, index, done);
+      if (this.state === 'object' && this.depth === 1) this.pendingMember = undefined;
+    } else if (code === COLON) {
+      if (this.state === 'object' && this.depth === 1) this.pendingMember = this.memberName;
+    } else {
+      this.beginRecordIfDue(index);
+    }
+  }
+
+  /** Starts a record at `index` of the piece when a value begins at the records' depth. */
+  private beginRecordIfDue(index: number): void {
+    if (this.state === 'records' && !this.inRecord && this.depth === this.recordsDepth) {
+      this.inRecord = true;
+      this.recordStart = index;
+    }
+  }
+
+  /** Ends the record being read before `end` of the piece and adds its text to `done`. */
+  private finishRecord(piece: string, end: number, done: ScannedRecord[]): void {
+    this.recordParts.push(piece.slice(this.recordStart, end));
+    done.push({ text: this.recordParts.join('').trim(), index: this.recordIndex });
+    this.recordIndex += 1;
+    this.recordParts = [];
+    this.inRecord = false;
+    this.recordStart = -1;
   }
 
   /** Checks that the document was complete; throws a usage error when it was not. */

@@ -95,16 +95,9 @@ async function createSubscription(
   return client.json(request, SubscriptionAnswer);
 }
 
-/**
- * `webhooks list|create|rotate-secret|deliveries|redeliver` (docs/reference.md, Webhooks): the
- * subscriptions, a new one (with the signing secret on a fresh instance), a new signing secret,
- * deliveries with their last answer, and redelivery of one delivery or of everything of a
- * subscription since a time. Exit 1 on a refused request, 2 on bad usage.
- */
-export async function webhooksCommand(args: string[], io: Io): Promise<void> {
-  const [action, ...rest] = args;
-  const { values, positionals } = parseArgs({
-    args: rest,
+function parse(args: string[]) {
+  return parseArgs({
+    args,
     options: {
       ...CONNECTION_OPTIONS,
       endpoint: { type: 'string' },
@@ -119,95 +112,134 @@ export async function webhooksCommand(args: string[], io: Io): Promise<void> {
     allowPositionals: true,
     strict: true,
   });
+}
+
+type Values = ReturnType<typeof parse>['values'];
+
+/** Makes the client of a request, once the usage is checked (reading the connection may refuse it). */
+type ClientMaker = () => ApiClient;
+
+/**
+ * `webhooks list|create|rotate-secret|deliveries|redeliver` (docs/reference.md, Webhooks): the
+ * subscriptions, a new one (with the signing secret on a fresh instance), a new signing secret,
+ * deliveries with their last answer, and redelivery of one delivery or of everything of a
+ * subscription since a time. Exit 1 on a refused request, 2 on bad usage.
+ */
+export async function webhooksCommand(args: string[], io: Io): Promise<void> {
+  const [action, ...rest] = args;
+  const { values, positionals } = parse(rest);
   const client = () => new ApiClient(connectionOf(values), { onRetry: (m) => io.err(`retry: ${m}`) });
-  if (action === 'list' && positionals.length === 0) {
-    for (let page = 0; page < SUBSCRIPTION_PAGES_MAX; page += 1) {
-      const answer = await client().json(
-        {
-          method: 'GET',
-          path: SUBSCRIPTIONS_PATH,
-          query: { page, limit: SUBSCRIPTIONS_PER_PAGE },
-        },
-        SubscriptionPage,
-      );
-      for (const s of answer.data) io.out(subscriptionLine(s));
-      if (page + 1 >= answer.totalPages) return;
-    }
-    return;
+  if (action === 'redeliver') return redeliver(client, values, positionals, io);
+  if (positionals.length > 0) throw usageError(WEBHOOKS_USAGE);
+  switch (action) {
+    case 'list':
+      return listSubscriptions(client, io);
+    case 'create':
+      return create(client, values, io);
+    case 'rotate-secret':
+      return rotateSecret(client, values, io);
+    case 'deliveries':
+      return listDeliveries(client, values, io);
+    default:
+      throw usageError(WEBHOOKS_USAGE);
   }
-  if (action === 'create' && positionals.length === 0) {
-    const events = values.event ?? [];
-    if (values.endpoint === undefined || events.length === 0) throw usageError(WEBHOOKS_USAGE);
-    const unknown = events.find((e) => !isEventType(e));
-    if (unknown !== undefined) throw usageError(`unknown event type ${unknown}\n${WEBHOOKS_USAGE}`);
-    const subscription = {
-      url: values.endpoint,
-      eventTypes: events.filter(isEventType),
-      ...(values.description === undefined ? {} : { description: values.description }),
-    };
-    io.out(subscriptionLine(await createSubscription(client(), subscription, io)));
-    return;
-  }
-  if (action === 'rotate-secret' && positionals.length === 0) {
-    const overlapText = values['overlap-seconds'];
-    const overlapSeconds = overlapText === undefined ? SECRET_OVERLAP_SECONDS_DEFAULT : Number(overlapText);
-    if (
-      overlapText !== undefined &&
-      (!/^\d+$/.test(overlapText) || overlapSeconds > SECRET_OVERLAP_SECONDS_MAX)
-    )
-      throw usageError(`--overlap-seconds must be a whole number from 0 to ${SECRET_OVERLAP_SECONDS_MAX}`);
-    const secret = await client().json(
-      { method: 'POST', path: `${SECRETS_PATH}/rotate`, json: { overlapSeconds } },
-      SecretAnswer,
-    );
-    showSecretOnce(
-      io,
-      secret,
-      `A new signing secret replaced the old one, which goes on signing beside it for ${overlapSeconds} seconds`,
-    );
-    return;
-  }
-  if (action === 'deliveries' && positionals.length === 0) {
-    const limit = values.limit === undefined ? DELIVERIES_SHOWN_DEFAULT : Number(values.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw usageError(WEBHOOKS_USAGE);
-    const path =
-      values.subscription === undefined
-        ? '/api/v1/event-deliveries/deliveries'
-        : `/api/v1/event-deliveries/subscriptions/${encodeURIComponent(values.subscription)}/deliveries`;
+}
+
+/** `webhooks list`: every subscription, a line each, page after page. */
+async function listSubscriptions(client: ClientMaker, io: Io): Promise<void> {
+  for (let page = 0; page < SUBSCRIPTION_PAGES_MAX; page += 1) {
     const answer = await client().json(
-      { method: 'GET', path, query: { limit, status: values.status } },
-      DeliveryPage,
+      {
+        method: 'GET',
+        path: SUBSCRIPTIONS_PATH,
+        query: { page, limit: SUBSCRIPTIONS_PER_PAGE },
+      },
+      SubscriptionPage,
     );
-    for (const d of answer.data) io.out(deliveryLine(d));
-    io.err(`${answer.data.length} of ${answer.totalSize} deliveries shown, newest first`);
+    for (const s of answer.data) io.out(subscriptionLine(s));
+    if (page + 1 >= answer.totalPages) return;
+  }
+}
+
+/** `webhooks create --endpoint URL --event TYPE...`: a new subscription, with its line printed. */
+async function create(client: ClientMaker, values: Values, io: Io): Promise<void> {
+  const events = values.event ?? [];
+  if (values.endpoint === undefined || events.length === 0) throw usageError(WEBHOOKS_USAGE);
+  const unknown = events.find((e) => !isEventType(e));
+  if (unknown !== undefined) throw usageError(`unknown event type ${unknown}\n${WEBHOOKS_USAGE}`);
+  const subscription = {
+    url: values.endpoint,
+    eventTypes: events.filter(isEventType),
+    ...(values.description === undefined ? {} : { description: values.description }),
+  };
+  io.out(subscriptionLine(await createSubscription(client(), subscription, io)));
+}
+
+/** `webhooks rotate-secret [--overlap-seconds N]`: a new signing secret, shown once. */
+async function rotateSecret(client: ClientMaker, values: Values, io: Io): Promise<void> {
+  const overlapText = values['overlap-seconds'];
+  const overlapSeconds = overlapText === undefined ? SECRET_OVERLAP_SECONDS_DEFAULT : Number(overlapText);
+  if (
+    overlapText !== undefined &&
+    (!/^\d+$/.test(overlapText) || overlapSeconds > SECRET_OVERLAP_SECONDS_MAX)
+  )
+    throw usageError(`--overlap-seconds must be a whole number from 0 to ${SECRET_OVERLAP_SECONDS_MAX}`);
+  const secret = await client().json(
+    { method: 'POST', path: `${SECRETS_PATH}/rotate`, json: { overlapSeconds } },
+    SecretAnswer,
+  );
+  showSecretOnce(
+    io,
+    secret,
+    `A new signing secret replaced the old one, which goes on signing beside it for ${overlapSeconds} seconds`,
+  );
+}
+
+/** `webhooks deliveries [--subscription ID] [--status S] [--limit N]`: the newest deliveries. */
+async function listDeliveries(client: ClientMaker, values: Values, io: Io): Promise<void> {
+  const limit = values.limit === undefined ? DELIVERIES_SHOWN_DEFAULT : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw usageError(WEBHOOKS_USAGE);
+  const path =
+    values.subscription === undefined
+      ? '/api/v1/event-deliveries/deliveries'
+      : `/api/v1/event-deliveries/subscriptions/${encodeURIComponent(values.subscription)}/deliveries`;
+  const answer = await client().json(
+    { method: 'GET', path, query: { limit, status: values.status } },
+    DeliveryPage,
+  );
+  for (const d of answer.data) io.out(deliveryLine(d));
+  io.err(`${answer.data.length} of ${answer.totalSize} deliveries shown, newest first`);
+}
+
+/**
+ * `webhooks redeliver ID` (one delivery) or `webhooks redeliver --subscription ID --since TIME`
+ * (every event of a subscription since then); any other mix of the two is bad usage.
+ */
+async function redeliver(client: ClientMaker, values: Values, positionals: string[], io: Io): Promise<void> {
+  const [deliveryId, ...extra] = positionals;
+  if (extra.length > 0) throw usageError(WEBHOOKS_USAGE);
+  if (deliveryId !== undefined && values.subscription === undefined && values.since === undefined) {
+    const again = await client().json(
+      {
+        method: 'POST',
+        path: `/api/v1/event-deliveries/deliveries/${encodeURIComponent(deliveryId)}/redeliver`,
+      },
+      DeliveryAnswer,
+    );
+    io.out(deliveryLine(again));
     return;
   }
-  if (action === 'redeliver') {
-    const [deliveryId, ...extra] = positionals;
-    if (extra.length > 0) throw usageError(WEBHOOKS_USAGE);
-    if (deliveryId !== undefined && values.subscription === undefined && values.since === undefined) {
-      const again = await client().json(
-        {
-          method: 'POST',
-          path: `/api/v1/event-deliveries/deliveries/${encodeURIComponent(deliveryId)}/redeliver`,
-        },
-        DeliveryAnswer,
-      );
-      io.out(deliveryLine(again));
-      return;
-    }
-    if (deliveryId === undefined && values.subscription !== undefined && values.since !== undefined) {
-      const queued = await client().json(
-        {
-          method: 'POST',
-          path: `/api/v1/event-deliveries/subscriptions/${encodeURIComponent(values.subscription)}/redeliver`,
-          json: { since: values.since },
-        },
-        RedeliveryAnswer,
-      );
-      io.out(`${queued.events} events queued again for subscription ${values.subscription}`);
-      return;
-    }
+  if (deliveryId === undefined && values.subscription !== undefined && values.since !== undefined) {
+    const queued = await client().json(
+      {
+        method: 'POST',
+        path: `/api/v1/event-deliveries/subscriptions/${encodeURIComponent(values.subscription)}/redeliver`,
+        json: { since: values.since },
+      },
+      RedeliveryAnswer,
+    );
+    io.out(`${queued.events} events queued again for subscription ${values.subscription}`);
+    return;
   }
   throw usageError(WEBHOOKS_USAGE);
 }

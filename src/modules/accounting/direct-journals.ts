@@ -4,7 +4,7 @@
  * form one journal, which passes the same checks as a generated one and gets system ids, posting
  * status and, for a reversing type, its reversal.
  */
-import { decimalTextFromValue } from '../../lib/decimal.js';
+import { type DecimalText, decimalTextFromValue } from '../../lib/decimal.js';
 import {
   isMandatorySenderRole,
   JOURNAL_FIELD_ROLES,
@@ -13,7 +13,7 @@ import {
 import { parseIsoDate } from './dates.js';
 import { assembleJournals, type CandidateLine, type JournalCandidate } from './journal-assembly.js';
 import type { ProcessingContext, ProcessingOutcome } from './journal-draft.js';
-import { nodeKeyOf, type PreparedAccounting } from './prepare.js';
+import { nodeKeyOf, type PreparedAccounting, type PreparedNode } from './prepare.js';
 import { type ProcessingError, processingError } from './processing-error.js';
 
 /**
@@ -191,24 +191,9 @@ function readLine(
   where: string,
 ): ReadLine | ProcessingError {
   const values = new Map<JournalFieldRole, unknown>();
-  for (const role of SENDER_ROLES) {
-    const field = prepared.journalDefinition.fieldByRole.get(role);
-    const value = field === undefined ? undefined : line[field];
-    if (value === undefined || value === null || value === '')
-      return missingField(prepared, role, where, value);
-    values.set(role, value);
-  }
   const nodeFields: Record<string, string> = {};
-  for (const name of prepared.journalDefinition.nodeFields) {
-    const value = line[name];
-    if (typeof value !== 'string' || value === '') {
-      return processingError(
-        'missing-field',
-        `field "${name}" (role node) of ${where} is ${JSON.stringify(value ?? null)}; the sender must supply it`,
-      );
-    }
-    nodeFields[name] = value;
-  }
+  const missing = readSenderFields(prepared, line, where, values, nodeFields);
+  if (missing !== undefined) return missing;
   const nodeKey = nodeKeyOf(nodeFields);
   const node = prepared.nodesByKey.get(nodeKey);
   if (node === undefined) {
@@ -218,19 +203,8 @@ function readLine(
     );
   }
   const accountingConfig = String(values.get('accountingConfig'));
-  if (!prepared.accountingConfigs.has(accountingConfig)) {
-    return processingError(
-      'unknown-accounting-config',
-      `accounting configuration "${accountingConfig}" of ${where} is not in accountingConfigurations`,
-    );
-  }
-  if (!node.configs.has(accountingConfig)) {
-    return processingError(
-      'accounting-config-not-assigned',
-      `accounting configuration "${accountingConfig}" of ${where} is not assigned to node ` +
-        `${JSON.stringify(nodeFields)} (nodeConfigs)`,
-    );
-  }
+  const configError = checkAccountingConfig(prepared, node, nodeFields, accountingConfig, where);
+  if (configError !== undefined) return configError;
   const journalType = String(values.get('journalType'));
   if (!prepared.journalTypes.has(journalType)) {
     return processingError(
@@ -238,20 +212,8 @@ function readLine(
       `journal type "${journalType}" of ${where} is not in journalTypes`,
     );
   }
-  const rawAmount = values.get('transactionAmount');
-  const amount = decimalTextFromValue(rawAmount);
-  if (amount === undefined) {
-    return processingError(
-      'invalid-amount',
-      `transaction amount ${JSON.stringify(rawAmount)} of ${where} is not an exact decimal`,
-    );
-  }
-  if (amount.sign === 0) {
-    return processingError(
-      'zero-amount',
-      `transaction amount of ${where} is zero; journal lines are never zero`,
-    );
-  }
+  const amount = readAmount(values.get('transactionAmount'), where);
+  if ('code' in amount) return amount;
   const currency = values.get('transactionCurrency');
   if (typeof currency !== 'string') {
     return processingError(
@@ -280,4 +242,82 @@ function readLine(
     accountingConfig,
     nodeKey,
   };
+}
+
+/**
+ * Reads what the sender must supply into the caller's `values` (by role) and `nodeFields` (the
+ * fields of role `node`), so that a line costs no more than these two; the `missing-field` error
+ * of the first sender role without a field or value, or else of the first node field that is not
+ * a non-empty string.
+ */
+function readSenderFields(
+  prepared: PreparedAccounting,
+  line: Readonly<Record<string, unknown>>,
+  where: string,
+  values: Map<JournalFieldRole, unknown>,
+  nodeFields: Record<string, string>,
+): ProcessingError | undefined {
+  for (const role of SENDER_ROLES) {
+    const field = prepared.journalDefinition.fieldByRole.get(role);
+    const value = field === undefined ? undefined : line[field];
+    if (value === undefined || value === null || value === '')
+      return missingField(prepared, role, where, value);
+    values.set(role, value);
+  }
+  for (const name of prepared.journalDefinition.nodeFields) {
+    const value = line[name];
+    if (typeof value !== 'string' || value === '') {
+      return processingError(
+        'missing-field',
+        `field "${name}" (role node) of ${where} is ${JSON.stringify(value ?? null)}; the sender must supply it`,
+      );
+    }
+    nodeFields[name] = value;
+  }
+  return undefined;
+}
+
+/**
+ * The `unknown-accounting-config` or `accounting-config-not-assigned` error of the line's
+ * accounting configuration, or `undefined` when the node of `nodeFields` has it.
+ */
+function checkAccountingConfig(
+  prepared: PreparedAccounting,
+  node: PreparedNode,
+  nodeFields: Readonly<Record<string, string>>,
+  accountingConfig: string,
+  where: string,
+): ProcessingError | undefined {
+  if (!prepared.accountingConfigs.has(accountingConfig)) {
+    return processingError(
+      'unknown-accounting-config',
+      `accounting configuration "${accountingConfig}" of ${where} is not in accountingConfigurations`,
+    );
+  }
+  if (!node.configs.has(accountingConfig)) {
+    return processingError(
+      'accounting-config-not-assigned',
+      `accounting configuration "${accountingConfig}" of ${where} is not assigned to node ` +
+        `${JSON.stringify(nodeFields)} (nodeConfigs)`,
+    );
+  }
+  return undefined;
+}
+
+/** The line's transaction amount as an exact, non-zero decimal, or `invalid-amount` or `zero-amount`. */
+function readAmount(rawAmount: unknown, where: string): DecimalText | ProcessingError {
+  const amount = decimalTextFromValue(rawAmount);
+  if (amount === undefined) {
+    return processingError(
+      'invalid-amount',
+      `transaction amount ${JSON.stringify(rawAmount)} of ${where} is not an exact decimal`,
+    );
+  }
+  if (amount.sign === 0) {
+    return processingError(
+      'zero-amount',
+      `transaction amount of ${where} is zero; journal lines are never zero`,
+    );
+  }
+  return amount;
 }

@@ -9,9 +9,12 @@ import type {
   AmountSignage,
   Configuration,
   DebitCredit,
+  JournalDefinition,
   JournalFieldRole,
+  JournalType,
   Node,
   PostingComponent,
+  PostingComponentIdentification,
 } from '../configuration/model.js';
 import { createZoneClock, type ZoneClock } from './business-date.js';
 import { DAY_MS, HOUR_MS } from './dates.js';
@@ -174,70 +177,104 @@ export function prepareAccounting(configuration: Configuration): PreparedAccount
       attributes.filter((attribute) => attribute.role === 'node').map((attribute) => attribute.name),
     ),
   ].sort();
-
-  const fiscalCalendars = new Map<string, PreparedFiscalCalendar>();
-  for (const calendar of configuration.fiscalCalendars) {
-    const prepared = prepareFiscalCalendar(calendar);
-    if (prepared !== undefined && !fiscalCalendars.has(calendar.name))
-      fiscalCalendars.set(calendar.name, prepared);
-  }
-
-  const accountingConfigs = new Map<string, PreparedAccountingConfig>();
-  for (const config of configuration.accountingConfigurations) {
-    if (accountingConfigs.has(config.name)) continue;
-    accountingConfigs.set(config.name, {
+  const fiscalCalendars = firstByKey(
+    configuration.fiscalCalendars,
+    (calendar) => calendar.name,
+    prepareFiscalCalendar,
+  );
+  const accountingConfigs = firstByKey(
+    configuration.accountingConfigurations,
+    (config) => config.name,
+    (config): PreparedAccountingConfig => ({
       name: config.name,
       businessCalendarName: config.businessCalendarName,
       fiscalCalendar: fiscalCalendars.get(config.fiscalCalendarName),
-    });
-  }
+    }),
+  );
+  const journalTypes = firstByKey(configuration.journalTypes, (type) => type.code, prepareJournalType);
+  const accountByPostingCode = firstByKey(
+    configuration.accountLookups,
+    (lookup) => lookup.postingCode,
+    (lookup) => lookup.accountLookupPatterns[0]?.account,
+  );
+  const components = firstByKey(
+    configuration.postingComponents,
+    (component) => component.code,
+    (component) => prepareComponent(component, accountingConfigs, journalTypes, accountByPostingCode),
+  );
+  const eventAttributes = new Set(attributes.map((attribute) => attribute.name));
+  return {
+    eventTypeAttribute,
+    nodeAttributes,
+    eventAttributes,
+    fingerprintAttributes: fingerprintAttributesOf(attributes),
+    eventTypes: new Set(configuration.businessEventTypes.map((type) => type.name)),
+    nodesByKey: firstByKey(configuration.nodes, (node) => nodeKeyOf(node.fields), prepareNode),
+    componentsByEventType: componentsByEventTypeOf(configuration.postingComponentIdentifications, components),
+    accountingConfigs,
+    journalTypes,
+    fiscalCalendars,
+    journalDefinition: prepareJournalDefinition(configuration.journalDefinition, eventAttributes),
+    businessDateShiftDays: configuration.businessDateSettings.businessDateShift ?? 0,
+    postingDateOverride: configuration.featureFlags[POSTING_DATE_OVERRIDE_FLAG] === true,
+  };
+}
 
-  const journalTypes = new Map<string, PreparedJournalType>();
-  for (const type of configuration.journalTypes) {
-    if (journalTypes.has(type.code)) continue;
-    // NEXT_DAY is the only reversing date the configuration allows; a REVERSING type without one
-    // reverses on the next day too (choice).
-    journalTypes.set(type.code, {
-      code: type.code,
-      reversing: type.behavior === 'REVERSING',
-      reversalOffsetDays: 1,
-    });
+/**
+ * The prepared value of each item, by the item's key: the first item of a duplicated key wins, and
+ * an item that prepares to `undefined` (nothing usable) leaves its key to a later item.
+ */
+function firstByKey<T, V>(
+  items: readonly T[],
+  keyOf: (item: T) => string,
+  prepare: (item: T) => V | undefined,
+): Map<string, V> {
+  const byKey = new Map<string, V>();
+  for (const item of items) {
+    const key = keyOf(item);
+    if (byKey.has(key)) continue;
+    const prepared = prepare(item);
+    if (prepared !== undefined) byKey.set(key, prepared);
   }
+  return byKey;
+}
 
-  const accountByPostingCode = new Map<string, string>();
-  for (const lookup of configuration.accountLookups) {
-    const account = lookup.accountLookupPatterns[0]?.account;
-    if (account !== undefined && !accountByPostingCode.has(lookup.postingCode)) {
-      accountByPostingCode.set(lookup.postingCode, account);
-    }
-  }
+/** A journal type as processing reads it. */
+function prepareJournalType(type: JournalType): PreparedJournalType {
+  // NEXT_DAY is the only reversing date the configuration allows; a REVERSING type without one
+  // reverses on the next day too (choice).
+  return { code: type.code, reversing: type.behavior === 'REVERSING', reversalOffsetDays: 1 };
+}
 
-  const components = new Map<string, PreparedComponent>();
-  for (const component of configuration.postingComponents) {
-    if (components.has(component.code)) continue;
-    components.set(
-      component.code,
-      prepareComponent(component, accountingConfigs, journalTypes, accountByPostingCode),
-    );
-  }
-
-  const componentsByEventType = new Map<string, ComponentReference[]>();
-  for (const identification of configuration.postingComponentIdentifications) {
-    const list = componentsByEventType.get(identification.businessEventTypeName) ?? [];
+/**
+ * The posting components each business event type applies, in configured order: the lists of
+ * identifications naming one type are joined, and a code without a component is kept unresolved.
+ */
+function componentsByEventTypeOf(
+  identifications: readonly PostingComponentIdentification[],
+  components: ReadonlyMap<string, PreparedComponent>,
+): Map<string, ComponentReference[]> {
+  const byEventType = new Map<string, ComponentReference[]>();
+  for (const identification of identifications) {
+    const list = byEventType.get(identification.businessEventTypeName) ?? [];
     for (const { postingComponentCode: code } of identification.postingComponents) {
       list.push({ code, component: components.get(code) });
     }
-    componentsByEventType.set(identification.businessEventTypeName, list);
+    byEventType.set(identification.businessEventTypeName, list);
   }
+  return byEventType;
+}
 
-  const nodesByKey = new Map<string, PreparedNode>();
-  for (const node of configuration.nodes) {
-    const prepared = prepareNode(node);
-    if (!nodesByKey.has(prepared.key)) nodesByKey.set(prepared.key, prepared);
-  }
-
-  const eventAttributes = new Set(attributes.map((attribute) => attribute.name));
-  const definitionFields = (configuration.journalDefinition.fields ?? []).map(
+/**
+ * The journal definition's fields in configured order, which of them copy a business event
+ * attribute of their name (no role, and an attribute of the name exists), and the first field of
+ * each role.
+ */
+function prepareJournalDefinition(
+  definition: JournalDefinition,
+  eventAttributes: ReadonlySet<string>,
+): PreparedJournalDefinition {
+  const fields = (definition.fields ?? []).map(
     (field): PreparedJournalField => ({
       name: field.name,
       role: field.role,
@@ -245,29 +282,14 @@ export function prepareAccounting(configuration: Configuration): PreparedAccount
     }),
   );
   const fieldByRole = new Map<JournalFieldRole, string>();
-  for (const field of definitionFields) {
+  for (const field of fields) {
     if (field.role !== undefined && !fieldByRole.has(field.role)) fieldByRole.set(field.role, field.name);
   }
-
   return {
-    eventTypeAttribute,
-    nodeAttributes,
-    eventAttributes,
-    fingerprintAttributes: fingerprintAttributesOf(attributes),
-    eventTypes: new Set(configuration.businessEventTypes.map((type) => type.name)),
-    nodesByKey,
-    componentsByEventType,
-    accountingConfigs,
-    journalTypes,
-    fiscalCalendars,
-    journalDefinition: {
-      fields: definitionFields,
-      fieldByRole,
-      nodeFields: definitionFields.filter((field) => field.role === 'node').map((field) => field.name),
-      plan: compileLineRecordPlan(definitionFields),
-    },
-    businessDateShiftDays: configuration.businessDateSettings.businessDateShift ?? 0,
-    postingDateOverride: configuration.featureFlags[POSTING_DATE_OVERRIDE_FLAG] === true,
+    fields,
+    fieldByRole,
+    nodeFields: fields.filter((field) => field.role === 'node').map((field) => field.name),
+    plan: compileLineRecordPlan(fields),
   };
 }
 

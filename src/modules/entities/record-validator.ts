@@ -1,5 +1,5 @@
 import { isStorableText } from '../../lib/storable-text.js';
-import { type EntityDefinition, entityLabel } from './entity.js';
+import { type EntityAttribute, type EntityDefinition, entityLabel } from './entity.js';
 import { converterOf, type FieldConverter, INVALID, unstorableTextMessage } from './field-converters.js';
 import type { FieldError } from './field-error.js';
 
@@ -88,6 +88,47 @@ function defineOutput(out: Record<string, unknown>, name: string, value: unknown
   Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
 }
 
+/** The compiled form of one attribute: what the record loop reads of it, and its converter. */
+function compileAttribute(attribute: EntityAttribute): CompiledAttribute {
+  return {
+    name: attribute.name,
+    mandatory: attribute.mandatory,
+    emptyIsMissing: attribute.mandatory && attribute.type === 'TEXT',
+    inherited: attribute.name in Object.prototype,
+    isProtoKey: attribute.name === '__proto__',
+    converter: converterOf(attribute.type, attribute.elementType),
+  };
+}
+
+/**
+ * Adds an error per member name in `keys` that is not an attribute, in the record's order:
+ * `unknown-field`, or `invalid-text` for a name no store can keep. Returns the record's errors:
+ * `errors` with these added, a new list when it was `undefined` and one is added, or `undefined`.
+ */
+function addUnknownMembers(
+  keys: readonly string[],
+  known: ReadonlySet<string>,
+  label: string,
+  errors: FieldError[] | undefined,
+): FieldError[] | undefined {
+  let added = errors;
+  for (const key of keys) {
+    if (known.has(key)) continue;
+    added ??= [];
+    // No attribute name holds such text, and the name is kept with the failed record.
+    added.push(
+      isStorableText(key)
+        ? {
+            field: key,
+            code: 'unknown-field',
+            message: `Field "${key}" is not an attribute of entity ${label}.`,
+          }
+        : { field: key, code: 'invalid-text', message: unstorableTextMessage('A member name', key) },
+    );
+  }
+  return added;
+}
+
 /**
  * Compiles an entity into a validator of its records. `validate` never throws: it returns the
  * converted record, a new object with the attributes in configured order and absent or null
@@ -101,19 +142,12 @@ function defineOutput(out: Record<string, unknown>, name: string, value: unknown
  */
 export function compileRecordValidator(entity: EntityDefinition): RecordValidator {
   const known = new Set<string>();
-  const attributes: CompiledAttribute[] = entity.attributes.map((attribute) => {
+  const attributes = entity.attributes.map((attribute) => {
     if (known.has(attribute.name)) {
       throw new Error(`Entity ${entityLabel(entity)} has two attributes named "${attribute.name}".`);
     }
     known.add(attribute.name);
-    return {
-      name: attribute.name,
-      mandatory: attribute.mandatory,
-      emptyIsMissing: attribute.mandatory && attribute.type === 'TEXT',
-      inherited: attribute.name in Object.prototype,
-      isProtoKey: attribute.name === '__proto__',
-      converter: converterOf(attribute.type, attribute.elementType),
-    };
+    return compileAttribute(attribute);
   });
   const label = entityLabel(entity);
 
@@ -149,22 +183,7 @@ export function compileRecordValidator(entity: EntityDefinition): RecordValidato
     }
     // Every present member was counted above, so a surplus of own keys means unknown members.
     const keys = Object.keys(input);
-    if (keys.length !== present) {
-      for (const key of keys) {
-        if (known.has(key)) continue;
-        errors ??= [];
-        // No attribute name holds such text, and the name is kept with the failed record.
-        errors.push(
-          isStorableText(key)
-            ? {
-                field: key,
-                code: 'unknown-field',
-                message: `Field "${key}" is not an attribute of entity ${label}.`,
-              }
-            : { field: key, code: 'invalid-text', message: unstorableTextMessage('A member name', key) },
-        );
-      }
-    }
+    if (keys.length !== present) errors = addUnknownMembers(keys, known, label, errors);
     return errors === undefined ? { ok: true, value: out } : { ok: false, errors };
   }
 

@@ -32,93 +32,130 @@ export interface Sender {
   close(): void;
 }
 
+/** What an attempt got, before its duration is added. */
+type Outcome = Omit<SendResult, 'durationMs'>;
+
+/** The keep-alive connections of one sender, per protocol. */
+interface Agents {
+  readonly 'http:': http.Agent;
+  readonly 'https:': https.Agent;
+}
+
 /** A sender with its own keep-alive connections, under `policy`. */
 export function createSender(policy: AddressPolicy, timeoutMs: number): Sender {
   const lookup = checkedLookup(policy);
-  const agents = {
+  const agents: Agents = {
     'http:': new http.Agent({ keepAlive: true, maxSockets: SENDER_SOCKETS_MAX, lookup }),
     'https:': new https.Agent({ keepAlive: true, maxSockets: SENDER_SOCKETS_MAX, lookup }),
-  } as const;
+  };
   return {
     send(urlText, body, headers) {
-      const started = performance.now();
-      const elapsed = () => Math.round(performance.now() - started);
-      return new Promise<SendResult>((resolve) => {
-        let settled = false;
-        // Set once the request is made: a URL refused before that finishes with no timer to clear.
-        let timer: NodeJS.Timeout | undefined;
-        const finish = (result: Omit<SendResult, 'durationMs'>) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          resolve({ ...result, durationMs: elapsed() });
-        };
-        const fail = (error: unknown) => {
-          const refused =
-            error instanceof AddressRefused ||
-            (typeof error === 'object' && error !== null && 'code' in error && error.code === 'EADDRREFUSED');
-          finish({
-            statusCode: null,
-            response: null,
-            error: error instanceof Error ? error.message : String(error),
-            refused,
-          });
-        };
-        let url: URL;
-        try {
-          url = new URL(urlText);
-          checkLiteralHost(url, policy);
-        } catch (error) {
-          fail(error);
-          return;
-        }
-        const agent = url.protocol === 'https:' ? agents['https:'] : agents['http:'];
-        const send = url.protocol === 'https:' ? https.request : http.request;
-        const request = send(url, {
-          method: 'POST',
-          agent,
-          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        });
-        timer = setTimeout(() => {
-          request.destroy(new Error(`no answer within ${timeoutMs} ms`));
-        }, timeoutMs);
-        request.on('error', fail);
-        request.on('response', (response) => {
-          const kept: Buffer[] = [];
-          let keptBytes = 0;
-          let readBytes = 0;
-          response.on('data', (chunk: Buffer) => {
-            readBytes += chunk.length;
-            if (keptBytes < RESPONSE_KEPT_BYTES) {
-              kept.push(chunk.subarray(0, RESPONSE_KEPT_BYTES - keptBytes));
-              keptBytes += Math.min(chunk.length, RESPONSE_KEPT_BYTES - keptBytes);
-            }
-            if (readBytes > RESPONSE_READ_BYTES_MAX) response.destroy();
-          });
-          const done = () => {
-            const status = response.statusCode ?? 0;
-            finish({
-              statusCode: status,
-              response: Buffer.concat(kept).toString('utf8'),
-              error:
-                status >= 300 && status < 400
-                  ? `answered ${status}: redirects are not followed`
-                  : status >= 200 && status < 300
-                    ? null
-                    : `answered ${status}`,
-              refused: false,
-            });
-          };
-          response.on('end', done);
-          response.on('close', done);
-          response.on('error', fail);
-        });
-        request.end(body);
-      });
+      return attempt(agents, policy, timeoutMs, urlText, body, headers);
     },
     close() {
       agents['http:'].destroy();
       agents['https:'].destroy();
     },
+  };
+}
+
+/**
+ * One attempt: checks the URL's literal host, POSTs the body and settles once, with whichever
+ * comes first of the answer, an error and the timeout. Never rejects.
+ */
+function attempt(
+  agents: Agents,
+  policy: AddressPolicy,
+  timeoutMs: number,
+  urlText: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<SendResult> {
+  const started = performance.now();
+  return new Promise<SendResult>((resolve) => {
+    let settled = false;
+    // Set once the request is made: a URL refused before that finishes with no timer to clear.
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (result: Outcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ ...result, durationMs: Math.round(performance.now() - started) });
+    };
+    const fail = (error: unknown) => finish(outcomeOfFailure(error));
+    let url: URL;
+    try {
+      url = new URL(urlText);
+      checkLiteralHost(url, policy);
+    } catch (error) {
+      fail(error);
+      return;
+    }
+    const send = url.protocol === 'https:' ? https.request : http.request;
+    const request = send(url, {
+      method: 'POST',
+      agent: url.protocol === 'https:' ? agents['https:'] : agents['http:'],
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+    });
+    timer = setTimeout(() => {
+      request.destroy(new Error(`no answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+    request.on('error', fail);
+    request.on('response', (response) => readAnswer(response, finish, fail));
+    request.end(body);
+  });
+}
+
+/** The outcome of an attempt that got no answer; `refused` when the address rules refused it. */
+function outcomeOfFailure(error: unknown): Outcome {
+  const refused =
+    error instanceof AddressRefused ||
+    (typeof error === 'object' && error !== null && 'code' in error && error.code === 'EADDRREFUSED');
+  return {
+    statusCode: null,
+    response: null,
+    error: error instanceof Error ? error.message : String(error),
+    refused,
+  };
+}
+
+/**
+ * Reads an answer: keeps its first `RESPONSE_KEPT_BYTES`, drops the connection once more than
+ * `RESPONSE_READ_BYTES_MAX` arrived, and finishes when the answer ends or its connection closes.
+ */
+function readAnswer(
+  response: http.IncomingMessage,
+  finish: (result: Outcome) => void,
+  fail: (error: unknown) => void,
+): void {
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let readBytes = 0;
+  response.on('data', (chunk: Buffer) => {
+    readBytes += chunk.length;
+    if (keptBytes < RESPONSE_KEPT_BYTES) {
+      kept.push(chunk.subarray(0, RESPONSE_KEPT_BYTES - keptBytes));
+      keptBytes += Math.min(chunk.length, RESPONSE_KEPT_BYTES - keptBytes);
+    }
+    if (readBytes > RESPONSE_READ_BYTES_MAX) response.destroy();
+  });
+  const done = () => finish(outcomeOfAnswer(response.statusCode ?? 0, kept));
+  response.on('end', done);
+  response.on('close', done);
+  response.on('error', fail);
+}
+
+/** The outcome of an answer with `status`: an error unless it is 2xx, a redirect being one. */
+function outcomeOfAnswer(status: number, kept: readonly Buffer[]): Outcome {
+  return {
+    statusCode: status,
+    response: Buffer.concat(kept).toString('utf8'),
+    error:
+      status >= 300 && status < 400
+        ? `answered ${status}: redirects are not followed`
+        : status >= 200 && status < 300
+          ? null
+          : `answered ${status}`,
+    refused: false,
   };
 }
