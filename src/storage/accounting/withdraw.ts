@@ -7,6 +7,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { ReversibleJournal } from '../../modules/accounting/store.js';
 import type { Database } from '../schema.js';
 import { byDialect, type DialectAdapter } from '../store.js';
+import type { JournalLinesTable } from '../tables/accounting.js';
 
 /** A journal's row as a withdrawal reads it. */
 export interface JournalRow {
@@ -40,14 +41,7 @@ export const JOURNAL_ROW_COLUMNS = [
 
 /** The lines of `ids`, in journal and line order, by one index lookup per journal (`rowsByKeys`). */
 async function linesOf(db: Kysely<Database>, adapter: DialectAdapter, ids: readonly string[]) {
-  const { rows } = await sql<{
-    journal_id: string;
-    line_no: number;
-    account: string;
-    amount: string;
-    currency: string;
-    extras: string;
-  }>`
+  const { rows } = await sql<Omit<JournalLinesTable, 'line_id'>>`
     select l.journal_id, l.line_no, l.account, ${adapter.decimalText('l.amount')} as amount, l.currency,
       l.extras
     from ${adapter.rowsByKeys('journal_lines', 'journal_id', ids, 'l')}
