@@ -7,8 +7,7 @@
  * wrote.
  */
 
-import { createHash } from 'node:crypto';
-import { canonicalJson } from '../lib/canonical-json.js';
+import { requestDigest } from '../lib/idempotency.js';
 import type { ReversalCounts } from '../modules/accounting/reversal-store.js';
 import type { ReversalRequest, ReversalService } from '../modules/accounting/reversals.js';
 import {
@@ -180,7 +179,7 @@ function periodReopenKind(periods: PeriodService<PreparedConfiguration>): Approv
       const reopen = payload as PeriodReopenPayload;
       const { period, revision } = await periods.reviewReopen(targetOf(reopen), reopen.reason);
       return {
-        documentSha256: createHash('sha256').update(canonicalJson(reopen)).digest('hex'),
+        documentSha256: requestDigest(reopen),
         revision,
         dryRun: {
           state: period.state,

@@ -12,10 +12,9 @@
  * closed or locked period of any selected journal's node and accounting configuration is
  * refused, naming the period, its state and the node; it is never moved to an open day.
  */
-import { createHash } from 'node:crypto';
-import { canonicalJson } from '../../lib/canonical-json.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
+import { assertSameRequest, requestDigest } from '../../lib/idempotency.js';
 import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import { parseIsoDate } from './dates.js';
@@ -66,15 +65,6 @@ export type ReversalView = StoredReversal & { reversalJournalIds: string[] };
 export type ReversalAnswer =
   | { kind: 'stored'; reversal: ReversalView; replayed: boolean }
   | { kind: 'nothing-new'; counts: ReversalCounts };
-
-/**
- * The digest that tells a repeated request from another one under the same idempotency key: the
- * SHA-256 of the canonical JSON of its selection, reason and posting date, so that spacing and
- * member order do not matter.
- */
-export function requestDigest(request: ReversalRequest): string {
-  return createHash('sha256').update(canonicalJson(request)).digest('hex');
-}
 
 /**
  * The checks a schema cannot say, and those of a request that reaches the service without one
@@ -210,11 +200,7 @@ export class ReversalService<T extends PreparedAccountingRevision> {
 
   /** The earlier answer of a repeated key, or `idempotency-key-reused` when the request differs. */
   async #replay(found: { reversal: StoredReversal; digest: string }, digest: string, key: string) {
-    if (found.digest !== digest)
-      throw new AppError(
-        'idempotency-key-reused',
-        `Idempotency-Key ${key} was used before by this client with another request`,
-      );
+    assertSameRequest(key, found.digest, digest, 'this client', `reversal ${found.reversal.reversalId}`);
     return { kind: 'stored' as const, reversal: await this.#view(found.reversal), replayed: true };
   }
 

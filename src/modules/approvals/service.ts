@@ -1,6 +1,6 @@
-import { canonicalJson } from '../../lib/canonical-json.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
+import { assertSameRequest, requestDigest } from '../../lib/idempotency.js';
 import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
 import { APPROVAL_PENDING_REQUESTS_MAX } from './inputs.js';
 import type { ApprovalExecution, ApprovalKindName, ApprovalKinds } from './kinds.js';
@@ -142,16 +142,14 @@ export class ApprovalService {
     payload: unknown,
     idempotencyKey: string | undefined,
   ): Promise<StoredApprovalRequest> {
-    if (
-      earlier.kind === kind &&
-      canonicalJson(await this.#store.payload(earlier.requestId)) === canonicalJson(payload)
-    )
-      return earlier;
-    throw new AppError(
-      'idempotency-key-reused',
-      `the Idempotency-Key ${JSON.stringify(idempotencyKey)} was used by this client for another request ` +
-        `(approval request ${earlier.requestId}, ${earlier.kind}); send this one under a new key`,
+    assertSameRequest(
+      idempotencyKey ?? '',
+      requestDigest({ kind: earlier.kind, payload: await this.#store.payload(earlier.requestId) }),
+      requestDigest({ kind, payload }),
+      'this client',
+      `approval request ${earlier.requestId}, ${earlier.kind}`,
     );
+    return earlier;
   }
 
   /** One request. Errors: `not-found`. */

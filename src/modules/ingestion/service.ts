@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
+import { assertSameRequest } from '../../lib/idempotency.js';
 import { newIngestionId } from '../../lib/ids.js';
 import { parseIsoDurationMs } from '../../lib/iso-duration.js';
 import type { KeyedPage } from '../../lib/keyed-page.js';
@@ -405,12 +406,7 @@ export class IngestionService {
   }
 
   #replay(earlier: StoredChunkOutcome, bodySha256: string | null, key: string): ChunkResult {
-    if (earlier.bodySha256 !== bodySha256) {
-      throw new AppError(
-        'idempotency-key-reused',
-        `Idempotency-Key ${key} was used before in this session with another body`,
-      );
-    }
+    assertSameRequest(key, earlier.bodySha256, bodySha256, 'this session');
     return { outcome: earlier.outcome, replayed: true };
   }
 
