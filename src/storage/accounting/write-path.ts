@@ -78,8 +78,8 @@ async function markProcessed(
 /**
  * Adds `marked` records to their session's processed rows and `failed` of them to its failed
  * rows, asserting that the counts still reconcile (no more failed than processed, no more
- * processed than stored). Returns whether the session, ended, may now be fully processed: then the caller, once
- * it has written the processing errors, records its `ingestion.processed`
+ * processed than stored). Returns whether the session, ended, may now be fully processed: then
+ * the caller, once it has written the processing errors, records its `ingestion.processed`
  * (`events/session-events.ts`), at most once per session.
  *
  * Called after the bulk writes of the transaction, not with the marking: the session's row stays
