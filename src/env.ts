@@ -223,18 +223,36 @@ function isRealDate(text: string): boolean {
   return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text);
 }
 
-/** Reads and checks every process setting; throws EnvError naming the bad one and the rule. */
-export function parseEnv(vars: NodeJS.ProcessEnv): Env {
-  const databaseUrl = vars.DATABASE_URL || 'sqlite:./data/ledgerflow.db';
+/** DATABASE_URL: a SQLite path or a PostgreSQL URL; the embedded SQLite file unless set. */
+function databaseUrlSetting(value: string | undefined): string {
+  const databaseUrl = value || 'sqlite:./data/ledgerflow.db';
   if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
     throw new EnvError('DATABASE_URL must start with sqlite: or postgres://');
   }
-  const logLevel = vars.LOG_LEVEL || 'info';
+  return databaseUrl;
+}
+
+/** LOG_LEVEL: one of pino's levels; `info` unless set. */
+function logLevelSetting(value: string | undefined): string {
+  const logLevel = value || 'info';
   if (!LOG_LEVELS.has(logLevel)) throw new EnvError(`LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}`);
-  const businessDate = vars.BUSINESS_DATE || undefined;
+  return logLevel;
+}
+
+/** BUSINESS_DATE: a day that exists, `YYYY-MM-DD`, when set. */
+function businessDateSetting(value: string | undefined): string | undefined {
+  const businessDate = value || undefined;
   if (businessDate !== undefined && !isRealDate(businessDate)) {
     throw new EnvError('BUSINESS_DATE must be a date YYYY-MM-DD');
   }
+  return businessDate;
+}
+
+/** BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET: both or neither, the secret long enough. */
+function bootstrapCredentialSettings(vars: NodeJS.ProcessEnv): {
+  bootstrapClientId: string | undefined;
+  bootstrapClientSecret: string | undefined;
+} {
   const bootstrapClientId = vars.BOOTSTRAP_CLIENT_ID || undefined;
   const bootstrapClientSecret = vars.BOOTSTRAP_CLIENT_SECRET || undefined;
   if ((bootstrapClientId === undefined) !== (bootstrapClientSecret === undefined)) {
@@ -254,6 +272,18 @@ export function parseEnv(vars: NodeJS.ProcessEnv): Env {
   if (bootstrapClientId !== undefined && bootstrapClientId.length > CLIENT_FIELD_LENGTH_MAX) {
     throw new EnvError(`BOOTSTRAP_CLIENT_ID must be at most ${CLIENT_FIELD_LENGTH_MAX} characters long`);
   }
+  return { bootstrapClientId, bootstrapClientSecret };
+}
+
+/**
+ * Reads and checks every process setting; throws EnvError naming the bad one and the rule.
+ * One piece: the list of every setting, one or a few lines each, read in the order of the type.
+ */
+export function parseEnv(vars: NodeJS.ProcessEnv): Env {
+  const databaseUrl = databaseUrlSetting(vars.DATABASE_URL);
+  const logLevel = logLevelSetting(vars.LOG_LEVEL);
+  const businessDate = businessDateSetting(vars.BUSINESS_DATE);
+  const { bootstrapClientId, bootstrapClientSecret } = bootstrapCredentialSettings(vars);
   return {
     port: integerSetting(vars, 'PORT', 8080, 0, 65535),
     host: vars.HOST || '127.0.0.1',

@@ -8,8 +8,8 @@ import {
   type ProcessingSettings,
   processingOnDemand,
 } from './composition/processing.js';
-import { createServices } from './composition/services.js';
-import { EnvError, parseEnv } from './env.js';
+import { createServices, type Services } from './composition/services.js';
+import { type Env, EnvError, parseEnv } from './env.js';
 import { buildApp } from './http/app.js';
 import { systemClock } from './lib/clock.js';
 import type { ProcessingStatus } from './processing/messages.js';
@@ -158,7 +158,11 @@ async function listenOn(
   }
 }
 
-async function main(): Promise<void> {
+/**
+ * The process as the service needs it: time kept in UTC, the heap's growth step, and Node's
+ * startup snapshot off (exit 2 saying how to start it otherwise).
+ */
+function prepareProcess(): void {
   // The service keeps time in UTC whatever the host's zone, so a flow script's local-time
   // methods give the same answer on every host (docs/adr/0012-flow-script-isolation.md);
   // business dates name their zone explicitly and are not affected.
@@ -171,9 +175,12 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  let env: ReturnType<typeof parseEnv>;
+}
+
+/** The process settings, or exit 2 naming the bad one and its rule. */
+function settingsOrExit(): Env {
   try {
-    env = parseEnv(process.env);
+    return parseEnv(process.env);
   } catch (error) {
     if (error instanceof EnvError) {
       process.stderr.write(`ledgerflow: ${error.message}\n`);
@@ -181,11 +188,10 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = pino({ level: env.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } });
-  const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
+}
 
+/** The store of DATABASE_URL, its database made when missing, migrated to the latest schema. */
+async function openMigratedStore(env: Env, logger: Logger): Promise<Store> {
   const { created, database } = await ensureDatabase(env.databaseUrl);
   if (created) logger.info({ database }, `database "${database}" did not exist and was created`);
   const store = openStore(env.databaseUrl, {
@@ -195,6 +201,125 @@ async function main(): Promise<void> {
   });
   await migrateToLatest(store);
   for (const advice of await serverAdvice(store)) logger.warn(advice);
+  return store;
+}
+
+/**
+ * The periodic upkeep of the event loop; answers its timers. Expired tokens, sign-in sessions
+ * (with the secrets they wait to show) and request counts of ended windows are useless but would
+ * make their tables grow forever; approval requests whose instance stopped while their action
+ * ran are recovered (docs/domain/approvals.md), once now and then every few minutes.
+ */
+function startUpkeep(services: Services, logger: Logger): NodeJS.Timeout[] {
+  const purge = setInterval(() => {
+    services.tokens
+      .purgeExpired()
+      .catch((error: unknown) => logger.warn({ err: error }, 'token purge failed'));
+    services.signIns
+      .purgeExpired()
+      .catch((error: unknown) => logger.warn({ err: error }, 'sign-in session purge failed'));
+    services.requestLimiter
+      .purge()
+      .catch((error: unknown) => logger.warn({ err: error }, 'request count purge failed'));
+  }, EXPIRED_ROWS_PURGE_INTERVAL_MS).unref();
+  const recoverApprovals = () => {
+    services.approvals
+      .recoverInterrupted()
+      .then((recovered) => {
+        if (recovered > 0)
+          logger.warn({ recovered }, 'approval requests interrupted by a stop recovered as failed');
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, 'approval recovery failed'));
+  };
+  recoverApprovals();
+  const approvalRecovery = setInterval(recoverApprovals, APPROVAL_RECOVERY_INTERVAL_MS).unref();
+  return [purge, approvalRecovery];
+}
+
+/** The lines printed at start: where the service listens and how to get a first token. */
+function startLines(
+  url: string,
+  dialect: string,
+  env: Env,
+  report: Awaited<ReturnType<typeof bootstrapAccess>>,
+  approvalLine: string | undefined,
+): string[] {
+  const lines = [
+    `Ledgerflow listening on ${url} (storage: ${dialect})`,
+    `Administration interface: ${url}/admin (sign in as ${env.adminEmail})`,
+  ];
+  if (approvalLine !== undefined) lines.push(approvalLine);
+  if (report.generatedAdminPassword !== undefined) {
+    lines.push(
+      `First administrator ${env.adminEmail} created; generated password (shown once): ${report.generatedAdminPassword}`,
+    );
+  }
+  if (report.bootstrapClientId === undefined) {
+    lines.push(
+      `Get a first token: create a credential with \`npx ledgerflow credentials create --owner ${env.adminEmail}\`, then`,
+      `  curl -s -X POST ${url}/auth/token -d grant_type=client_credentials -d client_id=ID -d client_secret=SECRET`,
+    );
+  } else {
+    lines.push(
+      `Get a first token: curl -s -X POST ${url}/auth/token -d grant_type=client_credentials -d client_id=${report.bootstrapClientId} -d client_secret=$BOOTSTRAP_CLIENT_SECRET`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * Stops gracefully on SIGTERM and SIGINT: no new connections, requests in flight finished, then
+ * processing and the store, within SHUTDOWN_TIMEOUT_MS or exit 1.
+ */
+function stopOnSignals(
+  app: { close(): PromiseLike<unknown> },
+  stopProcessing: () => Promise<unknown>,
+  store: Store,
+  timers: readonly NodeJS.Timeout[],
+  logger: Logger,
+): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    for (const timer of timers) clearInterval(timer);
+    logger.info({ signal }, 'stopping: no new connections, finishing requests in flight');
+    // A request or a database call that never ends must not keep the process from stopping.
+    setTimeout(() => {
+      logger.error({ timeoutMs: SHUTDOWN_TIMEOUT_MS }, 'could not stop in time; exiting');
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS).unref();
+    // app.close stops accepting, waits for requests in flight, then runs the onClose hooks.
+    Promise.resolve(app.close())
+      .then(stopProcessing)
+      .then(() => store.close())
+      .then(() => {
+        logger.info('stopped');
+        logger.flush();
+        process.exit(0);
+      })
+      .catch((error: unknown) => {
+        logger.error({ err: error }, 'error while stopping');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/**
+ * Starts the service. One piece: the start-up steps in the order that matters (store, services,
+ * processing, HTTP, port, first administrator, background work, the printed lines last), each
+ * a call or a few lines.
+ */
+async function main(): Promise<void> {
+  prepareProcess();
+  const env = settingsOrExit();
+  const logger = pino({ level: env.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } });
+  const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  const store = await openMigratedStore(env, logger);
   // New records wake the processing thread when there is one, else the processor on this thread;
   // until processing starts there is nothing to wake (it starts with every waiting record).
   let wakeProcessing = (): void => {};
@@ -257,86 +382,20 @@ async function main(): Promise<void> {
   // Webhooks are sent from this thread's event loop: sending is I/O, and the deliverer's store
   // calls are small batches (docs/adr/0024-webhook-outbox.md).
   services.deliverer.start();
-  // Expired tokens, sign-in sessions (with the secrets they wait to show) and request counts of
-  // ended windows are useless but would make their tables grow forever.
-  const purge = setInterval(() => {
-    services.tokens
-      .purgeExpired()
-      .catch((error: unknown) => logger.warn({ err: error }, 'token purge failed'));
-    services.signIns
-      .purgeExpired()
-      .catch((error: unknown) => logger.warn({ err: error }, 'sign-in session purge failed'));
-    services.requestLimiter
-      .purge()
-      .catch((error: unknown) => logger.warn({ err: error }, 'request count purge failed'));
-  }, EXPIRED_ROWS_PURGE_INTERVAL_MS).unref();
-  // Approval requests whose instance stopped while their action ran (docs/domain/approvals.md).
-  const recoverApprovals = () => {
-    services.approvals
-      .recoverInterrupted()
-      .then((recovered) => {
-        if (recovered > 0)
-          logger.warn({ recovered }, 'approval requests interrupted by a stop recovered as failed');
-      })
-      .catch((error: unknown) => logger.warn({ err: error }, 'approval recovery failed'));
-  };
-  recoverApprovals();
-  const approvalRecovery = setInterval(recoverApprovals, APPROVAL_RECOVERY_INTERVAL_MS).unref();
+  const timers = startUpkeep(services, logger);
   const url = address.replace('[::1]', 'localhost');
   logger.info({ url, dialect: store.dialect }, 'ledgerflow listening');
   const approvalLine = approvalLineOf(env.approvalRequired);
   if (approvalLine !== undefined) logger.info({ approvalRequired: env.approvalRequired }, approvalLine);
   // One write, so a reader that sees the URL line also sees how to get a first token.
-  const lines = [
-    `Ledgerflow listening on ${url} (storage: ${store.dialect})`,
-    `Administration interface: ${url}/admin (sign in as ${env.adminEmail})`,
-  ];
-  if (approvalLine !== undefined) lines.push(approvalLine);
-  if (report.generatedAdminPassword !== undefined) {
-    lines.push(
-      `First administrator ${env.adminEmail} created; generated password (shown once): ${report.generatedAdminPassword}`,
-    );
-  }
-  if (report.bootstrapClientId === undefined) {
-    lines.push(
-      `Get a first token: create a credential with \`npx ledgerflow credentials create --owner ${env.adminEmail}\`, then`,
-      `  curl -s -X POST ${url}/auth/token -d grant_type=client_credentials -d client_id=ID -d client_secret=SECRET`,
-    );
-  } else {
-    lines.push(
-      `Get a first token: curl -s -X POST ${url}/auth/token -d grant_type=client_credentials -d client_id=${report.bootstrapClientId} -d client_secret=$BOOTSTRAP_CLIENT_SECRET`,
-    );
-  }
-
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    clearInterval(purge);
-    clearInterval(approvalRecovery);
-    logger.info({ signal }, 'stopping: no new connections, finishing requests in flight');
-    // A request or a database call that never ends must not keep the process from stopping.
-    setTimeout(() => {
-      logger.error({ timeoutMs: SHUTDOWN_TIMEOUT_MS }, 'could not stop in time; exiting');
-      process.exit(1);
-    }, SHUTDOWN_TIMEOUT_MS).unref();
-    // app.close stops accepting, waits for requests in flight, then runs the onClose hooks.
-    app
-      .close()
-      .then(() => (processing === undefined ? eventLoopProcessing.stop() : processing.stop()))
-      .then(() => store.close())
-      .then(() => {
-        logger.info('stopped');
-        logger.flush();
-        process.exit(0);
-      })
-      .catch((error: unknown) => {
-        logger.error({ err: error }, 'error while stopping');
-        process.exit(1);
-      });
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  const lines = startLines(url, store.dialect, env, report, approvalLine);
+  stopOnSignals(
+    app,
+    () => (processing === undefined ? eventLoopProcessing.stop() : processing.stop()),
+    store,
+    timers,
+    logger,
+  );
   // Printed last: whoever waits for the URL line may at once use the bootstrap credential, which
   // exists, and send a signal, which stops the service gracefully.
   process.stdout.write(`${lines.join('\n')}\n`);
