@@ -17,6 +17,7 @@ import {
 } from '../modules/auth/request-limiter.js';
 import { SignIns } from '../modules/auth/sign-ins.js';
 import { TokenService } from '../modules/auth/token-service.js';
+import { ChangeRunner } from '../modules/changes/runner.js';
 import { ConfigurationRevisions } from '../modules/configuration/revisions.js';
 import { ConfigurationService, type WhatIf } from '../modules/configuration/service.js';
 import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
@@ -39,6 +40,7 @@ import { createReversalStore } from '../storage/accounting/reversal-store.js';
 import { createApprovalStore } from '../storage/approval-store.js';
 import { createAuditStore } from '../storage/audit-trail.js';
 import { createAuthStore } from '../storage/auth-store.js';
+import { type ChangeTables, createChangeStore } from '../storage/changes/change-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
 import { createEventStore } from '../storage/events/event-store.js';
 import { createExecutionStore } from '../storage/extracts/execution-store.js';
@@ -223,6 +225,8 @@ interface Wiring {
   onBackgroundError: (error: unknown) => void;
   /** Asks whatever processes the stored records for a round, when anything does. */
   wake: () => void;
+  /** The one path of the changes that have moved onto it (`modules/changes/runner.ts`). */
+  changes: ChangeRunner<ChangeTables>;
 }
 
 /**
@@ -249,6 +253,7 @@ function wiringOf(
     catalog: new EntityCatalog(snapshots, clock, settings.businessDate),
     place,
     onBackgroundError: options.onBackgroundError ?? (() => {}),
+    changes: new ChangeRunner(createChangeStore(store), clock),
     wake:
       place === undefined
         ? () => {}
@@ -401,7 +406,7 @@ function createExtracts({ store, clock, snapshots, place, onBackgroundError }: W
 }
 
 /** Webhook subscriptions and their deliverer, which a change of the subscriptions wakes. */
-function createWebhooks({ store, clock, settings, onBackgroundError }: Wiring): {
+function createWebhooks({ store, clock, settings, changes, onBackgroundError }: Wiring): {
   webhooks: WebhookService;
   deliverer: EventDeliverer;
 } {
@@ -409,8 +414,13 @@ function createWebhooks({ store, clock, settings, onBackgroundError }: Wiring): 
   const webhookSchedule = settings.webhookSchedule ?? DEFAULT_SCHEDULE;
   const eventStore = createEventStore(store);
   let deliverer: EventDeliverer | undefined;
-  const webhooks = new WebhookService(eventStore, clock, webhookPolicy, settings.webhookSecretsKey, () =>
-    deliverer?.wake(),
+  const webhooks = new WebhookService(
+    eventStore,
+    changes,
+    clock,
+    webhookPolicy,
+    settings.webhookSecretsKey,
+    () => deliverer?.wake(),
   );
   deliverer = new EventDeliverer(
     eventStore,

@@ -51,6 +51,7 @@ import type {
 } from './tables/extracts.js';
 import type {
   ApprovalRequestsTable,
+  ChangeAnswersTable,
   PeriodSnapshotLinesTable,
   PeriodSnapshotsTable,
   PeriodStatesTable,
@@ -109,6 +110,7 @@ export interface Database {
   event_deliveries: EventDeliveriesTable;
   event_keys: EventKeysTable;
   approval_requests: ApprovalRequestsTable;
+  change_answers: ChangeAnswersTable;
   approval_day_counts: ApprovalDayCountsTable;
   period_states_version: PeriodStatesVersionTable;
   period_states: PeriodStatesTable;

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { DeliveryStatusInput, REDELIVER_EVENTS_MAX } from '../../modules/events/inputs.js';
 import type { WebhookService } from '../../modules/events/webhooks.js';
-import { actorOf } from '../authenticate.js';
+import { ChangeHeaders, ChangeQuery, changeOptionsOf, sendChange } from './changes.js';
 import { EventIdPath } from './event-deliveries.js';
 import { DeliveryAnswer, RedeliveryAnswer } from './event-delivery-answers.js';
 import type { ApiApp } from './route-app.js';
@@ -105,13 +105,15 @@ function registerRedeliveryRoutes(app: ApiApp, webhooks: WebhookService): void {
         tags: ['webhooks'],
         summary: 'Deliver an event again now',
         description:
-          'The delivery is attempted again at once, with a fresh budget of attempts, whatever its state; the body and `Idempotency-Key` are the same as before.',
+          'The delivery is attempted again at once, with a fresh budget of attempts, whatever its state; the body and the `Idempotency-Key` sent to the receiver are the same as before. Written to the audit log.',
         params: EventIdPath,
-        response: { 202: DeliveryAnswer, 400: Problem, 404: Problem },
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
+        response: { 200: DeliveryAnswer, 202: DeliveryAnswer, 400: Problem, 404: Problem, 422: Problem },
       },
     },
     async (request, reply) =>
-      reply.code(202).send(await webhooks.redeliver(Number(request.params.id), actorOf(request))),
+      sendChange(reply, await webhooks.redeliver(Number(request.params.id), changeOptionsOf(request)), 202),
   );
 
   app.post(
@@ -122,8 +124,10 @@ function registerRedeliveryRoutes(app: ApiApp, webhooks: WebhookService): void {
         operationId: 'redeliverEventSubscription',
         tags: ['webhooks'],
         summary: 'Deliver again every event of a subscription since a time',
-        description: `Every kept event of the subscription's types that occurred at or after \`since\` is queued again (those recorded before the subscription existed too), oldest first; deliveries in flight are left to their attempt. At most ${REDELIVER_EVENTS_MAX} events at once (422 \`redelivery-too-large\` otherwise: choose a later time).`,
+        description: `Every kept event of the subscription's types that occurred at or after \`since\` is queued again (those recorded before the subscription existed too), oldest first; deliveries in flight are left to their attempt. At most ${REDELIVER_EVENTS_MAX} events at once (422 \`redelivery-too-large\` otherwise: choose a later time). Written to the audit log.`,
         params: EventIdPath,
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
         body: Type.Object(
           {
             since: Type.String({
@@ -135,14 +139,17 @@ function registerRedeliveryRoutes(app: ApiApp, webhooks: WebhookService): void {
           },
           { additionalProperties: false },
         ),
-        response: { 202: RedeliveryAnswer, 400: Problem, 404: Problem, 422: Problem },
+        response: { 200: RedeliveryAnswer, 202: RedeliveryAnswer, 400: Problem, 404: Problem, 422: Problem },
       },
     },
     async (request, reply) => {
       const since = new Date(request.body.since).toISOString();
-      return reply
-        .code(202)
-        .send(await webhooks.redeliverSince(Number(request.params.id), since, actorOf(request)));
+      const outcome = await webhooks.redeliverSince(
+        Number(request.params.id),
+        since,
+        changeOptionsOf(request),
+      );
+      return sendChange(reply, outcome, 202);
     },
   );
 }

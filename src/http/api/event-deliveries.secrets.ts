@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { SecretOverlapInput } from '../../modules/events/inputs.js';
 import type { WebhookService } from '../../modules/events/webhooks.js';
-import { actorOf } from '../authenticate.js';
+import { ChangeHeaders, ChangeQuery, changeOptionsOf, sendChange } from './changes.js';
 import { SecretAnswer, SecretDetailsAnswer } from './event-delivery-answers.js';
 import { Problem } from './schemas.js';
 
@@ -25,13 +25,16 @@ export const eventSecretRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSer
         operationId: 'createEventSecret',
         tags: ['webhooks'],
         summary: 'Create the signing secret',
-        description: 'Shown in the answer. 409 when one exists already: rotate it instead.',
-        response: { 201: SecretAnswer, 409: Problem },
+        description:
+          'Shown in the answer. 409 when one exists already: rotate it instead. A dry run answers with a secret that is never kept. Written to the audit log.',
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
+        response: { 200: SecretAnswer, 201: SecretAnswer, 400: Problem, 409: Problem, 422: Problem },
       },
     },
     async (request, reply) => {
-      const secret = await webhooks.createSecret(actorOf(request));
-      return reply.code(201).header('cache-control', 'no-store').send(secret);
+      const outcome = await webhooks.createSecret(changeOptionsOf(request));
+      return sendChange(reply.header('cache-control', 'no-store'), outcome, 201);
     },
   );
 
@@ -44,19 +47,21 @@ export const eventSecretRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookSer
         tags: ['webhooks'],
         summary: 'Replace the signing secret, the old one signing beside it for an overlap',
         description:
-          'The new secret is shown in the answer. During the overlap every delivery carries two `v1` signatures, the new secret’s first, so receivers can switch without losing one. 409 when there is no secret yet.',
+          'The new secret is shown in the answer. During the overlap every delivery carries two `v1` signatures, the new secret’s first, so receivers can switch without losing one. 409 when there is no secret yet. A dry run answers with a secret that is never kept. Written to the audit log.',
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
         body: Type.Optional(
           Type.Object({ overlapSeconds: Type.Optional(SecretOverlapInput) }, { additionalProperties: false }),
         ),
-        response: { 201: SecretAnswer, 400: Problem, 409: Problem },
+        response: { 200: SecretAnswer, 201: SecretAnswer, 400: Problem, 409: Problem, 422: Problem },
       },
     },
     async (request, reply) => {
-      const secret = await webhooks.rotateSecret(
-        actorOf(request),
+      const outcome = await webhooks.rotateSecret(
+        changeOptionsOf(request),
         request.body?.overlapSeconds ?? SecretOverlapInput.default,
       );
-      return reply.code(201).header('cache-control', 'no-store').send(secret);
+      return sendChange(reply.header('cache-control', 'no-store'), outcome, 201);
     },
   );
 

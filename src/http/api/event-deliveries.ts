@@ -7,7 +7,7 @@ import {
 } from '../../modules/events/inputs.js';
 import { EVENT_TYPES, EVENT_VERSIONS } from '../../modules/events/types.js';
 import type { WebhookService } from '../../modules/events/webhooks.js';
-import { actorOf } from '../authenticate.js';
+import { ChangeHeaders, ChangeQuery, changeOptionsOf, sendChange } from './changes.js';
 import { EventTypesAnswer, SubscriptionAnswer } from './event-delivery-answers.js';
 import type { ApiApp } from './route-app.js';
 import { Page, PageQuery, Problem, pageOf } from './schemas.js';
@@ -71,13 +71,21 @@ function registerCreateSubscriptionRoute(app: ApiApp, webhooks: WebhookService):
           },
           { additionalProperties: false },
         ),
-        response: { 201: SubscriptionAnswer, 400: Problem, 409: Problem },
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
+        response: {
+          200: SubscriptionAnswer,
+          201: SubscriptionAnswer,
+          400: Problem,
+          409: Problem,
+          422: Problem,
+        },
       },
     },
     async (request, reply) => {
-      const subscription = await webhooks.createSubscription(request.body, actorOf(request));
-      reply.header('location', `${BASE}/subscriptions/${subscription.id}`);
-      return reply.code(201).send(subscription);
+      const outcome = await webhooks.createSubscription(request.body, changeOptionsOf(request));
+      if (!outcome.dryRun) reply.header('location', `${BASE}/subscriptions/${outcome.answer.id}`);
+      return sendChange(reply, outcome, 201);
     },
   );
 }
@@ -140,10 +148,17 @@ function registerUpdateSubscriptionRoute(app: ApiApp, webhooks: WebhookService):
           },
           { additionalProperties: false, minProperties: 1 },
         ),
-        response: { 200: SubscriptionAnswer, 400: Problem, 404: Problem },
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
+        response: { 200: SubscriptionAnswer, 400: Problem, 404: Problem, 422: Problem },
       },
     },
-    async (request) => webhooks.updateSubscription(Number(request.params.id), request.body, actorOf(request)),
+    async (request, reply) =>
+      sendChange(
+        reply,
+        await webhooks.updateSubscription(Number(request.params.id), request.body, changeOptionsOf(request)),
+        200,
+      ),
   );
 }
 
@@ -166,10 +181,17 @@ function registerSubscriptionStatusRoutes(app: ApiApp, webhooks: WebhookService)
               ? 'Nothing is sent while it is paused; its events wait as deliveries and are sent once it is resumed. Attempts in flight finish.'
               : 'Its waiting deliveries are sent, oldest first.',
           params: EventIdPath,
-          response: { 200: SubscriptionAnswer, 400: Problem, 404: Problem },
+          querystring: ChangeQuery,
+          headers: ChangeHeaders,
+          response: { 200: SubscriptionAnswer, 400: Problem, 404: Problem, 422: Problem },
         },
       },
-      async (request) => webhooks.setStatus(Number(request.params.id), status, actorOf(request)),
+      async (request, reply) =>
+        sendChange(
+          reply,
+          await webhooks.setStatus(Number(request.params.id), status, changeOptionsOf(request)),
+          200,
+        ),
     );
   }
 }
@@ -184,13 +206,25 @@ function registerDeleteSubscriptionRoute(app: ApiApp, webhooks: WebhookService):
         operationId: 'deleteEventSubscription',
         tags: ['webhooks'],
         summary: 'Delete a subscription with its deliveries',
+        description:
+          'With `dryRun=true` the answer (200) names the subscription that would be deleted. Written to the audit log.',
         params: EventIdPath,
-        response: { 204: Type.Null(), 400: Problem, 404: Problem },
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
+        response: {
+          200: Type.Object({ id: Type.Integer() }),
+          204: Type.Null(),
+          400: Problem,
+          404: Problem,
+          422: Problem,
+        },
       },
     },
-    async (request, reply) => {
-      await webhooks.deleteSubscription(Number(request.params.id), actorOf(request));
-      return reply.code(204).send(null);
-    },
+    async (request, reply) =>
+      sendChange(
+        reply,
+        await webhooks.deleteSubscription(Number(request.params.id), changeOptionsOf(request)),
+        204,
+      ),
   );
 }

@@ -1,10 +1,9 @@
 /**
  * The storage port of events and webhooks (`storage/events/`): the outbox the other adapters
- * write into inside their own transactions, the subscriptions and secrets, and the deliveries
- * a deliverer claims by lease and settles.
+ * write into inside their own transactions, the subscriptions and secrets, the deliveries a
+ * deliverer claims by lease and settles, and the tables an operator's changes write.
  */
 
-import type { AuditActor } from '../audit/entry.js';
 import type { EventType } from './types.js';
 
 export {
@@ -89,22 +88,6 @@ export interface AttemptResult {
   durationMs: number;
 }
 
-/** An audit entry of a webhook change (`audit_log`). */
-export interface EventAuditEntry {
-  at: string;
-  actor: AuditActor;
-  action:
-    | 'webhooks.subscription-create'
-    | 'webhooks.subscription-update'
-    | 'webhooks.subscription-pause'
-    | 'webhooks.subscription-resume'
-    | 'webhooks.subscription-delete'
-    | 'webhooks.secret-create'
-    | 'webhooks.secret-rotate'
-    | 'webhooks.redeliver';
-  details: Record<string, unknown>;
-}
-
 /** A change of a subscription; absent members stay as they are. */
 export interface SubscriptionChange {
   url?: string;
@@ -119,48 +102,34 @@ export interface DeliveryFilter {
 }
 
 /**
- * Subscriptions, secrets and deliveries. Every change of a subscription or secret writes its
- * audit entry in the same transaction.
+ * The webhook tables an operator's change writes, inside the change runner's transaction
+ * (`modules/changes/`), which writes the audit entry.
  */
-export interface EventStore {
+export interface WebhookTables {
   createSubscription(
     input: Omit<StoredSubscription, 'id' | 'flaggedAt' | 'flagReason' | 'updatedAt'>,
-    audit: EventAuditEntry,
   ): Promise<StoredSubscription>;
   /** Undefined when there is no such subscription. */
   updateSubscription(
     id: number,
     change: SubscriptionChange,
     at: string,
-    audit: EventAuditEntry,
   ): Promise<StoredSubscription | undefined>;
   /** False when there is no such subscription. Its deliveries go with it. */
-  deleteSubscription(id: number, audit: EventAuditEntry): Promise<boolean>;
-  findSubscription(id: number): Promise<StoredSubscription | undefined>;
-  listSubscriptions(page: number, limit: number): Promise<{ rows: StoredSubscription[]; total: number }>;
-
-  /** The secrets that sign now: the current one and those still in their overlap at `now`. */
-  signingSecrets(now: string): Promise<StoredSecret[]>;
+  deleteSubscription(id: number): Promise<boolean>;
   /**
    * Adds `sealed` as the current secret. With `rotate`, the current one (if any) ends at
-   * `rotate.overlapUntil`; without it, nothing is added when a current secret exists (false).
+   * `rotate.overlapUntil`; without it, nothing is added when a current secret exists (false),
+   * and a rotation adds nothing when there is none (undefined). Secret changes wait for each other.
    */
   addSecret(
     input: { sealed: string; at: string; actor: string },
     rotate: { overlapUntil: string } | undefined,
-    audit: EventAuditEntry,
-  ): Promise<boolean>;
-  /** The sealing key kept in the store, made by `make` on first use (once across instances). */
-  storedSealingKey(make: () => string, at: string): Promise<string>;
-
-  listDeliveries(
-    filter: DeliveryFilter,
-    page: number,
-    limit: number,
-  ): Promise<{ rows: StoredDelivery[]; total: number }>;
-  findDelivery(id: number): Promise<StoredDelivery | undefined>;
-  /** Puts a delivery back to be attempted at `at` with a fresh budget; false when there is none. */
-  redeliver(id: number, at: string, audit: EventAuditEntry): Promise<boolean>;
+  ): Promise<StoredSecret | undefined>;
+  /** Whether there is a current signing secret (there is one from the first creation on). */
+  hasSecret(): Promise<boolean>;
+  /** Puts a delivery back to be attempted at `at` with a fresh budget; undefined when there is none. */
+  redeliver(id: number, at: string): Promise<StoredDelivery | undefined>;
   /**
    * Queues again every event of the subscription's types since `since`: a new delivery where it
    * had none, the others back to pending. Refuses (`tooMany`) more than `max` events, changing
@@ -171,9 +140,25 @@ export interface EventStore {
     since: string,
     at: string,
     max: number,
-    audit: EventAuditEntry,
   ): Promise<{ events: number; tooMany: boolean } | undefined>;
+}
 
+/** Subscriptions, secrets and deliveries as read, and the deliverer's work. */
+export interface EventStore {
+  findSubscription(id: number): Promise<StoredSubscription | undefined>;
+  listSubscriptions(page: number, limit: number): Promise<{ rows: StoredSubscription[]; total: number }>;
+
+  /** The secrets that sign now: the current one and those still in their overlap at `now`. */
+  signingSecrets(now: string): Promise<StoredSecret[]>;
+  /** The sealing key kept in the store, made by `make` on first use (once across instances). */
+  storedSealingKey(make: () => string, at: string): Promise<string>;
+
+  listDeliveries(
+    filter: DeliveryFilter,
+    page: number,
+    limit: number,
+  ): Promise<{ rows: StoredDelivery[]; total: number }>;
+  findDelivery(id: number): Promise<StoredDelivery | undefined>;
   /** Makes the deliveries of up to `limit` events not fanned out yet; returns how many events. */
   fanOut(limit: number, at: string): Promise<number>;
   /**

@@ -37,6 +37,7 @@ import * as bulkRowsUnkeyed from './0030-bulk-rows-unkeyed.js';
 import * as configurationRevisionFunction from './0031-configuration-revision-function.js';
 import * as eventFingerprintForms from './0032-event-fingerprint-forms.js';
 import * as sessionErrorSample from './0033-session-error-sample.js';
+import * as changeAnswers from './0034-change-answers.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -78,6 +79,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0031-configuration-revision-function', configurationRevisionFunction],
   ['0032-event-fingerprint-forms', eventFingerprintForms],
   ['0033-session-error-sample', sessionErrorSample],
+  ['0034-change-answers', changeAnswers],
 ];
 
 function migratorOf(store: Store): Migrator {

@@ -78,3 +78,16 @@ export interface PeriodSnapshotLinesTable {
   currency: string;
   balance: string;
 }
+
+/** The first answer of a change made under an `Idempotency-Key` (migration 0034). */
+export interface ChangeAnswersTable {
+  /** The client whose key it is: its credential's client id, else the user. */
+  client_id: string;
+  idempotency_key: string;
+  action: string;
+  /** The SHA-256 of the change's request (`lib/idempotency.ts`). */
+  digest: string;
+  /** The answer as the change keeps it (JSON). */
+  answer: string;
+  created_at: string;
+}

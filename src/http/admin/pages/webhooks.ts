@@ -150,9 +150,9 @@ function registerCreateSubscriptionAction(app: FastifyInstance, webhooks: Webhoo
         'Go back and tick some.',
       );
     const description = form.get('description')?.trim() ?? '';
-    const created = await webhooks.createSubscription(
+    const { answer: created } = await webhooks.createSubscription(
       { url: form.get('url') ?? '', eventTypes, ...(description === '' ? {} : { description }) },
-      actorOf(request),
+      { actor: actorOf(request) },
     );
     return reply.redirect(`/admin/webhooks/${created.id}`, 303);
   });
@@ -169,8 +169,10 @@ function registerSecretPages(app: FastifyInstance, services: Pick<Services, 'web
     ['/admin/webhooks/secret/rotate', true],
   ] as const) {
     app.post(path, { config: manage }, async (request, reply) => {
-      const actor = actorOf(request);
-      const secret = rotate ? await webhooks.rotateSecret(actor, 86_400) : await webhooks.createSecret(actor);
+      const options = { actor: actorOf(request) };
+      const { answer: secret } = rotate
+        ? await webhooks.rotateSecret(options, 86_400)
+        : await webhooks.createSecret(options);
       // Shown by the page the action leads to, once, whichever instance serves it.
       await services.signIns.keepForOneView(signInIdOf(request), SECRET_VIEW, JSON.stringify(secret));
       return reply.redirect('/admin/webhooks/secret/shown', 303);
@@ -244,18 +246,20 @@ function registerSubscriptionActions(app: FastifyInstance, webhooks: WebhookServ
   ] as const) {
     app.post(`/admin/webhooks/:id/${action}`, { config: manage }, async (request, reply) => {
       const id = paramId(request, 'subscription');
-      await webhooks.setStatus(id, status, actorOf(request));
+      await webhooks.setStatus(id, status, { actor: actorOf(request) });
       return reply.redirect(`/admin/webhooks/${id}`, 303);
     });
   }
 
   app.post('/admin/webhooks/:id/delete', { config: manage }, async (request, reply) => {
-    await webhooks.deleteSubscription(paramId(request, 'subscription'), actorOf(request));
+    await webhooks.deleteSubscription(paramId(request, 'subscription'), { actor: actorOf(request) });
     return reply.redirect('/admin/webhooks', 303);
   });
 
   app.post('/admin/webhooks/deliveries/:id/redeliver', { config: manage }, async (request, reply) => {
-    const delivery = await webhooks.redeliver(paramId(request, 'delivery'), actorOf(request));
+    const { answer: delivery } = await webhooks.redeliver(paramId(request, 'delivery'), {
+      actor: actorOf(request),
+    });
     return reply.redirect(`/admin/webhooks/${delivery.subscriptionId}`, 303);
   });
 }

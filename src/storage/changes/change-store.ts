@@ -1,0 +1,69 @@
+/**
+ * The change runner's store (`modules/changes/store.ts`): one transaction, with the tables of the
+ * features that change through the runner, the answers kept under an `Idempotency-Key`
+ * (`change_answers`) and the audit trail's one writer.
+ */
+import type { Kysely } from 'kysely';
+import type { ChangeStore, ChangeTransaction } from '../../modules/changes/store.js';
+import type { WebhookTables } from '../../modules/events/store.js';
+import { appendAudit } from '../audit-trail.js';
+import { webhookTablesIn } from '../events/webhook-tables.js';
+import type { Database } from '../schema.js';
+import type { DialectAdapter, Store } from '../store.js';
+
+/** The tables of every feature whose changes run through the runner. */
+export interface ChangeTables {
+  webhooks: WebhookTables;
+}
+
+/** The change runner's store over `store`. */
+export function createChangeStore(store: Store): ChangeStore<ChangeTables> {
+  const { db, adapter } = store;
+  return {
+    transaction: (work) => db.transaction().execute((trx) => work(changeTransactionIn(trx, adapter))),
+  };
+}
+
+function changeTransactionIn(
+  trx: Kysely<Database>,
+  adapter: DialectAdapter,
+): ChangeTables & ChangeTransaction {
+  return {
+    webhooks: webhookTablesIn(trx, adapter),
+
+    async keptAnswer(scope, key) {
+      const row = await trx
+        .selectFrom('change_answers')
+        .select(['action', 'digest', 'answer', 'created_at'])
+        .where('client_id', '=', scope)
+        .where('idempotency_key', '=', key)
+        .executeTakeFirst();
+      return row === undefined
+        ? undefined
+        : { action: row.action, digest: row.digest, answer: row.answer, at: row.created_at };
+    },
+
+    async keepAnswer(scope, key, kept) {
+      // On PostgreSQL a concurrent insert of the same key makes this one wait for its commit
+      // and then insert nothing.
+      const inserted = await trx
+        .insertInto('change_answers')
+        .values({
+          client_id: scope,
+          idempotency_key: key,
+          action: kept.action,
+          digest: kept.digest,
+          answer: kept.answer,
+          created_at: kept.at,
+        })
+        .onConflict((oc) => oc.columns(['client_id', 'idempotency_key']).doNothing())
+        .returning('client_id')
+        .executeTakeFirst();
+      return inserted !== undefined;
+    },
+
+    async audit(entry) {
+      await appendAudit(trx, adapter, entry);
+    },
+  };
+}
