@@ -52,6 +52,13 @@ export interface Change<Input, Answer, Tables extends object> {
   apply(tx: Tables & ChangeTransaction, input: Input, context: ChangeContext): Promise<Applied<Answer>>;
   /** Unset: answers are kept as they are. */
   readonly keeping?: AnswerKeeping<Answer>;
+  /**
+   * What tells this request from another under one key, when not the whole input: an input that
+   * carries a secret or a value made for this attempt (a password's salted hash, a secret drawn
+   * now) names the request without it, so that no digest of a secret is kept and a repeat is
+   * recognised.
+   */
+  requestOf?(input: Input): unknown;
 }
 
 /** How a caller asks for a change. */
@@ -107,7 +114,10 @@ export class ChangeRunner<Tables extends object> {
     const dryRun = options.dryRun === true;
     // A dry run neither reads nor keeps a key: its answer must never stand for the real run's.
     const key = dryRun ? undefined : options.idempotencyKey;
-    const digest = requestDigest({ action: change.action, input });
+    const digest = requestDigest({
+      action: change.action,
+      request: change.requestOf === undefined ? input : change.requestOf(input),
+    });
     // A second attempt is made only when a concurrent change under the same key won; it then
     // finds that change's answer.
     for (let attempt = 1; ; attempt += 1) {
