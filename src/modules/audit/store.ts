@@ -11,6 +11,7 @@ export {
   type AuditConfigurationFields,
   type AuditEntry,
   type AuditRecord,
+  type AuditSummary,
   actorOfCaller,
   auditHashOf,
   type ChainHead,

@@ -18,7 +18,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { assertSameRequest, requestDigest } from '../../lib/idempotency.js';
 import { invariant } from '../../lib/invariant.js';
-import type { AuditAction, AuditActor } from '../audit/store.js';
+import type { AuditAction, AuditActor, AuditSummary } from '../audit/store.js';
 import type { ChangeStore, ChangeTransaction } from './store.js';
 
 /** When and by whom a change is made. */
@@ -32,6 +32,8 @@ export interface Applied<Answer> {
   answer: Answer;
   /** The audit entry's details; null when nothing changed, and nothing is audited. */
   audit: Record<string, unknown> | null;
+  /** Pictures of the changed thing before and after, for the audit entry, where it has them. */
+  auditSummaries?: { before: AuditSummary | null; after: AuditSummary | null };
   /** Run once the change is committed; never after a dry run or a refusal. */
   afterCommit?: () => void;
 }
@@ -170,7 +172,8 @@ export class ChangeRunner<Tables extends object> {
       if (!(await tx.keepAnswer(scope, key, { action: change.action, digest, answer, at })))
         throw new KeyTakenMeanwhile();
     }
-    if (applied.audit !== null) await tx.audit({ at, action: change.action, actor, details: applied.audit });
+    if (applied.audit !== null)
+      await tx.audit({ at, action: change.action, actor, details: applied.audit, ...applied.auditSummaries });
     return { applied };
   }
 }
