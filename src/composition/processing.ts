@@ -2,6 +2,7 @@ import type { Env } from '../env.js';
 import type { Clock } from '../lib/clock.js';
 import { AccountingProcessor, type ChunkHandler, processChunk } from '../modules/accounting/processor.js';
 import { ReprocessingService } from '../modules/accounting/reprocessing.js';
+import { ChangeRunner } from '../modules/changes/runner.js';
 import { ConfigurationSnapshots } from '../modules/configuration/snapshot.js';
 import { EXTRACTS_IN_BULK_FLAG, ExtractExecutions } from '../modules/extracts/executions.js';
 import { ExtractService } from '../modules/extracts/service.js';
@@ -10,6 +11,7 @@ import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '.
 import { processingPauseMs } from '../processing/requests-in-progress.js';
 import { createAccountingStore } from '../storage/accounting/accounting-store.js';
 import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
+import { createChangeStore } from '../storage/changes/change-store.js';
 import { createConfigurationStore } from '../storage/configuration-store.js';
 import { createExecutionStore } from '../storage/extracts/execution-store.js';
 import { createExtractStore } from '../storage/extracts/extract-store.js';
@@ -99,7 +101,8 @@ export function createProcessing(
   const flows = new FlowRunner(flowLimitsOf(settings));
   const work = chunkWork(flows);
   const processor = createProcessor(store, snapshots, clock, settings, work, onBackgroundError);
-  const reprocessing = new ReprocessingService(createReprocessStore(store), snapshots, clock, work, {
+  const changes = new ChangeRunner(createChangeStore(store), clock);
+  const reprocessing = new ReprocessingService(createReprocessStore(store), changes, snapshots, clock, work, {
     businessDatePinned: settings.businessDate,
     onRunQueued: () => processor.wake(),
   });

@@ -361,10 +361,10 @@ function createRequestLimiter({ store, clock, settings, onBackgroundError }: Wir
 
 /** Reprocessing: its dry runs on `dryRunFlows`, its runs queued for the processor, which they wake. */
 function createReprocessing(
-  { store, clock, settings, snapshots, wake }: Wiring,
+  { store, clock, settings, snapshots, wake, changes }: Wiring,
   dryRunFlows: FlowRunner,
 ): ReprocessingService<PreparedConfiguration> {
-  return new ReprocessingService(createReprocessStore(store), snapshots, clock, chunkWork(dryRunFlows), {
+  return new ReprocessingService(createReprocessStore(store), changes, snapshots, clock, chunkWork(dryRunFlows), {
     businessDatePinned: settings.businessDate,
     onRunQueued: wake,
     // A what-if's candidate gets isolates of its own, released once it is answered.

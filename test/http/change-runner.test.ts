@@ -32,7 +32,6 @@ const NOT_YET_ON_THE_RUNNER = [
   'createIngestionSession',
   'closeIngestionSession',
   'reprocessProcessingErrors',
-  'setReprocessSchedule',
   'reverseJournals',
   'approveApprovalRequest',
   'rejectApprovalRequest',
@@ -49,7 +48,7 @@ const NOT_YET_ON_THE_RUNNER = [
 
 /** One request of a route. */
 interface Call {
-  method: 'POST' | 'PATCH' | 'DELETE';
+  method: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: string;
   payload?: object;
 }
@@ -72,6 +71,7 @@ const WATCHED_TABLES = [
   'event_deliveries',
   'audit_log',
   'change_answers',
+  'reprocess_schedule',
 ] as const;
 
 type OpenApi = {
@@ -199,6 +199,21 @@ describe('state-changing routes and the change runner', () => {
       status: 204,
       call: () => ({ method: 'DELETE', url: `${EVENTS}/subscriptions/${ids.subscription}` }),
       other: () => ({ method: 'DELETE', url: `${EVENTS}/subscriptions/${ids.subscription + 1000}` }),
+    },
+    {
+      operationId: 'setReprocessSchedule',
+      action: 'processing.reprocess-schedule',
+      status: 200,
+      call: () => ({
+        method: 'PUT',
+        url: '/api/v1/processing-errors/reprocess-schedule',
+        payload: { mode: 'interval', dailyAt: '08:00', intervalMinutes: 240, maxAttempts: 5 },
+      }),
+      other: () => ({
+        method: 'PUT',
+        url: '/api/v1/processing-errors/reprocess-schedule',
+        payload: { mode: 'interval', dailyAt: '08:00', intervalMinutes: 300, maxAttempts: 5 },
+      }),
     },
   ];
 

@@ -26,7 +26,7 @@ function creation(
         createdBy: actor.user,
       });
       await meet();
-      return { answer: { id: row.id }, audit: { subscriptionId: row.id } };
+      return { answer: { id: row.id }, audit: { details: { subscriptionId: row.id } } };
     },
   };
 }

@@ -75,7 +75,7 @@ describe('the reprocessing schedule', () => {
   it('runs every N minutes, and not at all when disabled', async () => {
     await a.reprocessing.setSchedule(
       { mode: 'interval', dailyAt: '08:00', intervalMinutes: 180, maxAttempts: 5 },
-      { user: 'x@example.test' },
+      { actor: { user: 'x@example.test' } },
     );
     expect((await b.reprocessing.schedule()).nextDueAt).toBe('2026-11-20T10:00:00.000Z');
     clock.set('2026-11-20T10:00:00Z');
@@ -86,7 +86,7 @@ describe('the reprocessing schedule', () => {
     expect(await tickBoth()).toHaveLength(1);
     await b.reprocessing.setSchedule(
       { mode: 'disabled', dailyAt: '08:00', intervalMinutes: 180, maxAttempts: 5 },
-      { user: 'x@example.test' },
+      { actor: { user: 'x@example.test' } },
     );
     clock.set('2026-11-25T13:00:00Z');
     expect(await tickBoth()).toHaveLength(0);

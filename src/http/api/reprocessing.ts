@@ -10,6 +10,7 @@ import {
 } from '../../modules/accounting/reprocessing.js';
 import type { ReprocessSelection } from '../../modules/accounting/store.js';
 import { actorOf } from '../authenticate.js';
+import { ChangeHeaders, ChangeQuery, changeOptionsOf, sendChange } from './changes.js';
 import {
   ReprocessDryRun,
   ReprocessingStatistics,
@@ -176,12 +177,15 @@ function registerScheduleRoutes(app: ApiApp, reprocessing: ReprocessingService<P
         operationId: 'setReprocessSchedule',
         tags: ['journals'],
         summary: 'Change the schedule of automatic reprocessing runs',
-        description: `Every member is required. \`daily\` runs every open error once a day at \`dailyAt\` (UTC); \`interval\` every \`intervalMinutes\` (at least ${REPROCESS_INTERVAL_MINUTES_MIN}); \`disabled\` none. One instance starts each run, however many share the store. The next run is due by the new settings from now. The change is written to the audit log.`,
+        description: `Every member is required. \`daily\` runs every open error once a day at \`dailyAt\` (UTC); \`interval\` every \`intervalMinutes\` (at least ${REPROCESS_INTERVAL_MINUTES_MIN}); \`disabled\` none. One instance starts each run, however many share the store. The next run is due by the new settings from now. The change is written to the audit log. Takes \`dryRun=true\` and an \`Idempotency-Key\`.`,
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
         body: ReprocessScheduleInput,
-        response: { 200: ReprocessScheduleAnswer, 400: Problem },
+        response: { 200: ReprocessScheduleAnswer, 400: Problem, 422: Problem },
       },
     },
-    async (request) => reprocessing.setSchedule(request.body, actorOf(request)),
+    async (request, reply) =>
+      sendChange(reply, await reprocessing.setSchedule(request.body, changeOptionsOf(request)), 200),
   );
 }
 

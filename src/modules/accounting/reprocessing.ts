@@ -11,10 +11,17 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { newTimeOrderedUuid } from '../../lib/ids.js';
 import { type AuditActor, systemActor } from '../audit/entry.js';
+import type { ChangeOptions, ChangeRunner, Outcome } from '../changes/runner.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import type { ProcessingContext } from './journal-draft.js';
 import type { PreparedAccountingRevision } from './prepare.js';
 import type { ChunkHandler } from './processor.js';
+import {
+  nextDueAfter,
+  type ReprocessScheduleChangeTables,
+  type ReprocessScheduleSettings,
+  scheduleChange,
+} from './reprocess-schedule.js';
 import type {
   ReprocessExample,
   ReprocessRun,
@@ -23,12 +30,16 @@ import type {
   ReprocessStore,
 } from './store.js';
 
+export {
+  nextDueAfter,
+  REPROCESS_INTERVAL_MINUTES_MAX,
+  REPROCESS_INTERVAL_MINUTES_MIN,
+  type ReprocessScheduleChangeTables,
+  type ReprocessScheduleSettings,
+} from './reprocess-schedule.js';
+
 /** Records one run queues at most; the rest of a selection waits for the next run. */
 export const REPROCESS_RECORDS_PER_RUN_MAX = 200_000;
-/** The shortest interval between scheduled runs. */
-export const REPROCESS_INTERVAL_MINUTES_MIN = 180;
-/** The longest interval between scheduled runs (30 days). */
-export const REPROCESS_INTERVAL_MINUTES_MAX = 43_200;
 /** The bounds of the maximum number of attempts per record. */
 export const REPROCESS_MAX_ATTEMPTS_MIN = 1;
 export const REPROCESS_MAX_ATTEMPTS_MAX = 100;
@@ -60,12 +71,6 @@ export type ReprocessWhatIf<T extends PreparedAccountingRevision> = (
   selection: ReprocessSelection,
 ) => Promise<ReprocessDryRun>;
 
-/** The settings a caller may change. */
-export type ReprocessScheduleSettings = Pick<
-  ReprocessSchedule,
-  'mode' | 'dailyAt' | 'intervalMinutes' | 'maxAttempts'
->;
-
 /** Refuses a selection that names nothing unless it says `all`: reprocessing everything is asked for by name. */
 function checkSelection(selection: ReprocessSelection): void {
   const { all, ...narrowing } = selection;
@@ -80,29 +85,6 @@ function checkSelection(selection: ReprocessSelection): void {
     throw new AppError('validation-failed', 'the selection must end after it starts', {
       errors: [{ path: '/to', message: 'must be after from' }],
     });
-}
-
-/** `HH:MM` of `dailyAt` as minutes of the day. */
-function minutesOfDay(dailyAt: string): number {
-  const [h, m] = dailyAt.split(':').map(Number);
-  return (h ?? 0) * 60 + (m ?? 0);
-}
-
-/**
- * When the next scheduled run is due after `now`: the next `dailyAt` (UTC) strictly after it, or
- * `intervalMinutes` after it; null when disabled.
- */
-export function nextDueAfter(
-  schedule: Pick<ReprocessSchedule, 'mode' | 'dailyAt' | 'intervalMinutes'>,
-  now: Date,
-): string | null {
-  if (schedule.mode === 'disabled') return null;
-  if (schedule.mode === 'interval')
-    return new Date(now.getTime() + schedule.intervalMinutes * 60_000).toISOString();
-  const day = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-  let due = day + minutesOfDay(schedule.dailyAt) * 60_000;
-  if (due <= now.getTime()) due += 86_400_000;
-  return new Date(due).toISOString();
 }
 
 /**
@@ -171,6 +153,7 @@ export type ReprocessRunView = ReprocessRun & { examples: ReprocessExample[] };
 export class ReprocessingService<T extends PreparedAccountingRevision> {
   readonly #store: ReprocessStore;
   readonly #snapshots: ConfigurationSnapshots<T>;
+  readonly #changes: ChangeRunner<ReprocessScheduleChangeTables>;
   readonly #clock: Clock;
   readonly #work: ChunkHandler<T>;
   readonly #businessDatePinned: string | undefined;
@@ -184,6 +167,7 @@ export class ReprocessingService<T extends PreparedAccountingRevision> {
    */
   constructor(
     store: ReprocessStore,
+    changes: ChangeRunner<ReprocessScheduleChangeTables>,
     snapshots: ConfigurationSnapshots<T>,
     clock: Clock,
     work: ChunkHandler<T>,
@@ -194,6 +178,7 @@ export class ReprocessingService<T extends PreparedAccountingRevision> {
     },
   ) {
     this.#store = store;
+    this.#changes = changes;
     this.#snapshots = snapshots;
     this.#clock = clock;
     this.#work = work;
@@ -275,21 +260,11 @@ export class ReprocessingService<T extends PreparedAccountingRevision> {
    * `validation-failed` (an interval under REPROCESS_INTERVAL_MINUTES_MIN, checked by the route
    * too).
    */
-  setSchedule(settings: ReprocessScheduleSettings, actor: AuditActor): Promise<ReprocessSchedule> {
-    if (settings.mode === 'interval' && settings.intervalMinutes < REPROCESS_INTERVAL_MINUTES_MIN)
-      throw new AppError(
-        'validation-failed',
-        `intervalMinutes must be at least ${REPROCESS_INTERVAL_MINUTES_MIN}`,
-        {
-          errors: [{ path: '/intervalMinutes', message: `must be >= ${REPROCESS_INTERVAL_MINUTES_MIN}` }],
-        },
-      );
-    const now = this.#clock.now();
-    return this.#store.saveSchedule(
-      { ...settings, nextDueAt: nextDueAfter(settings, now) },
-      now.toISOString(),
-      actor,
-    );
+  setSchedule(
+    settings: ReprocessScheduleSettings,
+    options: ChangeOptions,
+  ): Promise<Outcome<ReprocessSchedule>> {
+    return this.#changes.run(scheduleChange, settings, options);
   }
 
   /**

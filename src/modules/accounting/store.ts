@@ -440,12 +440,16 @@ export interface ReprocessStore {
   /** Processing errors by state. */
   countByState(): Promise<{ open: number; queued: number; closed: number }>;
   schedule(): Promise<ReprocessSchedule>;
-  /** Stores the settings (with the audit entry) and returns them. */
+  /** Sets when the next run is due, only while it is still `expected`; false otherwise. */
+  moveNextDue(expected: string | null, next: string | null): Promise<boolean>;
+}
+
+/** The reprocessing schedule as a change writes it, in the change runner's transaction. */
+export interface ReprocessScheduleTables {
+  /** Stores the settings; answers the schedule before (held until the transaction ends) and after. */
   saveSchedule(
     settings: Pick<ReprocessSchedule, 'mode' | 'dailyAt' | 'intervalMinutes' | 'maxAttempts' | 'nextDueAt'>,
     at: string,
-    actor: AuditActor,
-  ): Promise<ReprocessSchedule>;
-  /** Sets when the next run is due, only while it is still `expected`; false otherwise. */
-  moveNextDue(expected: string | null, next: string | null): Promise<boolean>;
+    user: string,
+  ): Promise<{ before: ReprocessSchedule | undefined; after: ReprocessSchedule }>;
 }

@@ -27,13 +27,20 @@ export interface ChangeContext {
   actor: AuditActor;
 }
 
-/** What a change did: its answer, its audit entry's details, and what follows its commit. */
+/** What a change's audit entry says besides its action, actor and moment. */
+export interface ChangeAudit {
+  /** What the change did (ids, counts, the settings given); never a secret. Unset: none. */
+  details?: Record<string, unknown>;
+  /** Pictures of the changed thing before and after, where it has them. */
+  before?: AuditSummary | null;
+  after?: AuditSummary | null;
+}
+
+/** What a change did: its answer, its audit entry, and what follows its commit. */
 export interface Applied<Answer> {
   answer: Answer;
-  /** The audit entry's details; null when nothing changed, and nothing is audited. */
-  audit: Record<string, unknown> | null;
-  /** Pictures of the changed thing before and after, for the audit entry, where it has them. */
-  auditSummaries?: { before: AuditSummary | null; after: AuditSummary | null };
+  /** The audit entry; null when nothing changed, and nothing is audited. */
+  audit: ChangeAudit | null;
   /** Run once the change is committed; never after a dry run or a refusal. */
   afterCommit?: () => void;
 }
@@ -172,8 +179,7 @@ export class ChangeRunner<Tables extends object> {
       if (!(await tx.keepAnswer(scope, key, { action: change.action, digest, answer, at })))
         throw new KeyTakenMeanwhile();
     }
-    if (applied.audit !== null)
-      await tx.audit({ at, action: change.action, actor, details: applied.audit, ...applied.auditSummaries });
+    if (applied.audit !== null) await tx.audit({ at, action: change.action, actor, ...applied.audit });
     return { applied };
   }
 }

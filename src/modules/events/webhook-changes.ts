@@ -110,7 +110,7 @@ function createSubscription(needs: WebhookChangeNeeds): Change<SubscriptionInput
       });
       return {
         answer: viewOf(subscription),
-        audit: { url, eventTypes: input.eventTypes, subscriptionId: subscription.id },
+        audit: { details: { url, eventTypes: input.eventTypes, subscriptionId: subscription.id } },
       };
     },
   };
@@ -136,7 +136,7 @@ function updateSubscription(
       if (stored === undefined) throw noSubscription(id);
       return {
         answer: viewOf(stored),
-        audit: { subscriptionId: id, ...(url === undefined ? {} : { url }), ...eventTypes },
+        audit: { details: { subscriptionId: id, ...(url === undefined ? {} : { url }), ...eventTypes } },
       };
     },
   };
@@ -153,7 +153,7 @@ function setStatus(
       if (stored === undefined) throw noSubscription(id);
       return {
         answer: viewOf(stored),
-        audit: { subscriptionId: id },
+        audit: { details: { subscriptionId: id } },
         ...(status === 'active' ? { afterCommit: needs.wake } : {}),
       };
     },
@@ -164,7 +164,7 @@ const deleteSubscription: Change<{ id: number }, { id: number }> = {
   action: 'webhooks.subscription-delete',
   async apply(tx, { id }) {
     if (!(await tx.webhooks.deleteSubscription(id))) throw noSubscription(id);
-    return { answer: { id }, audit: { subscriptionId: id } };
+    return { answer: { id }, audit: { details: { subscriptionId: id } } };
   },
 };
 
@@ -192,7 +192,7 @@ function addSecret(
           : new AppError('conflict', 'there is no signing secret to rotate: create one (POST …/secrets)');
       return {
         answer: { id: added.id, secret, createdAt: added.createdAt, expiresAt: null },
-        audit: overlapUntil === undefined ? {} : { overlapSeconds, overlapUntil },
+        audit: { details: overlapUntil === undefined ? {} : { overlapSeconds, overlapUntil } },
         afterCommit: needs.secretsChanged,
       };
     },
@@ -213,7 +213,7 @@ function redeliver(needs: WebhookChangeNeeds): Change<{ id: number }, StoredDeli
       // The answer is the delivery as queued again, read before the deliverer is woken.
       const queued = await tx.webhooks.redeliver(id, at);
       if (queued === undefined) throw new AppError('not-found', `no event delivery ${id}`);
-      return { answer: queued, audit: { deliveryId: id }, afterCommit: needs.wake };
+      return { answer: queued, audit: { details: { deliveryId: id } }, afterCommit: needs.wake };
     },
   };
 }
@@ -234,7 +234,7 @@ function redeliverSince(
         );
       return {
         answer: { events: result.events },
-        audit: { subscriptionId, since, events: result.events },
+        audit: { details: { subscriptionId, since, events: result.events } },
         afterCommit: needs.wake,
       };
     },

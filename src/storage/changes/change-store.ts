@@ -4,8 +4,10 @@
  * (`change_answers`) and the audit trail's one writer.
  */
 import type { Kysely } from 'kysely';
+import type { ReprocessScheduleTables } from '../../modules/accounting/store.js';
 import type { ChangeStore, ChangeTransaction } from '../../modules/changes/store.js';
 import type { WebhookTables } from '../../modules/events/store.js';
+import { reprocessScheduleTablesIn } from '../accounting/reprocess-schedule.js';
 import { appendAudit } from '../audit-trail.js';
 import { webhookTablesIn } from '../events/webhook-tables.js';
 import type { Database } from '../schema.js';
@@ -14,6 +16,7 @@ import type { DialectAdapter, Store } from '../store.js';
 /** The tables of every feature whose changes run through the runner. */
 export interface ChangeTables {
   webhooks: WebhookTables;
+  reprocessSchedule: ReprocessScheduleTables;
 }
 
 /** The change runner's store over `store`. */
@@ -30,6 +33,7 @@ function changeTransactionIn(
 ): ChangeTables & ChangeTransaction {
   return {
     webhooks: webhookTablesIn(trx, adapter),
+    reprocessSchedule: reprocessScheduleTablesIn(trx, adapter),
 
     async keptAnswer(scope, key) {
       const row = await trx

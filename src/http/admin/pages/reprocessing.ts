@@ -233,7 +233,7 @@ ${
 /** `POST /admin/reprocessing/schedule`: the schedule changed. */
 function registerScheduleAction(app: FastifyInstance, services: Pick<Services, 'reprocessing'>): void {
   app.post('/admin/reprocessing/schedule', { config: write }, async (request, reply) => {
-    await services.reprocessing.setSchedule(scheduleSettingsOf(request), actorOf(request));
+    await services.reprocessing.setSchedule(scheduleSettingsOf(request), { actor: actorOf(request) });
     return reply.redirect('/admin/reprocessing', 303);
   });
 }
