@@ -14,14 +14,24 @@ addFormats.default(ajv);
 
 const compiled = new WeakMap<TSchema, ValidateFunction>();
 
-/** True when `value` keeps the rule; each rule is compiled once. */
-export function keepsRule<T extends TSchema>(rule: T, value: unknown): value is Static<T> {
+function checkOf(rule: TSchema): ValidateFunction {
   let check = compiled.get(rule);
   if (check === undefined) {
     check = ajv.compile(rule);
     compiled.set(rule, check);
   }
-  return check(value) === true;
+  return check;
+}
+
+/** True when `value` keeps the rule; each rule is compiled once. */
+export function keepsRule<T extends TSchema>(rule: T, value: unknown): value is Static<T> {
+  return checkOf(rule)(value) === true;
+}
+
+/** The errors of `value` against the rule, as Ajv reports them; none when it keeps it. */
+export function ruleErrors(rule: TSchema, value: unknown): NonNullable<ValidateFunction['errors']> {
+  const check = checkOf(rule);
+  return check(value) === true ? [] : (check.errors ?? []);
 }
 
 /**
@@ -32,3 +42,17 @@ export function keepsRule<T extends TSchema>(rule: T, value: unknown): value is 
 export function calendarDay(options: StringOptions = {}) {
   return Type.String({ ...options, format: 'date' });
 }
+
+/**
+ * Longest path parameter: the router refuses a longer path segment before any route runs
+ * (`maxParamLength` in `http/app.ts`), so every path parameter carries this bound.
+ */
+export const PATH_PARAM_LENGTH_MAX = 200;
+
+/**
+ * A filter compared with session ids, session namespaces and entities, or processing error
+ * codes: every stored one is no longer than a path parameter (ids and names are bounded when they
+ * are made, codes are a closed list), so a longer value could match nothing and is refused with a
+ * 400 naming it instead of an empty page (docs/decisions.md, HTTP in general).
+ */
+export const StoredNameFilter = Type.String({ maxLength: PATH_PARAM_LENGTH_MAX });

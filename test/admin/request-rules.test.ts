@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIAL_NAME_LENGTH_MAX } from '../../src/modules/auth/inputs.js';
+import { SUBSCRIPTION_DESCRIPTION_LENGTH_MAX } from '../../src/modules/events/inputs.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signIn, userWith } from './helpers.js';
 
@@ -54,5 +55,33 @@ describe('request rules shared by the API and the administration pages', () => {
     const unknownStatus = await admin.get('/admin/journals?status=draft');
     expect(unknownStatus.statusCode).toBe(200);
     expect(unknownStatus.body).not.toContain('<option selected>');
+  });
+
+  it('reads a webhook subscription form through the API body schema: what one refuses, the other refuses', async () => {
+    const admin = await signIn(t, await userWith(t, ['admin']));
+    const token = await t.tokenFor(['admin']);
+    expect(
+      (await t.call(token, { method: 'POST', url: '/api/v1/event-deliveries/secrets' })).statusCode,
+    ).toBe(201);
+    const description = 'd'.repeat(SUBSCRIPTION_DESCRIPTION_LENGTH_MAX + 1);
+    const body = { url: 'https://hooks.example.com/rules', eventTypes: ['ingestion.closed'], description };
+    const api = await t.call(token, {
+      method: 'POST',
+      url: '/api/v1/event-deliveries/subscriptions',
+      payload: body,
+    });
+    expect(api.statusCode).toBe(400);
+    expect(api.json().errors).toContainEqual({ path: '/description', message: expect.any(String) });
+    const refused = await admin.post('/admin/webhooks', { ...body, eventTypes: 'ingestion.closed' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain('description must NOT have more than');
+    const unknownType = await admin.post('/admin/webhooks', {
+      url: body.url,
+      eventTypes: 'ingestion.opened',
+    });
+    expect(unknownType.statusCode).toBe(400);
+    expect(unknownType.body).toContain('eventTypes/0');
+    const made = await admin.post('/admin/webhooks', { url: body.url, eventTypes: 'ingestion.closed' });
+    expect(made.statusCode).toBe(303);
   });
 });

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import {
   EventTypesInput,
+  SubscriptionBody,
   SubscriptionDescriptionInput,
   SubscriptionUrlInput,
 } from '../../modules/events/inputs.js';
@@ -63,14 +64,7 @@ function registerCreateSubscriptionRoute(app: ApiApp, webhooks: WebhookService):
         summary: 'Subscribe a URL to event types',
         description:
           'Every event of these types recorded from now on is POSTed to the URL, signed with the signing secret, which must exist first (409 otherwise). A URL that is not https (unless the service allows http and loopback), that holds a user name, or whose host is an address in a private, link-local, metadata or reserved range is a 400 naming `url`; host names are checked again when each attempt resolves them.',
-        body: Type.Object(
-          {
-            url: SubscriptionUrlInput,
-            eventTypes: EventTypesInput,
-            description: Type.Optional(SubscriptionDescriptionInput),
-          },
-          { additionalProperties: false },
-        ),
+        body: SubscriptionBody,
         querystring: ChangeQuery,
         headers: ChangeHeaders,
         response: {

@@ -1,14 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { PreparedConfiguration } from '../../composition/prepared-configuration.js';
-import { instantOf } from '../../lib/instant.js';
-import { ReprocessScheduleInput } from '../../modules/accounting/inputs.js';
+import {
+  ReprocessScheduleInput,
+  ReprocessSelectionBody,
+  reprocessSelectionOf,
+} from '../../modules/accounting/inputs.js';
 import {
   REPROCESS_INTERVAL_MINUTES_MIN,
   REPROCESS_RECORDS_PER_RUN_MAX,
   type ReprocessingService,
 } from '../../modules/accounting/reprocessing.js';
-import type { ReprocessSelection } from '../../modules/accounting/store.js';
 import { actorOf } from '../authenticate.js';
 import { ChangeHeaders, ChangeQuery, changeOptionsOf, sendChange } from './changes.js';
 import {
@@ -18,53 +20,7 @@ import {
   ReprocessScheduleAnswer,
 } from './reprocess-answers.js';
 import type { ApiApp } from './route-app.js';
-import { Page, PageQuery, Problem, pageOf, StoredNameFilter } from './schemas.js';
-
-/** The longest RFC 3339 date-time taken: nanoseconds and an offset fit in it. */
-const INSTANT_LENGTH_MAX = 40;
-
-/** A date (midnight UTC) or an RFC 3339 date-time in a body. */
-function InstantMember(description: string) {
-  return Type.Union(
-    [Type.String({ format: 'date' }), Type.String({ format: 'date-time', maxLength: INSTANT_LENGTH_MAX })],
-    {
-      description,
-      examples: ['2026-01-31', '2026-01-31T10:15:00Z'],
-    },
-  );
-}
-
-/** The body of a reprocessing request: which open processing errors to run again. */
-const SelectionBody = Type.Object(
-  {
-    ingestionId: Type.Optional(StoredNameFilter),
-    entity: Type.Optional(StoredNameFilter),
-    code: Type.Optional(StoredNameFilter),
-    from: Type.Optional(InstantMember('Errors first recorded at or after this instant.')),
-    to: Type.Optional(InstantMember('Errors first recorded before this instant.')),
-    all: Type.Optional(
-      Type.Literal(true, { description: 'Every open error: required when nothing else is named.' }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-/** The selection as the module takes it: instants in their stored form. */
-function selectionOf(body: {
-  ingestionId?: string;
-  entity?: string;
-  code?: string;
-  from?: string;
-  to?: string;
-  all?: true;
-}): ReprocessSelection {
-  const { from, to, ...rest } = body;
-  return {
-    ...rest,
-    ...(from === undefined ? {} : { from: instantOf(from).toISOString() }),
-    ...(to === undefined ? {} : { to: instantOf(to).toISOString() }),
-  };
-}
+import { Page, PageQuery, Problem, pageOf } from './schemas.js';
 
 /** A run's number in a path, as text: runs are numbered in the order they started. */
 const RunPath = Type.Object({
@@ -101,12 +57,12 @@ function registerReprocessRoute(app: ApiApp, reprocessing: ReprocessingService<P
           },
           { additionalProperties: false },
         ),
-        body: SelectionBody,
+        body: ReprocessSelectionBody,
         response: { 200: Type.Union([ReprocessRun, ReprocessDryRun]), 202: ReprocessRun, 400: Problem },
       },
     },
     async (request, reply) => {
-      const selection = selectionOf(request.body);
+      const selection = reprocessSelectionOf(request.body);
       if (request.query.dryRun) return { dryRun: true as const, ...(await reprocessing.dryRun(selection)) };
       const run = await reprocessing.reprocess(selection, actorOf(request));
       if (run.state === 'finished') return run;

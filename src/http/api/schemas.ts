@@ -1,5 +1,7 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { calendarDay } from '../../lib/input-rule.js';
+import { calendarDay, PATH_PARAM_LENGTH_MAX, StoredNameFilter } from '../../lib/input-rule.js';
+
+export { PATH_PARAM_LENGTH_MAX, StoredNameFilter };
 
 /** Page size when the caller gives none, and the most a caller may ask for (docs/reference.md, Conventions). */
 export const PAGE_LIMIT_DEFAULT = 50;
@@ -10,22 +12,8 @@ export const PAGE_LIMIT_MAX = 1000;
  */
 export const PAGE_MAX = Math.floor(Number.MAX_SAFE_INTEGER / PAGE_LIMIT_MAX);
 
-/**
- * Longest path parameter: the router refuses a longer path segment before any route runs
- * (`maxParamLength` in `http/app.ts`), so every path parameter carries this bound.
- */
-export const PATH_PARAM_LENGTH_MAX = 200;
-
 /** A path parameter the route itself bounds no further than the router does. */
 export const PathParam = Type.String({ maxLength: PATH_PARAM_LENGTH_MAX });
-
-/**
- * A query filter compared with session ids, session namespaces and entities, or processing
- * error codes: every stored one is no longer than a path parameter (ids and names are bounded
- * when they are made, codes are a closed list), so a longer value could match nothing and is
- * refused with a 400 naming it instead of an empty page (docs/decisions.md, HTTP in general).
- */
-export const StoredNameFilter = Type.String({ maxLength: PATH_PARAM_LENGTH_MAX });
 
 /** The `page` and `limit` query parameters of every paginated list. */
 export const PageQuery = {

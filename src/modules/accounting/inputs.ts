@@ -1,4 +1,6 @@
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
+import { StoredNameFilter } from '../../lib/input-rule.js';
+import { instantOf } from '../../lib/instant.js';
 import type { JournalStatus } from './journal-draft.js';
 import {
   REPROCESS_INTERVAL_MINUTES_MAX,
@@ -7,6 +9,7 @@ import {
   REPROCESS_MAX_ATTEMPTS_MIN,
 } from './reprocessing.js';
 import { REVERSAL_REASON_LENGTH_MAX } from './reversals.js';
+import type { ReprocessSelection } from './store.js';
 
 /**
  * The rules of what a caller may send to read journals (docs/reference.md, Journals), written
@@ -71,3 +74,45 @@ export const ReversalReason = Type.String({
   maxLength: REVERSAL_REASON_LENGTH_MAX,
   description: 'Why: recorded with the reversal and in the audit log.',
 });
+
+/** The longest RFC 3339 date-time taken: nanoseconds and an offset fit in it. */
+const INSTANT_LENGTH_MAX = 40;
+
+/** A date (midnight UTC) or an RFC 3339 date-time in a body. */
+function InstantMember(description: string) {
+  return Type.Union(
+    [Type.String({ format: 'date' }), Type.String({ format: 'date-time', maxLength: INSTANT_LENGTH_MAX })],
+    {
+      description,
+      examples: ['2026-01-31', '2026-01-31T10:15:00Z'],
+    },
+  );
+}
+
+/**
+ * Which open processing errors a reprocessing run takes (`POST /api/v1/processing-errors/reprocess`
+ * and the administration page's confirmation).
+ */
+export const ReprocessSelectionBody = Type.Object(
+  {
+    ingestionId: Type.Optional(StoredNameFilter),
+    entity: Type.Optional(StoredNameFilter),
+    code: Type.Optional(StoredNameFilter),
+    from: Type.Optional(InstantMember('Errors first recorded at or after this instant.')),
+    to: Type.Optional(InstantMember('Errors first recorded before this instant.')),
+    all: Type.Optional(
+      Type.Literal(true, { description: 'Every open error: required when nothing else is named.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** A selection as the module takes it: instants in their stored form. */
+export function reprocessSelectionOf(body: Static<typeof ReprocessSelectionBody>): ReprocessSelection {
+  const { from, to, ...rest } = body;
+  return {
+    ...rest,
+    ...(from === undefined ? {} : { from: instantOf(from).toISOString() }),
+    ...(to === undefined ? {} : { to: instantOf(to).toISOString() }),
+  };
+}

@@ -54,3 +54,13 @@ export const DeliveryStatusInput = Type.Union(
   [Type.Literal('pending'), Type.Literal('delivering'), Type.Literal('delivered'), Type.Literal('failed')],
   { description: 'Only deliveries in this state.' },
 );
+
+/** A new subscription, as `POST /api/v1/event-deliveries/subscriptions` and the administration form take it. */
+export const SubscriptionBody = Type.Object(
+  {
+    url: SubscriptionUrlInput,
+    eventTypes: EventTypesInput,
+    description: Type.Optional(SubscriptionDescriptionInput),
+  },
+  { additionalProperties: false },
+);

@@ -1,29 +1,42 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../../composition/services.js';
-import { keepsRule } from '../../../lib/input-rule.js';
-import { ReprocessScheduleInput } from '../../../modules/accounting/inputs.js';
+import {
+  ReprocessScheduleInput,
+  ReprocessSelectionBody,
+  reprocessSelectionOf,
+} from '../../../modules/accounting/inputs.js';
 import type { ReprocessDryRun } from '../../../modules/accounting/reprocessing.js';
 import type {
   ReprocessExample,
   ReprocessRun,
   ReprocessSelection,
 } from '../../../modules/accounting/store.js';
+import { formInput } from '../form-input.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
 import { formatCount } from '../money.js';
-import { AdminPageError, actorOf, contextOf, formOf, pagingOf, queryText, sendPage } from '../request.js';
+import { AdminPageError, actorOf, contextOf, formOf, pagingOf, sendPage } from '../request.js';
 
 /** The members of a selection the pages carry, in query strings and hidden form fields alike. */
 const SELECTION_MEMBERS = ['ingestionId', 'entity', 'code'] as const;
 
-/** The selection of the processing errors page's filters: every open error when none is given. */
-function selectionOf(read: (name: string) => string | undefined): ReprocessSelection {
-  const selection: ReprocessSelection = {};
-  for (const name of SELECTION_MEMBERS) {
-    const value = read(name);
-    if (value !== undefined) selection[name] = value;
-  }
-  return Object.keys(selection).length === 0 ? { all: true } : selection;
+/**
+ * The selection of the processing errors page's filters, read as the API reads a selection
+ * (`ReprocessSelectionBody`): every open error when none is given.
+ */
+function selectionOf(fields: URLSearchParams): ReprocessSelection {
+  const { all: _all, ...named } = reprocessSelectionOf(
+    formInput(ReprocessSelectionBody, fields, 'The selection is not valid'),
+  );
+  return Object.keys(named).length === 0 ? { all: true } : named;
+}
+
+/** The text members of a request's query string, as a form's fields. */
+function queryFields(request: FastifyRequest): URLSearchParams {
+  const query = request.query as Record<string, unknown>;
+  return new URLSearchParams(
+    Object.entries(query).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
 }
 
 function selectionText(selection: ReprocessSelection): string {
@@ -94,23 +107,9 @@ function runFacts(run: ReprocessRun): Html {
 </dl>`;
 }
 
-/** The schedule's settings from a submitted form, or a 400 page naming the field at fault. */
+/** The schedule's settings from a submitted form, read as the API reads them, or a 400 page naming the fields at fault. */
 function scheduleSettingsOf(request: FastifyRequest) {
-  const form = formOf(request);
-  const settings = {
-    mode: form.get('mode') ?? '',
-    dailyAt: form.get('dailyAt') ?? '',
-    intervalMinutes: Number(form.get('intervalMinutes') ?? ''),
-    maxAttempts: Number(form.get('maxAttempts') ?? ''),
-  };
-  if (!keepsRule(ReprocessScheduleInput, settings))
-    throw new AdminPageError(
-      400,
-      'The schedule is not valid',
-      'Nothing changed.',
-      'The mode is daily, interval or disabled; the time HH:MM; the interval at least 180 minutes; the attempts 1 to 100.',
-    );
-  return settings;
+  return formInput(ReprocessScheduleInput, formOf(request), 'The schedule is not valid');
 }
 
 /** Who may start runs and change the schedule. */
@@ -134,17 +133,13 @@ export function reprocessingPages(app: FastifyInstance, services: Pick<Services,
 function registerReprocessPages(app: FastifyInstance, services: Pick<Services, 'reprocessing'>): void {
   app.get('/admin/processing-errors/reprocess', { config: write }, async (request, reply) => {
     const context = contextOf(request);
-    const selection = selectionOf((name) => queryText(request, name));
+    const selection = selectionOf(queryFields(request));
     const dry = await services.reprocessing.dryRun(selection);
     return sendPage(reply, page(context, 'Reprocess failed records', dryRunHtml(context, selection, dry)));
   });
 
   app.post('/admin/processing-errors/reprocess', { config: write }, async (request, reply) => {
-    const form = formOf(request);
-    const selection = selectionOf((name) => {
-      const value = form.get(name)?.trim();
-      return value === undefined || value === '' ? undefined : value;
-    });
+    const selection = selectionOf(formOf(request));
     const run = await services.reprocessing.reprocess(selection, actorOf(request));
     return reply.redirect(`/admin/reprocessing/runs/${run.id}`, 303);
   });

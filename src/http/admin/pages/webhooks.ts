@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../../composition/services.js';
-import { SubscriptionDescriptionInput } from '../../../modules/events/inputs.js';
+import { SubscriptionBody, SubscriptionDescriptionInput } from '../../../modules/events/inputs.js';
 import type { DeliveryFilter, StoredDelivery } from '../../../modules/events/store.js';
-import { EVENT_TYPES, type EventType, isEventType } from '../../../modules/events/types.js';
+import { EVENT_TYPES } from '../../../modules/events/types.js';
 import type { SecretView, WebhookService } from '../../../modules/events/webhooks.js';
 import { lengthAttributes } from '../form-fields.js';
+import { formInput } from '../form-input.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
 import { AdminPageError, actorOf, contextOf, formOf, pagingOf, sendPage, signInIdOf } from '../request.js';
@@ -140,20 +141,8 @@ function registerWebhooksPage(app: FastifyInstance, webhooks: WebhookService): v
 /** `POST /admin/webhooks`: subscribes a URL to the event types ticked. */
 function registerCreateSubscriptionAction(app: FastifyInstance, webhooks: WebhookService): void {
   app.post('/admin/webhooks', { config: manage }, async (request, reply) => {
-    const form = formOf(request);
-    const eventTypes = form.getAll('eventTypes').filter(isEventType) as EventType[];
-    if (eventTypes.length === 0)
-      throw new AdminPageError(
-        400,
-        'No event type chosen',
-        'A subscription needs at least one event type.',
-        'Go back and tick some.',
-      );
-    const description = form.get('description')?.trim() ?? '';
-    const { answer: created } = await webhooks.createSubscription(
-      { url: form.get('url') ?? '', eventTypes, ...(description === '' ? {} : { description }) },
-      { actor: actorOf(request) },
-    );
+    const input = formInput(SubscriptionBody, formOf(request), 'The subscription is not valid');
+    const { answer: created } = await webhooks.createSubscription(input, { actor: actorOf(request) });
     return reply.redirect(`/admin/webhooks/${created.id}`, 303);
   });
 }
