@@ -168,14 +168,14 @@ export async function usersCommand(args: string[], io: Io): Promise<void> {
   if (values.email === undefined || values.role === undefined)
     throw usageError('users create needs --email and --role');
   const { email, role, name } = values;
-  const user = await withServices(io, true, (services) =>
+  const { answer: user } = await withServices(io, true, (services) =>
     services.access.createUser(
       {
         email,
         roles: role,
         ...(name === undefined ? {} : { displayName: name }),
       },
-      cliActor(),
+      { actor: cliActor() },
     ),
   );
   io.out(`created user ${user.email} with roles ${user.roles.join(', ')}`);
@@ -199,14 +199,14 @@ export async function credentialsCommand(args: string[], io: Io): Promise<void> 
       throw usageError('--expires-in-days must be a whole number');
     const { owner, name } = values;
     // A new store has no user to own the credential: it is never created here.
-    const created = await withServices(io, false, (services) =>
+    const { answer: created } = await withServices(io, false, (services) =>
       services.access.createCredential(
         {
           ownerEmail: owner,
           ...(name === undefined ? {} : { name }),
           ...(days === undefined ? {} : { expiresInDays: Number(days) }),
         },
-        cliActor(),
+        { actor: cliActor() },
       ),
     );
     io.out(`client_id:     ${created.clientId}`);
@@ -228,7 +228,9 @@ export async function credentialsCommand(args: string[], io: Io): Promise<void> 
   if (action === 'revoke') {
     const clientId = rest[0];
     if (clientId === undefined || rest.length !== 1) throw usageError(CREDENTIALS_USAGE);
-    await withServices(io, false, (services) => services.access.revokeCredential(clientId, cliActor()));
+    await withServices(io, false, (services) =>
+      services.access.revokeCredential(clientId, { actor: cliActor() }),
+    );
     io.out(`revoked ${clientId}`);
     return;
   }

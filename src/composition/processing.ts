@@ -90,9 +90,11 @@ export function createProcessing(
 ): Processing {
   // Asynchronous extractions are made where processing runs, off the event loop that answers
   // requests when that is the processing thread (docs/adr/0023-extract-executions.md).
+  const changes = new ChangeRunner(createChangeStore(store), clock);
   const extractMaker = new ExtractExecutions(
     createExecutionStore(store),
-    new ExtractService(createExtractStore(store), snapshots, clock),
+    changes,
+    new ExtractService(createExtractStore(store), changes, snapshots, clock),
     clock,
     extractsInBulkOf(snapshots),
     onBackgroundError,
@@ -101,7 +103,6 @@ export function createProcessing(
   const flows = new FlowRunner(flowLimitsOf(settings));
   const work = chunkWork(flows);
   const processor = createProcessor(store, snapshots, clock, settings, work, onBackgroundError);
-  const changes = new ChangeRunner(createChangeStore(store), clock);
   const reprocessing = new ReprocessingService(createReprocessStore(store), changes, snapshots, clock, work, {
     businessDatePinned: settings.businessDate,
     onRunQueued: () => processor.wake(),

@@ -312,7 +312,8 @@ function assembleServices(
   const authStore = createAuthStore(store);
   return {
     tokens: new TokenService(authStore, clock, settings),
-    access: new AccessDirectory(authStore, clock),
+    // After the webhooks: a new credential's answer kept for a repeat is sealed under their key.
+    access: new AccessDirectory(authStore, wiring.changes, clock, () => webhooks.sealingKey()),
     signIns: new SignIns(authStore, createSignInStore(store), clock, settings.authFailureWait),
     snapshots,
     configuration,
@@ -364,15 +365,22 @@ function createReprocessing(
   { store, clock, settings, snapshots, wake, changes }: Wiring,
   dryRunFlows: FlowRunner,
 ): ReprocessingService<PreparedConfiguration> {
-  return new ReprocessingService(createReprocessStore(store), changes, snapshots, clock, chunkWork(dryRunFlows), {
-    businessDatePinned: settings.businessDate,
-    onRunQueued: wake,
-    // A what-if's candidate gets isolates of its own, released once it is answered.
-    candidateWork: () => {
-      const flows = new FlowRunner(flowLimitsOf(settings));
-      return { work: chunkWork(flows), close: () => flows.close() };
+  return new ReprocessingService(
+    createReprocessStore(store),
+    changes,
+    snapshots,
+    clock,
+    chunkWork(dryRunFlows),
+    {
+      businessDatePinned: settings.businessDate,
+      onRunQueued: wake,
+      // A what-if's candidate gets isolates of its own, released once it is answered.
+      candidateWork: () => {
+        const flows = new FlowRunner(flowLimitsOf(settings));
+        return { work: chunkWork(flows), close: () => flows.close() };
+      },
     },
-  });
+  );
 }
 
 /** The what-if of a keep-data dry run: today's failed records run under the prepared candidate. */
@@ -389,13 +397,14 @@ function whatIfOf(reprocessing: ReprocessingService<PreparedConfiguration>): Wha
  * extractions only when they process here too (tests, the CLI); otherwise the maker runs with
  * processing (`createProcessing`).
  */
-function createExtracts({ store, clock, snapshots, place, onBackgroundError }: Wiring): {
+function createExtracts({ store, clock, snapshots, place, changes, onBackgroundError }: Wiring): {
   extracts: ExtractService;
   extractExecutions: ExtractExecutions;
 } {
-  const extracts = new ExtractService(createExtractStore(store), snapshots, clock);
+  const extracts = new ExtractService(createExtractStore(store), changes, snapshots, clock);
   const extractExecutions = new ExtractExecutions(
     createExecutionStore(store),
+    changes,
     extracts,
     clock,
     extractsInBulkOf(snapshots),

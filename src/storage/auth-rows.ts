@@ -2,10 +2,7 @@ import type { Selectable } from 'kysely';
 import type { CredentialRow, TokenRow, UserRow } from '../modules/auth/store.js';
 import type { CredentialsTable, OAuthTokensTable, UsersTable } from './tables/access.js';
 
-/**
- * How the auth adapter (`auth-store.ts`) reads and writes its rows, and how the audit trail
- * pictures users and credentials (never a hash).
- */
+/** How the auth adapter (`auth-store.ts`, `access-tables.ts`) reads and writes its rows. */
 
 export function toUser(row: Selectable<UsersTable>): UserRow {
   return {
@@ -32,22 +29,6 @@ export function joinedOwner(
     disabled: row.disabled,
     created_at: row.user_created_at,
   });
-}
-
-/** A user as the audit trail pictures it: never the password hash. */
-export function userSummary(user: UserRow): Record<string, unknown> {
-  return { email: user.email, displayName: user.displayName, roles: user.roles, disabled: user.disabled };
-}
-
-/** A credential as the audit trail pictures it: never the secret hash. */
-export function credentialSummary(credential: CredentialRow): Record<string, unknown> {
-  return {
-    clientId: credential.clientId,
-    ownerEmail: credential.ownerEmail,
-    name: credential.name,
-    expiresAt: credential.expiresAt,
-    revokedAt: credential.revokedAt,
-  };
 }
 
 export function toCredential(row: Selectable<CredentialsTable>): CredentialRow {

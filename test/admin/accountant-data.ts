@@ -119,7 +119,10 @@ export async function accountantApp(): Promise<AccountantData> {
     payload: { ownerEmail, name: 'Nightly loan import' },
   });
   expect(named.statusCode, named.body).toBe(201);
-  const unnamed = await t.services.access.createCredential({ ownerEmail }, { user: makerEmail });
+  const { answer: unnamed } = await t.services.access.createCredential(
+    { ownerEmail },
+    { actor: { user: makerEmail } },
+  );
   await t.services.access.ensureCredential('ci-bootstrap', 'a-bootstrap-secret-of-32-characters', ownerEmail);
 
   return {

@@ -18,7 +18,7 @@ describe('extracts in the administration interface', () => {
     await t.call(operator, { method: 'PUT', url: '/api/v1/configuration/bulk', payload: document });
     await ingestClosedSession(t, operator, 'businessEvent', [businessEvent({ amount: '77.70' })]);
     await t.services.processor.drain();
-    const made = await t.services.extracts.create(
+    const { answer: made } = await t.services.extracts.create(
       {
         name: 'GL <lines>',
         description: null,
@@ -28,10 +28,10 @@ describe('extracts in the administration interface', () => {
         format: 'csv',
         incremental: true,
       },
-      'test@example.test',
+      { actor: { user: 'test@example.test' } },
     );
     configId = made.id;
-    await t.services.extracts.update(configId, { state: 'Active' }, 'test@example.test');
+    await t.services.extracts.update(configId, { state: 'Active' }, { actor: { user: 'test@example.test' } });
   });
   afterAll(async () => t?.close());
 
@@ -51,7 +51,9 @@ describe('extracts in the administration interface', () => {
     expect(detail.body).toContain('<td>-77.70</td>');
     expect((await t.services.extracts.get(configId)).pendingPosition).toBeNull();
 
-    const execution = await t.services.extractExecutions.trigger(configId, 'test@example.test');
+    const { answer: execution } = await t.services.extractExecutions.trigger(configId, {
+      actor: { user: 'test@example.test' },
+    });
     await t.services.extractExecutions.idle();
     const withExecution = await viewer.get(`/admin/extracts/${configId}`);
     expect(withExecution.body).toContain(`href="/admin/extracts/executions/${execution.id}/file"`);
@@ -62,5 +64,18 @@ describe('extracts in the administration interface', () => {
 
     expect((await viewer.get('/admin/extracts/999999')).statusCode).toBe(404);
     expect((await viewer.get('/admin/extracts/nope')).statusCode).toBe(404);
+  });
+
+  it('says the extract changes on the audit page in words, with the configuration linked', async () => {
+    const admin = await signIn(t, await userWith(t, ['admin']));
+    const audit = await admin.get('/admin/audit');
+    expect(audit.statusCode).toBe(200);
+    const link = `<a href="/admin/extracts/${configId}">GL &lt;lines&gt; (${configId})</a>`;
+    expect(audit.body).toContain('Created an extraction configuration');
+    expect(audit.body).toContain(`<dt>Configuration</dt><dd>${link}</dd>`);
+    expect(audit.body).toContain('Changed an extraction configuration');
+    expect(audit.body).toContain('<dt>State</dt><dd>Active <span class="muted">(was Draft)</span></dd>');
+    expect(audit.body).toContain('Started an asynchronous extraction');
+    expect(audit.body).toContain('<dt>Execution</dt>');
   });
 });

@@ -18,7 +18,7 @@ export async function userWith(t: { services: Services }, roles: string[]): Prom
       password: PASSWORD,
       displayName: `Tester ${counter}`,
     },
-    { user: 'test-setup' },
+    { actor: { user: 'test-setup' } },
   );
   return email;
 }

@@ -146,7 +146,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface at a 1,024 px win
         ownerEmail: owner,
         name: `nightly-import-of-the-loan-servicing-platform-${'n'.repeat(120)}`,
       },
-      { user: 'test-setup' },
+      { actor: { user: 'test-setup' } },
     );
     await t.services.access.createUser(
       {
@@ -155,7 +155,7 @@ describe.skipIf(!CHROMIUM_AVAILABLE)('administration interface at a 1,024 px win
         roles: ['viewer', 'bulk-operator', 'api-client'],
         password: PASSWORD,
       },
-      { user: 'test-setup' },
+      { actor: { user: 'test-setup' } },
     );
 
     await t.app.listen({ port: 0, host: '127.0.0.1' });

@@ -428,7 +428,10 @@ describe('administration sign-in behind a reverse proxy', () => {
     await build('trusted', { trustProxy: ['loopback'] });
     await build('public', { publicUrl: 'https://ledger.example.com/base' });
     email = 'proxied@example.test';
-    await services.access.createUser({ email, roles: ['admin'], password: PASSWORD }, { user: 'test-setup' });
+    await services.access.createUser(
+      { email, roles: ['admin'], password: PASSWORD },
+      { actor: { user: 'test-setup' } },
+    );
   });
   afterAll(async () => {
     for (const close of dispose) await close();

@@ -99,7 +99,7 @@ describe('CLI commands on the store', () => {
           roles: ['admin'],
           password: 'first password 1',
         },
-        { user: 'test-setup' },
+        { actor: { user: 'test-setup' } },
       );
       const before = await services.signIns.signIn('lost@example.com', 'first password 1', undefined);
       if (!before.ok) throw new Error('the first sign-in failed');

@@ -66,8 +66,11 @@ export async function createTestApp(
   const credentialFor = async (roles: string[]) => {
     userCounter += 1;
     const email = `user${userCounter}-${Date.now()}@example.test`;
-    await services.access.createUser({ email, roles }, { user: 'test-setup' });
-    const credential = await services.access.createCredential({ ownerEmail: email }, { user: 'test-setup' });
+    await services.access.createUser({ email, roles }, { actor: { user: 'test-setup' } });
+    const { answer: credential } = await services.access.createCredential(
+      { ownerEmail: email },
+      { actor: { user: 'test-setup' } },
+    );
     return { clientId: credential.clientId, clientSecret: credential.clientSecret, ownerEmail: email };
   };
 

@@ -178,7 +178,7 @@ export function itRequiresPermission(
     const credential = await t.credentialFor(['viewer']);
     const token = (await t.services.tokens.clientCredentialsGrant(credential)).access_token;
     for (const roles of roleSets) {
-      await t.services.access.updateUser(credential.ownerEmail, { roles }, { user: 'test-setup' });
+      await t.services.access.updateUser(credential.ownerEmail, { roles }, { actor: { user: 'test-setup' } });
       const response = await t.call(token, request);
       expect(response.statusCode, roles.join(', ')).toBe(403);
       expect(response.json()).toMatchObject({

@@ -89,16 +89,16 @@ describe('users and credentials endpoints', () => {
     await expect(
       t.services.access.createUser(
         { email: 'short@example.test', roles: ['viewer'], password: 'short' },
-        { user: 'test-setup' },
+        { actor: { user: 'test-setup' } },
       ),
     ).rejects.toMatchObject({ code: 'validation-failed' });
-    const made = await t.services.access.createUser(
+    const { answer: made } = await t.services.access.createUser(
       {
         email: 'long@example.test',
         roles: ['viewer'],
         password: 'long enough to be a password',
       },
-      { user: 'test-setup' },
+      { actor: { user: 'test-setup' } },
     );
     expect(made.email).toBe('long@example.test');
   });

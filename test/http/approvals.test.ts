@@ -127,14 +127,14 @@ describe('a configuration upload waiting for approval', () => {
     // Four eyes: not the maker, not through another credential of the maker either.
     const own = await act(maker.token, request.requestId, 'approve');
     expect(own.statusCode).toBe(403);
-    const makerAdminCredential = await t.services.access.createCredential(
+    const { answer: makerAdminCredential } = await t.services.access.createCredential(
       { ownerEmail: maker.email },
-      { user: 'test-setup' },
+      { actor: { user: 'test-setup' } },
     );
     await t.services.access.updateUser(
       maker.email,
       { roles: ['bulk-operator', 'admin'] },
-      { user: 'test-setup' },
+      { actor: { user: 'test-setup' } },
     );
     const { access_token: sameUser } = await t.services.tokens.clientCredentialsGrant(makerAdminCredential);
     const other = await act(sameUser, request.requestId, 'approve');

@@ -53,11 +53,10 @@ let clientCounter = 0;
 async function newClient(services: Services): Promise<{ clientId: string; clientSecret: string }> {
   clientCounter += 1;
   const email = `limited${clientCounter}-${Date.now()}@example.test`;
-  await services.access.createUser({ email, roles: ['viewer'] }, { user: 'test-setup' });
-  const { clientId, clientSecret } = await services.access.createCredential(
-    { ownerEmail: email },
-    { user: 'test-setup' },
-  );
+  await services.access.createUser({ email, roles: ['viewer'] }, { actor: { user: 'test-setup' } });
+  const {
+    answer: { clientId, clientSecret },
+  } = await services.access.createCredential({ ownerEmail: email }, { actor: { user: 'test-setup' } });
   return { clientId, clientSecret };
 }
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { uploadRealisticConfiguration } from '../helpers/fixtures.js';
+import { realisticConfiguration, uploadRealisticConfiguration } from '../helpers/fixtures.js';
 
 /**
  * Issue 51: the state-changing routes and the change runner. Every POST, PUT, PATCH and DELETE of
@@ -19,18 +19,16 @@ const OUTSIDE_BY_DESIGN: Record<string, string> = {
   issueToken: 'the OAuth 2.0 token endpoint (RFC 6749): form bodies, no audit entry, its own answers',
   revokeToken: 'the OAuth 2.0 revocation endpoint (RFC 7009): answers 200 whatever the token',
   submitChunk: 'ingestion: a chunk keeps its answer under its own key per session, with its records',
+  createIngestionSession:
+    'ingestion: opened by upstream systems at the pace of their data; a session id is the answer, and an unused one expires',
+  closeIngestionSession:
+    'ingestion: closing is idempotent by nature (a closed session answers as it is), committed with the other writes of its moment',
 };
 
 /** Routes that still keep their rules on their own path: the rest of the runner's work. */
 const NOT_YET_ON_THE_RUNNER = [
-  'createCredential',
-  'revokeCredential',
-  'createUser',
-  'updateUser',
   'uploadConfiguration',
   'deleteConfiguration',
-  'createIngestionSession',
-  'closeIngestionSession',
   'reprocessProcessingErrors',
   'reverseJournals',
   'approveApprovalRequest',
@@ -39,11 +37,6 @@ const NOT_YET_ON_THE_RUNNER = [
   'closePeriod',
   'lockPeriod',
   'reopenPeriod',
-  'createExtractionConfiguration',
-  'updateExtractionConfiguration',
-  'deleteExtractionConfiguration',
-  'incrementExtraction',
-  'triggerExtraction',
 ];
 
 /** One request of a route. */
@@ -71,7 +64,12 @@ const WATCHED_TABLES = [
   'event_deliveries',
   'audit_log',
   'change_answers',
+  'extraction_configurations',
+  'extraction_executions',
+  'extraction_parts',
   'reprocess_schedule',
+  'users',
+  'credentials',
 ] as const;
 
 type OpenApi = {
@@ -94,7 +92,12 @@ describe('state-changing routes and the change runner', () => {
   let t: TestApp;
   let admin: string;
   const ids = { subscription: 0, delivery: 0 };
+  const extracts = { configuration: 0 };
+  const EXTRACTS = '/api/v1/extraction-configurations';
   const secrets: string[] = [];
+  /** The credential the access samples create and revoke, with its secret. */
+  const credential = { clientId: '', clientSecret: '' };
+  const ACCESS_USER = 'runner-sample@example.test';
 
   const samples: Sample[] = [
     {
@@ -215,6 +218,132 @@ describe('state-changing routes and the change runner', () => {
         payload: { mode: 'interval', dailyAt: '08:00', intervalMinutes: 300, maxAttempts: 5 },
       }),
     },
+    {
+      operationId: 'createExtractionConfiguration',
+      action: 'extracts.configuration-create',
+      status: 201,
+      call: () => ({
+        method: 'POST',
+        url: EXTRACTS,
+        payload: { name: 'runner', source: 'posted-journals', incremental: true },
+      }),
+      other: () => ({
+        method: 'POST',
+        url: EXTRACTS,
+        payload: { name: 'other', source: 'posted-journals', incremental: true },
+      }),
+      after: (answer) => {
+        extracts.configuration = answer.json().id;
+        expect(answer.headers.location).toBe(`${EXTRACTS}/${extracts.configuration}`);
+      },
+    },
+    {
+      operationId: 'updateExtractionConfiguration',
+      action: 'extracts.configuration-update',
+      status: 200,
+      call: () => ({
+        method: 'PATCH',
+        url: `${EXTRACTS}/${extracts.configuration}`,
+        payload: { state: 'Active' },
+      }),
+      other: () => ({
+        method: 'PATCH',
+        url: `${EXTRACTS}/${extracts.configuration}`,
+        payload: { name: 'x' },
+      }),
+      after: async () => {
+        // Asynchronous extractions need their feature flag, for the trigger below.
+        const document = realisticConfiguration();
+        (document.configuration.featureFlags as Record<string, boolean>)['extracts-in-bulk'] = true;
+        const put = await t.call(await t.tokenFor(['bulk-operator']), {
+          method: 'PUT',
+          url: '/api/v1/configuration/bulk?keep=processing-data',
+          payload: document,
+        });
+        expect(put.statusCode, put.body).toBe(200);
+      },
+    },
+    {
+      operationId: 'triggerExtraction',
+      action: 'extracts.execution-start',
+      status: 202,
+      call: () => ({ method: 'POST', url: `${EXTRACTS}/${extracts.configuration}/executions` }),
+      other: () => ({ method: 'POST', url: `${EXTRACTS}/${extracts.configuration + 1000}/executions` }),
+      // The maker, woken once the trigger committed, makes the file.
+      after: () => t.services.extractExecutions.idle(),
+    },
+    {
+      operationId: 'incrementExtraction',
+      action: 'extracts.increment',
+      status: 200,
+      call: () => ({ method: 'POST', url: `${EXTRACTS}/${extracts.configuration}/increment` }),
+      other: () => ({ method: 'POST', url: `${EXTRACTS}/${extracts.configuration + 1000}/increment` }),
+      after: (answer) => {
+        expect(answer.json().status).toBe('latest offsets incremented');
+      },
+    },
+    {
+      operationId: 'deleteExtractionConfiguration',
+      action: 'extracts.configuration-delete',
+      status: 204,
+      call: () => ({ method: 'DELETE', url: `${EXTRACTS}/${extracts.configuration}` }),
+      other: () => ({ method: 'DELETE', url: `${EXTRACTS}/${extracts.configuration + 1000}` }),
+    },
+    {
+      operationId: 'createUser',
+      action: 'users.create',
+      status: 201,
+      call: () => ({
+        method: 'POST',
+        url: '/api/v1/users',
+        payload: { email: ACCESS_USER, roles: ['viewer'] },
+      }),
+      other: () => ({
+        method: 'POST',
+        url: '/api/v1/users',
+        payload: { email: 'runner-other@example.test', roles: ['viewer'] },
+      }),
+    },
+    {
+      operationId: 'updateUser',
+      action: 'users.update',
+      status: 200,
+      call: () => ({
+        method: 'PATCH',
+        url: `/api/v1/users/${ACCESS_USER}`,
+        payload: { displayName: 'Sample' },
+      }),
+      other: () => ({
+        method: 'PATCH',
+        url: `/api/v1/users/${ACCESS_USER}`,
+        payload: { displayName: 'Other' },
+      }),
+    },
+    {
+      operationId: 'createCredential',
+      action: 'credentials.create',
+      status: 201,
+      call: () => ({
+        method: 'POST',
+        url: '/api/v1/credentials',
+        payload: { ownerEmail: ACCESS_USER, name: 'a' },
+      }),
+      other: () => ({
+        method: 'POST',
+        url: '/api/v1/credentials',
+        payload: { ownerEmail: ACCESS_USER, name: 'b' },
+      }),
+      after: (answer) => {
+        Object.assign(credential, answer.json());
+      },
+    },
+    {
+      operationId: 'revokeCredential',
+      action: 'credentials.revoke',
+      status: 204,
+      call: () => ({ method: 'DELETE', url: `/api/v1/credentials/${credential.clientId}` }),
+      other: () => ({ method: 'DELETE', url: `/api/v1/credentials/${credential.clientId}x` }),
+    },
   ];
 
   beforeAll(async () => {
@@ -315,5 +444,11 @@ describe('state-changing routes and the change runner', () => {
     const kept = await t.store.db.selectFrom('change_answers').select('answer').execute();
     const all = kept.map((row) => row.answer).join('\n');
     for (const secret of secrets) expect(all).not.toContain(secret.slice(6));
+  });
+
+  it('keeps a new credential answered under a key sealed, never its secret in clear', async () => {
+    expect(credential.clientSecret).toMatch(/^lfs_/);
+    const kept = await t.store.db.selectFrom('change_answers').select('answer').execute();
+    expect(kept.map((row) => row.answer).join('\n')).not.toContain(credential.clientSecret.slice(4));
   });
 });

@@ -64,8 +64,12 @@ describe('the last enabled administrator', () => {
   it('of two administrators demoted at once, exactly one change is made', async () => {
     const other = await t.credentialFor(['admin']);
     const outcomes = await Promise.allSettled([
-      t.services.access.updateUser(adminEmail, { disabled: true }, { user: 'test-setup' }),
-      t.services.access.updateUser(other.ownerEmail, { roles: ['viewer'] }, { user: 'test-setup' }),
+      t.services.access.updateUser(adminEmail, { disabled: true }, { actor: { user: 'test-setup' } }),
+      t.services.access.updateUser(
+        other.ownerEmail,
+        { roles: ['viewer'] },
+        { actor: { user: 'test-setup' } },
+      ),
     ]);
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
     const refused = outcomes.find((outcome) => outcome.status === 'rejected');

@@ -233,7 +233,11 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
 
   it('answers 403 unauthorized_client when the owner is disabled or has no role', async () => {
     const disabled = await t.credentialFor(['api-client']);
-    await t.services.access.updateUser(disabled.ownerEmail, { disabled: true }, { user: 'test-setup' });
+    await t.services.access.updateUser(
+      disabled.ownerEmail,
+      { disabled: true },
+      { actor: { user: 'test-setup' } },
+    );
     const response = await token({
       grant_type: 'client_credentials',
       client_id: disabled.clientId,
@@ -276,10 +280,18 @@ describe('OAuth 2.0 token endpoint and bearer access', () => {
     const user = await t.credentialFor(['admin']);
     const live = await t.services.tokens.clientCredentialsGrant(user);
     expect((await t.call(live.access_token, { method: 'GET', url: '/api/v1/users' })).statusCode).toBe(200);
-    await t.services.access.updateUser(user.ownerEmail, { roles: ['viewer'] }, { user: 'test-setup' });
+    await t.services.access.updateUser(
+      user.ownerEmail,
+      { roles: ['viewer'] },
+      { actor: { user: 'test-setup' } },
+    );
     const demoted = await t.call(live.access_token, { method: 'GET', url: '/api/v1/users' });
     expect(demoted.statusCode).toBe(403);
-    await t.services.access.updateUser(user.ownerEmail, { disabled: true }, { user: 'test-setup' });
+    await t.services.access.updateUser(
+      user.ownerEmail,
+      { disabled: true },
+      { actor: { user: 'test-setup' } },
+    );
     expect((await t.call(live.access_token, { method: 'GET', url: '/api/v1/users' })).statusCode).toBe(401);
   });
 
@@ -397,7 +409,7 @@ describe('bootstrap credential', () => {
       (await tokens.clientCredentialsGrant({ clientId: 'lfc_boot', clientSecret: 'lfs_boot-secret' }))
         .token_type,
     ).toBe('Bearer');
-    await access.revokeCredential('lfc_boot', { user: 'test-setup' });
+    await access.revokeCredential('lfc_boot', { actor: { user: 'test-setup' } });
     await access.ensureCredential('lfc_boot', 'lfs_boot-secret', 'boot@example.test');
     expect(
       (await tokens.clientCredentialsGrant({ clientId: 'lfc_boot', clientSecret: 'lfs_boot-secret' }))
@@ -446,9 +458,13 @@ describe('failed client authentications in the server log', () => {
   it('names the client id and the reason on one line with the reference of the answer, never the secret', async () => {
     const client = await t.credentialFor(['viewer']);
     const revoked = await t.credentialFor(['viewer']);
-    await t.services.access.revokeCredential(revoked.clientId, { user: 'test-setup' });
+    await t.services.access.revokeCredential(revoked.clientId, { actor: { user: 'test-setup' } });
     const ownerless = await t.credentialFor(['viewer']);
-    await t.services.access.updateUser(ownerless.ownerEmail, { disabled: true }, { user: 'test-setup' });
+    await t.services.access.updateUser(
+      ownerless.ownerEmail,
+      { disabled: true },
+      { actor: { user: 'test-setup' } },
+    );
     const cases = [
       { clientId: 'lfc_nobody', secret: 'lfs_whatever-secret-value', reason: 'unknown-client' },
       { clientId: client.clientId, secret: 'lfs_not-the-right-secret', reason: 'wrong-secret' },
@@ -473,12 +489,12 @@ describe('failed client authentications in the server log', () => {
 
   it('logs an expired credential and the failure limit by their reasons', async () => {
     const short = await t.credentialFor(['viewer']);
-    const expiring = await t.services.access.createCredential(
+    const { answer: expiring } = await t.services.access.createCredential(
       {
         ownerEmail: short.ownerEmail,
         expiresInDays: 1,
       },
-      { user: 'test-setup' },
+      { actor: { user: 'test-setup' } },
     );
     t.clock.advance(25 * 3600 * 1000);
     const expired = await attempt(expiring.clientId, expiring.clientSecret);

@@ -151,10 +151,10 @@ describe('rate limit shared by instances on one database', () => {
     const [a, b] = instances;
     if (a === undefined || b === undefined) throw new Error('two instances expected');
     const email = `limited-${Date.now()}@example.test`;
-    await a.services.access.createUser({ email, roles: ['viewer'] }, { user: 'test-setup' });
-    const credential = await a.services.access.createCredential(
+    await a.services.access.createUser({ email, roles: ['viewer'] }, { actor: { user: 'test-setup' } });
+    const { answer: credential } = await a.services.access.createCredential(
       { ownerEmail: email },
-      { user: 'test-setup' },
+      { actor: { user: 'test-setup' } },
     );
     const { access_token: token } = await a.services.tokens.clientCredentialsGrant(credential);
     const list = (instance: { app: FastifyInstance }) =>

@@ -100,9 +100,11 @@ describe('failed authentication takes the same time whether the name exists or n
         roles: ['viewer'],
         password: 'the right password, long enough',
       },
-      { user: 'test-setup' },
+      { actor: { user: 'test-setup' } },
     );
-    known = await t.services.access.createCredential({ ownerEmail: knownEmail }, { user: 'test-setup' });
+    known = (
+      await t.services.access.createCredential({ ownerEmail: knownEmail }, { actor: { user: 'test-setup' } })
+    ).answer;
   });
   afterAll(async () => t?.close());
 

@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AuthStore, TokenRow } from '../../src/modules/auth/store.js';
+import { accessTablesIn } from '../../src/storage/access-tables.js';
 import { createAuthStore } from '../../src/storage/auth-store.js';
 import type { Store } from '../../src/storage/store.js';
 import { createTestStore } from '../helpers/store.js';
 
 const AT = '2026-11-28T12:00:00.000Z';
 const LATER = '2026-11-28T13:00:00.000Z';
-const ACTOR = { user: 'admin@example.test' };
 
 function token(hash: string, kind: 'access' | 'refresh', familyId: string): TokenRow {
   return {
@@ -29,19 +29,18 @@ describe('the token store', () => {
   beforeEach(async () => {
     ({ store, dispose } = await createTestStore());
     auth = createAuthStore(store);
-    await auth.insertUser(
-      {
+    // The user and the credential as their changes write them, in one transaction.
+    await store.db.transaction().execute(async (trx) => {
+      const access = accessTablesIn(trx, store.adapter);
+      await access.insertUser({
         email: 'client@example.test',
         displayName: 'Client',
         passwordHash: null,
         roles: ['api-client'],
         disabled: false,
         createdAt: AT,
-      },
-      ACTOR,
-    );
-    await auth.upsertCredential(
-      {
+      });
+      await access.upsertCredential({
         clientId: 'lfc_soak',
         secretHash: 'scrypt$hash-of-lfc_soak',
         ownerEmail: 'client@example.test',
@@ -50,9 +49,8 @@ describe('the token store', () => {
         expiresAt: LATER,
         revokedAt: null,
         lastUsedAt: null,
-      },
-      ACTOR,
-    );
+      });
+    });
   });
   afterEach(async () => dispose());
 

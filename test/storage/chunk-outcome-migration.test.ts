@@ -169,10 +169,10 @@ describe('migration 0003: stored chunk answers become outcomes', () => {
     const app = await buildApp({ store, services, logger: false });
     try {
       const email = `migration-${Date.now()}@example.test`;
-      await services.access.createUser({ email, roles: ['api-client'] }, { user: 'test-setup' });
-      const credential = await services.access.createCredential(
+      await services.access.createUser({ email, roles: ['api-client'] }, { actor: { user: 'test-setup' } });
+      const { answer: credential } = await services.access.createCredential(
         { ownerEmail: email },
-        { user: 'test-setup' },
+        { actor: { user: 'test-setup' } },
       );
       const { access_token: token } = await services.tokens.clientCredentialsGrant(credential);
       const replay = (key: string, payload: string) =>

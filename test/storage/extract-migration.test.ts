@@ -69,12 +69,12 @@ describe('migration 0023: extract positions of the journals stored before it', (
       ids.push(...page.rows.map((row) => String(row.journalId)));
       after = page.next;
     } while (after !== undefined);
-    await services.extracts.increment(id);
+    await services.extracts.increment(id, { actor: { user: 'test@example.test' } });
     return ids;
   };
 
   it('answers the journals stored before first, then a posting and new journals once each', async () => {
-    const made = await services.extracts.create(
+    const { answer: made } = await services.extracts.create(
       {
         name: 'gl',
         description: null,
@@ -84,9 +84,9 @@ describe('migration 0023: extract positions of the journals stored before it', (
         format: 'jsonl',
         incremental: true,
       },
-      'test@example.test',
+      { actor: { user: 'test@example.test' } },
     );
-    await services.extracts.update(made.id, { state: 'Active' }, 'test@example.test');
+    await services.extracts.update(made.id, { state: 'Active' }, { actor: { user: 'test@example.test' } });
     expect(await readAndAck(made.id)).toEqual(['before-posted']);
     await store.db
       .insertInto('journals')

@@ -80,7 +80,7 @@ describe('incremental extract offsets under concurrent writers', () => {
   });
 
   const activeIncremental = async (source: 'posted-journals' | 'unposted-journals') => {
-    const made = await services.extracts.create(
+    const { answer: made } = await services.extracts.create(
       {
         name: source,
         description: null,
@@ -90,9 +90,9 @@ describe('incremental extract offsets under concurrent writers', () => {
         format: 'jsonl',
         incremental: true,
       },
-      'test@example.test',
+      { actor: { user: 'test@example.test' } },
     );
-    await services.extracts.update(made.id, { state: 'Active' }, 'test@example.test');
+    await services.extracts.update(made.id, { state: 'Active' }, { actor: { user: 'test@example.test' } });
     return made.id;
   };
 
@@ -105,7 +105,7 @@ describe('incremental extract offsets under concurrent writers', () => {
       ids.push(...page.rows.map((row) => String(row.journalId)));
       after = page.next;
     } while (after !== undefined);
-    await services.extracts.increment(id);
+    await services.extracts.increment(id, { actor: { user: 'test@example.test' } });
     return ids;
   };
 

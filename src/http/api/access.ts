@@ -9,7 +9,7 @@ import {
   RoleList,
   UserEmail,
 } from '../../modules/auth/inputs.js';
-import { actorOf } from '../authenticate.js';
+import { ChangeHeaders, ChangeQuery, changeOptionsOf, sendChange } from './changes.js';
 import type { ApiApp } from './route-app.js';
 import { Page, PageQuery, PathParam, Problem, pageOf } from './schemas.js';
 
@@ -22,6 +22,12 @@ const Credential = Type.Object({
   revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
 
+/** A credential as a revocation answers it (a dry run shows it; a revocation itself answers 204). */
+const RevokedCredential = Type.Composite(
+  [Credential, Type.Object({ lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]) })],
+  { description: 'The credential as it would be once revoked.' },
+);
+
 const User = Type.Object({
   email: Type.String(),
   displayName: Type.String(),
@@ -30,16 +36,20 @@ const User = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
 });
 
+const CreatedCredential = Type.Composite([Credential, Type.Object({ clientSecret: Type.String() })]);
+
 /** Users and API credentials over HTTP (docs/reference.md, Users, roles and credentials). */
 export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessDirectory }> = async (
   app,
   { access },
 ) => {
   registerCredentialRoutes(app, access);
+  registerRevokeRoute(app, access);
   registerUserRoutes(app, access);
+  registerUserUpdateRoute(app, access);
 };
 
-/** `/api/v1/credentials`: create a credential (its secret answered once), list them, revoke one. */
+/** `/api/v1/credentials`: create a credential (its secret answered once), list them. */
 function registerCredentialRoutes(app: ApiApp, access: AccessDirectory): void {
   app.post(
     '/api/v1/credentials',
@@ -49,6 +59,10 @@ function registerCredentialRoutes(app: ApiApp, access: AccessDirectory): void {
         operationId: 'createCredential',
         tags: ['access'],
         summary: 'Create an API credential; the secret is in this answer only',
+        description:
+          'The secret is in this answer only; a repeat of its `Idempotency-Key` answers it again, kept sealed meanwhile. 404 when the owner is unknown. A dry run answers with a client id and a secret that are never kept. Written to the audit log.',
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
         body: Type.Object(
           {
             ownerEmail: Type.String({ description: 'E-mail of the user the credential acts for.' }),
@@ -57,14 +71,13 @@ function registerCredentialRoutes(app: ApiApp, access: AccessDirectory): void {
           },
           { additionalProperties: false },
         ),
-        response: {
-          201: Type.Composite([Credential, Type.Object({ clientSecret: Type.String() })]),
-          404: Problem,
-        },
+        response: { 200: CreatedCredential, 201: CreatedCredential, 404: Problem, 422: Problem },
       },
     },
-    async (request, reply) =>
-      reply.code(201).send(await access.createCredential(request.body, actorOf(request))),
+    async (request, reply) => {
+      const outcome = await access.createCredential(request.body, changeOptionsOf(request));
+      return sendChange(reply.header('cache-control', 'no-store'), outcome, 201);
+    },
   );
 
   app.get(
@@ -85,7 +98,10 @@ function registerCredentialRoutes(app: ApiApp, access: AccessDirectory): void {
       return pageOf(rows, page, limit, total);
     },
   );
+}
 
+/** `DELETE /api/v1/credentials/{clientId}`: revokes a credential. */
+function registerRevokeRoute(app: ApiApp, access: AccessDirectory): void {
   app.delete(
     '/api/v1/credentials/:clientId',
     {
@@ -94,18 +110,24 @@ function registerCredentialRoutes(app: ApiApp, access: AccessDirectory): void {
         operationId: 'revokeCredential',
         tags: ['access'],
         summary: 'Revoke a credential; its tokens stop working at once',
+        description:
+          'Revoking a credential revoked before changes nothing and answers 204 too. A dry run answers 200 with the credential as it would be once revoked. Written to the audit log.',
         params: Type.Object({ clientId: PathParam }),
-        response: { 204: Type.Null(), 404: Problem },
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
+        response: { 200: RevokedCredential, 204: Type.Null(), 404: Problem, 422: Problem },
       },
     },
-    async (request, reply) => {
-      await access.revokeCredential(request.params.clientId, actorOf(request));
-      return reply.code(204).send(null);
-    },
+    async (request, reply) =>
+      sendChange(
+        reply,
+        await access.revokeCredential(request.params.clientId, changeOptionsOf(request)),
+        204,
+      ),
   );
 }
 
-/** `/api/v1/users`: create a user, list them, change one. */
+/** `/api/v1/users`: create a user, list them. */
 function registerUserRoutes(app: ApiApp, access: AccessDirectory): void {
   app.post(
     '/api/v1/users',
@@ -115,6 +137,9 @@ function registerUserRoutes(app: ApiApp, access: AccessDirectory): void {
         operationId: 'createUser',
         tags: ['access'],
         summary: 'Create a user',
+        description: '409 when a user has this e-mail already. Written to the audit log.',
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
         body: Type.Object(
           {
             email: UserEmail,
@@ -124,10 +149,11 @@ function registerUserRoutes(app: ApiApp, access: AccessDirectory): void {
           },
           { additionalProperties: false },
         ),
-        response: { 201: User, 409: Problem },
+        response: { 200: User, 201: User, 409: Problem, 422: Problem },
       },
     },
-    async (request, reply) => reply.code(201).send(await access.createUser(request.body, actorOf(request))),
+    async (request, reply) =>
+      sendChange(reply, await access.createUser(request.body, changeOptionsOf(request)), 201),
   );
 
   app.get(
@@ -148,7 +174,10 @@ function registerUserRoutes(app: ApiApp, access: AccessDirectory): void {
       return pageOf(rows, page, limit, total);
     },
   );
+}
 
+/** `PATCH /api/v1/users/{email}`: changes a user. */
+function registerUserUpdateRoute(app: ApiApp, access: AccessDirectory): void {
   app.patch(
     '/api/v1/users/:email',
     {
@@ -157,7 +186,11 @@ function registerUserRoutes(app: ApiApp, access: AccessDirectory): void {
         operationId: 'updateUser',
         tags: ['access'],
         summary: 'Change a user: roles, display name, disabled (takes effect on the next request)',
+        description:
+          'The last enabled administrator can be neither disabled nor demoted (409). Written to the audit log when it changes something.',
         params: Type.Object({ email: PathParam }),
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
         body: Type.Object(
           {
             roles: Type.Optional(RoleList),
@@ -166,9 +199,14 @@ function registerUserRoutes(app: ApiApp, access: AccessDirectory): void {
           },
           { additionalProperties: false },
         ),
-        response: { 200: User, 404: Problem },
+        response: { 200: User, 404: Problem, 409: Problem, 422: Problem },
       },
     },
-    async (request) => access.updateUser(request.params.email, request.body, actorOf(request)),
+    async (request, reply) =>
+      sendChange(
+        reply,
+        await access.updateUser(request.params.email, request.body, changeOptionsOf(request)),
+        200,
+      ),
   );
 }

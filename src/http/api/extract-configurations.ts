@@ -20,7 +20,7 @@ import type {
   ExtractState,
   StoredExtractConfiguration,
 } from '../../modules/extracts/store.js';
-import { principalOf } from '../authenticate.js';
+import { ChangeHeaders, ChangeQuery, changeOptionsOf, sendChange } from './changes.js';
 import { ExtractConfigurationAnswer, ExtractIncrementAnswer, ExtractRow } from './extract-answers.js';
 import type { ApiApp } from './route-app.js';
 import { AfterQuery, CursorPage, cursorPageOf, Problem } from './schemas.js';
@@ -147,14 +147,22 @@ function registerCreateConfigurationRoute(app: ApiApp, extracts: ExtractService)
         tags: ['extracts'],
         summary: 'Create an extraction configuration (in Draft)',
         description:
-          "A configuration names a source, the filters that keep its rows (each source takes some: journals, lines and balances `accountingConfig` and `node`; processing errors `namespace`, `entity` and `code`; records `namespace` and `entity`, both required; balances `asOf`), the fields of each row, a format and whether it is incremental. It starts in Draft: make it Active (`PATCH`) to read it. A filter a source does not take, a field it does not have, an incremental balances extract or a CSV extract of records without `fields` is a 400 naming the member. A records extract of a namespace or entity the configuration does not hold is a 404 `entity-not-found` naming `/filters/namespace` or `/filters/entity`, as a read of that entity's records is.",
+          "A configuration names a source, the filters that keep its rows (each source takes some: journals, lines and balances `accountingConfig` and `node`; processing errors `namespace`, `entity` and `code`; records `namespace` and `entity`, both required; balances `asOf`), the fields of each row, a format and whether it is incremental. It starts in Draft: make it Active (`PATCH`) to read it. A filter a source does not take, a field it does not have, an incremental balances extract or a CSV extract of records without `fields` is a 400 naming the member. A records extract of a namespace or entity the configuration does not hold is a 404 `entity-not-found` naming `/filters/namespace` or `/filters/entity`, as a read of that entity's records is. Written to the audit log.",
         body: ExtractConfigurationInput,
-        response: { 201: ExtractConfigurationAnswer, 400: Problem, 404: Problem },
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
+        response: {
+          200: ExtractConfigurationAnswer,
+          201: ExtractConfigurationAnswer,
+          400: Problem,
+          404: Problem,
+          422: Problem,
+        },
       },
     },
     async (request, reply) => {
       const body = request.body;
-      const created = await extracts.create(
+      const outcome = await extracts.create(
         {
           name: body.name,
           description: body.description ?? null,
@@ -164,10 +172,10 @@ function registerCreateConfigurationRoute(app: ApiApp, extracts: ExtractService)
           format: body.format ?? 'jsonl',
           incremental: body.incremental ?? false,
         },
-        principalOf(request).ownerEmail,
+        changeOptionsOf(request),
       );
-      reply.header('location', `/api/v1/extraction-configurations/${created.id}`);
-      return reply.code(201).send(created);
+      if (!outcome.dryRun) reply.header('location', `/api/v1/extraction-configurations/${outcome.answer.id}`);
+      return sendChange(reply, outcome, 201);
     },
   );
 }
@@ -230,14 +238,20 @@ function registerConfigurationRoutes(app: ApiApp, extracts: ExtractService): voi
         tags: ['extracts'],
         summary: 'Change an extraction configuration or its state',
         description:
-          'States go Draft → Active → Inactive, and Inactive → Active again (the offset is kept); nothing returns to Draft (409). Source, filters and `incremental` change only in Draft (409 otherwise): they decide which rows the offset counts. Name, description, fields and format change in any state. A change of source or filters to a records extract of an entity the configuration does not hold is a 404 `entity-not-found` naming the filter.',
+          'States go Draft → Active → Inactive, and Inactive → Active again (the offset is kept); nothing returns to Draft (409). Source, filters and `incremental` change only in Draft (409 otherwise): they decide which rows the offset counts. Name, description, fields and format change in any state. A change of source or filters to a records extract of an entity the configuration does not hold is a 404 `entity-not-found` naming the filter. Written to the audit log.',
         params: IdPath,
         body: ExtractConfigurationChangeInput,
-        response: { 200: ExtractConfigurationAnswer, 400: Problem, 404: Problem, 409: Problem },
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
+        response: { 200: ExtractConfigurationAnswer, 400: Problem, 404: Problem, 409: Problem, 422: Problem },
       },
     },
-    async (request) =>
-      extracts.update(Number(request.params.id), request.body, principalOf(request).ownerEmail),
+    async (request, reply) =>
+      sendChange(
+        reply,
+        await extracts.update(Number(request.params.id), request.body, changeOptionsOf(request)),
+        200,
+      ),
   );
 
   app.delete(
@@ -248,14 +262,22 @@ function registerConfigurationRoutes(app: ApiApp, extracts: ExtractService): voi
         operationId: 'deleteExtractionConfiguration',
         tags: ['extracts'],
         summary: 'Delete an extraction configuration, its offset and its executions',
+        description:
+          'With `dryRun=true` the answer (200) names the configuration that would be deleted. Written to the audit log.',
         params: IdPath,
-        response: { 204: Type.Null(), 400: Problem, 404: Problem },
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
+        response: {
+          200: Type.Object({ id: Type.Integer() }),
+          204: Type.Null(),
+          400: Problem,
+          404: Problem,
+          422: Problem,
+        },
       },
     },
-    async (request, reply) => {
-      await extracts.delete(Number(request.params.id));
-      return reply.code(204).send(null);
-    },
+    async (request, reply) =>
+      sendChange(reply, await extracts.delete(Number(request.params.id), changeOptionsOf(request)), 204),
   );
 }
 
@@ -355,11 +377,16 @@ function registerIncrementRoute(app: ApiApp, extracts: ExtractService): void {
         tags: ['extracts'],
         summary: 'Acknowledge the last read of an incremental extract: its offset moves past it',
         description:
-          'The next read answers only what is new after the acknowledged read. `latest offsets incremented` when a read was pending, `no extract performed since the last increment` when none was (nothing moves). 400 `extract-not-incremental` for a configuration that is not incremental.',
+          'The next read answers only what is new after the acknowledged read. `latest offsets incremented` when a read was pending, `no extract performed since the last increment` when none was (nothing moves). 400 `extract-not-incremental` for a configuration that is not incremental. An increment that moves the offset is written to the audit log; one that moves nothing is not.',
         params: IdPath,
-        response: { 200: ExtractIncrementAnswer, 400: Problem, 404: Problem },
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
+        response: { 200: ExtractIncrementAnswer, 400: Problem, 404: Problem, 422: Problem },
       },
     },
-    async (request) => ({ status: await extracts.increment(Number(request.params.id)) }),
+    async (request, reply) => {
+      const outcome = await extracts.increment(Number(request.params.id), changeOptionsOf(request));
+      return sendChange(reply, outcome, 200, { status: outcome.answer });
+    },
   );
 }

@@ -11,7 +11,7 @@ import {
   type ExtractExecutions,
 } from '../../modules/extracts/executions.js';
 import { ExtractFormatInput } from '../../modules/extracts/inputs.js';
-import { principalOf } from '../authenticate.js';
+import { ChangeHeaders, ChangeQuery, changeOptionsOf, sendChange } from './changes.js';
 import { ExtractExecutionAnswer, ExtractRunAnswer } from './extract-answers.js';
 import type { ApiApp } from './route-app.js';
 import { AfterQuery, CursorPage, cursorPageOf, Problem } from './schemas.js';
@@ -60,23 +60,31 @@ function registerConfigurationExecutionRoutes(app: ApiApp, executions: ExtractEx
         operationId: 'triggerExtraction',
         tags: ['extracts'],
         summary: 'Start an asynchronous extraction of an Active configuration',
-        description: `Only when the feature flag \`${EXTRACTS_IN_BULK_FLAG}\` is on (409 otherwise). The rows are fixed now, as a read would fix them (an incremental configuration's pending read: acknowledge it with \`increment\` once the file is loaded); the file is made in the background, in runs of ${EXTRACT_RUN_ROWS} rows, by whichever instance takes it, and goes on after a restart. 202 with \`Location\`: follow it until \`latestStatus\` is \`completed\`, then download \`…/file\`. Files are kept ${EXTRACT_FILE_KEEP_HOURS} hours.`,
+        description: `Only when the feature flag \`${EXTRACTS_IN_BULK_FLAG}\` is on (409 otherwise). The rows are fixed now, as a read would fix them (an incremental configuration's pending read: acknowledge it with \`increment\` once the file is loaded); the file is made in the background, in runs of ${EXTRACT_RUN_ROWS} rows, by whichever instance takes it, and goes on after a restart. 202 with \`Location\`: follow it until \`latestStatus\` is \`completed\`, then download \`…/file\`. Files are kept ${EXTRACT_FILE_KEEP_HOURS} hours. Written to the audit log.`,
         params: Type.Object({ id: Id }),
         querystring: Type.Object(
-          { format: Type.Optional(ExtractFormatInput) },
+          { format: Type.Optional(ExtractFormatInput), dryRun: ChangeQuery.properties.dryRun },
           { additionalProperties: false },
         ),
-        response: { 202: ExtractExecutionAnswer, 400: Problem, 404: Problem, 409: Problem },
+        headers: ChangeHeaders,
+        response: {
+          200: ExtractExecutionAnswer,
+          202: ExtractExecutionAnswer,
+          400: Problem,
+          404: Problem,
+          409: Problem,
+          422: Problem,
+        },
       },
     },
     async (request, reply) => {
-      const execution = await executions.trigger(
+      const outcome = await executions.trigger(
         Number(request.params.id),
-        principalOf(request).ownerEmail,
+        changeOptionsOf(request),
         request.query.format,
       );
-      reply.header('location', `/api/v1/extraction-executions/${execution.id}`);
-      return reply.code(202).send(execution);
+      if (!outcome.dryRun) reply.header('location', `/api/v1/extraction-executions/${outcome.answer.id}`);
+      return sendChange(reply, outcome, 202);
     },
   );
 

@@ -2,64 +2,39 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { newOpaqueToken } from '../../lib/ids.js';
 import { type AuditActor, systemActor } from '../audit/entry.js';
+import type { ChangeOptions, ChangeRunner, Outcome } from '../changes/runner.js';
 import {
-  CREDENTIAL_EXPIRY_DAYS_DEFAULT,
+  type AccessChangeTables,
+  ADMIN_ROLE,
+  accessChanges,
+  type CreatedCredentialView,
+  type CredentialRequest,
+  type CredentialView,
+  credentialView,
+  type UserView,
+  userView,
+} from './access-changes.js';
+import {
   CREDENTIAL_EXPIRY_DAYS_MAX,
   PASSWORD_LENGTH_MAX_CHARS,
   PASSWORD_LENGTH_MIN_CHARS,
 } from './inputs.js';
 import { isRole, ROLE_NAMES } from './permissions.js';
 import { hashSecret, verifySecret } from './secret-hash.js';
-import type { AuthStore, CredentialRow, UserRow } from './store.js';
+import type { AuthStore, UserChange } from './store.js';
 
-/** The role that manages users and credentials; at least one enabled user always holds it. */
-const ADMIN_ROLE = 'admin';
+export {
+  type CreatedCredentialView,
+  type CredentialView,
+  checkExpiryDays,
+  credentialView,
+  type UserView,
+  userView,
+} from './access-changes.js';
+
 const CLIENT_ID_PREFIX = 'lfc_';
 const CLIENT_SECRET_PREFIX = 'lfs_';
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
-
-/** A credential as shown to callers: never the secret, never its hash. */
-export interface CredentialView {
-  clientId: string;
-  ownerEmail: string;
-  name: string;
-  createdAt: string;
-  expiresAt: string;
-  revokedAt: string | null;
-  /** When the credential last obtained a token, or null when never. */
-  lastUsedAt: string | null;
-}
-
-/** A user as shown to callers: never the password hash. */
-export interface UserView {
-  email: string;
-  displayName: string;
-  roles: string[];
-  disabled: boolean;
-  createdAt: string;
-}
-
-export function credentialView(row: CredentialRow): CredentialView {
-  return {
-    clientId: row.clientId,
-    ownerEmail: row.ownerEmail,
-    name: row.name,
-    createdAt: row.createdAt,
-    expiresAt: row.expiresAt,
-    revokedAt: row.revokedAt,
-    lastUsedAt: row.lastUsedAt,
-  };
-}
-
-export function userView(row: UserRow): UserView {
-  return {
-    email: row.email,
-    displayName: row.displayName,
-    roles: row.roles,
-    disabled: row.disabled,
-    createdAt: row.createdAt,
-  };
-}
 
 function checkRoles(roles: readonly string[]): void {
   const unknown = roles.filter((role) => !isRole(role));
@@ -88,22 +63,6 @@ export function checkPassword(password: string): void {
   }
 }
 
-/**
- * Checks a credential lifetime in days: a whole number from 1 to `CREDENTIAL_EXPIRY_DAYS_MAX`.
- * Errors: `validation-failed` naming `/expiresInDays`.
- */
-export function checkExpiryDays(days: number): void {
-  if (!Number.isInteger(days) || days < 1 || days > CREDENTIAL_EXPIRY_DAYS_MAX) {
-    throw new AppError(
-      'validation-failed',
-      `expiresInDays must be a whole number from 1 to ${CREDENTIAL_EXPIRY_DAYS_MAX}`,
-      {
-        errors: [{ path: '/expiresInDays', message: `must be from 1 to ${CREDENTIAL_EXPIRY_DAYS_MAX}` }],
-      },
-    );
-  }
-}
-
 /** Who the audit trail names for the first administrator of an empty store: the service, at start. */
 const FIRST_ADMINISTRATOR_ACTOR: AuditActor = systemActor(
   'the store had no administrator at start (ADMIN_EMAIL)',
@@ -113,17 +72,31 @@ const BOOTSTRAP_ACTOR: AuditActor = systemActor('BOOTSTRAP_CLIENT_ID was set at 
 
 /**
  * Users and API credentials (docs/reference.md, Users, roles and credentials), shared by the HTTP
- * endpoints and the CLI. Secrets and passwords are hashed with scrypt before they reach the store;
- * a new secret is returned once, to the caller that created it. Every change names its `actor`
- * and is written to the audit trail with it, in the change's transaction.
+ * endpoints, the administration pages and the CLI. Their creation and change run through the
+ * change runner (`access-changes.ts`), with their audit entry, their `Idempotency-Key` and their
+ * dry run. Secrets and passwords are hashed with scrypt before the change runs; a new secret is
+ * returned once, to the caller that created it (and, sealed, to a repeat of its key).
  */
 export class AccessDirectory {
   readonly #store: AuthStore;
+  readonly #runner: ChangeRunner<AccessChangeTables>;
   readonly #clock: Clock;
+  readonly #sealingKey: () => Promise<string>;
 
-  constructor(store: AuthStore, clock: Clock) {
+  /**
+   * `sealingKey` gives the key that seals a new credential's answer where it is kept for the
+   * repeats of its `Idempotency-Key` (the webhooks' sealing key); asked for only then.
+   */
+  constructor(
+    store: AuthStore,
+    runner: ChangeRunner<AccessChangeTables>,
+    clock: Clock,
+    sealingKey: () => Promise<string>,
+  ) {
     this.#store = store;
+    this.#runner = runner;
     this.#clock = clock;
+    this.#sealingKey = sealingKey;
   }
 
   /**
@@ -137,8 +110,8 @@ export class AccessDirectory {
       roles: string[];
       password?: string;
     },
-    actor: AuditActor,
-  ): Promise<UserView> {
+    options: ChangeOptions,
+  ): Promise<Outcome<UserView>> {
     if (!EMAIL_PATTERN.test(input.email)) {
       throw new AppError('validation-failed', 'email must be an e-mail address', {
         errors: [{ path: '/email', message: 'must be an e-mail address' }],
@@ -146,18 +119,13 @@ export class AccessDirectory {
     }
     checkRoles(input.roles);
     if (input.password !== undefined) checkPassword(input.password);
-    const row: UserRow = {
+    const user = {
       email: input.email.toLowerCase(),
       displayName: input.displayName ?? input.email,
-      passwordHash: input.password === undefined ? null : await hashSecret(input.password),
       roles: [...new Set(input.roles)],
-      disabled: false,
-      createdAt: this.#clock.now().toISOString(),
+      passwordHash: input.password === undefined ? null : await hashSecret(input.password),
     };
-    if (!(await this.#store.insertUser(row, actor))) {
-      throw new AppError('conflict', `a user with e-mail ${row.email} exists already`);
-    }
-    return userView(row);
+    return this.#runner.run(accessChanges.createUser, user, options);
   }
 
   /**
@@ -165,23 +133,9 @@ export class AccessDirectory {
    * disabled nor demoted, so someone can always manage users. Errors: `not-found`,
    * `validation-failed`, `conflict` (the last administrator).
    */
-  async updateUser(
-    email: string,
-    change: { roles?: string[]; disabled?: boolean; displayName?: string },
-    actor: AuditActor,
-  ): Promise<UserView> {
+  async updateUser(email: string, change: UserChange, options: ChangeOptions): Promise<Outcome<UserView>> {
     if (change.roles !== undefined) checkRoles(change.roles);
-    const at = this.#clock.now().toISOString();
-    const row = await this.#store.updateUser(email.toLowerCase(), change, ADMIN_ROLE, { actor, at });
-    if (row === undefined) throw new AppError('not-found', `no user with e-mail ${email}`);
-    if (row === 'last-holder') {
-      throw new AppError(
-        'conflict',
-        `${email} is the last enabled administrator: make another user an administrator before disabling or demoting this one`,
-        { rule: 'last-administrator' },
-      );
-    }
-    return userView(row);
+    return this.#runner.run(accessChanges.updateUser, { email, change }, options);
   }
 
   /**
@@ -224,33 +178,20 @@ export class AccessDirectory {
 
   /**
    * Creates a credential for an existing owner and returns it with its secret, the only time
-   * the secret is ever available. Errors: `not-found` (no such owner), `validation-failed`.
+   * the secret is ever available (a repeat of its `Idempotency-Key` answers it again, kept
+   * sealed). Errors: `not-found` (no such owner), then `validation-failed` (the lifetime).
    */
   async createCredential(
-    input: {
-      ownerEmail: string;
-      name?: string;
-      expiresInDays?: number;
-    },
-    actor: AuditActor,
-  ): Promise<CredentialView & { clientSecret: string }> {
-    const owner = await this.#store.findUser(input.ownerEmail.toLowerCase());
-    if (owner === undefined) throw new AppError('not-found', `no user with e-mail ${input.ownerEmail}`);
-    const days = input.expiresInDays ?? CREDENTIAL_EXPIRY_DAYS_DEFAULT;
-    checkExpiryDays(days);
+    request: CredentialRequest,
+    options: ChangeOptions,
+  ): Promise<Outcome<CreatedCredentialView>> {
     const clientId = newOpaqueToken(CLIENT_ID_PREFIX).slice(0, CLIENT_ID_PREFIX.length + 24);
     const clientSecret = newOpaqueToken(CLIENT_SECRET_PREFIX);
-    return {
-      ...(await this.#saveCredential(
-        clientId,
-        clientSecret,
-        owner.email,
-        input.name ?? clientId,
-        days,
-        actor,
-      )),
-      clientSecret,
-    };
+    const secretHash = await hashSecret(clientSecret);
+    // The answer is kept, sealed, only under a key and never by a dry run.
+    const kept = options.idempotencyKey !== undefined && options.dryRun !== true;
+    const change = accessChanges.createCredential(kept ? await this.#sealingKey() : undefined);
+    return this.#runner.run(change, { request, clientId, secretHash, clientSecret }, options);
   }
 
   /**
@@ -267,23 +208,19 @@ export class AccessDirectory {
       existing.ownerEmail === ownerEmail &&
       Date.parse(existing.expiresAt) > this.#clock.now().getTime();
     if (usable && (await verifySecret(clientSecret, existing.secretHash))) return;
+    const actor = { actor: BOOTSTRAP_ACTOR };
     if ((await this.#store.findUser(ownerEmail)) === undefined) {
       // The store was first started with another ADMIN_EMAIL: the bootstrap owner is made here.
       await this.createUser(
         { email: ownerEmail, displayName: 'Administrator', roles: [ADMIN_ROLE] },
-        BOOTSTRAP_ACTOR,
+        actor,
       ).catch((error: unknown) => {
         if (!(error instanceof AppError && error.code === 'conflict')) throw error;
       });
     }
-    await this.#saveCredential(
-      clientId,
-      clientSecret,
-      ownerEmail,
-      'bootstrap',
-      CREDENTIAL_EXPIRY_DAYS_MAX,
-      BOOTSTRAP_ACTOR,
-    );
+    const request = { ownerEmail, name: 'bootstrap', expiresInDays: CREDENTIAL_EXPIRY_DAYS_MAX };
+    const secretHash = await hashSecret(clientSecret);
+    await this.#runner.run(accessChanges.ensureCredential, { request, clientId, secretHash }, actor);
   }
 
   async listCredentials(page: number, limit: number): Promise<{ rows: CredentialView[]; total: number }> {
@@ -291,11 +228,12 @@ export class AccessDirectory {
     return { rows: rows.map(credentialView), total };
   }
 
-  /** Revokes a credential at once; its live tokens stop working. Errors: `not-found`. */
-  async revokeCredential(clientId: string, actor: AuditActor): Promise<void> {
-    if (!(await this.#store.revokeCredential(clientId, this.#clock.now().toISOString(), actor))) {
-      throw new AppError('not-found', `no credential with client id ${clientId}`);
-    }
+  /**
+   * Revokes a credential at once; its live tokens stop working. Answers the credential revoked;
+   * revoking it again changes nothing and is not audited. Errors: `not-found`.
+   */
+  revokeCredential(clientId: string, options: ChangeOptions): Promise<Outcome<CredentialView>> {
+    return this.#runner.run(accessChanges.revokeCredential, { clientId }, options);
   }
 
   /**
@@ -312,7 +250,7 @@ export class AccessDirectory {
     try {
       await this.createUser(
         { email, displayName: 'Administrator', roles: [ADMIN_ROLE], password: password ?? generated },
-        FIRST_ADMINISTRATOR_ACTOR,
+        { actor: FIRST_ADMINISTRATOR_ACTOR },
       );
     } catch (error) {
       // Another instance starting on the same empty store created it first.
@@ -320,28 +258,5 @@ export class AccessDirectory {
       throw error;
     }
     return generated === undefined ? { created: true } : { created: true, generatedPassword: generated };
-  }
-
-  async #saveCredential(
-    clientId: string,
-    secret: string,
-    ownerEmail: string,
-    name: string,
-    days: number,
-    actor: AuditActor,
-  ): Promise<CredentialView> {
-    const now = this.#clock.now();
-    const row: CredentialRow = {
-      clientId,
-      secretHash: await hashSecret(secret),
-      ownerEmail,
-      name,
-      createdAt: now.toISOString(),
-      expiresAt: new Date(now.getTime() + days * 24 * 3600 * 1000).toISOString(),
-      revokedAt: null,
-      lastUsedAt: null,
-    };
-    await this.#store.upsertCredential(row, actor);
-    return credentialView(row);
   }
 }

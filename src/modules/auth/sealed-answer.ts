@@ -4,7 +4,7 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
  * What a sealed text is for. Each use derives its own key from the secret (HKDF `info`, RFC 5869
  * 3.2: `ledgerflow <use> v1`), so a text sealed for one use never opens as another.
  */
-export type SealedUse = 'refresh answer' | 'one-time view' | 'webhook secret';
+export type SealedUse = 'refresh answer' | 'one-time view' | 'webhook secret' | 'credential answer';
 /** The version tag of the sealed text, so the format can change without misreading old rows. */
 const SEALED_VERSION = 'v1';
 /** AES-256-GCM: 32-byte key, 12-byte nonce (NIST SP 800-38D 8.2.2), 16-byte tag. */

@@ -65,31 +65,60 @@ export interface CredentialWithOwner {
   owner: UserRow;
 }
 
+/** What a change of a user may change; absent members stay as they are. */
+export interface UserChange {
+  roles?: string[];
+  disabled?: boolean;
+  displayName?: string;
+}
+
 /**
- * The storage port of the auth module, implemented in `storage/auth-store.ts`. Every method is
- * one statement or one transaction, safe when several instances share one database.
+ * The users and credentials as their changes write them, inside the change runner's transaction
+ * (`modules/changes/runner.ts`; implemented in `storage/access-tables.ts`): rows, not rules, with
+ * no transaction of their own and no audit entry (the runner writes it). The rules are
+ * `access-changes.ts`'s.
+ */
+export interface AccessTables {
+  findUser(email: string): Promise<UserRow | undefined>;
+  /** Inserts a user; false, and nothing written, when the e-mail exists already. */
+  insertUser(user: UserRow): Promise<boolean>;
+  /**
+   * The user as it is, locked on PostgreSQL until the transaction ends (after any holders of
+   * `lockEnabledHolders`, the one lock order); undefined when no user has this e-mail.
+   */
+  lockUser(email: string): Promise<UserRow | undefined>;
+  /** Changes a user that exists (`lockUser` found it) and returns it as it is now. */
+  updateUser(email: string, change: UserChange): Promise<UserRow>;
+  /**
+   * The e-mails of the enabled holders of `role`, in e-mail order, locked in that order on
+   * PostgreSQL, so concurrent changes queue here and each sees who still holds the role (SQLite
+   * runs one write transaction at a time). Taken before `lockUser`.
+   */
+  lockEnabledHolders(role: string): Promise<string[]>;
+  findCredential(clientId: string): Promise<CredentialRow | undefined>;
+  /**
+   * Inserts a credential, or replaces the secret hash, owner and expiry of an existing one and
+   * clears its revocation (bootstrap); returns it as it was (undefined when new) and as it is now.
+   */
+  upsertCredential(
+    credential: CredentialRow,
+  ): Promise<{ previous: CredentialRow | undefined; row: CredentialRow }>;
+  /**
+   * Marks a credential revoked at `at` and returns it revoked; `'already-revoked'` (nothing
+   * changed) when it was revoked before, undefined when it does not exist.
+   */
+  revokeCredential(clientId: string, at: string): Promise<CredentialRow | 'already-revoked' | undefined>;
+}
+
+/**
+ * The storage port of the auth module's reads and of the writes that are not changes of the
+ * change runner, implemented in `storage/auth-store.ts` (the users' and credentials' changes
+ * write `AccessTables`). Every method is one statement or one transaction, safe when several
+ * instances share one database.
  */
 export interface AuthStore {
   findUser(email: string): Promise<UserRow | undefined>;
   listUsers(page: number, limit: number): Promise<{ rows: UserRow[]; total: number }>;
-  /**
-   * Inserts a user with its audit entry (`users.create`, by `actor`) in one transaction; returns
-   * false, and writes nothing, when the e-mail exists already.
-   */
-  insertUser(user: UserRow, actor: AuditActor): Promise<boolean>;
-  /**
-   * Changes a user in one transaction; undefined when no user has this e-mail. With
-   * `keepEnabledHolderOf`, a change that would leave no enabled user holding that role is not
-   * made and `'last-holder'` is returned; concurrent changes see each other's outcome. A change
-   * that changes something is audited (`users.update`, by `actor`, before and after) in the same
-   * transaction.
-   */
-  updateUser(
-    email: string,
-    change: { roles?: string[]; disabled?: boolean; displayName?: string },
-    keepEnabledHolderOf: string | undefined,
-    audit: { actor: AuditActor; at: string },
-  ): Promise<UserRow | undefined | 'last-holder'>;
   countUsers(): Promise<number>;
   /**
    * Replaces a user's password hash and ends every sign-in session of that user, with the audit
@@ -106,17 +135,7 @@ export interface AuthStore {
   findCredential(clientId: string): Promise<CredentialRow | undefined>;
   /** A credential and its owner in one read (a token request checks both). */
   findCredentialWithOwner(clientId: string): Promise<CredentialWithOwner | undefined>;
-  /**
-   * Inserts a credential, or replaces the secret hash and owner of an existing one (bootstrap),
-   * with its audit entry (`credentials.create`: never the secret or its hash) in one transaction.
-   */
-  upsertCredential(credential: CredentialRow, actor: AuditActor): Promise<void>;
   listCredentials(page: number, limit: number): Promise<{ rows: CredentialRow[]; total: number }>;
-  /**
-   * Marks a credential revoked, audited (`credentials.revoke`) when it was not revoked before;
-   * returns false when it does not exist.
-   */
-  revokeCredential(clientId: string, at: string, actor: AuditActor): Promise<boolean>;
   /** Records that the credential authenticated successfully at `at`. */
   markCredentialUsed(clientId: string, at: string): Promise<void>;
 

@@ -85,6 +85,15 @@ export class WebhookService {
     return this.#envKey === undefined && (await this.#store.signingSecrets(this.#now())).length > 0;
   }
 
+  /**
+   * The key that seals the signing secrets (WEBHOOK_SECRETS_KEY, or the one kept in the store),
+   * which also seals other answers kept with a secret in them (a new credential's, for a repeat
+   * of its `Idempotency-Key`), each under a use of its own (`modules/auth/sealed-answer.ts`).
+   */
+  sealingKey(): Promise<string> {
+    return this.#key();
+  }
+
   #key(): Promise<string> {
     this.#sealingKey ??=
       this.#envKey === undefined

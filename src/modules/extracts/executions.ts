@@ -1,7 +1,8 @@
 /**
  * Asynchronous extractions (docs/reference.md, Asynchronous extractions; docs/adr/0023-extract-
- * executions.md), when the feature flag `extracts-in-bulk` is on: a trigger fixes the window of
- * the extract (the pending one of an incremental configuration) and queues an execution; a maker
+ * executions.md), when the feature flag `extracts-in-bulk` is on: a trigger, a change through the
+ * change runner (`extract-changes.ts`), fixes the window of the extract (the pending one of an
+ * incremental configuration) and queues an execution in one transaction; a maker
  * on some instance produces its file run by run, each run a part of at most
  * `EXTRACT_RUN_ROWS` rows stored with the cursor after it. A maker that dies leaves its lease to
  * end; the next maker (another instance, or this one restarted) goes on from the cursor. A
@@ -10,11 +11,18 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
+import type { ChangeOptions, ChangeRunner, Outcome } from '../changes/runner.js';
+import {
+  type ExecutionView,
+  type ExtractChangeTables,
+  triggerChange,
+  executionViewOf as viewOf,
+} from './extract-changes.js';
 import type { ExtractService } from './service.js';
 import type { ExecutionRun, ExecutionStore, ExtractFormat, RowKey, StoredExecution } from './store.js';
 
-/** The feature flag that turns asynchronous extractions on; absent counts as off. */
-export const EXTRACTS_IN_BULK_FLAG = 'extracts-in-bulk';
+export { EXTRACTS_IN_BULK_FLAG, type ExecutionView } from './extract-changes.js';
+
 /** Rows per run: one part of the file, written in one transaction. */
 export const EXTRACT_RUN_ROWS = 10_000;
 /** How long a maker holds an execution without writing a run before another may take it over. */
@@ -28,44 +36,11 @@ export const EXTRACT_RUNS_SHOWN_MAX = 1000;
 /** Parts read per query of a download. */
 const PARTS_PER_READ = 4;
 
-/** An execution as the API gives it. */
-export interface ExecutionView {
-  id: number;
-  extractConfigurationId: number;
-  latestStatus: StoredExecution['status'];
-  format: ExtractFormat;
-  requestedBy: string;
-  requestedAt: string;
-  startedAt: string | null;
-  completedAt: string | null;
-  recordCount: number;
-  bytes: number;
-  totalRuns: number;
-  expiresAt: string | null;
-  failure: string | null;
-}
-
-function viewOf(execution: StoredExecution): ExecutionView {
-  return {
-    id: execution.id,
-    extractConfigurationId: execution.configurationId,
-    latestStatus: execution.status,
-    format: execution.format,
-    requestedBy: execution.requestedBy,
-    requestedAt: execution.requestedAt,
-    startedAt: execution.startedAt,
-    completedAt: execution.completedAt,
-    recordCount: execution.records,
-    bytes: execution.bytes,
-    totalRuns: execution.runs,
-    expiresAt: execution.expiresAt,
-    failure: execution.failure,
-  };
-}
-
 /** Triggers, lists and makes asynchronous extractions. */
 export class ExtractExecutions {
   readonly #store: ExecutionStore;
+  readonly #trigger: ReturnType<typeof triggerChange>;
+  readonly #runner: ChangeRunner<ExtractChangeTables>;
   readonly #extracts: ExtractService;
   readonly #clock: Clock;
   readonly #flagOn: () => Promise<boolean>;
@@ -77,13 +52,15 @@ export class ExtractExecutions {
   readonly #makes: boolean;
 
   /**
-   * `flagOn` reads the feature flag from the current configuration. With `makes` false this
+   * A trigger runs through `runner` (`extract-changes.ts`). `flagOn` reads the feature flag from
+   * the current configuration. With `makes` false this
    * instance triggers, lists and serves executions but never makes one: the maker of this process
    * runs where its processing runs (`composition/processing.ts`), off the event loop that answers
    * requests, and finds queued executions within `EXTRACT_POLL_MS`.
    */
   constructor(
     store: ExecutionStore,
+    runner: ChangeRunner<ExtractChangeTables>,
     extracts: ExtractService,
     clock: Clock,
     flagOn: () => Promise<boolean>,
@@ -91,6 +68,8 @@ export class ExtractExecutions {
     options: { makes: boolean } = { makes: true },
   ) {
     this.#store = store;
+    this.#runner = runner;
+    this.#trigger = triggerChange(() => this.wake());
     this.#extracts = extracts;
     this.#clock = clock;
     this.#flagOn = flagOn;
@@ -107,26 +86,15 @@ export class ExtractExecutions {
   }
 
   /**
-   * Queues an extraction of the Active configuration `id` and wakes the maker. Errors:
-   * `conflict` when `extracts-in-bulk` is off or the configuration is not Active; `not-found`.
+   * Queues an extraction of the Active configuration `id`, its window fixed as a read fixes it,
+   * and wakes the maker once committed. Errors: `conflict` when `extracts-in-bulk` is off or the
+   * configuration is not Active; `not-found`; `entity-not-found` as a read.
    */
-  async trigger(id: number, actor: string, format?: ExtractFormat): Promise<ExecutionView> {
-    if (!(await this.#flagOn()))
-      throw new AppError(
-        'conflict',
-        `asynchronous extractions are off: the feature flag ${EXTRACTS_IN_BULK_FLAG} is not on`,
-      );
-    const config = await this.#extracts.active(id);
-    const window = await this.#extracts.window(config);
-    const execution = await this.#store.insert({
-      configurationId: id,
-      format: format ?? config.format,
-      window,
-      requestedBy: actor,
-      at: this.#now(),
-    });
-    this.wake();
-    return viewOf(execution);
+  async trigger(id: number, options: ChangeOptions, format?: ExtractFormat): Promise<Outcome<ExecutionView>> {
+    // What the configuration stored now says is read before the change's transaction.
+    const flagOn = await this.#flagOn();
+    const entities = await this.#extracts.entitiesNow();
+    return this.#runner.run(this.#trigger, { id, format, flagOn, entities }, options);
   }
 
   /** The executions of configuration `id`, newest first, before execution `before`. Errors: `not-found`. */

@@ -10,14 +10,22 @@
  * `entity-not-found`), when it is made or changed and when it is read.
  */
 import type { Clock } from '../../lib/clock.js';
-import { closestNames, didYouMean } from '../../lib/closest-names.js';
 import { AppError } from '../../lib/errors.js';
 import { lineRecord } from '../accounting/line-record.js';
 import type { PreparedAccountingRevision } from '../accounting/prepare.js';
+import type { ChangeOptions, ChangeRunner, Outcome } from '../changes/runner.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
-import { entityKey, type PreparedEntities } from '../entities/prepared-entity.js';
+import type { PreparedEntities } from '../entities/prepared-entity.js';
 import { headerOf, lineOf, projected } from './encode.js';
-import { FIELDS_OF_SOURCE, FILTERS_OF_SOURCE } from './inputs.js';
+import {
+  configurationChanges,
+  type ExtractChangeTables,
+  type ExtractConfigurationView,
+  type IncrementOutcome,
+  viewOf,
+} from './extract-changes.js';
+import { FIELDS_OF_SOURCE } from './inputs.js';
+import { activeOf, type EntitiesNow, windowOf } from './rules.js';
 import type {
   ExtractConfigurationChange,
   ExtractFormat,
@@ -30,6 +38,12 @@ import type {
   SourceWindow,
   StoredExtractConfiguration,
 } from './store.js';
+
+export {
+  type ExtractConfigurationView,
+  type IncrementOutcome,
+  viewOf,
+} from './extract-changes.js';
 
 /** Rows per page a caller may ask for. */
 export const EXTRACT_PAGE_ROWS_MAX = 1000;
@@ -51,102 +65,25 @@ export interface ExtractPage {
   next: ExtractCursor | undefined;
 }
 
-/** What `increment` did. */
-export type IncrementOutcome = 'latest offsets incremented' | 'no extract performed since the last increment';
-
-/** A configuration as the API gives it. */
-export type ExtractConfigurationView = Omit<
-  StoredExtractConfiguration,
-  'ackedPosition' | 'pendingPosition'
-> & {
-  /** True while a read is waiting for its acknowledgement. */
-  pending: boolean;
-};
-
-export function viewOf(config: StoredExtractConfiguration): ExtractConfigurationView {
-  const { ackedPosition: _acked, pendingPosition, ...rest } = config;
-  return { ...rest, pending: pendingPosition !== null };
-}
-
-function invalid(path: string, message: string): AppError {
-  return new AppError('validation-failed', `${path.slice(path.lastIndexOf('/') + 1)} ${message}`, {
-    errors: [{ path, message }],
-  });
-}
-
-/** The rules that join members of a configuration, checked in this order; the first broken one is thrown. */
-function checkConfiguration(config: NewExtractConfiguration): void {
-  for (const name of Object.keys(config.filters))
-    if (!FILTERS_OF_SOURCE[config.source].includes(name))
-      throw invalid(`/filters/${name}`, `is not a filter of source ${config.source}`);
-  if (
-    config.source === 'records' &&
-    (config.filters.namespace === undefined || config.filters.entity === undefined)
-  )
-    throw invalid('/filters', 'must name namespace and entity for source records');
-  if (config.source === 'balances' && config.incremental)
-    throw invalid(
-      '/incremental',
-      'must be false for source balances: balances are a snapshot, changed in place',
-    );
-  const known = FIELDS_OF_SOURCE[config.source];
-  if (known !== null && config.fields !== null)
-    for (const [i, field] of config.fields.entries())
-      if (!known.includes(field)) throw invalid(`/fields/${i}`, `is not a field of source ${config.source}`);
-  if (config.format === 'csv' && config.source === 'records' && config.fields === null)
-    throw invalid('/fields', 'must be given for a CSV extract of records: their fields vary');
-}
-
 /**
- * The refusal of a `records` extract whose namespace or entity the configuration `entities` does
- * not hold, worded as the entity records read words it (`entity-not-found`, with the closest
- * names), or `undefined` for any other extract. `members` names the filters at fault, for a
- * request that sent them (a creation or a change).
+ * The extraction configurations and their reads. Every change (a configuration made, changed or
+ * deleted, an increment) runs through the change runner (`extract-changes.ts`), with its audit
+ * entry, its `Idempotency-Key` and its dry run.
  */
-function unknownEntityOf(
-  config: Pick<NewExtractConfiguration, 'source' | 'filters'>,
-  entities: PreparedEntities['entities'],
-  members: boolean,
-): AppError | undefined {
-  const { namespace, entity } = config.filters;
-  if (config.source !== 'records' || namespace === undefined || entity === undefined) return undefined;
-  if (entities.has(entityKey(namespace, entity))) return undefined;
-  const refusal = (path: string, detail: string, suggestions: string[]) =>
-    new AppError('entity-not-found', `the records extract names an unknown entity: ${detail}`, {
-      suggestions,
-      ...(members
-        ? { errors: [{ path, message: 'must name an entity of the configuration stored now' }] }
-        : {}),
-    });
-  const all = [...entities.values()].map((e) => e.definition);
-  const inNamespace = all.filter((e) => e.namespace === namespace).map((e) => e.name);
-  if (inNamespace.length === 0) {
-    const near = closestNames(
-      namespace,
-      all.map((e) => e.namespace),
-    );
-    return refusal('/filters/namespace', `no namespace ${namespace}.${didYouMean(near)}`, near);
-  }
-  const near = closestNames(entity, inNamespace);
-  return refusal(
-    '/filters/entity',
-    `no entity ${entity} in namespace ${namespace}.${didYouMean(near)}`,
-    near,
-  );
-}
-
-/** The extraction configurations and their reads. */
 export class ExtractService {
   readonly #store: ExtractStore;
+  readonly #runner: ChangeRunner<ExtractChangeTables>;
   readonly #snapshots: ConfigurationSnapshots<PreparedAccountingRevision & PreparedEntities>;
   readonly #clock: Clock;
 
   constructor(
     store: ExtractStore,
+    runner: ChangeRunner<ExtractChangeTables>,
     snapshots: ConfigurationSnapshots<PreparedAccountingRevision & PreparedEntities>,
     clock: Clock,
   ) {
     this.#store = store;
+    this.#runner = runner;
     this.#snapshots = snapshots;
     this.#clock = clock;
   }
@@ -155,18 +92,9 @@ export class ExtractService {
     return this.#clock.now().toISOString();
   }
 
-  /**
-   * Refuses a `records` extract whose entity the configuration stored now does not hold
-   * (`entity-not-found`); `members` names the filter at fault for a request that sent it.
-   */
-  async #checkEntity(
-    config: Pick<NewExtractConfiguration, 'source' | 'filters'>,
-    members: boolean,
-  ): Promise<void> {
-    if (config.source !== 'records') return;
-    const { prepared } = await this.#snapshots.current();
-    const refusal = unknownEntityOf(config, prepared.entities, members);
-    if (refusal !== undefined) throw refusal;
+  /** The entities of the configuration stored now, which a `records` extract must name. */
+  async entitiesNow(): Promise<EntitiesNow> {
+    return (await this.#snapshots.current()).prepared.entities;
   }
 
   /**
@@ -174,10 +102,12 @@ export class ExtractService {
    * member; `entity-not-found` for a `records` extract of an entity the configuration does not
    * hold, naming `/filters/namespace` or `/filters/entity`.
    */
-  async create(config: NewExtractConfiguration, actor: string): Promise<ExtractConfigurationView> {
-    checkConfiguration(config);
-    await this.#checkEntity(config, true);
-    return viewOf(await this.#store.create(config, actor, this.#now()));
+  async create(
+    config: NewExtractConfiguration,
+    options: ChangeOptions,
+  ): Promise<Outcome<ExtractConfigurationView>> {
+    const entities = config.source === 'records' ? await this.entitiesNow() : undefined;
+    return this.#runner.run(configurationChanges.createConfiguration, { config, entities }, options);
   }
 
   /** One configuration. Errors: `not-found`. */
@@ -208,46 +138,16 @@ export class ExtractService {
   async update(
     id: number,
     change: ExtractConfigurationChange,
-    actor: string,
-  ): Promise<ExtractConfigurationView> {
-    const config = await this.get(id);
-    if (change.state !== undefined && change.state !== config.state) {
-      const allowed = change.state === 'Active' || (change.state === 'Inactive' && config.state === 'Active');
-      if (!allowed)
-        throw new AppError(
-          'conflict',
-          `a configuration in state ${config.state} cannot become ${change.state}`,
-          {
-            errors: [{ path: '/state', message: `cannot go from ${config.state} to ${change.state}` }],
-          },
-        );
-    }
-    if (config.state !== 'Draft')
-      for (const member of ['source', 'filters', 'incremental'] as const)
-        if (change[member] !== undefined)
-          throw new AppError('conflict', `${member} changes only in Draft: make a new configuration`, {
-            errors: [{ path: `/${member}`, message: 'changes only while the configuration is in Draft' }],
-          });
-    const changed: NewExtractConfiguration = {
-      name: change.name ?? config.name,
-      description: change.description === undefined ? config.description : change.description,
-      source: change.source ?? config.source,
-      filters: change.filters ?? config.filters,
-      fields: change.fields === undefined ? config.fields : change.fields,
-      format: change.format ?? config.format,
-      incremental: change.incremental ?? config.incremental,
-    };
-    checkConfiguration(changed);
-    // A change of name or state leaves the entity to the reads, which refuse it if it is gone.
-    if (change.source !== undefined || change.filters !== undefined) await this.#checkEntity(changed, true);
-    const updated = await this.#store.update(id, change, actor, this.#now());
-    if (updated === undefined) throw new AppError('not-found', `no extraction configuration ${id}`);
-    return viewOf(updated);
+    options: ChangeOptions,
+  ): Promise<Outcome<ExtractConfigurationView>> {
+    const names = change.source !== undefined || change.filters !== undefined;
+    const entities = names ? await this.entitiesNow() : undefined;
+    return this.#runner.run(configurationChanges.updateConfiguration, { id, change, entities }, options);
   }
 
   /** Deletes a configuration, its offsets and its executions. Errors: `not-found`. */
-  async delete(id: number): Promise<void> {
-    if (!(await this.#store.delete(id))) throw new AppError('not-found', `no extraction configuration ${id}`);
+  delete(id: number, options: ChangeOptions): Promise<Outcome<{ id: number }>> {
+    return this.#runner.run(configurationChanges.deleteConfiguration, { id }, options);
   }
 
   /**
@@ -257,14 +157,9 @@ export class ExtractService {
    * entity's records answers.
    */
   async active(id: number): Promise<StoredExtractConfiguration> {
-    const config = await this.get(id);
-    if (config.state !== 'Active')
-      throw new AppError(
-        'conflict',
-        `extraction configuration ${id} is ${config.state}: only an Active one is read`,
-      );
-    await this.#checkEntity(config, false);
-    return config;
+    const config = await this.#store.find(id);
+    const records = config?.state === 'Active' && config.source === 'records';
+    return activeOf(id, config, records ? await this.entitiesNow() : undefined);
   }
 
   /**
@@ -273,20 +168,8 @@ export class ExtractService {
    * page cursor carries, must be the pending one. Errors: `validation-failed` naming `after` for
    * the cursor of an acknowledged or other window.
    */
-  async window(config: StoredExtractConfiguration, cursorTo?: string): Promise<SourceWindow> {
-    if (!config.incremental) {
-      const from = this.#store.startPosition;
-      if (config.source === 'balances') return { from, to: from };
-      return { from, to: cursorTo ?? (await this.#store.boundNow(config.source)) };
-    }
-    let pending = config.pendingPosition;
-    if (pending === null) {
-      if (cursorTo !== undefined) throw staleCursor();
-      pending =
-        (await this.#store.fixPending(config.id, config.source, this.#now()))?.pendingPosition ?? null;
-      if (pending === null) throw new AppError('not-found', `no extraction configuration ${config.id}`);
-    } else if (cursorTo !== undefined && cursorTo !== pending) throw staleCursor();
-    return { from: config.ackedPosition, to: pending };
+  window(config: StoredExtractConfiguration, cursorTo?: string): Promise<SourceWindow> {
+    return windowOf(this.#store, config, this.#now(), cursorTo);
   }
 
   /**
@@ -380,15 +263,11 @@ export class ExtractService {
 
   /**
    * Acknowledges the pending read of the incremental configuration `id`: its offset moves to the
-   * end of that read. Errors: `not-found`; `extract-not-incremental` for another configuration.
+   * end of that read (audited; an acknowledgement that moves nothing is not). Errors:
+   * `not-found`; `extract-not-incremental` for another configuration.
    */
-  async increment(id: number): Promise<IncrementOutcome> {
-    const config = await this.get(id);
-    if (!config.incremental)
-      throw new AppError('extract-not-incremental', `extraction configuration ${id} is not incremental`);
-    return (await this.#store.acknowledge(id, this.#now()))
-      ? 'latest offsets incremented'
-      : 'no extract performed since the last increment';
+  increment(id: number, options: ChangeOptions): Promise<Outcome<IncrementOutcome>> {
+    return this.#runner.run(configurationChanges.increment, { id }, options);
   }
 
   /** How a stored row of `source` becomes a record: journal lines are rebuilt with the current journal definition. */
@@ -415,16 +294,4 @@ export class ExtractService {
       }
     };
   }
-}
-
-function staleCursor(): AppError {
-  return new AppError(
-    'validation-failed',
-    'after is the cursor of a read acknowledged since, or of another window',
-    {
-      errors: [
-        { path: '/querystring/after', message: 'must be the next cursor of a page of the pending read' },
-      ],
-    },
-  );
 }

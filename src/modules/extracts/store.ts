@@ -90,23 +90,10 @@ export interface SourceWindow {
   to: string;
 }
 
-export interface ExtractStore {
+/** The offsets of the configurations as a window is fixed, read or in a change's transaction alike. */
+export interface ExtractOffsets {
   /** The position before every row: where offsets start, and other reads too. */
   readonly startPosition: string;
-  /** Stores a new configuration in Draft, its offset at the start of every source. */
-  create(config: NewExtractConfiguration, actor: string, at: string): Promise<StoredExtractConfiguration>;
-  find(id: number): Promise<StoredExtractConfiguration | undefined>;
-  /** The configurations in `state`, by id, after `after`; `limit + 1` read to know of a next page. */
-  list(state: ExtractState, after: number, limit: number): Promise<StoredExtractConfiguration[]>;
-  /** Applies `change`; undefined when the configuration no longer exists. */
-  update(
-    id: number,
-    change: ExtractConfigurationChange,
-    actor: string,
-    at: string,
-  ): Promise<StoredExtractConfiguration | undefined>;
-  /** Deletes the configuration and its executions; false when none existed. */
-  delete(id: number): Promise<boolean>;
   /**
    * The position that ends a window read now: every row of `source` committed so far is before
    * it, every row committed later after it.
@@ -118,11 +105,13 @@ export interface ExtractStore {
    * configuration as stored then.
    */
   fixPending(id: number, source: ExtractSource, at: string): Promise<StoredExtractConfiguration | undefined>;
-  /**
-   * Moves the offset to the pending end and clears it, in one conditional update. True when an
-   * answer was pending.
-   */
-  acknowledge(id: number, at: string): Promise<boolean>;
+}
+
+/** The configurations as read, and the reads that fix a window (a read is no change: it is not audited). */
+export interface ExtractStore extends ExtractOffsets {
+  find(id: number): Promise<StoredExtractConfiguration | undefined>;
+  /** The configurations in `state`, by id, after `after`; `limit + 1` read to know of a next page. */
+  list(state: ExtractState, after: number, limit: number): Promise<StoredExtractConfiguration[]>;
   /** Up to `limit + 1` rows of `source` in the window, after `after` (from the start when undefined). */
   readRows(
     source: ExtractSource,
@@ -131,6 +120,40 @@ export interface ExtractStore {
     after: RowKey | undefined,
     limit: number,
   ): Promise<{ rows: SourceRow[]; keys: RowKey[] }>;
+}
+
+/**
+ * The extract tables an operator's or a consumer's change writes, inside the change runner's
+ * transaction (`modules/changes/`), which writes the audit entry: configurations, their offsets
+ * (moved by the same conditional single statements as a read fixes them) and the executions a
+ * trigger queues.
+ */
+export interface ExtractTables extends ExtractOffsets {
+  find(id: number): Promise<StoredExtractConfiguration | undefined>;
+  /** Stores a new configuration in Draft, its offset at the start of every source. */
+  create(config: NewExtractConfiguration, actor: string, at: string): Promise<StoredExtractConfiguration>;
+  /** Applies `change`; undefined when the configuration no longer exists. */
+  update(
+    id: number,
+    change: ExtractConfigurationChange,
+    actor: string,
+    at: string,
+  ): Promise<StoredExtractConfiguration | undefined>;
+  /** Deletes the configuration and its executions; false when none existed. */
+  delete(id: number): Promise<boolean>;
+  /**
+   * Moves the offset to the pending end and clears it, in one conditional update. True when an
+   * answer was pending.
+   */
+  acknowledge(id: number, at: string): Promise<boolean>;
+  /** Queues an execution of the window `window`. */
+  insertExecution(execution: {
+    configurationId: number;
+    format: ExtractFormat;
+    window: SourceWindow;
+    requestedBy: string;
+    at: string;
+  }): Promise<StoredExecution>;
 }
 
 /** The state of an asynchronous extraction. */
@@ -166,15 +189,11 @@ export interface ExecutionRun {
   completedAt: string;
 }
 
-/** The storage of asynchronous extractions. Every change by the maker is conditional on its lease. */
+/**
+ * The storage of asynchronous extractions (a trigger queues one through `ExtractTables`). Every
+ * change by the maker is conditional on its lease, in transactions of its own.
+ */
 export interface ExecutionStore {
-  insert(execution: {
-    configurationId: number;
-    format: ExtractFormat;
-    window: SourceWindow;
-    requestedBy: string;
-    at: string;
-  }): Promise<StoredExecution>;
   find(id: number): Promise<StoredExecution | undefined>;
   /** The executions of a configuration, newest first, before id `before`; `limit + 1` read. */
   list(configurationId: number, before: number, limit: number): Promise<StoredExecution[]>;

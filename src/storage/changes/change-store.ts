@@ -5,18 +5,24 @@
  */
 import type { Kysely } from 'kysely';
 import type { ReprocessScheduleTables } from '../../modules/accounting/store.js';
+import type { AccessTables } from '../../modules/auth/store.js';
 import type { ChangeStore, ChangeTransaction } from '../../modules/changes/store.js';
 import type { WebhookTables } from '../../modules/events/store.js';
+import type { ExtractTables } from '../../modules/extracts/store.js';
+import { accessTablesIn } from '../access-tables.js';
 import { reprocessScheduleTablesIn } from '../accounting/reprocess-schedule.js';
 import { appendAudit } from '../audit-trail.js';
 import { webhookTablesIn } from '../events/webhook-tables.js';
+import { extractTablesIn } from '../extracts/extract-tables.js';
 import type { Database } from '../schema.js';
 import type { DialectAdapter, Store } from '../store.js';
 
 /** The tables of every feature whose changes run through the runner. */
 export interface ChangeTables {
   webhooks: WebhookTables;
+  extracts: ExtractTables;
   reprocessSchedule: ReprocessScheduleTables;
+  access: AccessTables;
 }
 
 /** The change runner's store over `store`. */
@@ -33,7 +39,9 @@ function changeTransactionIn(
 ): ChangeTables & ChangeTransaction {
   return {
     webhooks: webhookTablesIn(trx, adapter),
+    extracts: extractTablesIn(trx, adapter),
     reprocessSchedule: reprocessScheduleTablesIn(trx, adapter),
+    access: accessTablesIn(trx, adapter),
 
     async keptAnswer(scope, key) {
       const row = await trx

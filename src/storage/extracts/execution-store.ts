@@ -1,5 +1,6 @@
 /**
- * The storage of asynchronous extractions (`modules/extracts/store.ts`, `ExecutionStore`): the
+ * The storage of asynchronous extractions (`modules/extracts/store.ts`, `ExecutionStore`; a
+ * trigger's insert is `ExtractTables.insertExecution`, in the change runner's transaction): the
  * executions, and their files as parts, one per run, stored with the execution's cursor in one
  * transaction, so a run is in the file exactly when the cursor is past it. An instance holds an
  * execution by its lease (`lease_until`): every change it makes is conditional on the lease it
@@ -7,7 +8,7 @@
  * cursor.
  */
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { ExecutionStore, RowKey, StoredExecution } from '../../modules/extracts/store.js';
+import type { ExecutionStore, ExtractTables, RowKey, StoredExecution } from '../../modules/extracts/store.js';
 import { recordEvent } from '../events/outbox.js';
 import type { Database } from '../schema.js';
 import type { Store } from '../store.js';
@@ -43,36 +44,40 @@ export function createExecutionStore(store: Store): ExecutionStore {
   };
 }
 
-/** The executions as rows: made queued, read, and swept once expired. */
-function createExecutionRows(store: Store): Pick<ExecutionStore, 'insert' | 'find' | 'list' | 'sweep'> {
+/** `ExtractTables.insertExecution`: an execution queued, in the change runner's transaction `trx`. */
+export async function insertExecution(
+  trx: Kysely<Database>,
+  execution: Parameters<ExtractTables['insertExecution']>[0],
+): Promise<StoredExecution> {
+  const row = await trx
+    .insertInto('extraction_executions')
+    .values({
+      configuration_id: execution.configurationId,
+      status: 'queued',
+      format: execution.format,
+      from_position: execution.window.from,
+      to_position: execution.window.to,
+      cursor: null,
+      records: 0,
+      bytes: 0,
+      runs: 0,
+      requested_by: execution.requestedBy,
+      requested_at: execution.at,
+      started_at: null,
+      completed_at: null,
+      lease_until: null,
+      failure: null,
+      expires_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return executionOf(row);
+}
+
+/** The executions as rows: read, and swept once expired. */
+function createExecutionRows(store: Store): Pick<ExecutionStore, 'find' | 'list' | 'sweep'> {
   const { db } = store;
   return {
-    async insert(execution) {
-      const row = await db
-        .insertInto('extraction_executions')
-        .values({
-          configuration_id: execution.configurationId,
-          status: 'queued',
-          format: execution.format,
-          from_position: execution.window.from,
-          to_position: execution.window.to,
-          cursor: null,
-          records: 0,
-          bytes: 0,
-          runs: 0,
-          requested_by: execution.requestedBy,
-          requested_at: execution.at,
-          started_at: null,
-          completed_at: null,
-          lease_until: null,
-          failure: null,
-          expires_at: null,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return executionOf(row);
-    },
-
     async find(id) {
       const row = await db
         .selectFrom('extraction_executions')

@@ -2,18 +2,21 @@
  * The extracts adapter (`modules/extracts/store.ts`): extraction configurations with their
  * incremental offsets, and the rows of the sources (`source-reads.ts`). Offsets move only by
  * conditional single-statement updates, so several instances sharing one PostgreSQL agree on
- * them without locks held across requests.
+ * them without locks held across requests. The statements run on the store (`ExtractStore`, the
+ * reads) or in the change runner's transaction (`ExtractTables`, `extract-tables.ts`) alike.
  */
-import { type Selectable, sql } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type {
   ExtractConfigurationChange,
   ExtractFilters,
   ExtractState,
   ExtractStore,
+  ExtractTables,
   NewExtractConfiguration,
   StoredExtractConfiguration,
 } from '../../modules/extracts/store.js';
-import type { Store } from '../store.js';
+import type { Database } from '../schema.js';
+import type { DialectAdapter, Store } from '../store.js';
 import type { ExtractionConfigurationsTable } from '../tables/extracts.js';
 import { boundExpression, boundOf, readSourceRows, startPositionOf } from './source-reads.js';
 
@@ -41,17 +44,17 @@ function configurationOf(row: Selectable<ExtractionConfigurationsTable>): Stored
 
 /** The extracts adapter over one store. */
 export function createExtractStore(store: Store): ExtractStore {
-  return {
-    ...createExtractConfigurations(store),
-    ...createExtractOffsets(store),
-  };
+  const { db, adapter } = store;
+  const { find, list } = extractConfigurationsIn(db, adapter);
+  const { startPosition, boundNow, fixPending, readRows } = extractOffsetsIn(db, adapter);
+  return { find, list, startPosition, boundNow, fixPending, readRows };
 }
 
-/** The extraction configurations: made, read, changed and deleted, one statement each. */
-function createExtractConfigurations(
-  store: Store,
-): Pick<ExtractStore, 'create' | 'find' | 'list' | 'update' | 'delete'> {
-  const { db, adapter } = store;
+/** The extraction configurations: made, read, changed and deleted, one statement each, on `db`. */
+export function extractConfigurationsIn(
+  db: Kysely<Database>,
+  adapter: DialectAdapter,
+): Pick<ExtractTables, 'create' | 'find' | 'update' | 'delete'> & Pick<ExtractStore, 'list'> {
   return {
     async create(config: NewExtractConfiguration, actor: string, at: string) {
       const row = await db
@@ -133,11 +136,12 @@ function changedColumns(change: ExtractConfigurationChange) {
   };
 }
 
-/** The incremental offsets of the configurations (see the header) and the rows of the sources. */
-function createExtractOffsets(
-  store: Store,
-): Pick<ExtractStore, 'startPosition' | 'boundNow' | 'fixPending' | 'acknowledge' | 'readRows'> {
-  const { db, adapter } = store;
+/** The incremental offsets of the configurations (see the header) and the rows of the sources, on `db`. */
+export function extractOffsetsIn(
+  db: Kysely<Database>,
+  adapter: DialectAdapter,
+): Pick<ExtractTables, 'startPosition' | 'boundNow' | 'fixPending' | 'acknowledge'> &
+  Pick<ExtractStore, 'readRows'> {
   return {
     startPosition: startPositionOf(adapter),
 

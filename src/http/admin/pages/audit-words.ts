@@ -6,6 +6,7 @@ import { when } from '../layout.js';
 import { formatCount } from '../money.js';
 import { countOf, idHtml, isSelection, keyInWords, nodeWords, periodName, selectionHtml } from '../words.js';
 import { dryRunWords, KIND_LABEL, nodeOf, wipedWords } from './approvals.js';
+import { extractChange } from './extract-audit-words.js';
 
 /** One labelled field of an entry: what it is, and its value in words. */
 type Field = readonly [label: string, value: HtmlValue];
@@ -409,6 +410,11 @@ const DESCRIBERS: { readonly [A in AuditAction]: Describer } = {
   'webhooks.secret-create': webhookChange('Created the webhook signing secret'),
   'webhooks.secret-rotate': webhookChange('Rotated the webhook signing secret'),
   'webhooks.redeliver': webhookChange('Asked for webhook deliveries again'),
+  'extracts.configuration-create': extractChange('Created an extraction configuration'),
+  'extracts.configuration-update': extractChange('Changed an extraction configuration'),
+  'extracts.configuration-delete': extractChange('Deleted an extraction configuration'),
+  'extracts.increment': extractChange('Acknowledged an incremental extract: its offset moved'),
+  'extracts.execution-start': extractChange('Started an asynchronous extraction'),
   'approval.requested': approvalStep('Asked for approval'),
   'approval.approved': approvalStep('Approved'),
   'approval.rejected': approvalStep('Rejected'),

@@ -204,13 +204,13 @@ function registerCreateAction(app: FastifyInstance, services: Pick<Services, 'ac
   // and the credential, listed with no one knowing its secret, is revoked and made again.
   app.post('/admin/credentials', { config: permission }, async (request, reply) => {
     const { owner, name, expiresInDays } = await requestedCredential(services, formOf(request));
-    const created: CreatedCredential = await services.access.createCredential(
+    const { answer: created }: { answer: CreatedCredential } = await services.access.createCredential(
       {
         ownerEmail: owner.email,
         ...(name === '' ? {} : { name }),
         expiresInDays,
       },
-      actorOf(request),
+      { actor: actorOf(request) },
     );
     request.log.info({ clientId: created.clientId, owner: created.ownerEmail }, 'credential created');
     await services.signIns.keepForOneView(signInIdOf(request), created.clientId, JSON.stringify(created));
@@ -279,7 +279,7 @@ function registerRevokePages(app: FastifyInstance, services: Pick<Services, 'acc
     { config: permission },
     async (request, reply) => {
       const { clientId } = request.params;
-      await services.access.revokeCredential(clientId, actorOf(request));
+      await services.access.revokeCredential(clientId, { actor: actorOf(request) });
       request.log.info({ clientId }, 'credential revoked');
       return reply.redirect(`/admin/credentials?revoked=${encodeURIComponent(clientId)}`, 303);
     },

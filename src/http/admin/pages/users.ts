@@ -92,14 +92,14 @@ function registerCreateUserAction(app: FastifyInstance, services: Pick<Services,
     const form = formOf(request);
     const password = form.get('password') ?? '';
     const displayName = (form.get('displayName') ?? '').trim();
-    const user = await services.access.createUser(
+    const { answer: user } = await services.access.createUser(
       {
         email: (form.get('email') ?? '').trim(),
         roles: form.getAll('roles'),
         ...(displayName === '' ? {} : { displayName }),
         ...(password === '' ? {} : { password }),
       },
-      actorOf(request),
+      { actor: actorOf(request) },
     );
     return reply.redirect(`/admin/users?saved=${encodeURIComponent(user.email)}`, 303);
   });
@@ -146,14 +146,14 @@ ${passwordForm(context, user.email)}`;
     async (request, reply) => {
       const form = formOf(request);
       const displayName = (form.get('displayName') ?? '').trim();
-      const user = await services.access.updateUser(
+      const { answer: user } = await services.access.updateUser(
         request.params.email,
         {
           roles: form.getAll('roles'),
           disabled: form.get('disabled') === 'true',
           ...(displayName === '' ? {} : { displayName }),
         },
-        actorOf(request),
+        { actor: actorOf(request) },
       );
       return reply.redirect(`/admin/users?saved=${encodeURIComponent(user.email)}`, 303);
     },
