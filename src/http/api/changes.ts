@@ -32,6 +32,12 @@ export const ChangeHeaders = Type.Object({
   ),
 });
 
+/** The answers of a deletion on the runner: 204, or for its dry run 200 naming what it would delete. */
+export const DeletionAnswers = {
+  200: Type.Object({ id: Type.Integer() }, { description: 'The dry run: what would be deleted.' }),
+  204: Type.Null(),
+};
+
 /** What the runner needs of a change's request: who asks, its key, and whether it is a dry run. */
 export function changeOptionsOf(
   request: FastifyRequest & {

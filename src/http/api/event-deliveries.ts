@@ -8,7 +8,7 @@ import {
 } from '../../modules/events/inputs.js';
 import { EVENT_TYPES, EVENT_VERSIONS } from '../../modules/events/types.js';
 import type { WebhookService } from '../../modules/events/webhooks.js';
-import { ChangeHeaders, ChangeQuery, changeOptionsOf, sendChange } from './changes.js';
+import { ChangeHeaders, ChangeQuery, changeOptionsOf, DeletionAnswers, sendChange } from './changes.js';
 import { EventTypesAnswer, SubscriptionAnswer } from './event-delivery-answers.js';
 import type { ApiApp } from './route-app.js';
 import { Page, PageQuery, Problem, pageOf } from './schemas.js';
@@ -205,13 +205,7 @@ function registerDeleteSubscriptionRoute(app: ApiApp, webhooks: WebhookService):
         params: EventIdPath,
         querystring: ChangeQuery,
         headers: ChangeHeaders,
-        response: {
-          200: Type.Object({ id: Type.Integer() }),
-          204: Type.Null(),
-          400: Problem,
-          404: Problem,
-          422: Problem,
-        },
+        response: { ...DeletionAnswers, 400: Problem, 404: Problem, 422: Problem },
       },
     },
     async (request, reply) =>

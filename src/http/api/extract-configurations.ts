@@ -20,7 +20,7 @@ import type {
   ExtractState,
   StoredExtractConfiguration,
 } from '../../modules/extracts/store.js';
-import { ChangeHeaders, ChangeQuery, changeOptionsOf, sendChange } from './changes.js';
+import { ChangeHeaders, ChangeQuery, changeOptionsOf, DeletionAnswers, sendChange } from './changes.js';
 import { ExtractConfigurationAnswer, ExtractIncrementAnswer, ExtractRow } from './extract-answers.js';
 import type { ApiApp } from './route-app.js';
 import { AfterQuery, CursorPage, cursorPageOf, Problem } from './schemas.js';
@@ -267,13 +267,7 @@ function registerConfigurationRoutes(app: ApiApp, extracts: ExtractService): voi
         params: IdPath,
         querystring: ChangeQuery,
         headers: ChangeHeaders,
-        response: {
-          200: Type.Object({ id: Type.Integer() }),
-          204: Type.Null(),
-          400: Problem,
-          404: Problem,
-          422: Problem,
-        },
+        response: { ...DeletionAnswers, 400: Problem, 404: Problem, 422: Problem },
       },
     },
     async (request, reply) =>

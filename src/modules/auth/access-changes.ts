@@ -27,16 +27,7 @@ export interface AccessChangeTables {
 type Change<Input, Answer> = RunnerChange<Input, Answer, AccessChangeTables>;
 
 /** A credential as shown to callers: never the secret, never its hash. */
-export interface CredentialView {
-  clientId: string;
-  ownerEmail: string;
-  name: string;
-  createdAt: string;
-  expiresAt: string;
-  revokedAt: string | null;
-  /** When the credential last obtained a token, or null when never. */
-  lastUsedAt: string | null;
-}
+export type CredentialView = Omit<CredentialRow, 'secretHash'>;
 
 /** A new credential as its creator is shown it: with its secret, this once. */
 export type CreatedCredentialView = CredentialView & { clientSecret: string };
