@@ -14,6 +14,7 @@ import { buildApp } from './http/app.js';
 import { systemClock } from './lib/clock.js';
 import type { ProcessingStatus } from './processing/messages.js';
 import { createRequestsInProgressBuffer } from './processing/requests-in-progress.js';
+import { createStoppingFlag } from './processing/stopping.js';
 import { ProcessingThread } from './processing/thread.js';
 import { StoreUnavailableError } from './storage/errors.js';
 import { migrateToLatest } from './storage/migrations/index.js';
@@ -291,8 +292,14 @@ function stopOnSignals(
     }, SHUTDOWN_TIMEOUT_MS).unref();
     // app.close stops accepting, waits for requests in flight, then runs the onClose hooks.
     Promise.resolve(app.close())
-      .then(stopProcessing)
-      .then(() => store.close())
+      .then(() => {
+        logger.info('requests finished; stopping processing');
+        return stopProcessing();
+      })
+      .then(() => {
+        logger.info('processing stopped; closing the store');
+        return store.close();
+      })
       .then(() => {
         logger.info('stopped');
         logger.flush();
@@ -336,6 +343,7 @@ async function main(): Promise<void> {
     flowScriptTimeoutMs: env.flowScriptTimeoutMs,
     flowScriptMemoryMb: env.flowScriptMemoryMb,
     requestsInProgress,
+    stopping: createStoppingFlag(),
   };
   // Built when processing starts on this thread, or when the processing thread falls back to it.
   const eventLoopProcessing = processingOnDemand(

@@ -9,6 +9,7 @@ import { ExtractService } from '../modules/extracts/service.js';
 import { FlowRunner } from '../modules/flows/runner.js';
 import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
 import { processingPauseMs } from '../processing/requests-in-progress.js';
+import { stoppingFlagRaised } from '../processing/stopping.js';
 import { createAccountingStore } from '../storage/accounting/accounting-store.js';
 import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
 import { createChangeStore } from '../storage/changes/change-store.js';
@@ -57,6 +58,11 @@ export type ProcessingSettings = Pick<Env, 'businessDate'> &
      * after each chunk while they are many (`processing/requests-in-progress.ts`); never when absent.
      */
     requestsInProgress?: SharedArrayBuffer;
+    /**
+     * Where the main thread says that the service stops (shared memory): the chunk in progress
+     * is given up between two records (`processing/stopping.ts`); only `stop` says so when absent.
+     */
+    stopping?: SharedArrayBuffer;
   };
 
 /** The background processor and what it holds besides the store. */
@@ -143,6 +149,7 @@ function createProcessor(
   onBackgroundError: (error: unknown) => void,
 ): AccountingProcessor<PreparedConfiguration> {
   const requests = settings.requestsInProgress;
+  const stopping = settings.stopping;
   return new AccountingProcessor(createAccountingStore(store), snapshots, clock, {
     businessDatePinned: settings.businessDate,
     work,
@@ -153,6 +160,7 @@ function createProcessor(
     ...(requests === undefined
       ? {}
       : { pauseAfterChunkMs: (chunkMs: number) => processingPauseMs(requests, chunkMs) }),
+    ...(stopping === undefined ? {} : { stopping: () => stoppingFlagRaised(stopping) }),
     ...(settings.postingIntervalMs === undefined ? {} : { postingIntervalMs: settings.postingIntervalMs }),
   });
 }

@@ -8,6 +8,7 @@ import {
   type ReportedError,
   reportedErrorOf,
 } from './messages.js';
+import { raiseStoppingFlag } from './stopping.js';
 
 /** The processor on the main thread, which takes over when the thread cannot be kept running. */
 export interface InProcessProcessor {
@@ -168,6 +169,8 @@ export class ProcessingThread {
   async stop(): Promise<void> {
     this.#stopping = true;
     clearTimeout(this.#restartTimer);
+    // Seen by the thread between two records, before its event loop takes the `stop` message.
+    if (this.#data.settings.stopping !== undefined) raiseStoppingFlag(this.#data.settings.stopping);
     if (this.#inProcessRunning) await this.#inProcess.stop();
     const worker = this.#worker;
     if (worker === undefined) return;

@@ -87,6 +87,28 @@ export interface ProcessingContext {
    * store held them when the caller read them; the calendar alone decides when absent.
    */
   periods?: PeriodStates;
+  /**
+   * Whether processing is stopping: the work of a chunk checks it between records and gives the
+   * chunk up ({@link ChunkAbandoned}); nothing of the chunk is written, and it waits for the next
+   * start. Never, when absent.
+   */
+  stopping?: () => boolean;
+}
+
+/**
+ * Thrown by the work of a chunk that processing gave up because it stops: not a fault of the
+ * chunk, which is neither retried nor failed, but left waiting as if it had not been claimed.
+ */
+export class ChunkAbandoned extends Error {
+  constructor() {
+    super('processing is stopping: the chunk in progress is given up and waits for the next start');
+    this.name = 'ChunkAbandoned';
+  }
+}
+
+/** Throws {@link ChunkAbandoned} when processing is stopping (see `ProcessingContext.stopping`). */
+export function giveUpWhenStopping(ctx: ProcessingContext): void {
+  if (ctx.stopping?.() === true) throw new ChunkAbandoned();
 }
 
 /** All or nothing: the journals of one record, or the one error that kept it from producing any. */

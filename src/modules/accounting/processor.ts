@@ -8,7 +8,7 @@ import {
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import { nodeBusinessDate, processBusinessEvent, processDirectJournals } from './engine.js';
 import { processRollbackChunk } from './event-rollback.js';
-import type { ProcessingContext } from './journal-draft.js';
+import { ChunkAbandoned, giveUpWhenStopping, type ProcessingContext } from './journal-draft.js';
 import type { PeriodStates } from './periods.js';
 import type { PreparedAccountingRevision } from './prepare.js';
 import { failureDetailOf, processingFailedError } from './processing-error.js';
@@ -105,6 +105,7 @@ export function processChunk(
     return outcome;
   }
   for (const record of chunk.records) {
+    giveUpWhenStopping(ctx);
     const result = processBusinessEvent(accounting, record.data, ctx);
     if (result.ok) {
       for (const draft of result.journals) outcome.journals.push({ recordId: record.recordId, draft });
@@ -137,6 +138,7 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
   readonly #postingIntervalMs: number;
   readonly #concurrency: number;
   readonly #pauseAfterChunkMs: (chunkMs: number) => number;
+  readonly #stopping: () => boolean;
   /**
    * Until when (`performance.now()`) no round claims a chunk: the pause after the last chunk
    * processed (`pauseAfterChunkMs`). One for all rounds, so that a pause leaves the machine to
@@ -144,7 +146,7 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
    */
   #claimsResumeAtMs = 0;
   #running = false;
-  /** Set by `stop`: rounds in progress end after their current chunk. */
+  /** Set by `stop`: rounds in progress end with their current chunk, given up between records. */
   #stopRequested = false;
   readonly #rounds = new Set<Promise<void>>();
   #again = false;
@@ -179,6 +181,12 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
        * the requests in progress (`processing/requests-in-progress.ts`); no pause unless given.
        */
       pauseAfterChunkMs?: (chunkMs: number) => number;
+      /**
+       * Whether the service is stopping, read between the records of a chunk: a stop signalled
+       * from another thread (`processing/stopping.ts`), seen even while this thread's event loop
+       * is busy with the chunk, which is then given up. Only `stop` says so when absent.
+       */
+      stopping?: () => boolean;
     },
   ) {
     this.#store = store;
@@ -191,6 +199,8 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
     this.#concurrency = options.concurrency ?? 1;
     this.#chunkRetryDelayMsMin = options.chunkRetryDelayMsMin ?? PROCESSING_CHUNK_RETRY_DELAY_MS_MIN;
     this.#pauseAfterChunkMs = options.pauseAfterChunkMs ?? (() => 0);
+    const signalled = options.stopping ?? (() => false);
+    this.#stopping = () => this.#stopRequested || signalled();
   }
 
   /** Starts the background rounds and the posting timer. */
@@ -208,8 +218,9 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
   }
 
   /**
-   * Stops scheduling rounds and waits for the rounds in progress to finish the chunk they work
-   * on; the chunks still waiting stay for the next start, so a stop does not wait for a backlog.
+   * Stops scheduling rounds and waits for the rounds in progress to end: a chunk whose work has
+   * not ended is given up between two records (nothing of it written) and waits with the rest
+   * for the next start, so a stop waits neither for a backlog nor for a chunk's work.
    */
   async stop(): Promise<void> {
     this.#running = false;
@@ -269,6 +280,7 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
         now: this.#clock.now(),
         newId: newTimeOrderedUuid,
         periods,
+        stopping: this.#stopping,
         ...(this.#businessDatePinned === undefined ? {} : { businessDatePinned: this.#businessDatePinned }),
       };
       const at = ctx.now.toISOString();
@@ -293,6 +305,8 @@ export class AccountingProcessor<T extends PreparedAccountingRevision = Prepared
         continue;
       }
       retriesInARow = 0;
+      // Stopping: the chunk in progress was given up, nothing of it written; it waits.
+      if (result.kind === 'failed' && result.error instanceof ChunkAbandoned) return total;
       if (result.kind === 'processed') {
         this.#chunkAttempts.delete(chunkKey(result.chunk));
         total += result.records;

@@ -9,7 +9,7 @@
  * that record out.
  */
 import { processBusinessEvent } from '../accounting/engine.js';
-import type { ProcessingContext } from '../accounting/journal-draft.js';
+import { giveUpWhenStopping, type ProcessingContext } from '../accounting/journal-draft.js';
 import type { PreparedAccountingRevision } from '../accounting/prepare.js';
 import type { ProcessingErrorCode } from '../accounting/processing-error.js';
 import type { ChunkOutcome, ClaimedChunk } from '../accounting/store.js';
@@ -62,6 +62,7 @@ export class FlowRunner {
       scriptResults.push(await this.#sandbox(prepared.revision, script).run(json, inputs.length));
     }
     chunk.records.forEach((record, i) => {
+      giveUpWhenStopping(ctx);
       const result = processRecord(prepared, plan, record.data, i, scriptResults, ctx, record.recordId);
       if (result.ok) outcome.journals.push(...result.journals);
       else
