@@ -16,7 +16,7 @@ import {
   type ApprovalKind,
   type ApprovalKinds,
 } from '../modules/approvals/kinds.js';
-import type { AuditActor } from '../modules/audit/entry.js';
+import { type AuditActor, actorOfCaller } from '../modules/audit/entry.js';
 import type { ConfigurationDiff } from '../modules/configuration/diff.js';
 import type { ConfigurationService } from '../modules/configuration/service.js';
 import type { ProcessingDataCounts } from '../modules/configuration/store.js';
@@ -201,7 +201,7 @@ function periodReopenKind(periods: PeriodService<PreparedConfiguration>): Approv
       const outcome = await periods.reopenBound(
         targetOf(reopen),
         reopen.reason,
-        { ownerEmail: actor.approverEmail, clientId: actor.approverClientId },
+        actorOfCaller(actor.approverEmail, actor.approverClientId),
         { ...(bound.dryRun as unknown as PeriodBinding), approvalRequestId: actor.requestId },
       );
       if ('moved' in outcome) return { kind: 'moved', detail: outcome.moved };

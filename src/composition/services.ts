@@ -447,7 +447,7 @@ function createWebhooks({ store, clock, settings, changes, onBackgroundError }: 
  * those wait for a second person.
  */
 function createChangeServices(
-  { store, clock, settings, snapshots }: Wiring,
+  { store, clock, settings, snapshots, changes }: Wiring,
   configuration: ConfigurationService<PreparedConfiguration>,
 ): {
   reversals: ReversalService<PreparedConfiguration>;
@@ -458,7 +458,7 @@ function createChangeServices(
     newId: newTimeOrderedUuid,
     businessDatePinned: settings.businessDate,
   });
-  const periods = new PeriodService(createPeriodStore(store), snapshots, clock, {
+  const periods = new PeriodService(createPeriodStore(store), changes, snapshots, clock, {
     newId: newTimeOrderedUuid,
     businessDatePinned: settings.businessDate,
   });

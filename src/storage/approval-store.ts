@@ -111,11 +111,7 @@ export async function writeApprovalAudit(
  * interrupted while its action ran, `recoverInterrupted`), throws `approval-not-pending`, and the
  * action rolls back with it.
  */
-export async function markApprovalRan(
-  trx: Transaction<Database>,
-  requestId: string,
-  at: string,
-): Promise<void> {
+export async function markApprovalRan(trx: Kysely<Database>, requestId: string, at: string): Promise<void> {
   const marked = await trx
     .updateTable('approval_requests')
     .set({ status: 'approved', finished_at: at })

@@ -1,7 +1,7 @@
 /**
  * The periods port over the store (`modules/periods/store.ts`): the manual states of periods, the
- * counter that tells processing they changed, the trial-balance snapshots of closes and locks,
- * and the one function that writes their audit entries.
+ * counter that tells processing they changed, and the trial-balance snapshots of closes and
+ * locks; the changes' tables (`periodTablesIn`) are used in the change runner's transaction.
  *
  * Concurrency: a change first increments `period_states_version`. On PostgreSQL the processing
  * claim and a reversal read that row `FOR SHARE` inside their transactions
@@ -13,18 +13,17 @@
  * takes no lock in an order that could meet another's.
  */
 
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { AppError } from '../lib/errors.js';
-import { type AuditAction, type AuditActor, actorOfCaller } from '../modules/audit/store.js';
 import {
   type ManualPeriodState,
   nodeKeyOf,
   PERIOD_SNAPSHOT_LINES_MAX,
   PERIOD_SNAPSHOTS_LISTED_MAX,
-  type PeriodActionInput,
-  type PeriodActionResult,
+  type PeriodKey,
   type PeriodStates,
   type PeriodStore,
+  type PeriodTables,
   periodStatesOf,
   type StoredPeriodState,
   type StoredSnapshot,
@@ -32,8 +31,6 @@ import {
   trialBalanceHash,
 } from '../modules/periods/store.js';
 import { canonicalNodeJson } from './accounting/rows.js';
-import { markApprovalRan } from './approval-store.js';
-import { appendAudit } from './audit-trail.js';
 import { countRows } from './count.js';
 import type { Database } from './schema.js';
 import type { DialectAdapter, Store } from './store.js';
@@ -87,28 +84,6 @@ export async function readPeriodStates(db: Kysely<Database>): Promise<PeriodStat
   );
 }
 
-/**
- * Writes the audit entry of a change of a period's state inside the caller's transaction: the one
- * place periods write to the audit trail (`audit-trail.ts`).
- */
-export async function recordPeriodAudit(
-  trx: Transaction<Database>,
-  adapter: DialectAdapter,
-  entry: {
-    at: string;
-    actor: AuditActor;
-    action: Extract<AuditAction, `periods.${string}`>;
-    details: Record<string, unknown>;
-  },
-): Promise<void> {
-  await appendAudit(trx, adapter, {
-    at: entry.at,
-    action: entry.action,
-    actor: entry.actor,
-    details: entry.details,
-  });
-}
-
 function stateOfRow(row: PeriodStatesTable): StoredPeriodState {
   return {
     accountingConfig: row.accounting_config,
@@ -152,10 +127,6 @@ export function createPeriodStore(store: Store): PeriodStore {
       return (await query.execute()).map(stateOfRow);
     },
 
-    act(input: PeriodActionInput): Promise<PeriodActionResult> {
-      return db.transaction().execute((trx) => actOnPeriod(trx, adapter, input));
-    },
-
     async snapshotCounts(accountingConfig, node) {
       let query = db
         .selectFrom('period_snapshots')
@@ -188,75 +159,77 @@ export function createPeriodStore(store: Store): PeriodStore {
   };
 }
 
-/**
- * `PeriodStore.act` inside `trx`, in the order the header relies on: the counter, then the state
- * found, the work pending and the snapshot (closes and locks), the approval request, the new state
- * (`storeState`) and its audit entry.
- */
-async function actOnPeriod(
-  trx: Transaction<Database>,
-  adapter: DialectAdapter,
-  input: PeriodActionInput,
-): Promise<PeriodActionResult> {
-  const node = canonicalNodeJson(input.node);
-  // The counter first: on PostgreSQL this waits for the processing and reversals in progress.
-  await trx
-    .updateTable('period_states_version')
-    .set((eb) => ({ version: eb('version', '+', 1) }))
-    .where('id', '=', 1)
-    .execute();
-  const found = await trx
-    .selectFrom('period_states')
-    .selectAll()
-    .where('accounting_config', '=', input.accountingConfig)
-    .where('node', '=', node)
-    .where('first_day', '=', input.firstDay)
-    .executeTakeFirst();
-  const refusal = input.refusalOf(found === undefined ? undefined : stateOfRow(found));
-  if (refusal !== undefined) return { kind: 'refused', detail: refusal };
-  let snapshot: StoredSnapshot | undefined;
-  if (input.action !== 'reopen') {
-    const pending = await pendingWork(trx, input, node);
-    if (pending.waitingRecords > 0 || pending.unpostedJournals > 0) return { kind: 'pending', pending };
-    snapshot = await takeSnapshot(trx, adapter, input, node);
-  }
-  if (input.approvalRequestId !== undefined) await markApprovalRan(trx, input.approvalRequestId, input.at);
-  const row = await storeState(trx, input, node);
-  await recordPeriodAudit(trx, adapter, {
-    at: input.at,
-    actor: actorOfCaller(input.actedBy, input.clientId),
-    action: `periods.${input.action}`,
-    details: {
-      accountingConfig: input.accountingConfig,
-      node: input.node,
-      firstDay: input.firstDay,
-      lastDay: input.lastDay,
-      clientId: input.clientId,
-      before: found?.state ?? null,
-      after: row.state,
-      reason: input.reason,
-      ...(snapshot === undefined ? {} : { snapshotId: snapshot.snapshotId, hash: snapshot.hash }),
-    },
+/** The periods' tables inside the change runner's transaction `trx` (see the header). */
+export function periodTablesIn(trx: Kysely<Database>, adapter: DialectAdapter): PeriodTables {
+  const ofPeriod = (period: PeriodKey) => ({
+    accountingConfig: period.accountingConfig,
+    node: canonicalNodeJson(period.node),
+    firstDay: period.firstDay,
   });
-  return { kind: 'done', state: stateOfRow(row), snapshot };
+  return {
+    async bumpVersion() {
+      await trx
+        .updateTable('period_states_version')
+        .set((eb) => ({ version: eb('version', '+', 1) }))
+        .where('id', '=', 1)
+        .execute();
+    },
+
+    async stateOf(period) {
+      const { accountingConfig, node, firstDay } = ofPeriod(period);
+      const found = await trx
+        .selectFrom('period_states')
+        .selectAll()
+        .where('accounting_config', '=', accountingConfig)
+        .where('node', '=', node)
+        .where('first_day', '=', firstDay)
+        .executeTakeFirst();
+      return found === undefined ? undefined : stateOfRow(found);
+    },
+
+    async pendingWork(period) {
+      const waitingRecords = await countRows(trx.selectFrom('records').where('processing', '=', 1));
+      const unpostedJournals = await countRows(
+        trx
+          .selectFrom('journals')
+          .where('posted', '=', 0)
+          .where('node', '=', canonicalNodeJson(period.node))
+          .where('accounting_config', '=', period.accountingConfig)
+          .where('core_date', '>=', period.firstDay)
+          .where('core_date', '<=', period.lastDay),
+      );
+      return { waitingRecords, unpostedJournals };
+    },
+
+    takeSnapshot: (period, taken) => takeSnapshot(trx, adapter, period, taken),
+
+    saveState: (state, clientId) => saveState(trx, state, clientId),
+
+    async snapshotCount(period) {
+      const { accountingConfig, node, firstDay } = ofPeriod(period);
+      return countRows(
+        trx
+          .selectFrom('period_snapshots')
+          .where('accounting_config', '=', accountingConfig)
+          .where('node', '=', node)
+          .where('first_day', '=', firstDay),
+      );
+    },
+  };
 }
 
-/** Writes the state `input` leaves the period of `node` in, inside `trx`; returns its row. */
-async function storeState(
-  trx: Transaction<Database>,
-  input: PeriodActionInput,
-  node: string,
-): Promise<PeriodStatesTable> {
+/** Stores the manual state of a period inside `trx` (`PeriodTables.saveState`). */
+async function saveState(trx: Kysely<Database>, state: StoredPeriodState, clientId: string): Promise<void> {
   const row: PeriodStatesTable = {
-    accounting_config: input.accountingConfig,
-    node,
-    first_day: input.firstDay,
-    last_day: input.lastDay,
-    state: input.action === 'close' ? 'closed' : input.action === 'lock' ? 'locked' : 'reopened',
-    acted_by: input.actedBy,
-    client_id: input.clientId,
-    acted_at: input.at,
-    reason: input.reason,
+    accounting_config: state.accountingConfig,
+    node: canonicalNodeJson(state.node),
+    first_day: state.firstDay,
+    last_day: state.lastDay,
+    state: state.state,
+    acted_by: state.actedBy,
+    client_id: clientId,
+    acted_at: state.actedAt,
+    reason: state.reason,
   };
   await trx
     .insertInto('period_states')
@@ -272,41 +245,20 @@ async function storeState(
       }),
     )
     .execute();
-  return row;
-}
-
-/** Work dated in the period that keeps it from closing (`PendingWork`), read inside `trx`. */
-async function pendingWork(trx: Transaction<Database>, input: PeriodActionInput, node: string) {
-  const waitingRecords = await countRows(trx.selectFrom('records').where('processing', '=', 1));
-  const unpostedJournals = await countRows(
-    trx
-      .selectFrom('journals')
-      .where('posted', '=', 0)
-      .where('node', '=', node)
-      .where('accounting_config', '=', input.accountingConfig)
-      .where('core_date', '>=', input.firstDay)
-      .where('core_date', '<=', input.lastDay),
-  );
-  return { waitingRecords, unpostedJournals };
 }
 
 /**
  * The trial balance of the node and accounting configuration as of the period's last day, from
  * the kept balance moves (docs/adr/0016-balances-kept-as-journals-post.md), read inside `trx`.
  */
-async function trialBalance(
-  trx: Transaction<Database>,
-  adapter: DialectAdapter,
-  input: PeriodActionInput,
-  node: string,
-) {
+async function trialBalance(trx: Kysely<Database>, adapter: DialectAdapter, period: PeriodKey, node: string) {
   const total = adapter.decimalSum('amount');
   const rows = await trx
     .selectFrom('balance_moves')
     .select(['account', 'currency', total.as('balance')])
-    .where('accounting_config', '=', input.accountingConfig)
+    .where('accounting_config', '=', period.accountingConfig)
     .where('node', '=', node)
-    .where('core_date', '<=', input.lastDay)
+    .where('core_date', '<=', period.lastDay)
     .groupBy(['account', 'currency'])
     .orderBy('account')
     .orderBy('currency')
@@ -324,26 +276,25 @@ async function trialBalance(
 
 /** Takes the snapshot of a close or a lock inside `trx`. */
 async function takeSnapshot(
-  trx: Transaction<Database>,
+  trx: Kysely<Database>,
   adapter: DialectAdapter,
-  input: PeriodActionInput,
-  node: string,
-) {
-  const lines = await trialBalance(trx, adapter, input, node);
+  period: PeriodKey,
+  taken: { snapshotId: string; action: 'close' | 'lock'; takenBy: string; takenAt: string },
+): Promise<StoredSnapshot> {
+  const node = canonicalNodeJson(period.node);
+  const lines = await trialBalance(trx, adapter, period, node);
+  const { accountingConfig, firstDay, lastDay } = period;
   const row: PeriodSnapshotsTable = {
-    id: input.snapshotId,
-    accounting_config: input.accountingConfig,
+    id: taken.snapshotId,
+    accounting_config: accountingConfig,
     node,
-    first_day: input.firstDay,
-    last_day: input.lastDay,
-    action: input.action,
-    taken_by: input.actedBy,
-    taken_at: input.at,
+    first_day: firstDay,
+    last_day: lastDay,
+    action: taken.action,
+    taken_by: taken.takenBy,
+    taken_at: taken.takenAt,
     lines: lines.length,
-    hash: trialBalanceHash(
-      { accountingConfig: input.accountingConfig, node, firstDay: input.firstDay, lastDay: input.lastDay },
-      lines,
-    ),
+    hash: trialBalanceHash({ accountingConfig, node, firstDay, lastDay }, lines),
   };
   await trx.insertInto('period_snapshots').values(row).execute();
   for (let i = 0; i < lines.length; i += SNAPSHOT_LINES_PER_INSERT_MAX) {
@@ -351,7 +302,7 @@ async function takeSnapshot(
       .insertInto('period_snapshot_lines')
       .values(
         lines.slice(i, i + SNAPSHOT_LINES_PER_INSERT_MAX).map((l) => ({
-          snapshot_id: input.snapshotId,
+          snapshot_id: taken.snapshotId,
           account: l.account,
           currency: l.currency,
           balance: l.balance,

@@ -88,8 +88,7 @@ export async function accountantApp(): Promise<AccountantData> {
 
   const october = { accountingConfig: 'LOCAL_GAAP', node: { ...AMSTERDAM }, firstDay: '2026-10-01' };
   await t.services.periods.act('lock', october, undefined, {
-    ownerEmail: makerEmail,
-    clientId: signedInClientIdOf(makerEmail),
+    actor: { user: makerEmail, clientId: signedInClientIdOf(makerEmail) },
   });
   const reopen = await approvals.request(
     'period.reopen',

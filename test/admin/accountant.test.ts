@@ -322,7 +322,7 @@ describe('the administration interface, as an accountant reads it', () => {
       'lock',
       { accountingConfig: 'IFRS', node: { ...AMSTERDAM }, firstDay: '2026-11-01' },
       undefined,
-      { ownerEmail: data.approverEmail, clientId: signedInClientIdOf(data.approverEmail) },
+      { actor: { user: data.approverEmail, clientId: signedInClientIdOf(data.approverEmail) } },
     );
     const pending = (await t.services.approvals.list('pending-approval', { page: 0 }, 100)).rows.length;
     const refused = await approver.post(`/admin/journals/${journalId}/reverse`, {

@@ -507,6 +507,21 @@ describe('a period reopening waiting for approval', () => {
     expect((await metrics()).awaitingApproval).toBe(0);
   });
 
+  it('answers a dry run at once, as the reopening would, with no request made and nothing changed', async () => {
+    const controller = await userToken(['admin']);
+    const dry = await t.call(controller.token, {
+      method: 'POST',
+      url: '/api/v1/periods/reopen?dryRun=true',
+      payload: { ...SEPTEMBER, reason: 'late invoice' },
+    });
+    expect(dry.statusCode, dry.body).toBe(200);
+    expect(dry.json()).toMatchObject({
+      period: { state: 'open', basis: 'reopened', reason: 'late invoice' },
+    });
+    expect(await september(approver)).toMatchObject({ state: 'closed', basis: 'calendar' });
+    expect((await metrics()).awaitingApproval).toBe(0);
+  });
+
   it('is invalidated by a lock in between: the period stays locked', async () => {
     const controller = await userToken(['admin']);
     const made = await periodAction(controller.token, 'reopen', { ...SEPTEMBER, reason: 'late invoice' });

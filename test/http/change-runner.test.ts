@@ -34,9 +34,6 @@ const NOT_YET_ON_THE_RUNNER = [
   'approveApprovalRequest',
   'rejectApprovalRequest',
   'cancelApprovalRequest',
-  'closePeriod',
-  'lockPeriod',
-  'reopenPeriod',
 ];
 
 /** One request of a route. */
@@ -70,6 +67,10 @@ const WATCHED_TABLES = [
   'reprocess_schedule',
   'users',
   'credentials',
+  'period_states',
+  'period_states_version',
+  'period_snapshots',
+  'period_snapshot_lines',
 ] as const;
 
 type OpenApi = {
@@ -98,6 +99,13 @@ describe('state-changing routes and the change runner', () => {
   /** The credential the access samples create and revoke, with its secret. */
   const credential = { clientId: '', clientSecret: '' };
   const ACCESS_USER = 'runner-sample@example.test';
+  /** October 2026 of the Amsterdam node: closed by the calendar on the tests' day, 2026-11-20. */
+  const OCTOBER = { accountingConfig: 'LOCAL_GAAP', node: { legalEntity: 'LF_NL', branch: 'AMS' } };
+  const period = (action: string, firstDay: string, reason?: string): Call => ({
+    method: 'POST',
+    url: `/api/v1/periods/${action}`,
+    payload: { ...OCTOBER, firstDay, ...(reason === undefined ? {} : { reason }) },
+  });
 
   const samples: Sample[] = [
     {
@@ -343,6 +351,33 @@ describe('state-changing routes and the change runner', () => {
       status: 204,
       call: () => ({ method: 'DELETE', url: `/api/v1/credentials/${credential.clientId}` }),
       other: () => ({ method: 'DELETE', url: `/api/v1/credentials/${credential.clientId}x` }),
+    },
+    {
+      operationId: 'lockPeriod',
+      action: 'periods.lock',
+      status: 200,
+      call: () => period('lock', '2026-10-01'),
+      other: () => period('lock', '2026-09-01'),
+      after: (answer) => {
+        expect(answer.json()).toMatchObject({ period: { state: 'locked', snapshots: 1 } });
+      },
+    },
+    {
+      operationId: 'reopenPeriod',
+      action: 'periods.reopen',
+      status: 200,
+      call: () => period('reopen', '2026-10-01', 'a late correction'),
+      other: () => period('reopen', '2026-10-01', 'another reason'),
+    },
+    {
+      operationId: 'closePeriod',
+      action: 'periods.close',
+      status: 200,
+      call: () => period('close', '2026-10-01'),
+      other: () => period('close', '2026-11-01'),
+      after: (answer) => {
+        expect(answer.json()).toMatchObject({ period: { state: 'closed', snapshots: 2 } });
+      },
     },
   ];
 

@@ -52,7 +52,7 @@ describe.runIf(TEST_DIALECT === 'postgres')('period states shared by two instanc
   }
 
   it("applies one instance's close, lock and reopening to the other's processing from its next chunk", async () => {
-    const caller = { ownerEmail: 'controller@example.test', clientId: 'controller' };
+    const caller = { actor: { user: 'controller@example.test', clientId: 'controller' } };
     // The other instance has processed a chunk already, so it holds the states of then.
     const first = await ingestClosedSession(t, token, 'businessEvent', [
       businessEvent({ effectiveDate: '2026-11-02' }),

@@ -3,7 +3,6 @@ import { Type } from '@sinclair/typebox';
 import type { PreparedConfiguration } from '../../composition/prepared-configuration.js';
 import { AppError } from '../../lib/errors.js';
 import type { ApprovalService } from '../../modules/approvals/service.js';
-import { IdempotencyKey } from '../../modules/ingestion/inputs.js';
 import {
   nodeOfJson,
   PERIOD_NODE_JSON_LENGTH_MAX,
@@ -26,8 +25,8 @@ import {
   PERIOD_SNAPSHOTS_LISTED_MAX,
   type PeriodAction,
 } from '../../modules/periods/store.js';
-import { principalOf } from '../authenticate.js';
 import { approvalCallerOf, PendingApprovalAnswer, sendPendingApproval } from './approval-requests.js';
+import { ChangeHeaders, ChangeQuery, changeOptionsOf, sendChange } from './changes.js';
 import {
   PeriodChangeAnswer,
   PeriodListingAnswer,
@@ -155,9 +154,8 @@ function registerPeriodChangeRoutes(app: ApiApp, { periods, approvals }: PeriodR
               : { ...TargetMembers, reason: Type.Optional(PeriodReason) },
             { additionalProperties: false },
           ),
-          ...(action === 'reopen'
-            ? { headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKey) }) }
-            : {}),
+          querystring: ChangeQuery,
+          headers: ChangeHeaders,
           response: {
             200: PeriodChangeAnswer,
             ...(action === 'reopen' ? { 202: PendingApprovalAnswer } : {}),
@@ -169,20 +167,18 @@ function registerPeriodChangeRoutes(app: ApiApp, { periods, approvals }: PeriodR
       },
       async (request, reply) => {
         const { accountingConfig, node, firstDay, reason } = request.body;
-        if (action === 'reopen' && approvals.isRequired('period.reopen')) {
+        // A dry run changes nothing, so it needs no approval: it answers what the change would.
+        if (action === 'reopen' && !request.query.dryRun && approvals.isRequired('period.reopen')) {
           const pending = await approvals.request(
             'period.reopen',
             { accountingConfig, node, firstDay, reason },
             approvalCallerOf(request),
-            (request.headers as { 'idempotency-key'?: string })['idempotency-key'],
+            request.headers['idempotency-key'],
           );
           return sendPendingApproval(reply, pending);
         }
-        const principal = principalOf(request);
-        return periods.act(action, { accountingConfig, node, firstDay }, reason, {
-          ownerEmail: principal.ownerEmail,
-          clientId: principal.clientId,
-        });
+        const target = { accountingConfig, node, firstDay };
+        return sendChange(reply, await periods.act(action, target, reason, changeOptionsOf(request)), 200);
       },
     );
   }

@@ -13,7 +13,10 @@
  *   would answer; it writes no audit entry, keeps no answer and has no after-commit effect;
  * - the audit entry, with the actor and the details the change gives; none when the change
  *   says it changed nothing;
- * - what follows a commit (a deliverer woken, a cache forgotten), run once committed only.
+ * - what follows a commit (a deliverer woken, a cache forgotten), run once committed only;
+ * - the approval mark: a change run for an approved request (docs/domain/approvals.md) marks it
+ *   `approved` in its own transaction, and changes nothing when it is no longer `processing`; a
+ *   change whose approval was bound to data that moved since refuses with {@link BindingMoved}.
  */
 import type { Clock } from '../../lib/clock.js';
 import { assertSameRequest, requestDigest } from '../../lib/idempotency.js';
@@ -77,6 +80,20 @@ export interface ChangeOptions {
   idempotencyKey?: string | undefined;
   /** Run and roll back, answering what the change would answer. */
   dryRun?: boolean | undefined;
+  /** The approved request this change runs for, marked `approved` in the change's transaction. */
+  approvalRequestId?: string | undefined;
+}
+
+/**
+ * Thrown by a change run for an approved request when the data its approval was bound to is no
+ * longer what the approver saw (`detail` says how it moved): nothing is changed, and the request
+ * becomes invalid.
+ */
+export class BindingMoved extends Error {
+  constructor(readonly detail: string) {
+    super(detail);
+    this.name = 'BindingMoved';
+  }
 }
 
 /** What a change answered, and how. */
@@ -132,7 +149,7 @@ export class ChangeRunner<Tables extends object> {
     for (let attempt = 1; ; attempt += 1) {
       try {
         const ran = await this.#store.transaction((tx) =>
-          this.#inTransaction(tx, change, input, options.actor, { key, digest, dryRun }),
+          this.#inTransaction(tx, change, input, options, { key, digest, dryRun }),
         );
         if ('replayed' in ran) return { answer: ran.replayed, replayed: true, dryRun: false };
         ran.applied.afterCommit?.();
@@ -154,9 +171,10 @@ export class ChangeRunner<Tables extends object> {
     tx: Tables & ChangeTransaction,
     change: Change<Input, Answer, Tables>,
     input: Input,
-    actor: AuditActor,
+    options: ChangeOptions,
     request: { key: string | undefined; digest: string; dryRun: boolean },
   ): Promise<Ran<Answer>> {
+    const { actor, approvalRequestId } = options;
     const { key, digest, dryRun } = request;
     const scope = keyScopeOf(actor);
     if (key !== undefined) {
@@ -172,6 +190,7 @@ export class ChangeRunner<Tables extends object> {
     const at = this.#clock.now().toISOString();
     const applied = await change.apply(tx, input, { at, actor });
     if (dryRun) throw new RolledBack(applied.answer);
+    if (approvalRequestId !== undefined) await tx.markApprovalRan(approvalRequestId, at);
     if (key !== undefined) {
       const answer = JSON.stringify(
         change.keeping === undefined ? applied.answer : change.keeping.toKept(applied.answer),

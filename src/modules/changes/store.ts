@@ -26,6 +26,11 @@ export interface ChangeTransaction {
    * key meanwhile (it committed first: this one must be rolled back and answered with that one).
    */
   keepAnswer(scope: string, key: string, kept: KeptAnswer): Promise<boolean>;
+  /**
+   * Marks the approval request a change runs for `approved`. Errors: `approval-not-pending` when
+   * it is no longer `processing` (recovered as interrupted while the change ran).
+   */
+  markApprovalRan(requestId: string, at: string): Promise<void>;
   /** Appends the change's entry to the audit trail, last in the transaction. */
   audit(entry: AuditRecord & { at: string }): Promise<void>;
 }

@@ -14,19 +14,27 @@ import { type NodeOpenPeriods, nodeOpenPeriods } from '../accounting/node-busine
 import {
   fiscalPeriodOf,
   nextPeriodFirstDayOf,
+  type PreparedFiscalCalendar,
   periodFirstDayOf,
   periodLastDayOf,
 } from '../accounting/periods.js';
 import { nodeKeyOf, type PreparedAccountingRevision, type PreparedNode } from '../accounting/prepare.js';
+import type { AuditActor } from '../audit/store.js';
+import { BindingMoved, type ChangeOptions, type ChangeRunner, type Outcome } from '../changes/runner.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
-import type {
-  ManualPeriodState,
-  PeriodAction,
-  PeriodStore,
-  StoredPeriodState,
-  StoredSnapshot,
-  TrialBalanceLine,
-} from './store.js';
+import { type PeriodChange, type PeriodChangeTables, periodChanges } from './changes.js';
+import {
+  calendarStateOf,
+  type PeriodBinding,
+  type PeriodPlace,
+  type PeriodView,
+  periodViewOf,
+  refusalOf,
+} from './rules.js';
+import type { PeriodAction, PeriodStore, StoredSnapshot, TrialBalanceLine } from './store.js';
+
+export type { PeriodChange } from './changes.js';
+export type { PeriodBasis, PeriodBinding, PeriodStateName, PeriodView } from './rules.js';
 
 /** Periods one listing may span per node. */
 export const PERIODS_LISTED_MAX = 60;
@@ -60,39 +68,6 @@ export function periodDayOf(path: string, text: string): number {
   return day;
 }
 
-/** A period's state: by the calendar (`open`, `grace`, `closed`) or by hand (`closed`, `locked`). */
-export type PeriodStateName = 'open' | 'grace' | 'closed' | 'locked';
-
-/**
- * Why a period is in its state: `calendar` (the current period and the later ones are open, the
- * earlier ones closed), `grace` (the previous period in the node config's grace time),
- * `closed-by-hand`, `locked-by-hand`, `reopened`.
- */
-export type PeriodBasis = 'calendar' | 'grace' | 'closed-by-hand' | 'locked-by-hand' | 'reopened';
-
-/** One period of one node as listed. */
-export interface PeriodView {
-  node: Record<string, string>;
-  firstDay: string;
-  lastDay: string;
-  /** The fiscal year and period number in the accounting configuration's fiscal calendar. */
-  fiscalYear: number | null;
-  number: number | null;
-  /** Whether it holds the node's business date. */
-  current: boolean;
-  state: PeriodStateName;
-  basis: PeriodBasis;
-  /** Who set the manual state, and when; null when the calendar decides. */
-  actedBy: string | null;
-  actedAt: string | null;
-  /** Why it was reopened. */
-  reason: string | null;
-  /** Trial-balance snapshots kept for it. */
-  snapshots: number;
-  /** The changes its state allows now (the pending work of a close or a lock is checked when asked). */
-  actions: PeriodAction[];
-}
-
 /** The periods of an accounting configuration, per node. */
 export interface PeriodListing {
   accountingConfig: string;
@@ -114,78 +89,10 @@ export interface PeriodTarget {
   firstDay: string;
 }
 
-/** Who acts: the user's e-mail and the client id. */
-export interface PeriodCaller {
-  ownerEmail: string;
-  clientId: string;
-}
-
-/** What a change answers: the period as it is now, and the snapshot a close or a lock took. */
-export interface PeriodChange {
-  period: PeriodView;
-  snapshot: StoredSnapshot | null;
-}
-
-/** What an approved change binds to: the period's basis and when it was last set by hand. */
-export type PeriodBinding = Pick<PeriodView, 'basis' | 'actedAt'>;
-
-/** Every change, in the order they are listed. */
-const PERIOD_ACTIONS: readonly PeriodAction[] = ['close', 'lock', 'reopen'];
-
-/** The state of a period by the calendar alone at one instant. */
-type CalendarState = 'future' | 'open' | 'grace' | 'closed';
-
-function calendarStateOf(open: NodeOpenPeriods, firstDay: string): CalendarState {
-  if (firstDay > open.currentPeriodFirstDay) return 'future';
-  if (firstDay === open.currentPeriodFirstDay) return 'open';
-  if (firstDay >= open.earliestOpenFirstDay) return open.previousOpen ? 'grace' : 'closed';
-  return 'closed';
-}
-
-/** The listed state of a period from its calendar state and its manual state, if any. */
-function viewStateOf(
-  calendar: CalendarState,
-  stored: StoredPeriodState | undefined,
-): Pick<PeriodView, 'state' | 'basis' | 'actedBy' | 'actedAt' | 'reason'> {
-  if (stored !== undefined) {
-    const byHand = { actedBy: stored.actedBy, actedAt: stored.actedAt, reason: stored.reason };
-    if (stored.state === 'locked') return { state: 'locked', basis: 'locked-by-hand', ...byHand };
-    if (stored.state === 'closed') return { state: 'closed', basis: 'closed-by-hand', ...byHand };
-    return { state: 'open', basis: 'reopened', ...byHand };
-  }
-  const none = { actedBy: null, actedAt: null, reason: null };
-  if (calendar === 'grace') return { state: 'grace', basis: 'grace', ...none };
-  return { state: calendar === 'closed' ? 'closed' : 'open', basis: 'calendar', ...none };
-}
-
-/**
- * Why `action` may not be taken on a period in `calendar` state with manual state `stored`, or
- * `undefined` when it may. A close needs an open period (by the calendar, in grace, or reopened)
- * that is not after the current one; a lock any period not after the current one that is not
- * locked; a reopening a closed or locked one.
- */
-function refusalOf(
-  action: PeriodAction,
-  calendar: CalendarState,
-  stored: ManualPeriodState | undefined,
-): string | undefined {
-  if (action === 'reopen') {
-    if (stored === 'closed' || stored === 'locked') return undefined;
-    if (stored === 'reopened') return 'the period is open already: it was reopened';
-    return calendar === 'closed' ? undefined : 'the period is open already by the calendar';
-  }
-  if (calendar === 'future')
-    return `a period after the current one cannot be ${action === 'close' ? 'closed' : 'locked'}`;
-  if (stored === 'locked') return 'the period is locked already';
-  if (action === 'lock') return undefined;
-  if (stored === 'closed') return 'the period is closed already';
-  if (stored === undefined && calendar === 'closed') return 'the period is closed already by the calendar';
-  return undefined;
-}
-
 /** Periods: listing, close, lock, reopen and snapshots (see the header). */
 export class PeriodService<T extends PreparedAccountingRevision> {
   readonly #store: PeriodStore;
+  readonly #runner: ChangeRunner<PeriodChangeTables>;
   readonly #snapshots: ConfigurationSnapshots<T>;
   readonly #clock: Clock;
   readonly #newId: () => string;
@@ -193,11 +100,13 @@ export class PeriodService<T extends PreparedAccountingRevision> {
 
   constructor(
     store: PeriodStore,
+    runner: ChangeRunner<PeriodChangeTables>,
     snapshots: ConfigurationSnapshots<T>,
     clock: Clock,
     options: { newId: () => string; businessDatePinned: string | undefined },
   ) {
     this.#store = store;
+    this.#runner = runner;
     this.#snapshots = snapshots;
     this.#clock = clock;
     this.#newId = options.newId;
@@ -278,21 +187,14 @@ export class PeriodService<T extends PreparedAccountingRevision> {
           });
         const firstDay = formatIsoDate(first);
         const key = `${node.key}\t${firstDay}`;
-        const calendar = calendarStateOf(open, firstDay);
-        const stored = storedByKey.get(key);
-        const fiscal =
-          config.fiscalCalendar === undefined ? undefined : fiscalPeriodOf(config.fiscalCalendar, first);
-        periods.push({
-          node: { ...node.fields },
-          firstDay,
-          lastDay: formatIsoDate(periodLastDayOf(first)),
-          fiscalYear: fiscal?.fiscalYear ?? null,
-          number: fiscal?.number ?? null,
-          current: first === current,
-          ...viewStateOf(calendar, stored),
-          snapshots: countByKey.get(key) ?? 0,
-          actions: PERIOD_ACTIONS.filter((a) => refusalOf(a, calendar, stored?.state) === undefined),
-        });
+        periods.push(
+          periodViewOf(
+            placeOf(config, node, first, current),
+            calendarStateOf(open, firstDay),
+            storedByKey.get(key),
+            countByKey.get(key) ?? 0,
+          ),
+        );
       }
     }
     return { accountingConfig: query.accountingConfig, periods };
@@ -316,11 +218,18 @@ export class PeriodService<T extends PreparedAccountingRevision> {
       throw new AppError('validation-failed', 'a reason is required to reopen a period', {
         errors: [{ path: '/reason', message: 'must not be blank' }],
       });
-    const { accounting, nodes, revision } = await this.#nodesOf(target.accountingConfig, target.node);
+    const { accounting, config, nodes, revision } = await this.#nodesOf(target.accountingConfig, target.node);
     const node = nodes[0];
     if (node === undefined) throw new AppError('not-found', 'no such node');
     const open = this.#openOf(accounting, node, target.accountingConfig);
-    return { node, first, note, calendar: calendarStateOf(open, target.firstDay), revision };
+    const current = parseIsoDate(open.currentPeriodFirstDay) ?? 0;
+    return {
+      node,
+      note,
+      calendar: calendarStateOf(open, target.firstDay),
+      place: placeOf(config, node, first, current),
+      revision,
+    };
   }
 
   /**
@@ -343,79 +252,65 @@ export class PeriodService<T extends PreparedAccountingRevision> {
   }
 
   /**
-   * Closes, locks or reopens one period for `caller`. A close or a lock is refused while work
-   * dated in the period is pending and keeps a trial-balance snapshot of the period's last day; a
-   * reopening needs a reason. Errors: `not-found`, `validation-failed` (a first day that does not
-   * start a period, a blank reason), `period-state-conflict` (the state does not allow it),
-   * `period-work-pending` (with the counts in `pending`), `conflict` (a trial balance too large).
+   * Closes, locks or reopens one period, through the change runner (`changes.ts`): a dry run
+   * answers what the change would, an `Idempotency-Key` replays the first answer. A close or a
+   * lock is refused while work dated in the period is pending and keeps a trial-balance snapshot
+   * of the period's last day; a reopening needs a reason. Errors: `not-found`, `validation-failed`
+   * (a first day that does not start a period, a blank reason), `period-state-conflict` (the state
+   * does not allow it), `period-work-pending` (with the counts in `pending`), `conflict` (a trial
+   * balance too large), `idempotency-key-reused`.
    */
   async act(
     action: PeriodAction,
     target: PeriodTarget,
     reason: string | undefined,
-    caller: PeriodCaller,
-  ): Promise<PeriodChange> {
-    const change = await this.#change(action, target, reason, caller, undefined);
-    if ('moved' in change) throw new Error('a change without a binding cannot have moved');
-    return change;
+    options: ChangeOptions,
+  ): Promise<Outcome<PeriodChange>> {
+    return this.#runner.run(periodChanges[action], await this.#inputOf(action, target, reason), options);
   }
 
   /**
-   * Reopens a period for an approved request: only while the period's `basis` and `actedAt` are
-   * still those it was approved on, checked in the change's own transaction; `moved` otherwise,
-   * changing nothing. Errors: those of `act`.
+   * Reopens a period for an approved request, as `actor`: the same change as `act`, run only while
+   * the period's `basis` and `actedAt` are still those it was approved on (checked in the change's
+   * own transaction, which marks the request `approved`); `moved` otherwise, changing nothing.
+   * Errors: those of `act`.
    */
   async reopenBound(
     target: PeriodTarget,
     reason: string,
-    caller: PeriodCaller,
+    actor: AuditActor,
     bound: PeriodBinding & { approvalRequestId: string },
   ): Promise<PeriodChange | { moved: string }> {
-    return this.#change('reopen', target, reason, caller, bound);
+    const input = await this.#inputOf('reopen', target, reason);
+    try {
+      const binding = { basis: bound.basis, actedAt: bound.actedAt };
+      const { answer } = await this.#runner.run(
+        periodChanges.reopen,
+        { ...input, bound: binding },
+        { actor, approvalRequestId: bound.approvalRequestId },
+      );
+      return answer;
+    } catch (error) {
+      if (error instanceof BindingMoved) return { moved: error.detail };
+      throw error;
+    }
   }
 
-  async #change(
-    action: PeriodAction,
-    target: PeriodTarget,
-    reason: string | undefined,
-    caller: PeriodCaller,
-    bound: (PeriodBinding & { approvalRequestId: string }) | undefined,
-  ): Promise<PeriodChange | { moved: string }> {
-    const { node, first, note, calendar } = await this.#changeOf(action, target, reason);
-    let moved: string | undefined;
-    const result = await this.#store.act({
-      action,
-      accountingConfig: target.accountingConfig,
-      node: node.fields,
-      firstDay: target.firstDay,
-      lastDay: formatIsoDate(periodLastDayOf(first)),
-      reason: action === 'reopen' ? note : null,
-      actedBy: caller.ownerEmail,
-      clientId: caller.clientId,
-      at: this.#clock.now().toISOString(),
-      snapshotId: this.#newId(),
-      approvalRequestId: bound?.approvalRequestId,
-      refusalOf: (stored) => {
-        const now = viewStateOf(calendar, stored);
-        if (bound !== undefined && (now.basis !== bound.basis || now.actedAt !== bound.actedAt)) {
-          moved = `the period is ${now.state} (${now.basis}${now.actedAt === null ? '' : ` at ${now.actedAt}`}) now, no longer ${bound.basis}${bound.actedAt === null ? '' : ` at ${bound.actedAt}`}`;
-          return moved;
-        }
-        return refusalOf(action, calendar, stored?.state);
+  /** What the change of `action` on `target` runs with; the request's errors of `act`. */
+  async #inputOf(action: PeriodAction, target: PeriodTarget, reason: string | undefined) {
+    const { node, note, calendar, place } = await this.#changeOf(action, target, reason);
+    return {
+      period: {
+        accountingConfig: target.accountingConfig,
+        node: node.fields,
+        firstDay: place.firstDay,
+        lastDay: place.lastDay,
       },
-    });
-    if (moved !== undefined) return { moved };
-    if (result.kind === 'refused') throw new AppError('period-state-conflict', result.detail);
-    if (result.kind === 'pending') {
-      const { waitingRecords, unpostedJournals } = result.pending;
-      throw new AppError(
-        'period-work-pending',
-        `the period cannot be ${action === 'close' ? 'closed' : 'locked'} yet: ${waitingRecords} records wait for processing and ${unpostedJournals} journals dated in it are unposted`,
-        { pending: result.pending },
-      );
-    }
-    const period = await this.#viewOf(target.accountingConfig, node.fields, target.firstDay);
-    return { period, snapshot: result.snapshot ?? null };
+      reason: action === 'reopen' ? note : null,
+      calendar,
+      place,
+      snapshotId: this.#newId(),
+    };
   }
 
   /** One period as listed. */
@@ -446,6 +341,25 @@ export class PeriodService<T extends PreparedAccountingRevision> {
     if (found === undefined) throw new AppError('not-found', `no snapshot ${snapshotId}`);
     return found;
   }
+}
+
+/** What the period starting on day `first` of `node` is, whatever its state; `current` is the node's current period. */
+function placeOf(
+  config: { fiscalCalendar: PreparedFiscalCalendar | undefined },
+  node: PreparedNode,
+  first: number,
+  current: number,
+): PeriodPlace {
+  const fiscal =
+    config.fiscalCalendar === undefined ? undefined : fiscalPeriodOf(config.fiscalCalendar, first);
+  return {
+    node: { ...node.fields },
+    firstDay: formatIsoDate(first),
+    lastDay: formatIsoDate(periodLastDayOf(first)),
+    fiscalYear: fiscal?.fiscalYear ?? null,
+    number: fiscal?.number ?? null,
+    current: first === current,
+  };
 }
 
 /** The day number of the first day of the period `count` periods before the one starting `first`. */

@@ -1,9 +1,10 @@
 /**
  * The storage port of the periods module (docs/domain/accounting.md, Periods closed, locked and
- * reopened by hand). Every change of a period's state is one transaction: the version counter goes
- * up first (on PostgreSQL this waits for the chunks being processed and holds off the next ones
- * until it commits), then the stored state is checked again, the pending work counted, the
- * snapshot taken, the state written and the audit entry recorded; or nothing is.
+ * reopened by hand). Every change of a period's state is one transaction of the change runner: the
+ * version counter goes up first (on PostgreSQL this waits for the chunks being processed and
+ * holds off the next ones until it commits), then the stored state is checked again, the pending
+ * work counted, the snapshot taken, the state written and the audit entry recorded; or nothing
+ * is (`changes.ts`).
  */
 import type { ManualPeriodState, PeriodStates } from '../accounting/periods.js';
 
@@ -56,41 +57,41 @@ export interface StoredSnapshot {
   hash: string;
 }
 
-/** A change of a period's state, as the service decided it may be made. */
-export interface PeriodActionInput {
-  action: PeriodAction;
+/** One period of one node and accounting configuration, by its days. */
+export interface PeriodKey {
   accountingConfig: string;
   node: Readonly<Record<string, string>>;
   firstDay: string;
   lastDay: string;
-  /** Required for a reopening; recorded with it. */
-  reason: string | null;
-  actedBy: string;
-  clientId: string;
-  at: string;
-  /** The id of the snapshot a close or a lock takes. */
-  snapshotId: string;
-  /**
-   * Why the action is refused given the manual state stored now (`undefined`: none), or
-   * `undefined` when it may go on; called inside the transaction, after the counter is held.
-   */
-  refusalOf(stored: StoredPeriodState | undefined): string | undefined;
-  /**
-   * The approval request this change runs for (docs/domain/approvals.md): the change's
-   * transaction marks it `approved`, and changes nothing when it is no longer `processing`.
-   */
-  approvalRequestId?: string | undefined;
 }
 
 /**
- * What a change came to: `done`, with the new state and the snapshot it took (close, lock);
- * `refused`, the state does not allow it (the detail says why); `pending`, work dated in the
- * period is not finished. Nothing is written unless `done`.
+ * The periods' tables inside a change's transaction (the change runner's, `modules/changes/`):
+ * rows, not rules. A change calls `bumpVersion` first (see the header).
  */
-export type PeriodActionResult =
-  | { kind: 'done'; state: StoredPeriodState; snapshot: StoredSnapshot | undefined }
-  | { kind: 'refused'; detail: string }
-  | { kind: 'pending'; pending: PendingWork };
+export interface PeriodTables {
+  /**
+   * Increments the version of the period states; on PostgreSQL this waits for the chunks and
+   * reversals in progress and holds off the next ones until the change commits.
+   */
+  bumpVersion(): Promise<void>;
+  /** The manual state stored for the period, if any. */
+  stateOf(period: PeriodKey): Promise<StoredPeriodState | undefined>;
+  /** The work dated in the period (and any record still waiting) that is not finished. */
+  pendingWork(period: PeriodKey): Promise<PendingWork>;
+  /**
+   * Takes the trial-balance snapshot of a close or a lock, as of the period's last day. Errors:
+   * `conflict` when the trial balance has more than PERIOD_SNAPSHOT_LINES_MAX lines.
+   */
+  takeSnapshot(
+    period: PeriodKey,
+    taken: { snapshotId: string; action: 'close' | 'lock'; takenBy: string; takenAt: string },
+  ): Promise<StoredSnapshot>;
+  /** Stores the period's manual state, set by the client `clientId`. */
+  saveState(state: StoredPeriodState, clientId: string): Promise<void>;
+  /** How many snapshots the period has. */
+  snapshotCount(period: PeriodKey): Promise<number>;
+}
 
 /** Snapshots listed per period at most. */
 export const PERIOD_SNAPSHOTS_LISTED_MAX = 100;
@@ -100,7 +101,7 @@ export const PERIOD_SNAPSHOTS_LISTED_MAX = 100;
  */
 export const PERIOD_SNAPSHOT_LINES_MAX = 20_000;
 
-/** The periods port (see the header). */
+/** The periods port's reads (see the header); its changes are made in `PeriodTables`. */
 export interface PeriodStore {
   /** Every manual state with the counter's version, for processing and the period checks. */
   periodStates(): Promise<PeriodStates>;
@@ -109,12 +110,6 @@ export interface PeriodStore {
     accountingConfig: string,
     node: Readonly<Record<string, string>> | undefined,
   ): Promise<StoredPeriodState[]>;
-  /**
-   * Changes a period's state (see the header); a close or a lock also takes the snapshot. Errors
-   * (thrown as `AppError`): `conflict` when the trial balance has more than
-   * PERIOD_SNAPSHOT_LINES_MAX lines.
-   */
-  act(input: PeriodActionInput): Promise<PeriodActionResult>;
   /** How many snapshots each period of an accounting configuration (of one node when given) has. */
   snapshotCounts(
     accountingConfig: string,

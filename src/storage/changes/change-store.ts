@@ -9,11 +9,14 @@ import type { AccessTables } from '../../modules/auth/store.js';
 import type { ChangeStore, ChangeTransaction } from '../../modules/changes/store.js';
 import type { WebhookTables } from '../../modules/events/store.js';
 import type { ExtractTables } from '../../modules/extracts/store.js';
+import type { PeriodTables } from '../../modules/periods/store.js';
 import { accessTablesIn } from '../access-tables.js';
 import { reprocessScheduleTablesIn } from '../accounting/reprocess-schedule.js';
+import { markApprovalRan } from '../approval-store.js';
 import { appendAudit } from '../audit-trail.js';
 import { webhookTablesIn } from '../events/webhook-tables.js';
 import { extractTablesIn } from '../extracts/extract-tables.js';
+import { periodTablesIn } from '../period-store.js';
 import type { Database } from '../schema.js';
 import type { DialectAdapter, Store } from '../store.js';
 
@@ -23,6 +26,7 @@ export interface ChangeTables {
   extracts: ExtractTables;
   reprocessSchedule: ReprocessScheduleTables;
   access: AccessTables;
+  periods: PeriodTables;
 }
 
 /** The change runner's store over `store`. */
@@ -42,6 +46,7 @@ function changeTransactionIn(
     extracts: extractTablesIn(trx, adapter),
     reprocessSchedule: reprocessScheduleTablesIn(trx, adapter),
     access: accessTablesIn(trx, adapter),
+    periods: periodTablesIn(trx, adapter),
 
     async keptAnswer(scope, key) {
       const row = await trx
@@ -73,6 +78,8 @@ function changeTransactionIn(
         .executeTakeFirst();
       return inserted !== undefined;
     },
+
+    markApprovalRan: (requestId, at) => markApprovalRan(trx, requestId, at),
 
     async audit(entry) {
       await appendAudit(trx, adapter, entry);

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
 import { keepsRule } from '../../../lib/input-rule.js';
-import { signedInClientIdOf } from '../../../modules/audit/entry.js';
 import { nodeOfJson, PeriodReason } from '../../../modules/periods/inputs.js';
 import { PERIOD_REASON_LENGTH_MAX, type PeriodView } from '../../../modules/periods/service.js';
 import type { PeriodAction, StoredSnapshot } from '../../../modules/periods/store.js';
@@ -10,7 +9,7 @@ import { type Html, html } from '../html.js';
 import { currentJournalFields, type JournalFields } from '../journal-fields.js';
 import { csrfField, emptyState, notice, type PageContext, page, table, when } from '../layout.js';
 import { amountHtml, formatCount } from '../money.js';
-import { AdminPageError, contextOf, formOf, queryText, sendPage } from '../request.js';
+import { AdminPageError, actorOf, contextOf, formOf, queryText, sendPage } from '../request.js';
 import { idHtml, nodeText, nodeWords, periodName, periodStateHtml } from '../words.js';
 import { adminCallerOf, approvalPagePath } from './approvals.js';
 
@@ -309,10 +308,8 @@ function registerPeriodChangePages(
         );
         return reply.redirect(approvalPagePath(made.requestId), 303);
       }
-      const { user } = context.principal;
-      const change = await services.periods.act(action, target, reason, {
-        ownerEmail: user.email,
-        clientId: signedInClientIdOf(user.email),
+      const { answer: change } = await services.periods.act(action, target, reason, {
+        actor: actorOf(request),
       });
       const fields = await currentJournalFields(services);
       const done = `${periodName(change.period.firstDay, change.period.lastDay)} of ${nodeText(change.period.node, fields)} is ${change.period.state} now${change.snapshot === null ? '' : `; snapshot ${change.snapshot.hash.slice(0, 12)}… kept`}.`;
