@@ -34,10 +34,48 @@ describe('request rules shared by the API and the administration pages', () => {
     expect(confirm.statusCode).toBe(200);
 
     const tooLong = `${longest}x`;
-    expect((await api(tooLong)).statusCode).toBe(400);
+    const byApi = await api(tooLong);
+    expect(byApi.statusCode).toBe(400);
+    const [rule] = byApi.json().errors;
+    expect(rule).toEqual({
+      path: '/name',
+      message: `must NOT have more than ${CREDENTIAL_NAME_LENGTH_MAX} characters`,
+    });
     const refused = await admin.post('/admin/credentials/confirm', { ownerEmail, name: tooLong });
     expect(refused.statusCode).toBe(400);
-    expect(refused.body).toContain(`the name is longer than ${CREDENTIAL_NAME_LENGTH_MAX} characters`);
+    // The same rule in the same words, naming the field.
+    expect(refused.body).toContain(`name ${rule.message}`);
+  });
+
+  it('reads the user forms through the API body schemas: a role the API refuses, an unticked box', async () => {
+    const admin = await signIn(t, await userWith(t, ['admin']));
+    const token = await t.tokenFor(['admin']);
+    const byApi = await t.call(token, {
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { email: 'form-rules@example.test', roles: ['auditor-in-chief'] },
+    });
+    expect(byApi.statusCode).toBe(400);
+    const refused = await admin.post('/admin/users', {
+      email: 'form-rules@example.test',
+      roles: 'auditor-in-chief',
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain('roles/0');
+    expect(await t.services.access.findUser('form-rules@example.test')).toBeUndefined();
+
+    const made = await admin.post('/admin/users', { email: 'form-rules@example.test', roles: 'viewer' });
+    expect(made.statusCode).toBe(303);
+    const path = `/admin/users/${encodeURIComponent('form-rules@example.test')}`;
+    await admin.post(path, { displayName: 'Rules', roles: 'viewer', disabled: 'true' });
+    expect(await t.services.access.findUser('form-rules@example.test')).toMatchObject({ disabled: true });
+    // The form shows the box: unticked, it sends nothing, and the user is enabled again.
+    expect((await admin.post(path, { displayName: 'Rules', roles: 'viewer' })).statusCode).toBe(303);
+    expect(await t.services.access.findUser('form-rules@example.test')).toMatchObject({
+      disabled: false,
+      displayName: 'Rules',
+      roles: ['viewer'],
+    });
   });
 
   it('filters sessions and journals by the states and statuses the API accepts, and ignores others', async () => {

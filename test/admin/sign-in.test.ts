@@ -388,7 +388,8 @@ describe('administration interface: sign-in, sessions, headers', () => {
       expiresInDays: '0',
     });
     expect(response.statusCode).toBe(400);
-    expect(response.body).toContain('/expiresInDays');
+    // The field and the API's rule (`CredentialExpiryDays`), in the API's words.
+    expect(response.body).toContain('expiresInDays must be &gt;= 1');
   });
 });
 

@@ -1,14 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AccessDirectory } from '../../modules/auth/access-directory.js';
-import {
-  CredentialExpiryDays,
-  CredentialName,
-  DisplayName,
-  Password,
-  RoleList,
-  UserEmail,
-} from '../../modules/auth/inputs.js';
+import { CredentialCreateBody, UserCreateBody, UserUpdateBody } from '../../modules/auth/inputs.js';
 import { ChangeHeaders, ChangeQuery, changeOptionsOf, sendChange } from './changes.js';
 import type { ApiApp } from './route-app.js';
 import { Page, PageQuery, PathParam, Problem, pageOf } from './schemas.js';
@@ -63,14 +56,7 @@ function registerCredentialRoutes(app: ApiApp, access: AccessDirectory): void {
           'The secret is in this answer only; a repeat of its `Idempotency-Key` answers it again, kept sealed meanwhile. 404 when the owner is unknown. A dry run answers with a client id and a secret that are never kept. Written to the audit log.',
         querystring: ChangeQuery,
         headers: ChangeHeaders,
-        body: Type.Object(
-          {
-            ownerEmail: Type.String({ description: 'E-mail of the user the credential acts for.' }),
-            name: Type.Optional(CredentialName),
-            expiresInDays: Type.Optional(CredentialExpiryDays),
-          },
-          { additionalProperties: false },
-        ),
+        body: CredentialCreateBody,
         response: { 200: CreatedCredential, 201: CreatedCredential, 404: Problem, 422: Problem },
       },
     },
@@ -140,15 +126,7 @@ function registerUserRoutes(app: ApiApp, access: AccessDirectory): void {
         description: '409 when a user has this e-mail already. Written to the audit log.',
         querystring: ChangeQuery,
         headers: ChangeHeaders,
-        body: Type.Object(
-          {
-            email: UserEmail,
-            displayName: Type.Optional(DisplayName),
-            roles: RoleList,
-            password: Type.Optional(Password),
-          },
-          { additionalProperties: false },
-        ),
+        body: UserCreateBody,
         response: { 200: User, 201: User, 409: Problem, 422: Problem },
       },
     },
@@ -191,14 +169,7 @@ function registerUserUpdateRoute(app: ApiApp, access: AccessDirectory): void {
         params: Type.Object({ email: PathParam }),
         querystring: ChangeQuery,
         headers: ChangeHeaders,
-        body: Type.Object(
-          {
-            roles: Type.Optional(RoleList),
-            displayName: Type.Optional(DisplayName),
-            disabled: Type.Optional(Type.Boolean()),
-          },
-          { additionalProperties: false },
-        ),
+        body: UserUpdateBody,
         response: { 200: User, 404: Problem, 409: Problem, 422: Problem },
       },
     },

@@ -26,7 +26,6 @@ import type { AuthStore, UserChange } from './store.js';
 export {
   type CreatedCredentialView,
   type CredentialView,
-  checkExpiryDays,
   credentialView,
   type UserView,
   userView,

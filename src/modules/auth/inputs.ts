@@ -1,6 +1,4 @@
 import { Type } from '@sinclair/typebox';
-import { AppError } from '../../lib/errors.js';
-import { keepsRule } from '../../lib/input-rule.js';
 import { ROLE_NAMES } from './permissions.js';
 
 /**
@@ -48,17 +46,33 @@ export const CredentialExpiryDays = Type.Integer({
   description: `Default ${CREDENTIAL_EXPIRY_DAYS_DEFAULT}.`,
 });
 
-/**
- * Checks the name of a new credential as the API does (`CredentialName`), for callers that
- * send it outside a route schema. Errors: `validation-failed` naming `/name`.
- */
-export function checkCredentialName(name: string): void {
-  if (keepsRule(CredentialName, name)) return;
-  throw new AppError(
-    'validation-failed',
-    `the name is longer than ${CREDENTIAL_NAME_LENGTH_MAX} characters`,
-    {
-      errors: [{ path: '/name', message: `must have at most ${CREDENTIAL_NAME_LENGTH_MAX} characters` }],
-    },
-  );
-}
+/** The body of a new user: on the API (`POST /api/v1/users`) and the users page alike. */
+export const UserCreateBody = Type.Object(
+  {
+    email: UserEmail,
+    displayName: Type.Optional(DisplayName),
+    roles: RoleList,
+    password: Type.Optional(Password),
+  },
+  { additionalProperties: false },
+);
+
+/** The body of a change of a user: on the API (`PATCH /api/v1/users/{email}`) and the user's page. */
+export const UserUpdateBody = Type.Object(
+  {
+    roles: Type.Optional(RoleList),
+    displayName: Type.Optional(DisplayName),
+    disabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+/** The body of a new API credential: on the API (`POST /api/v1/credentials`) and its page. */
+export const CredentialCreateBody = Type.Object(
+  {
+    ownerEmail: Type.String({ description: 'E-mail of the user the credential acts for.' }),
+    name: Type.Optional(CredentialName),
+    expiresInDays: Type.Optional(CredentialExpiryDays),
+  },
+  { additionalProperties: false },
+);

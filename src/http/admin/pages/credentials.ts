@@ -1,18 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
 import { AppError } from '../../../lib/errors.js';
-import {
-  type CredentialView,
-  checkExpiryDays,
-  type UserView,
-} from '../../../modules/auth/access-directory.js';
+import type { CredentialView, UserView } from '../../../modules/auth/access-directory.js';
 import {
   CREDENTIAL_EXPIRY_DAYS_DEFAULT,
   CREDENTIAL_EXPIRY_DAYS_MAX,
+  CredentialCreateBody,
   CredentialName,
-  checkCredentialName,
 } from '../../../modules/auth/inputs.js';
 import { lengthAttributes } from '../form-fields.js';
+import { formInput } from '../form-input.js';
 import { type Html, html } from '../html.js';
 import { csrfField, emptyState, notice, page, pagination, table, when } from '../layout.js';
 import { actorOf, contextOf, formOf, pagingOf, queryText, sendPage, signInIdOf } from '../request.js';
@@ -52,21 +49,15 @@ function stateOf(credential: CredentialView, nowMs: number): string {
 
 /** What the create form sent, checked with the same rules as the API before anything is made. */
 async function requestedCredential(services: Pick<Services, 'access'>, form: URLSearchParams) {
-  const ownerEmail = (form.get('ownerEmail') ?? '').trim();
-  const name = (form.get('name') ?? '').trim();
-  const daysText = (form.get('expiresInDays') ?? '').trim();
-  const expiresInDays = daysText === '' ? CREDENTIAL_EXPIRY_DAYS_DEFAULT : Number(daysText);
-  if (ownerEmail === '') {
-    throw new AppError('validation-failed', 'choose the owner of the credential', {
-      errors: [{ path: '/ownerEmail', message: 'is required' }],
-    });
-  }
-  const owner = await services.access.findUser(ownerEmail);
+  const input = formInput(CredentialCreateBody, form, 'The credential is not valid');
+  const owner = await services.access.findUser(input.ownerEmail);
   if (owner === undefined)
-    throw new AppError('not-found', `no user with e-mail ${ownerEmail}; create the user first`);
-  checkCredentialName(name);
-  checkExpiryDays(expiresInDays);
-  return { owner, name, expiresInDays };
+    throw new AppError('not-found', `no user with e-mail ${input.ownerEmail}; create the user first`);
+  return {
+    owner,
+    name: input.name ?? '',
+    expiresInDays: input.expiresInDays ?? CREDENTIAL_EXPIRY_DAYS_DEFAULT,
+  };
 }
 
 /** Who may open the credential pages: every page of this group. */

@@ -5,9 +5,12 @@ import {
   PASSWORD_LENGTH_MAX_CHARS,
   PASSWORD_LENGTH_MIN_CHARS,
   Password,
+  UserCreateBody,
+  UserUpdateBody,
 } from '../../../modules/auth/inputs.js';
 import { ROLE_NAMES, ROLES } from '../../../modules/auth/permissions.js';
 import { lengthAttributes } from '../form-fields.js';
+import { formInput } from '../form-input.js';
 import { html } from '../html.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
 import { actorOf, contextOf, formOf, pagingOf, queryText, sendPage, signInIdOf } from '../request.js';
@@ -89,18 +92,8 @@ ${
 /** `POST /admin/users`: creates a user with the roles ticked and, if given, a password. */
 function registerCreateUserAction(app: FastifyInstance, services: Pick<Services, 'access'>): void {
   app.post('/admin/users', { config: permission }, async (request, reply) => {
-    const form = formOf(request);
-    const password = form.get('password') ?? '';
-    const displayName = (form.get('displayName') ?? '').trim();
-    const { answer: user } = await services.access.createUser(
-      {
-        email: (form.get('email') ?? '').trim(),
-        roles: form.getAll('roles'),
-        ...(displayName === '' ? {} : { displayName }),
-        ...(password === '' ? {} : { password }),
-      },
-      { actor: actorOf(request) },
-    );
+    const input = formInput(UserCreateBody, formOf(request), 'The user is not valid');
+    const { answer: user } = await services.access.createUser(input, { actor: actorOf(request) });
     return reply.redirect(`/admin/users?saved=${encodeURIComponent(user.email)}`, 303);
   });
 }
@@ -144,15 +137,11 @@ ${passwordForm(context, user.email)}`;
     '/admin/users/:email',
     { config: permission },
     async (request, reply) => {
-      const form = formOf(request);
-      const displayName = (form.get('displayName') ?? '').trim();
+      const input = formInput(UserUpdateBody, formOf(request), 'The change is not valid');
+      // The form shows every member: an unticked box (which sends nothing) enables the user.
       const { answer: user } = await services.access.updateUser(
         request.params.email,
-        {
-          roles: form.getAll('roles'),
-          disabled: form.get('disabled') === 'true',
-          ...(displayName === '' ? {} : { displayName }),
-        },
+        { ...input, disabled: input.disabled ?? false },
         { actor: actorOf(request) },
       );
       return reply.redirect(`/admin/users?saved=${encodeURIComponent(user.email)}`, 303);
