@@ -464,6 +464,7 @@ function createChangeServices(
   });
   const approvals = new ApprovalService(
     createApprovalStore(store),
+    changes,
     approvalKinds({ configuration, reversals, periods }),
     settings.approvalRequired ?? [],
     clock,

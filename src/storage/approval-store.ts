@@ -13,8 +13,10 @@ import {
   type ApprovalFinish,
   type ApprovalStatus,
   type ApprovalStore,
+  type ApprovalTables,
   type AuditActor,
   actorOfCaller,
+  approvalAuditDetails,
   INTERRUPTED_RECOVERY_ACTOR,
   type NewApprovalRequest,
   type StoredApprovalRequest,
@@ -128,7 +130,7 @@ export async function markApprovalRan(trx: Kysely<Database>, requestId: string, 
 
 /** Adds to the counters of the day a request was made (`approval_day_counts`), inside the caller's transaction. */
 async function addToDay(
-  trx: Transaction<Database>,
+  trx: Kysely<Database>,
   createdAt: string,
   change: { awaiting: number; denied: number },
 ): Promise<void> {
@@ -153,19 +155,6 @@ const AUDIT_ACTION: Record<Exclude<ApprovalStatus, 'pending-approval'>, Approval
   invalid: 'approval.invalidated',
   failed: 'approval.failed',
 };
-
-/** What an audit entry says of a request. */
-function auditDetails(request: StoredApprovalRequest): Record<string, unknown> {
-  return {
-    requestId: request.requestId,
-    kind: request.kind,
-    status: request.status,
-    maker: request.makerEmail,
-    makerClientId: request.makerClientId,
-    documentSha256: request.documentSha256,
-    dryRun: request.dryRun,
-  };
-}
 
 /** The approvals port over `store` (see the header). */
 export function createApprovalStore(store: Store): ApprovalStore {
@@ -283,7 +272,7 @@ async function create(db: Kysely<Database>, adapter: DialectAdapter, input: NewA
         actor: actorOfCaller(input.makerEmail, input.makerClientId),
         action: 'approval.requested',
         revision: input.revision,
-        details: auditDetails(created),
+        details: approvalAuditDetails(created),
       });
       return created;
     });
@@ -305,38 +294,60 @@ function decide(
   decision: ApprovalDecision,
 ) {
   return db.transaction().execute(async (trx) => {
-    const row = await trx
-      .updateTable('approval_requests')
-      .set({
-        status: decision.to,
-        decided_by: decision.by,
-        decided_by_client_id: decision.byClientId,
-        decided_at: decision.at,
-        reason: decision.reason ?? null,
-      })
-      .where('id', '=', requestId)
-      .where('status', '=', 'pending-approval')
-      .returning(VIEW_COLUMNS)
-      .executeTakeFirst();
-    if (row === undefined) return undefined;
-    const decided = requestOf(row);
-    await addToDay(trx, decided.createdAt, {
-      awaiting: -1,
-      denied: decision.to === 'rejected' ? 1 : 0,
-    });
+    const decided = await decideIn(trx, requestId, decision);
+    if (decided === undefined) return undefined;
     await writeApprovalAudit(trx, adapter, {
       at: decision.at,
       actor: actorOfCaller(decision.by, decision.byClientId),
       action: AUDIT_ACTION[decision.to],
       revision: decided.revision,
       details: {
-        ...auditDetails(decided),
+        ...approvalAuditDetails(decided),
         decidedByClientId: decision.byClientId,
         ...(decision.reason === undefined ? {} : { reason: decision.reason }),
       },
     });
     return decided;
   });
+}
+
+/**
+ * Moves the pending request `requestId` to the decision's status, with its day counters, inside
+ * `trx`; undefined when it is not pending (any more).
+ */
+async function decideIn(
+  trx: Kysely<Database>,
+  requestId: string,
+  decision: ApprovalDecision,
+): Promise<StoredApprovalRequest | undefined> {
+  const row = await trx
+    .updateTable('approval_requests')
+    .set({
+      status: decision.to,
+      decided_by: decision.by,
+      decided_by_client_id: decision.byClientId,
+      decided_at: decision.at,
+      reason: decision.reason ?? null,
+    })
+    .where('id', '=', requestId)
+    .where('status', '=', 'pending-approval')
+    .returning(VIEW_COLUMNS)
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  const decided = requestOf(row);
+  await addToDay(trx, decided.createdAt, { awaiting: -1, denied: decision.to === 'rejected' ? 1 : 0 });
+  return decided;
+}
+
+/** The approval requests' tables inside the change runner's transaction `trx`. */
+export function approvalTablesIn(trx: Kysely<Database>): ApprovalTables {
+  return {
+    async find(requestId) {
+      const row = await view(trx).where('id', '=', requestId).executeTakeFirst();
+      return row === undefined ? undefined : requestOf(row);
+    },
+    decide: (requestId, decision) => decideIn(trx, requestId, decision),
+  };
 }
 
 /** `ApprovalStore.finish`: the outcome of an approved request's action, or why it did not run. */
@@ -375,7 +386,7 @@ function finishRequest(
             : actorOfCaller(finished.decidedBy, finished.decidedByClientId),
         action: AUDIT_ACTION[finish.to],
         revision: finished.revision,
-        details: { ...auditDetails(finished), problem: finish.problem },
+        details: { ...approvalAuditDetails(finished), problem: finish.problem },
       });
     return finished;
   });
@@ -408,7 +419,7 @@ function recoverInterrupted(
         actor: INTERRUPTED_RECOVERY_ACTOR,
         action: 'approval.failed',
         revision: request.revision,
-        details: { ...auditDetails(request), problem },
+        details: { ...approvalAuditDetails(request), problem },
       });
     return recovered;
   });

@@ -32,8 +32,6 @@ const NOT_YET_ON_THE_RUNNER = [
   'reprocessProcessingErrors',
   'reverseJournals',
   'approveApprovalRequest',
-  'rejectApprovalRequest',
-  'cancelApprovalRequest',
 ];
 
 /** One request of a route. */
@@ -50,6 +48,8 @@ interface Sample {
   status: number;
   call: () => Call;
   other: () => Call;
+  /** Run before the sample's first request. */
+  before?: () => Promise<void>;
   /** Run once the real request answered. */
   after?: (answer: LightMyRequestResponse) => Promise<void> | void;
 }
@@ -71,6 +71,8 @@ const WATCHED_TABLES = [
   'period_states_version',
   'period_snapshots',
   'period_snapshot_lines',
+  'approval_requests',
+  'approval_day_counts',
 ] as const;
 
 type OpenApi = {
@@ -99,6 +101,8 @@ describe('state-changing routes and the change runner', () => {
   /** The credential the access samples create and revoke, with its secret. */
   const credential = { clientId: '', clientSecret: '' };
   const ACCESS_USER = 'runner-sample@example.test';
+  /** The approval requests the decision samples decide: one of another user, one of the caller. */
+  const approval = { others: '', own: '' };
   /** October 2026 of the Amsterdam node: closed by the calendar on the tests' day, 2026-11-20. */
   const OCTOBER = { accountingConfig: 'LOCAL_GAAP', node: { legalEntity: 'LF_NL', branch: 'AMS' } };
   const period = (action: string, firstDay: string, reason?: string): Call => ({
@@ -370,6 +374,49 @@ describe('state-changing routes and the change runner', () => {
       other: () => period('reopen', '2026-10-01', 'another reason'),
     },
     {
+      operationId: 'rejectApprovalRequest',
+      action: 'approval.rejected',
+      status: 200,
+      // Deleting the configuration waits for approval in this app: another user asks for it.
+      before: async () => {
+        const made = await t.call(await t.tokenFor(['admin']), {
+          method: 'DELETE',
+          url: '/api/v1/configuration/bulk',
+        });
+        expect(made.statusCode, made.body).toBe(202);
+        approval.others = made.json().requestId;
+      },
+      call: () => ({
+        method: 'POST',
+        url: `/api/v1/approval-requests/${approval.others}/reject`,
+        payload: { reason: 'not now' },
+      }),
+      other: () => ({
+        method: 'POST',
+        url: `/api/v1/approval-requests/${approval.others}/reject`,
+        payload: { reason: 'never' },
+      }),
+      after: (answer) => {
+        expect(answer.json()).toMatchObject({ status: 'rejected', reason: 'not now' });
+      },
+    },
+    {
+      operationId: 'cancelApprovalRequest',
+      action: 'approval.canceled',
+      status: 200,
+      // Only its maker cancels a request.
+      before: async () => {
+        const made = await t.call(admin, { method: 'DELETE', url: '/api/v1/configuration/bulk' });
+        expect(made.statusCode, made.body).toBe(202);
+        approval.own = made.json().requestId;
+      },
+      call: () => ({ method: 'POST', url: `/api/v1/approval-requests/${approval.own}/cancel` }),
+      other: () => ({ method: 'POST', url: `/api/v1/approval-requests/${approval.others}/cancel` }),
+      after: (answer) => {
+        expect(answer.json()).toMatchObject({ status: 'canceled' });
+      },
+    },
+    {
       operationId: 'closePeriod',
       action: 'periods.close',
       status: 200,
@@ -382,7 +429,7 @@ describe('state-changing routes and the change runner', () => {
   ];
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ approvalRequired: ['configuration.delete'] });
     admin = await t.tokenFor(['admin']);
   });
   afterAll(async () => t?.close());
@@ -428,6 +475,7 @@ describe('state-changing routes and the change runner', () => {
   it('runs each route on the runner: a dry run writes nothing, a change is audited once, its key replays or refuses', async () => {
     for (const sample of samples) {
       const key = `key-${sample.operationId}`;
+      await sample.before?.();
       // A redelivery wakes the deliverer, whose attempt changes the delivery; the tests start no poll.
       await t.services.deliverer.idle();
       const before = await snapshot();

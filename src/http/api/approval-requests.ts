@@ -6,6 +6,7 @@ import type { ApprovalService } from '../../modules/approvals/service.js';
 import type { StoredApprovalRequest } from '../../modules/approvals/store.js';
 import { principalOf } from '../authenticate.js';
 import { ApprovalRequest } from './approval-answers.js';
+import { ChangeHeaders, ChangeQuery, changeOptionsOf, sendChange } from './changes.js';
 import { keyOfCursor, nextCursor } from './cursor.js';
 import type { ApiApp } from './route-app.js';
 import {
@@ -137,6 +138,11 @@ function registerApprovalDecisionRoutes(app: ApiApp, approvals: ApprovalService)
     async (request) => approvals.approve(request.params.requestId, approvalCallerOf(request)),
   );
 
+  registerRejectAndCancelRoutes(app, approvals);
+}
+
+/** `POST …/:requestId/reject` and `…/cancel`: changes of the request alone, on the change runner. */
+function registerRejectAndCancelRoutes(app: ApiApp, approvals: ApprovalService): void {
   app.post(
     '/api/v1/approval-requests/:requestId/reject',
     {
@@ -148,12 +154,28 @@ function registerApprovalDecisionRoutes(app: ApiApp, approvals: ApprovalService)
         description:
           "Not by its maker (403 `approval-by-maker`); 409 `approval-not-pending` when it was decided already. Counted in the journal metrics' `deniedApproval`.",
         params: RequestParams,
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
         body: Type.Object({ reason: ApprovalReason }, { additionalProperties: false }),
-        response: { 200: ApprovalRequest, 400: Problem, 403: Problem, 404: Problem, 409: Problem },
+        response: {
+          200: ApprovalRequest,
+          400: Problem,
+          403: Problem,
+          404: Problem,
+          409: Problem,
+          422: Problem,
+        },
       },
     },
-    async (request) =>
-      approvals.reject(request.params.requestId, approvalCallerOf(request), request.body.reason),
+    async (request, reply) => {
+      const { requestId } = request.params;
+      const options = changeOptionsOf(request);
+      return sendChange(
+        reply,
+        await approvals.reject(requestId, approvalCallerOf(request), request.body.reason, options),
+        200,
+      );
+    },
   );
 
   app.post(
@@ -167,9 +189,18 @@ function registerApprovalDecisionRoutes(app: ApiApp, approvals: ApprovalService)
         description:
           'Only its maker, through any of their credentials (403 `forbidden` for anyone else); 409 `approval-not-pending` when it was decided already. No body.',
         params: RequestParams,
-        response: { 200: ApprovalRequest, 403: Problem, 404: Problem, 409: Problem },
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
+        response: { 200: ApprovalRequest, 403: Problem, 404: Problem, 409: Problem, 422: Problem },
       },
     },
-    async (request) => approvals.cancel(request.params.requestId, approvalCallerOf(request)),
+    async (request, reply) => {
+      const options = changeOptionsOf(request);
+      return sendChange(
+        reply,
+        await approvals.cancel(request.params.requestId, approvalCallerOf(request), options),
+        200,
+      );
+    },
   );
 }

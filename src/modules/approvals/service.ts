@@ -2,20 +2,21 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { assertSameRequest, requestDigest } from '../../lib/idempotency.js';
 import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
+import { actorOfCaller } from '../audit/entry.js';
+import type { ChangeOptions, ChangeRunner, Outcome } from '../changes/runner.js';
+import {
+  type ApprovalCaller,
+  type ApprovalChangeTables,
+  approvalDecisions,
+  byMaker,
+  notPending,
+  samePerson,
+} from './changes.js';
 import { APPROVAL_PENDING_REQUESTS_MAX } from './inputs.js';
 import type { ApprovalExecution, ApprovalKindName, ApprovalKinds } from './kinds.js';
 import type { ApprovalKey, ApprovalStatus, ApprovalStore, StoredApprovalRequest } from './store.js';
 
-/**
- * Who acts on a request. Identity is the user (docs/adr/0027-four-eyes-approval.md): every
- * credential and every sign-in of the administration interface belongs to one user, named by
- * e-mail, so the same person through another credential is still the maker. The client id is
- * recorded (and scopes idempotency keys) but never tells people apart.
- */
-export interface ApprovalCaller {
-  email: string;
-  clientId: string;
-}
+export type { ApprovalCaller } from './changes.js';
 
 /**
  * How long an approved action may run before its request, still `processing`, is taken for
@@ -24,11 +25,6 @@ export interface ApprovalCaller {
  * more (its transaction marks the request `approved` only while it is `processing`).
  */
 export const APPROVAL_RUN_LEASE_MS = 30 * 60 * 1000;
-
-/** True when two callers are the same user: e-mail addresses compared without case. */
-function samePerson(a: string, b: string): boolean {
-  return a.toLowerCase() === b.toLowerCase();
-}
 
 /** A problem of an action as a request keeps it. */
 function problemOf(error: unknown): { code: string; detail: string } {
@@ -48,6 +44,7 @@ function problemOf(error: unknown): { code: string; detail: string } {
  */
 export class ApprovalService {
   readonly #store: ApprovalStore;
+  readonly #runner: ChangeRunner<ApprovalChangeTables>;
   readonly #kinds: ApprovalKinds;
   readonly #required: ReadonlySet<ApprovalKindName>;
   readonly #clock: Clock;
@@ -55,12 +52,14 @@ export class ApprovalService {
 
   constructor(
     store: ApprovalStore,
+    runner: ChangeRunner<ApprovalChangeTables>,
     kinds: ApprovalKinds,
     required: readonly ApprovalKindName[],
     clock: Clock,
     newId: () => string,
   ) {
     this.#store = store;
+    this.#runner = runner;
     this.#kinds = kinds;
     this.#required = new Set(required);
     this.#clock = clock;
@@ -173,11 +172,7 @@ export class ApprovalService {
   async #decidable(requestId: string, caller: ApprovalCaller): Promise<StoredApprovalRequest> {
     const found = await this.get(requestId);
     if (found.status !== 'pending-approval') throw notPending(found);
-    if (samePerson(found.makerEmail, caller.email))
-      throw new AppError(
-        'approval-by-maker',
-        'four eyes: the maker of a request cannot approve or reject it, through any credential; another user must',
-      );
+    if (samePerson(found.makerEmail, caller.email)) throw byMaker();
     return found;
   }
 
@@ -256,51 +251,35 @@ export class ApprovalService {
   }
 
   /**
-   * Rejects a pending request with a reason; it never runs. Errors: `not-found`,
-   * `approval-not-pending`, `approval-by-maker`, `validation-failed` (a blank reason).
+   * Rejects a pending request with a reason, through the change runner (a dry run, an
+   * `Idempotency-Key`); it never runs. Errors: see `approvalDecisions.reject`.
    */
-  async reject(requestId: string, approver: ApprovalCaller, reason: string): Promise<StoredApprovalRequest> {
-    if (reason.trim() === '')
-      throw new AppError('validation-failed', 'a reason is required', {
-        errors: [{ path: '/reason', message: 'must not be blank' }],
-      });
-    await this.#decidable(requestId, approver);
-    const decided = await this.#store.decide(requestId, {
-      to: 'rejected',
-      by: approver.email,
-      byClientId: approver.clientId,
-      at: this.#clock.now().toISOString(),
-      reason,
-    });
-    if (decided === undefined) throw notPending(await this.get(requestId));
-    return decided;
+  reject(
+    requestId: string,
+    approver: ApprovalCaller,
+    reason: string,
+    options: Omit<ChangeOptions, 'actor'> = {},
+  ): Promise<Outcome<StoredApprovalRequest>> {
+    return this.#runner.run(
+      approvalDecisions.reject,
+      { requestId, decider: approver, reason },
+      { ...options, actor: actorOfCaller(approver.email, approver.clientId) },
+    );
   }
 
   /**
-   * Cancels a pending request; only its maker may (through any of their credentials). Errors:
-   * `not-found`, `approval-not-pending`, `forbidden` (another user's request).
+   * Cancels a pending request; only its maker may, through any of their credentials. Through
+   * the change runner, as `reject`. Errors: see `approvalDecisions.cancel`.
    */
-  async cancel(requestId: string, maker: ApprovalCaller): Promise<StoredApprovalRequest> {
-    const found = await this.get(requestId);
-    if (!samePerson(found.makerEmail, maker.email))
-      throw new AppError('forbidden', 'only the maker of a request may cancel it; an approver rejects it');
-    if (found.status !== 'pending-approval') throw notPending(found);
-    const decided = await this.#store.decide(requestId, {
-      to: 'canceled',
-      by: maker.email,
-      byClientId: maker.clientId,
-      at: this.#clock.now().toISOString(),
-    });
-    if (decided === undefined) throw notPending(await this.get(requestId));
-    return decided;
+  cancel(
+    requestId: string,
+    maker: ApprovalCaller,
+    options: Omit<ChangeOptions, 'actor'> = {},
+  ): Promise<Outcome<StoredApprovalRequest>> {
+    return this.#runner.run(
+      approvalDecisions.cancel,
+      { requestId, decider: maker },
+      { ...options, actor: actorOfCaller(maker.email, maker.clientId) },
+    );
   }
-}
-
-/** The error of a request that is not pending approval any more. */
-function notPending(request: StoredApprovalRequest): AppError {
-  return new AppError(
-    'approval-not-pending',
-    `approval request ${request.requestId} is ${request.status}, not pending approval`,
-    { requestStatus: request.status },
-  );
 }

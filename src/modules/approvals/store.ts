@@ -96,6 +96,33 @@ export interface ApprovalDecision {
   reason?: string;
 }
 
+/** What every audit entry of a request says of it. */
+export function approvalAuditDetails(request: StoredApprovalRequest): Record<string, unknown> {
+  return {
+    requestId: request.requestId,
+    kind: request.kind,
+    status: request.status,
+    maker: request.makerEmail,
+    makerClientId: request.makerClientId,
+    documentSha256: request.documentSha256,
+    dryRun: request.dryRun,
+  };
+}
+
+/**
+ * The approval requests' tables inside a change's transaction (the change runner's,
+ * `modules/changes/`): rows, not rules.
+ */
+export interface ApprovalTables {
+  /** One request. */
+  find(requestId: string): Promise<StoredApprovalRequest | undefined>;
+  /**
+   * Moves a pending request to the decision's status, with its day counters, and answers it;
+   * undefined when it is not pending (any more).
+   */
+  decide(requestId: string, decision: ApprovalDecision): Promise<StoredApprovalRequest | undefined>;
+}
+
 /** The end of an approved request's execution. */
 export type ApprovalFinish =
   | { to: 'approved'; at: string; outcome: Record<string, unknown> }

@@ -21,7 +21,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { assertSameRequest, requestDigest } from '../../lib/idempotency.js';
 import { invariant } from '../../lib/invariant.js';
-import type { AuditAction, AuditActor, AuditSummary } from '../audit/store.js';
+import type { AuditAction, AuditActor, AuditConfigurationFields, AuditSummary } from '../audit/store.js';
 import type { ChangeStore, ChangeTransaction } from './store.js';
 
 /** When and by whom a change is made. */
@@ -37,6 +37,8 @@ export interface ChangeAudit {
   /** Pictures of the changed thing before and after, where it has them. */
   before?: AuditSummary | null;
   after?: AuditSummary | null;
+  /** The configuration revision the entry names; unset: the one stored now. */
+  configuration?: AuditConfigurationFields;
 }
 
 /** What a change did: its answer, its audit entry, and what follows its commit. */

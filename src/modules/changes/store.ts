@@ -4,7 +4,7 @@
  * `WebhookTables`), the answers kept under an `Idempotency-Key`, and the audit trail. The tables
  * know rows, not rules: the runner (`runner.ts`) owns the rules every change keeps.
  */
-import type { AuditRecord } from '../audit/store.js';
+import type { AuditConfigurationFields, AuditRecord } from '../audit/store.js';
 
 /** The first answer of a change made under an `Idempotency-Key`, as kept for its repeats. */
 export interface KeptAnswer {
@@ -32,7 +32,7 @@ export interface ChangeTransaction {
    */
   markApprovalRan(requestId: string, at: string): Promise<void>;
   /** Appends the change's entry to the audit trail, last in the transaction. */
-  audit(entry: AuditRecord & { at: string }): Promise<void>;
+  audit(entry: AuditRecord & { at: string; configuration?: AuditConfigurationFields }): Promise<void>;
 }
 
 /** The store of changes that touch `Tables` (`{ webhooks: WebhookTables }`, …). */

@@ -5,6 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { ReprocessScheduleTables } from '../../modules/accounting/store.js';
+import type { ApprovalTables } from '../../modules/approvals/store.js';
 import type { AccessTables } from '../../modules/auth/store.js';
 import type { ChangeStore, ChangeTransaction } from '../../modules/changes/store.js';
 import type { WebhookTables } from '../../modules/events/store.js';
@@ -12,7 +13,7 @@ import type { ExtractTables } from '../../modules/extracts/store.js';
 import type { PeriodTables } from '../../modules/periods/store.js';
 import { accessTablesIn } from '../access-tables.js';
 import { reprocessScheduleTablesIn } from '../accounting/reprocess-schedule.js';
-import { markApprovalRan } from '../approval-store.js';
+import { approvalTablesIn, markApprovalRan } from '../approval-store.js';
 import { appendAudit } from '../audit-trail.js';
 import { webhookTablesIn } from '../events/webhook-tables.js';
 import { extractTablesIn } from '../extracts/extract-tables.js';
@@ -27,6 +28,7 @@ export interface ChangeTables {
   reprocessSchedule: ReprocessScheduleTables;
   access: AccessTables;
   periods: PeriodTables;
+  approvals: ApprovalTables;
 }
 
 /** The change runner's store over `store`. */
@@ -47,6 +49,7 @@ function changeTransactionIn(
     reprocessSchedule: reprocessScheduleTablesIn(trx, adapter),
     access: accessTablesIn(trx, adapter),
     periods: periodTablesIn(trx, adapter),
+    approvals: approvalTablesIn(trx),
 
     async keptAnswer(scope, key) {
       const row = await trx
