@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApprovalReason, ApprovalStatusQuery } from '../../modules/approvals/inputs.js';
+import { ApprovalRejectBody, ApprovalStatusQuery } from '../../modules/approvals/inputs.js';
 import type { ApprovalService } from '../../modules/approvals/service.js';
 import type { StoredApprovalRequest } from '../../modules/approvals/store.js';
 import { principalOf } from '../authenticate.js';
@@ -156,7 +156,7 @@ function registerRejectAndCancelRoutes(app: ApiApp, approvals: ApprovalService):
         params: RequestParams,
         querystring: ChangeQuery,
         headers: ChangeHeaders,
-        body: Type.Object({ reason: ApprovalReason }, { additionalProperties: false }),
+        body: ApprovalRejectBody,
         response: {
           200: ApprovalRequest,
           400: Problem,

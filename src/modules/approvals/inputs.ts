@@ -19,6 +19,9 @@ export const ApprovalReason = Type.String({
   examples: ['the wipe was not announced to the accounting team'],
 });
 
+/** The body of a rejection: on the API and the request's page alike. */
+export const ApprovalRejectBody = Type.Object({ reason: ApprovalReason }, { additionalProperties: false });
+
 /** A status filter of the list. */
 export const ApprovalStatusQuery = Type.Union(
   APPROVAL_STATUSES.map((status) => Type.Literal(status)),

@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../composition/services.js';
 import { AppError } from '../../../lib/errors.js';
-import { keepsRule } from '../../../lib/input-rule.js';
 import type { ReversalCounts } from '../../../modules/accounting/reversal-store.js';
-import { APPROVAL_REASON_LENGTH_MAX, ApprovalReason } from '../../../modules/approvals/inputs.js';
+import { ApprovalReason, ApprovalRejectBody } from '../../../modules/approvals/inputs.js';
 import type { ApprovalCaller } from '../../../modules/approvals/service.js';
 import {
   APPROVAL_STATUSES,
@@ -14,11 +13,12 @@ import {
 import type { UserView } from '../../../modules/auth/access-directory.js';
 import type { PeriodBasis, PeriodStateName } from '../../../modules/periods/service.js';
 import { lengthAttributes } from '../form-fields.js';
+import { formInput } from '../form-input.js';
 import { type Html, type HtmlValue, html } from '../html.js';
 import { currentJournalFields, type JournalFields } from '../journal-fields.js';
 import { csrfField, emptyState, notice, type PageContext, page, pagination, table, when } from '../layout.js';
 import { formatCount } from '../money.js';
-import { AdminPageError, contextOf, formOf, pagingOf, queryText, sendPage } from '../request.js';
+import { contextOf, formOf, pagingOf, queryText, sendPage } from '../request.js';
 import { countFacts, totalsTable } from '../reversal-facts.js';
 import {
   countOf,
@@ -434,14 +434,7 @@ function registerDecisionActions(app: FastifyInstance, approvals: Services['appr
     { config: approve },
     async (request, reply) => {
       const context = contextOf(request);
-      const reason = (formOf(request).get('reason') ?? '').trim();
-      if (!keepsRule(ApprovalReason, reason))
-        throw new AdminPageError(
-          400,
-          'A reason is required',
-          `A rejection says why, in 1 to ${APPROVAL_REASON_LENGTH_MAX} characters.`,
-          'Write the reason, then reject.',
-        );
+      const { reason } = formInput(ApprovalRejectBody, formOf(request), 'A reason is required');
       await approvals.reject(request.params.id, adminCallerOf(context), reason);
       return reply.redirect(approvalPagePath(request.params.id), 303);
     },
