@@ -9,6 +9,7 @@ import {
   type ApprovalChangeTables,
   approvalDecisions,
   byMaker,
+  type DecisionInput,
   notPending,
   samePerson,
 } from './changes.js';
@@ -260,11 +261,7 @@ export class ApprovalService {
     reason: string,
     options: Omit<ChangeOptions, 'actor'> = {},
   ): Promise<Outcome<StoredApprovalRequest>> {
-    return this.#runner.run(
-      approvalDecisions.reject,
-      { requestId, decider: approver, reason },
-      { ...options, actor: actorOfCaller(approver.email, approver.clientId) },
-    );
+    return this.#decide('reject', { requestId, decider: approver, reason }, options);
   }
 
   /**
@@ -276,10 +273,19 @@ export class ApprovalService {
     maker: ApprovalCaller,
     options: Omit<ChangeOptions, 'actor'> = {},
   ): Promise<Outcome<StoredApprovalRequest>> {
-    return this.#runner.run(
-      approvalDecisions.cancel,
-      { requestId, decider: maker },
-      { ...options, actor: actorOfCaller(maker.email, maker.clientId) },
-    );
+    return this.#decide('cancel', { requestId, decider: maker }, options);
+  }
+
+  /** Runs the decision `name` for its decider, who is the actor of its audit entry. */
+  #decide(
+    name: keyof typeof approvalDecisions,
+    input: DecisionInput,
+    options: Omit<ChangeOptions, 'actor'>,
+  ): Promise<Outcome<StoredApprovalRequest>> {
+    const { email, clientId } = input.decider;
+    return this.#runner.run(approvalDecisions[name], input, {
+      ...options,
+      actor: actorOfCaller(email, clientId),
+    });
   }
 }
