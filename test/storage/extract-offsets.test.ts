@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices, type Services } from '../../src/composition/services.js';
-import { systemClock } from '../../src/lib/clock.js';
 import type { ExtractCursor } from '../../src/modules/extracts/service.js';
 import { postDueJournals } from '../../src/storage/accounting/balances.js';
 import { logWrittenJournals } from '../../src/storage/extract-journal-log.js';
@@ -11,6 +10,7 @@ import type { Database } from '../../src/storage/schema.js';
 import { sqliteAdapter } from '../../src/storage/sqlite/adapter.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { barrier } from '../helpers/barrier.js';
+import { TEST_NOW, testClock } from '../helpers/clock.js';
 import { createTestStore, insertOpenSession, TEST_DIALECT } from '../helpers/store.js';
 
 const INGESTION_ID = 'in_00000000000000000000000000000025';
@@ -20,7 +20,7 @@ const LATE_DATE = '2026-12-01';
 
 /** Journal rows as processing writes them (no lines: the extract of journals reads none). */
 function journalRows(count: number, posted: boolean) {
-  const at = new Date().toISOString();
+  const at = TEST_NOW;
   return Array.from({ length: count }, () => ({
     journal_id: randomUUID(),
     ingestion_id: INGESTION_ID,
@@ -66,7 +66,7 @@ describe('incremental extract offsets under concurrent writers', () => {
     store = made.store;
     dispose = made.dispose;
     other = TEST_DIALECT === 'postgres' ? openStore(made.url) : store;
-    services = createServices(store, systemClock, {
+    services = createServices(store, testClock(), {
       accessTokenTtlSeconds: 300,
       refreshTokenTtlSeconds: 1800,
       businessDate: undefined,
