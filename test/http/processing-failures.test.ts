@@ -207,4 +207,37 @@ describe('a chunk whose processing fails', () => {
     expect((await get(`/api/v1/ingestions/${old}`)).processingStatus).toMatch(/^completed/);
     expect(await get(`/api/v1/ingestions/${later}`)).toMatchObject({ processingStatus: 'completed' });
   });
+
+  it('gives a chunk up when processing stops between two of its records: nothing written, failed or reported', async () => {
+    // The processing thread reads the stop from memory it shares with the main thread, so a
+    // stop on a loaded machine does not wait for the work of the chunk in progress.
+    const session = await ingest([
+      businessEvent({ amount: '1.00' }),
+      businessEvent({ amount: '2.00' }),
+      businessEvent({ amount: '3.00' }),
+    ]);
+    reported.length = 0;
+    // The stop comes once the first record is done: the work reads it before the second.
+    let reads = 0;
+    const stopping = new AccountingProcessor(createAccountingStore(t.store), t.services.snapshots, t.clock, {
+      businessDatePinned: '2026-11-20',
+      onError: (error) => reported.push(error as Error),
+      stopping: () => {
+        reads += 1;
+        return reads > 1;
+      },
+    });
+    expect(await stopping.drain()).toBe(0);
+    expect(reads).toBe(2);
+    expect(reported).toEqual([]);
+    expect(await get(`/api/v1/ingestions/${session}`)).toMatchObject({ processingStatus: 'pending' });
+    expect((await get(`/api/v1/journals?ingestionId=${session}`)).totalSize).toBe(0);
+    expect((await get(`/api/v1/processing-errors?ingestionId=${session}`)).totalSize).toBe(0);
+
+    // The next start processes the chunk whole: LF_NL/AMS has both bases, two journals an event.
+    expect(await processorOn(createAccountingStore(t.store)).drain()).toBe(3);
+    expect(reported).toEqual([]);
+    expect(await get(`/api/v1/ingestions/${session}`)).toMatchObject({ processingStatus: 'completed' });
+    expect((await get(`/api/v1/journals?ingestionId=${session}`)).totalSize).toBe(6);
+  });
 });
