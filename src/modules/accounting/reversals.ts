@@ -25,6 +25,7 @@ import {
   type OpenWindowOf,
   REVERSAL_IDS_LISTED_MAX,
   type ReversalCounts,
+  type ReversalInput,
   type ReversalKey,
   type ReversalSelection,
   type ReversalStore,
@@ -229,22 +230,10 @@ export class ReversalService<T extends PreparedAccountingRevision> {
     }
     for (let attempt = 1; ; attempt += 1) {
       const now = this.#clock.now();
-      const { revision, periodsVersion, openWindowOf } = await this.#windows(now, request.postingDate);
-      const result = await this.#store.reverse({
-        reversalId: this.#newId(),
-        selection: request.selection,
-        reason: request.reason,
-        postingDate: request.postingDate,
-        createdBy: caller.ownerEmail,
-        clientId: caller.clientId,
-        at: now.toISOString(),
-        idempotencyKey,
-        digest,
-        revision,
-        periodsVersion,
-        openWindowOf,
-        newId: this.#newId,
-      });
+      const windows = await this.#windows(now, request.postingDate);
+      const result = await this.#store.reverse(
+        this.#inputOf(request, caller, now, windows, { digest, idempotencyKey }),
+      );
       if (result.kind === 'unchanged') return { kind: 'nothing-new', counts: result.counts };
       if (result.kind === 'stored')
         return { kind: 'stored', reversal: await this.#view(result.reversal), replayed: false };
@@ -312,25 +301,16 @@ export class ReversalService<T extends PreparedAccountingRevision> {
     // approved: the reversal is prepared again under them, as `reverse` does.
     for (let attempt = 1; ; attempt += 1) {
       const now = this.#clock.now();
-      const { revision, periodsVersion, openWindowOf } = await this.#windows(now, request.postingDate);
-      if (revision !== bound.revision) return revisionMoved(revision);
-      const result = await this.#store.reverse({
-        reversalId: this.#newId(),
-        selection: request.selection,
-        reason: request.reason,
-        postingDate: request.postingDate,
-        createdBy: caller.ownerEmail,
-        clientId: caller.clientId,
-        at: now.toISOString(),
-        idempotencyKey: undefined,
-        digest: requestDigest(request),
-        revision,
-        periodsVersion,
-        openWindowOf,
-        newId: this.#newId,
-        expectCounts: bound.counts,
-        approvalRequestId: bound.approvalRequestId,
-      });
+      const windows = await this.#windows(now, request.postingDate);
+      if (windows.revision !== bound.revision) return revisionMoved(windows.revision);
+      const result = await this.#store.reverse(
+        this.#inputOf(request, caller, now, windows, {
+          digest: requestDigest(request),
+          idempotencyKey: undefined,
+          expectCounts: bound.counts,
+          approvalRequestId: bound.approvalRequestId,
+        }),
+      );
       if (result.kind === 'stored') return { kind: 'done', reversal: await this.#view(result.reversal) };
       if (result.kind === 'moved')
         return {
@@ -348,6 +328,28 @@ export class ReversalService<T extends PreparedAccountingRevision> {
           'the configuration or the period states kept changing while the reversal was prepared',
         );
     }
+  }
+
+  /** What the store is asked to reverse: `request` for `caller` at `now`, under `windows`. */
+  #inputOf(
+    request: ReversalRequest,
+    caller: ReversalCaller,
+    now: Date,
+    windows: { revision: number; periodsVersion: number; openWindowOf: OpenWindowOf },
+    extra: Pick<ReversalInput, 'digest' | 'idempotencyKey' | 'expectCounts' | 'approvalRequestId'>,
+  ): ReversalInput {
+    return {
+      reversalId: this.#newId(),
+      selection: request.selection,
+      reason: request.reason,
+      postingDate: request.postingDate,
+      createdBy: caller.ownerEmail,
+      clientId: caller.clientId,
+      at: now.toISOString(),
+      ...windows,
+      newId: this.#newId,
+      ...extra,
+    };
   }
 
   async #currentRevision(): Promise<number> {
