@@ -29,7 +29,6 @@ const OUTSIDE_BY_DESIGN: Record<string, string> = {
 const NOT_YET_ON_THE_RUNNER = [
   'uploadConfiguration',
   'deleteConfiguration',
-  'reprocessProcessingErrors',
   'reverseJournals',
   'approveApprovalRequest',
 ];
@@ -73,6 +72,7 @@ const WATCHED_TABLES = [
   'period_snapshot_lines',
   'approval_requests',
   'approval_day_counts',
+  'reprocess_runs',
 ] as const;
 
 type OpenApi = {
@@ -229,6 +229,22 @@ describe('state-changing routes and the change runner', () => {
         url: '/api/v1/processing-errors/reprocess-schedule',
         payload: { mode: 'interval', dailyAt: '08:00', intervalMinutes: 300, maxAttempts: 5 },
       }),
+    },
+    {
+      // Its dry run is the engine's over the selected records (what would post, what would fail
+      // again); a run with no open error to queue is finished at once: 200.
+      operationId: 'reprocessProcessingErrors',
+      action: 'processing.reprocess',
+      status: 200,
+      call: () => ({ method: 'POST', url: '/api/v1/processing-errors/reprocess', payload: { all: true } }),
+      other: () => ({
+        method: 'POST',
+        url: '/api/v1/processing-errors/reprocess',
+        payload: { code: 'no-account' },
+      }),
+      after: (answer) => {
+        expect(answer.json()).toMatchObject({ trigger: 'manual', state: 'finished', queued: 0 });
+      },
     },
     {
       operationId: 'createExtractionConfiguration',

@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reprocessRunChange } from '../../src/modules/accounting/reprocess-run.js';
+import { ChangeRunner } from '../../src/modules/changes/runner.js';
 import { createReprocessStore } from '../../src/storage/accounting/reprocess-store.js';
+import { createChangeStore } from '../../src/storage/changes/change-store.js';
 import { migrateTo, migrateToLatest } from '../../src/storage/migrations/index.js';
 import { openStore, type Store } from '../../src/storage/store.js';
+import { testClock } from '../helpers/clock.js';
 import { createTestDatabaseUrl, dropTestDatabase, insertOpenSession } from '../helpers/store.js';
 
 const at = '2026-03-01T10:00:00.000Z';
@@ -91,14 +95,12 @@ describe('migration 0018: reprocessing', () => {
       maxAttempts: 5,
       nextDueAt: null,
     });
-    const run = await reprocess.queue({
-      trigger: 'manual',
-      actor: { user: 'x@example.test' },
-      selection: { all: true },
-      maxAttempts: 5,
-      recordsMax: 10,
-      at,
-    });
+    const runner = new ChangeRunner(createChangeStore(store), testClock(at));
+    const { answer: run } = await runner.run(
+      reprocessRunChange(() => {}),
+      { trigger: 'manual', selection: { all: true }, maxAttempts: 5, recordsMax: 10 },
+      { actor: { user: 'x@example.test' } },
+    );
     expect(run).toMatchObject({ queued: 2, skipped: 0, state: 'running' });
     const waiting = await store.db.selectFrom('records').select(['processing', 'reprocess_run']).execute();
     expect(waiting.every((r) => Number(r.processing) === 1 && Number(r.reprocess_run) === run?.id)).toBe(

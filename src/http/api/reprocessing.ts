@@ -11,7 +11,6 @@ import {
   REPROCESS_RECORDS_PER_RUN_MAX,
   type ReprocessingService,
 } from '../../modules/accounting/reprocessing.js';
-import { actorOf } from '../authenticate.js';
 import { ChangeHeaders, ChangeQuery, changeOptionsOf, sendChange } from './changes.js';
 import {
   ReprocessDryRun,
@@ -57,17 +56,26 @@ function registerReprocessRoute(app: ApiApp, reprocessing: ReprocessingService<P
           },
           { additionalProperties: false },
         ),
+        headers: ChangeHeaders,
         body: ReprocessSelectionBody,
-        response: { 200: Type.Union([ReprocessRun, ReprocessDryRun]), 202: ReprocessRun, 400: Problem },
+        response: {
+          200: Type.Union([ReprocessRun, ReprocessDryRun]),
+          202: ReprocessRun,
+          400: Problem,
+          422: Problem,
+        },
       },
     },
     async (request, reply) => {
       const selection = reprocessSelectionOf(request.body);
+      // The engine over the same records: the answer says what would post and what would fail.
       if (request.query.dryRun) return { dryRun: true as const, ...(await reprocessing.dryRun(selection)) };
-      const run = await reprocessing.reprocess(selection, actorOf(request));
-      if (run.state === 'finished') return run;
+      const { actor, idempotencyKey } = changeOptionsOf(request);
+      const outcome = await reprocessing.reprocess(selection, { actor, idempotencyKey });
+      const run = outcome.answer;
+      if (run.state === 'finished') return sendChange(reply, outcome, 200);
       reply.header('location', `/api/v1/processing-errors/reprocess-runs/${run.id}`);
-      return reply.code(202).send(run);
+      return sendChange(reply, outcome, 202);
     },
   );
 }

@@ -10,12 +10,14 @@
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import { newTimeOrderedUuid } from '../../lib/ids.js';
+import { invariant } from '../../lib/invariant.js';
 import { type AuditActor, systemActor } from '../audit/entry.js';
 import type { ChangeOptions, ChangeRunner, Outcome } from '../changes/runner.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import type { ProcessingContext } from './journal-draft.js';
 import type { PreparedAccountingRevision } from './prepare.js';
 import type { ChunkHandler } from './processor.js';
+import { type ReprocessRunChangeTables, reprocessRunChange } from './reprocess-run.js';
 import {
   nextDueAfter,
   type ReprocessScheduleChangeTables,
@@ -153,7 +155,9 @@ export type ReprocessRunView = ReprocessRun & { examples: ReprocessExample[] };
 export class ReprocessingService<T extends PreparedAccountingRevision> {
   readonly #store: ReprocessStore;
   readonly #snapshots: ConfigurationSnapshots<T>;
-  readonly #changes: ChangeRunner<ReprocessScheduleChangeTables>;
+  readonly #changes: ChangeRunner<ReprocessScheduleChangeTables & ReprocessRunChangeTables>;
+  /** A run as the runner starts it, waking the processor once it queued records. */
+  readonly #runChange: ReturnType<typeof reprocessRunChange>;
   readonly #clock: Clock;
   readonly #work: ChunkHandler<T>;
   readonly #businessDatePinned: string | undefined;
@@ -167,7 +171,7 @@ export class ReprocessingService<T extends PreparedAccountingRevision> {
    */
   constructor(
     store: ReprocessStore,
-    changes: ChangeRunner<ReprocessScheduleChangeTables>,
+    changes: ChangeRunner<ReprocessScheduleChangeTables & ReprocessRunChangeTables>,
     snapshots: ConfigurationSnapshots<T>,
     clock: Clock,
     work: ChunkHandler<T>,
@@ -184,6 +188,7 @@ export class ReprocessingService<T extends PreparedAccountingRevision> {
     this.#work = work;
     this.#businessDatePinned = options.businessDatePinned;
     this.#onRunQueued = options.onRunQueued ?? (() => {});
+    this.#runChange = reprocessRunChange(() => this.#onRunQueued());
     this.#candidateWork = options.candidateWork;
   }
 
@@ -198,24 +203,26 @@ export class ReprocessingService<T extends PreparedAccountingRevision> {
   }
 
   /**
-   * Starts a run over `selection` for `actor`: its records wait for the processor, which wakes.
-   * Records at the schedule's maximum number of attempts are skipped. Errors: `validation-failed`
-   * (an empty selection without `all`, a range that ends before it starts).
+   * Starts a run over `selection` through the change runner (an `Idempotency-Key` replays its
+   * first answer): its records wait for the processor, which wakes. Records at the schedule's
+   * maximum number of attempts are skipped. Errors: `validation-failed` (an empty selection
+   * without `all`, a range that ends before it starts), `idempotency-key-reused`.
    */
-  async reprocess(selection: ReprocessSelection, actor: AuditActor): Promise<ReprocessRunView> {
+  async reprocess(
+    selection: ReprocessSelection,
+    options: Omit<ChangeOptions, 'dryRun'>,
+  ): Promise<Outcome<ReprocessRunView>> {
     checkSelection(selection);
     const { maxAttempts } = await this.#store.schedule();
-    const run = await this.#store.queue({
-      trigger: 'manual',
-      actor,
+    const request = {
+      trigger: 'manual' as const,
       selection,
       maxAttempts,
       recordsMax: REPROCESS_RECORDS_PER_RUN_MAX,
-      at: this.#clock.now().toISOString(),
-    });
-    if (run === undefined) throw new Error('a manual run was not started');
-    if (run.queued > 0) this.#onRunQueued();
-    return { ...run, examples: [] };
+    };
+    const outcome = await this.#changes.run(this.#runChange, request, options);
+    invariant(outcome.answer !== null, 'a run by hand is always started', () => JSON.stringify(selection));
+    return { ...outcome, answer: { ...outcome.answer, examples: [] } };
   }
 
   /** What a run over `selection` would do now, under the current configuration; writes nothing. */
@@ -282,16 +289,14 @@ export class ReprocessingService<T extends PreparedAccountingRevision> {
       return undefined;
     }
     if (schedule.nextDueAt > now.toISOString()) return undefined;
-    const run = await this.#store.queue({
-      trigger: 'scheduled',
-      actor: SCHEDULED_RUN_ACTOR,
+    const request = {
+      trigger: 'scheduled' as const,
       selection: { all: true },
       maxAttempts: schedule.maxAttempts,
       recordsMax: REPROCESS_RECORDS_PER_RUN_MAX,
-      at: now.toISOString(),
       due: { dueAt: schedule.nextDueAt, nextDueAt: nextDueAfter(schedule, now) },
-    });
-    if (run !== undefined && run.queued > 0) this.#onRunQueued();
-    return run;
+    };
+    const { answer } = await this.#changes.run(this.#runChange, request, { actor: SCHEDULED_RUN_ACTOR });
+    return answer ?? undefined;
   }
 }

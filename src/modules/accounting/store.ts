@@ -394,21 +394,6 @@ export interface FailedRecordsPage {
 export interface ReprocessStore {
   /** The periods closed, locked or reopened by hand, with their version: dry runs apply them. */
   periodStates(): Promise<PeriodStates>;
-  /**
-   * Starts a run: in one transaction, records the run, queues the selected open errors with
-   * fewer than `maxAttempts` attempts (at most `recordsMax`), counts those skipped at the
-   * maximum, and writes the audit entry. With `due`, only if the schedule's next run is still
-   * due at `due`, which then moves to `nextDueAt` (one instance wins): undefined otherwise.
-   */
-  queue(input: {
-    trigger: ReprocessTrigger;
-    actor: AuditActor;
-    selection: ReprocessSelection;
-    maxAttempts: number;
-    recordsMax: number;
-    at: string;
-    due?: { dueAt: string; nextDueAt: string | null };
-  }): Promise<ReprocessRun | undefined>;
   /** A run; one whose records are all processed (or wiped) is marked finished first. */
   findRun(id: number, at: string): Promise<ReprocessRun | undefined>;
   /** A page of runs, newest first, and their number. */
@@ -445,6 +430,34 @@ export interface ReprocessStore {
 }
 
 /** The reprocessing schedule as a change writes it, in the change runner's transaction. */
+/** What a run is queued with. */
+export interface ReprocessRunInput {
+  trigger: ReprocessTrigger;
+  /** Who starts it: a user, or the service for a scheduled run. */
+  actor: string;
+  selection: ReprocessSelection;
+  maxAttempts: number;
+  recordsMax: number;
+  at: string;
+  /** A scheduled run's due instant, which moves to `nextDueAt` as the run is queued. */
+  due?: { dueAt: string; nextDueAt: string | null } | undefined;
+}
+
+/**
+ * The runs' tables inside a change's transaction (the change runner's, `modules/changes/`): rows,
+ * not rules. A run queued puts the records of the selected open errors back into the processing
+ * queue (see `ReprocessStore`).
+ */
+export interface ReprocessRunTables {
+  /**
+   * Records the run, queues the selected open errors with fewer than `maxAttempts` attempts (at
+   * most `recordsMax`) and counts those skipped at the maximum; answers the run and the
+   * configuration revision it was queued under. With `due`, only if the schedule's next run is
+   * still due at `due`, which then moves to `nextDueAt` (one instance wins): undefined otherwise.
+   */
+  queueRun(input: ReprocessRunInput): Promise<{ run: ReprocessRun; revision: number } | undefined>;
+}
+
 export interface ReprocessScheduleTables {
   /** Stores the settings; answers the schedule before (held until the transaction ends) and after. */
   saveSchedule(

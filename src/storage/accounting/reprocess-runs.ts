@@ -1,16 +1,18 @@
 /**
  * The runs of reprocessing, part of the reprocessing port (`reprocess-store.ts`, whose header says
- * the lock order of a run): a run queued in one transaction, its errors put back into the
- * processing queue (`queueErrors`), and the reads of runs.
+ * the lock order of a run): a run queued in the change runner's transaction
+ * (`reprocessRunTablesIn`), its errors put back into the processing queue (`queueErrors`), and the
+ * reads of runs.
  */
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type {
   ReprocessExample,
   ReprocessRun,
+  ReprocessRunInput,
+  ReprocessRunTables,
   ReprocessSelection,
   ReprocessStore,
 } from '../../modules/accounting/store.js';
-import { appendAudit } from '../audit-trail.js';
 import { heldStoredRevision } from '../configuration-store.js';
 import { countRows } from '../count.js';
 import { counterStripe } from '../counter-stripes.js';
@@ -19,9 +21,6 @@ import { countEntityRecords, countErrorStates, countProcessingErrors } from '../
 import type { DialectAdapter, Store } from '../store.js';
 import type { ReprocessRunsTable } from '../tables/accounting.js';
 import { SCHEDULE_ROW_ID } from './reprocess-schedule.js';
-
-/** What a run is queued with. */
-type RunInput = Parameters<ReprocessStore['queue']>[0];
 
 /** The open errors `selection` names (without the state and attempts conditions). */
 export function selected(db: Kysely<Database>, selection: ReprocessSelection) {
@@ -78,13 +77,9 @@ async function runsWithOutcomes(
 }
 
 /** The runs' part of the reprocessing port over `store`. */
-export function createRunStore(
-  store: Store,
-): Pick<ReprocessStore, 'queue' | 'findRun' | 'listRuns' | 'runExamples'> {
-  const { db, adapter } = store;
+export function createRunStore(store: Store): Pick<ReprocessStore, 'findRun' | 'listRuns' | 'runExamples'> {
+  const { db } = store;
   return {
-    queue: (input) => db.transaction().execute((trx) => queueRun(trx, adapter, input)),
-
     findRun: (id, at) => findRun(db, id, at),
 
     async listRuns(page, limit) {
@@ -156,16 +151,25 @@ async function findRun(db: Kysely<Database>, id: number, at: string): Promise<Re
   return (await runsWithOutcomes(db, [row]))[0];
 }
 
+/** The runs' tables in the change runner's transaction `trx`. */
+export function reprocessRunTablesIn(
+  trx: Transaction<Database>,
+  adapter: DialectAdapter,
+): ReprocessRunTables {
+  return { queueRun: (input) => queueRun(trx, adapter, input) };
+}
+
 /**
- * `ReprocessStore.queue` inside `trx`, in the lock order of the header of `reprocess-store.ts`,
- * which the steps keep: the configuration row held (`FOR SHARE`), the schedule row (a scheduled
- * run), the run's row, then its errors and what they lock (`queueErrors`); the audit entry last.
+ * `ReprocessRunTables.queueRun` inside `trx`, in the lock order of the header of
+ * `reprocess-store.ts`, which the steps keep: the configuration row held (`FOR SHARE`), the
+ * schedule row (a scheduled run), the run's row, then its errors and what they lock
+ * (`queueErrors`); the runner writes the audit entry last.
  */
 async function queueRun(
   trx: Transaction<Database>,
   adapter: DialectAdapter,
-  input: RunInput,
-): Promise<ReprocessRun | undefined> {
+  input: ReprocessRunInput,
+): Promise<{ run: ReprocessRun; revision: number } | undefined> {
   const revision = await heldStoredRevision(trx, adapter);
   if (input.due !== undefined) {
     const moved = await trx
@@ -188,22 +192,13 @@ async function queueRun(
     .where('id', '=', run)
     .returningAll()
     .executeTakeFirstOrThrow();
-  await appendAudit(trx, adapter, {
-    at: input.at,
-    action: 'processing.reprocess',
-    actor: input.actor,
-    before: null,
-    after: { run, state: row.state, queued, skipped },
-    configuration: { version: null, revision, sections: {}, deleted: null },
-    details: { run, trigger: input.trigger, selection: input.selection, queued, skipped },
-  });
-  return runOf(row, []);
+  return { run: runOf(row, []), revision };
 }
 
 /** Inserts the row of a run starting with nothing queued yet, inside `trx`; returns its id. */
 async function insertRun(
   trx: Transaction<Database>,
-  input: RunInput,
+  input: ReprocessRunInput,
   revision: number,
   skipped: number,
 ): Promise<number> {
@@ -211,7 +206,7 @@ async function insertRun(
     .insertInto('reprocess_runs')
     .values({
       trigger: input.trigger,
-      actor: input.actor.user,
+      actor: input.actor,
       selection: JSON.stringify(input.selection),
       revision,
       max_attempts: input.maxAttempts,

@@ -3,8 +3,8 @@
  * features that change through the runner, the answers kept under an `Idempotency-Key`
  * (`change_answers`) and the audit trail's one writer.
  */
-import type { Kysely } from 'kysely';
-import type { ReprocessScheduleTables } from '../../modules/accounting/store.js';
+import type { Transaction } from 'kysely';
+import type { ReprocessRunTables, ReprocessScheduleTables } from '../../modules/accounting/store.js';
 import type { ApprovalTables } from '../../modules/approvals/store.js';
 import type { AccessTables } from '../../modules/auth/store.js';
 import type { ChangeStore, ChangeTransaction } from '../../modules/changes/store.js';
@@ -12,6 +12,7 @@ import type { WebhookTables } from '../../modules/events/store.js';
 import type { ExtractTables } from '../../modules/extracts/store.js';
 import type { PeriodTables } from '../../modules/periods/store.js';
 import { accessTablesIn } from '../access-tables.js';
+import { reprocessRunTablesIn } from '../accounting/reprocess-runs.js';
 import { reprocessScheduleTablesIn } from '../accounting/reprocess-schedule.js';
 import { approvalTablesIn, markApprovalRan } from '../approval-store.js';
 import { appendAudit } from '../audit-trail.js';
@@ -26,6 +27,7 @@ export interface ChangeTables {
   webhooks: WebhookTables;
   extracts: ExtractTables;
   reprocessSchedule: ReprocessScheduleTables;
+  reprocessRuns: ReprocessRunTables;
   access: AccessTables;
   periods: PeriodTables;
   approvals: ApprovalTables;
@@ -40,13 +42,14 @@ export function createChangeStore(store: Store): ChangeStore<ChangeTables> {
 }
 
 function changeTransactionIn(
-  trx: Kysely<Database>,
+  trx: Transaction<Database>,
   adapter: DialectAdapter,
 ): ChangeTables & ChangeTransaction {
   return {
     webhooks: webhookTablesIn(trx, adapter),
     extracts: extractTablesIn(trx, adapter),
     reprocessSchedule: reprocessScheduleTablesIn(trx, adapter),
+    reprocessRuns: reprocessRunTablesIn(trx, adapter),
     access: accessTablesIn(trx, adapter),
     periods: periodTablesIn(trx, adapter),
     approvals: approvalTablesIn(trx),

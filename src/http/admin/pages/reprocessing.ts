@@ -140,7 +140,7 @@ function registerReprocessPages(app: FastifyInstance, services: Pick<Services, '
 
   app.post('/admin/processing-errors/reprocess', { config: write }, async (request, reply) => {
     const selection = selectionOf(formOf(request));
-    const run = await services.reprocessing.reprocess(selection, actorOf(request));
+    const { answer: run } = await services.reprocessing.reprocess(selection, { actor: actorOf(request) });
     return reply.redirect(`/admin/reprocessing/runs/${run.id}`, 303);
   });
 }
