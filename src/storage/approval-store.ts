@@ -1,9 +1,11 @@
 /**
  * The approvals port over Kysely (docs/adr/0027-four-eyes-approval.md). Each change of a
  * request's status is one transaction: a conditional update (`where status = <the status it
- * leaves>`), its audit entry (`writeApprovalAudit`, the one writer of approval entries) and its
- * day counters. Two instances deciding one request both run the update; the one that changed no
- * row lost and writes nothing more.
+ * leaves>`), its audit entry and its day counters. Two instances deciding one request both run
+ * the update; the one that changed no row lost and writes nothing more. The entries of a request
+ * made, approved, finished or recovered are written here (`writeApprovalAudit`); a rejection and
+ * a cancellation are made in the change runner's transaction (`approvalTablesIn`), which writes
+ * theirs.
  */
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { AppError } from '../lib/errors.js';
