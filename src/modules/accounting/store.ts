@@ -385,9 +385,10 @@ export interface FailedRecordsPage {
 
 /**
  * The storage port of reprocessing. A run puts the records of selected open errors back into the
- * processing queue, tagged with the run (`queue`): the errors become `queued`, the records wait,
- * and the counters of processing errors, records and sessions lose them, in one transaction that
- * takes each open error at most once however many runs start at once. The processor then claims
+ * processing queue, tagged with the run (`ReprocessRunTables.queueRun`): the errors become
+ * `queued`, the records wait, and the counters of processing errors, records and sessions lose
+ * them, in one transaction that takes each open error at most once however many runs start at
+ * once. The processor then claims
  * them as any waiting record, exactly once, and its write path closes the error of a record that
  * posts or updates it with its new code (docs/adr/0019-reprocessing-through-the-queue.md).
  */
