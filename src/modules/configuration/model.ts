@@ -1,9 +1,11 @@
 /**
  * TypeBox schemas and static types of the Configuration Data document (docs/reference.md,
  * Configuration Data). The OpenAPI document is generated from these schemas, so every field
- * carries a description; `validate-structure.ts` compiles them with Ajv for the upload. Over 500
- * lines because it is one document's schema, mostly field descriptions, read top to bottom as
- * the document is.
+ * carries a description; `validate-structure.ts` compiles them with Ajv for the upload. The
+ * document's words (format label, enumerations, ledger entity names) are in `vocabulary.ts`, the
+ * `entities` and `flows` sections in `entity-schemas.ts` and `flow-schemas.ts`, the small pieces
+ * every schema is built from in `schema-parts.ts`; this file has the other sections and the
+ * document, and re-exports the rest, so that one import names the whole model.
  *
  * Required versus optional: a field is required when the service cannot interpret the element
  * without it (names, codes, cross-references, enumerations that drive accounting). Free text
@@ -19,161 +21,28 @@
  * accounting rules use; where the product's examples show only one value of an open set
  * (`temporalityType`, entity `type`, `source`) the field is a free non-empty string.
  */
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { JOURNAL_FIELD_ROLES, type JournalFieldRole } from './journal-roles.js';
+import { type Static, Type } from '@sinclair/typebox';
+import { EntitySchema } from './entity-schemas.js';
+import { FlowSchema } from './flow-schemas.js';
+import { JOURNAL_FIELD_ROLES } from './journal-roles.js';
+import { closed, day, map, name, stringEnum } from './schema-parts.js';
+import {
+  AMOUNT_SIGNAGES,
+  BUSINESS_CALENDAR_STATUSES,
+  BUSINESS_EVENT_ATTRIBUTE_ROLES,
+  BUSINESS_EVENT_ATTRIBUTE_TYPES,
+  DEBIT_CREDIT_VALUES,
+  FISCAL_CALENDAR_TYPES,
+  JOURNAL_FIELD_TYPES,
+  JOURNAL_TYPE_BEHAVIORS,
+  OVERRIDE_POSTING_DATES,
+  REVERSING_DATES,
+  SUPPORTED_CONFIGURATION_VERSIONS,
+} from './vocabulary.js';
 
-/** The configuration format label this service writes. */
-export const CONFIGURATION_FORMAT_VERSION = 'v20230211';
-
-/** Every configuration format label an upload may carry. */
-export const SUPPORTED_CONFIGURATION_VERSIONS = [CONFIGURATION_FORMAT_VERSION] as const;
-
-/**
- * A closed string enumeration as a plain JSON Schema `enum`. A TypeBox union of literals would
- * become `anyOf` of `const`, whose Ajv errors are one per member; `enum` yields one error that
- * lists the allowed values.
- */
-function stringEnum<const T extends readonly string[]>(values: T, description: string) {
-  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
-}
-
-/** A non-empty string with a description. */
-function name(description: string) {
-  return Type.String({ minLength: 1, description });
-}
-
-/** A calendar day `YYYY-MM-DD`; the `date` format of ajv-formats rejects days like 2026-02-30. */
-function day(description: string) {
-  return Type.String({ format: 'date', description, examples: ['2026-01-01'] });
-}
-
-/** A map from free string keys to values of one schema (JSON object with arbitrary keys). */
-function map<T extends TSchema>(value: T, description: string) {
-  return Type.Record(Type.String(), value, { description });
-}
-
-const closed = { additionalProperties: false } as const;
-
-// ---------------------------------------------------------------------------------------------
-// Enumerations
-// ---------------------------------------------------------------------------------------------
-
-export const JOURNAL_TYPE_BEHAVIORS = ['PERMANENT', 'REVERSING'] as const;
-export type JournalTypeBehavior = (typeof JOURNAL_TYPE_BEHAVIORS)[number];
-
-export const REVERSING_DATES = ['NEXT_DAY'] as const;
-
-export const DEBIT_CREDIT_VALUES = ['DR', 'CR'] as const;
-export type DebitCredit = (typeof DEBIT_CREDIT_VALUES)[number];
-
-/**
- * AUTO flips a negative amount, POS/NEG patterns apply to one sign only
- * (docs/domain/accounting.md).
- */
-export const AMOUNT_SIGNAGES = ['AUTO', 'POS', 'NEG'] as const;
-export type AmountSignage = (typeof AMOUNT_SIGNAGES)[number];
-
-export const BUSINESS_EVENT_ATTRIBUTE_ROLES = ['event_type', 'effective_date', 'attribute', 'node'] as const;
-export type BusinessEventAttributeRole = (typeof BUSINESS_EVENT_ATTRIBUTE_ROLES)[number];
-
-export const BUSINESS_EVENT_ATTRIBUTE_TYPES = ['text', 'date', 'decimal'] as const;
-export type BusinessEventAttributeType = (typeof BUSINESS_EVENT_ATTRIBUTE_TYPES)[number];
-
-export type { JournalFieldRole };
-
-export const JOURNAL_FIELD_TYPES = ['date', 'text', 'amount', 'uuid', 'integer'] as const;
-export type JournalFieldType = (typeof JOURNAL_FIELD_TYPES)[number];
-
-export const BUSINESS_CALENDAR_STATUSES = ['ACTIVE', 'INACTIVE'] as const;
-
-export const FISCAL_CALENDAR_TYPES = ['gregorian'] as const;
-
-export const FLOW_VERSION_STATUSES = ['Draft', 'Published'] as const;
-export type FlowVersionStatus = (typeof FLOW_VERSION_STATUSES)[number];
-
-/**
- * `none` keeps a journal in a closed period an error; `firstOpenPeriod` moves its core date to the
- * first day of the earliest open period, with flag `posting-date-override`
- * (docs/domain/accounting.md, Posting date override).
- */
-export const OVERRIDE_POSTING_DATES = ['none', 'firstOpenPeriod'] as const;
-export type OverridePostingDate = (typeof OVERRIDE_POSTING_DATES)[number];
-
-/**
- * The primitive types of the product's own export (`{ "typeName": "PrimitiveType", "primitive":
- * "TEXT" }`), also the primitives a flow script may publish.
- */
-export const PRIMITIVE_TYPE_NAMES = [
-  'TEXT',
-  'DATE',
-  'DATETIME',
-  'INTEGER',
-  'DECIMAL',
-  'AMOUNT',
-  'BOOLEAN',
-  'UUID',
-] as const;
-export type PrimitiveTypeName = (typeof PRIMITIVE_TYPE_NAMES)[number];
-
-/** The `typeName` of a scalar attribute type in the product's canonical form. */
-export const PRIMITIVE_TYPE = 'PrimitiveType';
-
-/** The `typeName` of a list attribute type. */
-export const LIST_TYPE = 'ListType';
-
-/**
- * Scalar type names of the shorthand form `{ "typeName": "TEXT" }`: the primitives in upper case
- * and the lower-case spellings that business event and journal fields use.
- */
-export const ENTITY_SCALAR_TYPE_NAMES = [
-  'TEXT',
-  'text',
-  'DATE',
-  'date',
-  'DATETIME',
-  'INTEGER',
-  'integer',
-  'DECIMAL',
-  'decimal',
-  'AMOUNT',
-  'amount',
-  'BOOLEAN',
-  'UUID',
-  'uuid',
-] as const;
-export type EntityScalarTypeName = (typeof ENTITY_SCALAR_TYPE_NAMES)[number];
-
-/** Every `typeName` of an entity attribute: the canonical two first, then the shorthand names. */
-export const ENTITY_TYPE_NAMES = [PRIMITIVE_TYPE, LIST_TYPE, ...ENTITY_SCALAR_TYPE_NAMES] as const;
-export type EntityTypeName = (typeof ENTITY_TYPE_NAMES)[number];
-
-export const FLOW_STEP_TYPES = ['Input', 'Script', 'AccountingEngine', 'JournalProcessor'] as const;
-export type FlowStepType = (typeof FLOW_STEP_TYPES)[number];
-
-export const MAPPING_SOURCE_GROUPS = ['INPUT', 'SCRIPT'] as const;
-export type MappingSourceGroup = (typeof MAPPING_SOURCE_GROUPS)[number];
-
-/**
- * The namespace of the built-in entities `businessEvent` and `journal` (docs/reference.md,
- * Entities).
- */
-export const LEDGER_NAMESPACE = 'ledger';
-export const LEDGER_ENTITY_NAMES = ['businessEvent', 'journal'] as const;
-
-/** Name of the ledger entity whose fields are `businessEventDefinition.attributes`. */
-export const BUSINESS_EVENT_ENTITY_NAME: (typeof LEDGER_ENTITY_NAMES)[0] = LEDGER_ENTITY_NAMES[0];
-
-/** Name of the ledger entity whose fields are the sender-supplied `journalDefinition.fields`. */
-export const JOURNAL_ENTITY_NAME: (typeof LEDGER_ENTITY_NAMES)[1] = LEDGER_ENTITY_NAMES[1];
-
-/**
- * Name of the ledger entity that rolls business events back (docs/domain/accounting.md, Rollback
- * of business events): its fields are those of `ledger/businessEvent`, and each record withdraws
- * the journals of an identical event processed before. Not in {@link LEDGER_ENTITY_NAMES}, the
- * built-in entities a flow may read: a rollback record is never an input of a flow, it names the
- * event a flow built.
- */
-export const BUSINESS_EVENT_ROLLBACK_ENTITY_NAME = 'businessEventRollback';
+export * from './entity-schemas.js';
+export * from './flow-schemas.js';
+export * from './vocabulary.js';
 
 // ---------------------------------------------------------------------------------------------
 // accountLookups
@@ -303,72 +172,6 @@ export const DimensionSetSchema = Type.Object(
 export type DimensionSet = Static<typeof DimensionSetSchema>;
 
 // ---------------------------------------------------------------------------------------------
-// entities
-// ---------------------------------------------------------------------------------------------
-
-export const PrimitiveTypeSchema = Type.Object(
-  {
-    typeName: Type.Literal(PRIMITIVE_TYPE, { description: 'Marks a primitive type.' }),
-    primitive: stringEnum(PRIMITIVE_TYPE_NAMES, 'The primitive type.'),
-  },
-  { ...closed, description: 'A primitive type in the canonical form, as the product exports it.' },
-);
-export type PrimitiveType = Static<typeof PrimitiveTypeSchema>;
-
-export const EntityAttributeTypeSchema = Type.Object(
-  {
-    typeName: stringEnum(
-      ENTITY_TYPE_NAMES,
-      `\`${PRIMITIVE_TYPE}\` (canonical; the type is in \`primitive\`), \`${LIST_TYPE}\` (a JSON array), or a primitive type name as shorthand (\`{ "typeName": "TEXT" }\`).`,
-    ),
-    primitive: Type.Optional(
-      stringEnum(
-        PRIMITIVE_TYPE_NAMES,
-        `The primitive type; present exactly when typeName is \`${PRIMITIVE_TYPE}\`.`,
-      ),
-    ),
-    elementType: Type.Optional(
-      Type.Union([stringEnum(ENTITY_SCALAR_TYPE_NAMES, 'A primitive type name.'), PrimitiveTypeSchema], {
-        description: `Type of every element of a \`${LIST_TYPE}\` field, as a name (\`TEXT\`) or in the canonical form; TEXT when omitted.`,
-      }),
-    ),
-  },
-  {
-    ...closed,
-    description:
-      'Type of an entity attribute. Canonical form `{ "typeName": "PrimitiveType", "primitive": "TEXT" }`; the shorthand `{ "typeName": "TEXT" }` is accepted too. A download returns each type as it was uploaded.',
-  },
-);
-export type EntityAttributeType = Static<typeof EntityAttributeTypeSchema>;
-
-export const EntityAttributeSchema = Type.Object(
-  {
-    name: name('Field name; unique within the entity.'),
-    label: Type.Optional(Type.String({ description: 'Human-readable label.' })),
-    mandatory: Type.Optional(
-      Type.Boolean({ description: 'Whether a record must carry a non-null value; false when omitted.' }),
-    ),
-    source: Type.Optional(name('Where the value comes from (`input`).')),
-    type: EntityAttributeTypeSchema,
-  },
-  { ...closed, description: 'One field of a user entity.' },
-);
-export type EntityAttribute = Static<typeof EntityAttributeSchema>;
-
-export const EntitySchema = Type.Object(
-  {
-    name: name('Entity name; unique within its namespace.'),
-    description: Type.Optional(Type.String({ description: 'Free text.' })),
-    namespace: name('Namespace of the entity; `ledger` is reserved for the built-in entities.'),
-    temporalityType: name('Temporality of the records (for example `Transaction`).'),
-    type: name('Kind of entity (for example `DefinedEntity`).'),
-    attributes: Type.Array(EntityAttributeSchema, { description: 'Fields of the entity, in order.' }),
-  },
-  { ...closed, description: 'A user entity that data can be ingested into.' },
-);
-export type Entity = Static<typeof EntitySchema>;
-
-// ---------------------------------------------------------------------------------------------
 // featureFlags (object)
 // ---------------------------------------------------------------------------------------------
 
@@ -396,149 +199,6 @@ export const FiscalCalendarSchema = Type.Object(
   { ...closed, description: 'Fiscal calendar that defines accounting periods.' },
 );
 export type FiscalCalendar = Static<typeof FiscalCalendarSchema>;
-
-// ---------------------------------------------------------------------------------------------
-// flows
-// ---------------------------------------------------------------------------------------------
-
-export const EntityReferenceSchema = Type.Object(
-  {
-    namespace: name('Namespace of the entity (`ledger` for the built-in ones).'),
-    name: name('Entity name.'),
-  },
-  { ...closed, description: 'Names an entity.' },
-);
-export type EntityReference = Static<typeof EntityReferenceSchema>;
-
-export const InputStepSchema = Type.Object(
-  {
-    type: Type.Literal('Input', { description: 'Step type.' }),
-    name: name('Step name.'),
-    source: EntityReferenceSchema,
-  },
-  { ...closed, description: 'Feeds the flow with every accepted record of an entity.' },
-);
-export type InputStep = Static<typeof InputStepSchema>;
-
-export const ScriptOutputSchema = Type.Object(
-  {
-    name: name('Name passed to `publish(name, value)`.'),
-    type: Type.Object(
-      {
-        type: Type.Literal('Primitive', { description: 'Kind of output type.' }),
-        primitive: stringEnum(PRIMITIVE_TYPE_NAMES, 'Primitive type of the value.'),
-      },
-      { ...closed, description: 'Type of the published value.' },
-    ),
-  },
-  { ...closed, description: 'A value a script publishes.' },
-);
-export type ScriptOutput = Static<typeof ScriptOutputSchema>;
-
-export const ScriptStepSchema = Type.Object(
-  {
-    type: Type.Literal('Script', { description: 'Step type.' }),
-    name: name('Step name.'),
-    script: Type.String({ description: 'Script text; reads `input` and calls `publish(name, value)`.' }),
-    outputDefinition: Type.Array(ScriptOutputSchema, { description: 'Values the script publishes.' }),
-  },
-  { ...closed, description: 'Runs a script on each record.' },
-);
-export type ScriptStep = Static<typeof ScriptStepSchema>;
-
-export const MappingSchema = Type.Object(
-  {
-    source: Type.Object(
-      {
-        group: stringEnum(MAPPING_SOURCE_GROUPS, '`INPUT` (the record) or `SCRIPT` (published values).'),
-        path: Type.Array(name('Path segment.'), {
-          minItems: 1,
-          description: 'Path of the value in the group.',
-        }),
-      },
-      { ...closed, description: 'Where the value comes from.' },
-    ),
-    target: Type.Object(
-      {
-        path: Type.Array(name('Path segment.'), {
-          minItems: 1,
-          description: 'Path in the business event; the first segment is an attribute name.',
-        }),
-      },
-      { ...closed, description: 'Where the value goes.' },
-    ),
-    contextMapping: Type.Optional(
-      Type.Boolean({ description: 'Whether the mapping sets flow context; false when omitted.' }),
-    ),
-  },
-  { ...closed, description: 'Copies one value into the business event.' },
-);
-export type Mapping = Static<typeof MappingSchema>;
-
-export const AccountingEngineStepSchema = Type.Object(
-  {
-    type: Type.Literal('AccountingEngine', { description: 'Step type.' }),
-    name: name('Step name.'),
-    mapping: Type.Array(MappingSchema, { description: 'How the business event is built.' }),
-  },
-  { ...closed, description: 'Builds a business event and runs the accounting engine on it.' },
-);
-export type AccountingEngineStep = Static<typeof AccountingEngineStepSchema>;
-
-export const JournalProcessorStepSchema = Type.Object(
-  {
-    type: Type.Literal('JournalProcessor', { description: 'Step type.' }),
-    name: name('Step name.'),
-  },
-  { ...closed, description: 'Posts the resulting journals.' },
-);
-export type JournalProcessorStep = Static<typeof JournalProcessorStepSchema>;
-
-/** Discriminated by `type`; `validate.ts` reports only the errors of the branch `type` selects. */
-export const FlowStepSchema = Type.Union(
-  [InputStepSchema, ScriptStepSchema, AccountingEngineStepSchema, JournalProcessorStepSchema],
-  { description: 'A flow step, discriminated by `type`.' },
-);
-export type FlowStep = Static<typeof FlowStepSchema>;
-
-export const FlowNodeSchema = Type.Object(
-  {
-    x: Type.Number({ description: 'Horizontal position in the flow editor.' }),
-    y: Type.Number({ description: 'Vertical position in the flow editor.' }),
-    step: FlowStepSchema,
-  },
-  { ...closed, description: 'A node of the flow graph.' },
-);
-export type FlowNode = Static<typeof FlowNodeSchema>;
-
-export const FlowGraphSchema = Type.Object(
-  {
-    edges: Type.Record(
-      Type.String(),
-      Type.Array(Type.String({ format: 'uuid', description: 'Id of a following node.' })),
-      {
-        description: 'Node id (UUID) to the ids of the nodes that follow it.',
-        propertyNames: { format: 'uuid' },
-      },
-    ),
-    nodes: Type.Record(Type.String(), FlowNodeSchema, {
-      description: 'Node id (UUID) to the node.',
-      propertyNames: { format: 'uuid' },
-    }),
-  },
-  { ...closed, description: 'Directed acyclic graph of steps with exactly one Input step.' },
-);
-export type FlowGraph = Static<typeof FlowGraphSchema>;
-
-export const FlowSchema = Type.Object(
-  {
-    name: name('Flow name; unique within the section.'),
-    versionStatus: stringEnum(FLOW_VERSION_STATUSES, 'Only `Published` flows process records.'),
-    graph: FlowGraphSchema,
-  },
-  { ...closed, description: 'A processing flow: a graph of steps that turns records into journals.' },
-);
-export type Flow = Static<typeof FlowSchema>;
 
 // ---------------------------------------------------------------------------------------------
 // journalDefinition (object)
