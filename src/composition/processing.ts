@@ -9,7 +9,7 @@ import { ExtractService } from '../modules/extracts/service.js';
 import { FlowRunner } from '../modules/flows/runner.js';
 import { FLOW_SCRIPT_MEMORY_MB_DEFAULT, FLOW_SCRIPT_TIMEOUT_MS_DEFAULT } from '../modules/flows/sandbox.js';
 import { processingPauseMs } from '../processing/requests-in-progress.js';
-import { stoppingFlagRaised } from '../processing/stopping.js';
+import { stoppingFlagReader } from '../processing/stopping.js';
 import { createAccountingStore } from '../storage/accounting/accounting-store.js';
 import { createReprocessStore } from '../storage/accounting/reprocess-store.js';
 import { createChangeStore } from '../storage/changes/change-store.js';
@@ -160,7 +160,7 @@ function createProcessor(
     ...(requests === undefined
       ? {}
       : { pauseAfterChunkMs: (chunkMs: number) => processingPauseMs(requests, chunkMs) }),
-    ...(stopping === undefined ? {} : { stopping: () => stoppingFlagRaised(stopping) }),
+    ...(stopping === undefined ? {} : { stopping: stoppingFlagReader(stopping) }),
     ...(settings.postingIntervalMs === undefined ? {} : { postingIntervalMs: settings.postingIntervalMs }),
   });
 }

@@ -16,7 +16,8 @@ export function raiseStoppingFlag(buffer: SharedArrayBuffer): void {
   Atomics.store(new Int32Array(buffer), 0, 1);
 }
 
-/** Whether the service stops. */
-export function stoppingFlagRaised(buffer: SharedArrayBuffer): boolean {
-  return Atomics.load(new Int32Array(buffer), 0) === 1;
+/** Whether the service stops, read from `buffer` through a view made once: it is read per record. */
+export function stoppingFlagReader(buffer: SharedArrayBuffer): () => boolean {
+  const flag = new Int32Array(buffer);
+  return () => Atomics.load(flag, 0) === 1;
 }
