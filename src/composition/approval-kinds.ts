@@ -147,7 +147,7 @@ function reversalKind(reversals: ReversalService<PreparedConfiguration>): Approv
     async execute(payload, bound, actor) {
       const outcome = await reversals.reverseBound(
         payload as ReversalRequest,
-        { ownerEmail: actor.approverEmail, clientId: actor.approverClientId },
+        actorOfCaller(actor.approverEmail, actor.approverClientId),
         {
           revision: bound.revision,
           counts: bound.dryRun as unknown as ReversalCounts,

@@ -454,7 +454,7 @@ function createChangeServices(
   periods: PeriodService<PreparedConfiguration>;
   approvals: ApprovalService;
 } {
-  const reversals = new ReversalService(createReversalStore(store), snapshots, clock, {
+  const reversals = new ReversalService(createReversalStore(store), changes, snapshots, clock, {
     newId: newTimeOrderedUuid,
     businessDatePinned: settings.businessDate,
   });

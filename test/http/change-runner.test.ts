@@ -2,7 +2,12 @@ import { readFileSync } from 'node:fs';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { realisticConfiguration, uploadRealisticConfiguration } from '../helpers/fixtures.js';
+import {
+  ingestClosedSession,
+  realisticConfiguration,
+  uploadRealisticConfiguration,
+} from '../helpers/fixtures.js';
+import { businessEvent } from '../helpers/records.js';
 
 /**
  * Issue 51: the state-changing routes and the change runner. Every POST, PUT, PATCH and DELETE of
@@ -26,12 +31,7 @@ const OUTSIDE_BY_DESIGN: Record<string, string> = {
 };
 
 /** Routes that still keep their rules on their own path: the rest of the runner's work. */
-const NOT_YET_ON_THE_RUNNER = [
-  'uploadConfiguration',
-  'deleteConfiguration',
-  'reverseJournals',
-  'approveApprovalRequest',
-];
+const NOT_YET_ON_THE_RUNNER = ['uploadConfiguration', 'deleteConfiguration', 'approveApprovalRequest'];
 
 /** One request of a route. */
 interface Call {
@@ -73,6 +73,9 @@ const WATCHED_TABLES = [
   'approval_requests',
   'approval_day_counts',
   'reprocess_runs',
+  'reversals',
+  'journals',
+  'events',
 ] as const;
 
 type OpenApi = {
@@ -96,6 +99,8 @@ describe('state-changing routes and the change runner', () => {
   let admin: string;
   const ids = { subscription: 0, delivery: 0 };
   const extracts = { configuration: 0 };
+  /** The session whose journals the reversal sample reverses. */
+  const reversal = { ingestionId: '' };
   const EXTRACTS = '/api/v1/extraction-configurations';
   const secrets: string[] = [];
   /** The credential the access samples create and revoke, with its secret. */
@@ -244,6 +249,38 @@ describe('state-changing routes and the change runner', () => {
       }),
       after: (answer) => {
         expect(answer.json()).toMatchObject({ trigger: 'manual', state: 'finished', queued: 0 });
+      },
+    },
+    {
+      operationId: 'reverseJournals',
+      action: 'journals.reverse',
+      status: 201,
+      before: async () => {
+        const effectiveDate = '2026-11-18';
+        reversal.ingestionId = await ingestClosedSession(t, admin, 'businessEvent', [
+          businessEvent({ effectiveDate }),
+          businessEvent({ effectiveDate, amount: '12.34' }),
+        ]);
+        await t.services.processor.drain();
+      },
+      call: () => ({
+        method: 'POST',
+        url: '/api/v1/reversals',
+        payload: { selection: { ingestionId: reversal.ingestionId }, reason: 'wrong feed' },
+      }),
+      other: () => ({
+        method: 'POST',
+        url: '/api/v1/reversals',
+        payload: { selection: { ingestionId: reversal.ingestionId }, reason: 'another reason' },
+      }),
+      after: async (answer) => {
+        expect(answer.json().journals).toBeGreaterThan(0);
+        const announced = await t.store.db
+          .selectFrom('events')
+          .select('type')
+          .where('type', '=', 'reversal.completed')
+          .execute();
+        expect(announced).toHaveLength(1);
       },
     },
     {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestDigest } from '../../src/lib/idempotency.js';
 import { migrateTo, migrateToLatest } from '../../src/storage/migrations/index.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { closedSessionRow, createTestDatabaseUrl, dropTestDatabase } from '../helpers/store.js';
@@ -61,7 +62,7 @@ describe('migration 0022: reversal requests', () => {
         created_at: at,
       })
       .execute();
-    await migrateToLatest(store);
+    await migrateTo(store, '0022-reversals');
   });
   afterAll(async () => {
     await store?.close();
@@ -101,5 +102,68 @@ describe('migration 0022: reversal requests', () => {
       .execute();
     const ids = await store.db.selectFrom('reversals').select('id').orderBy('id').execute();
     expect(ids.map((r) => r.id)).toEqual(['r-1', 'r-3', 'r-4', 'r-5']);
+  });
+});
+
+/**
+ * Migration 0035 moves the idempotency keys of the reversals made before into the change runner's
+ * kept answers, as the runner keeps them, and drops the reversal row's own key and digest.
+ */
+describe('migration 0035: reversal keys kept as the change runner keeps answers', () => {
+  let url: string;
+  let store: Store;
+  beforeAll(async () => {
+    url = await createTestDatabaseUrl();
+    store = openStore(url);
+    await migrateTo(store, '0034-change-answers');
+    const db = store.db as unknown as Kysely<Record<string, Record<string, unknown>>>;
+    await db
+      .insertInto('reversals')
+      .values([
+        reversal('r-1', 'client-a', 'k'),
+        { ...reversal('r-2', 'client-b', 'k'), posting_date: '2026-11-30' },
+        reversal('r-3', 'client-a', null),
+      ])
+      .execute();
+    await migrateToLatest(store);
+  });
+  afterAll(async () => {
+    await store?.close();
+    if (url !== undefined) await dropTestDatabase(url);
+  });
+
+  it('keeps each key as the answer of its reversal, under its client, with the digest of its request', async () => {
+    const kept = await store.db.selectFrom('change_answers').selectAll().orderBy('client_id').execute();
+    const request = { selection: { ingestionId }, reason: 'wrong feed' };
+    expect(kept).toEqual([
+      {
+        client_id: 'client-a',
+        idempotency_key: 'k',
+        action: 'journals.reverse',
+        digest: requestDigest({ action: 'journals.reverse', request }),
+        answer: JSON.stringify({ reversalId: 'r-1' }),
+        created_at: at,
+      },
+      {
+        client_id: 'client-b',
+        idempotency_key: 'k',
+        action: 'journals.reverse',
+        digest: requestDigest({
+          action: 'journals.reverse',
+          request: { ...request, postingDate: '2026-11-30' },
+        }),
+        answer: JSON.stringify({ reversalId: 'r-2' }),
+        created_at: at,
+      },
+    ]);
+  });
+
+  it('drops the key and the digest from the reversals, keeping every reversal', async () => {
+    const rows = await store.db.selectFrom('reversals').selectAll().orderBy('id').execute();
+    expect(rows.map((r) => r.id)).toEqual(['r-1', 'r-2', 'r-3']);
+    for (const row of rows) {
+      expect(row).not.toHaveProperty('idempotency_key');
+      expect(row).not.toHaveProperty('request_digest');
+    }
   });
 });

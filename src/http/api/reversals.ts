@@ -15,6 +15,7 @@ import {
   type ReversalService,
 } from '../../modules/accounting/reversals.js';
 import type { ApprovalService } from '../../modules/approvals/service.js';
+import { actorOfCaller } from '../../modules/audit/entry.js';
 import { IdempotencyKey } from '../../modules/ingestion/inputs.js';
 import { principalOf } from '../authenticate.js';
 import { approvalCallerOf, PendingApprovalAnswer, sendPendingApproval } from './approval-requests.js';
@@ -229,7 +230,7 @@ function registerReverseRoute(app: ApiApp, { reversals, approvals }: ReversalRou
       const principal = principalOf(request);
       const answer = await reversals.reverse(
         input,
-        { ownerEmail: principal.ownerEmail, clientId: principal.clientId },
+        actorOfCaller(principal.ownerEmail, principal.clientId),
         request.headers['idempotency-key'],
       );
       return sendReversal(reply, input, answer);

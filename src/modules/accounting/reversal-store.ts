@@ -61,68 +61,76 @@ export interface ReversalKey {
   reversalId: string;
 }
 
-/** What a reversal request asks, with who asks and when. */
-export interface ReversalInput {
+/** What a reversal's journals are withdrawn with, under the windows prepared for it. */
+export interface ReversalWithdrawal {
+  reversalId: string;
+  /** The instant the reversal journals are stamped with. */
+  at: string;
+  /** The configuration revision the reversal journals are made under. */
+  revision: number;
+  /** A date for every reversal journal instead of the dating rule's. */
+  postingDate: string | undefined;
+  openWindowOf: OpenWindowOf;
+  newId: () => string;
+}
+
+/** A reversal as recorded: the request, who made it and when, and what it did. */
+export interface ReversalRow extends ReversalCounts {
   reversalId: string;
   selection: ReversalSelection;
   reason: string;
-  postingDate: string | undefined;
+  postingDate: string | null;
   createdBy: string;
+  /** The client whose credential asked (the signed-in user's own for the administration interface). */
   clientId: string;
-  at: string;
-  idempotencyKey: string | undefined;
-  /** SHA-256 of the request's canonical JSON (`reversals.ts`). */
-  digest: string;
-  /** The configuration revision `openWindowOf` was prepared from. */
+  createdAt: string;
   revision: number;
-  /** The version of the period states `openWindowOf` was prepared with. */
-  periodsVersion: number;
-  openWindowOf: OpenWindowOf;
-  newId: () => string;
-  /**
-   * When set (an approved request, docs/domain/approvals.md), the reversal is made only when its
-   * counts and totals, worked out in its transaction, are these; otherwise nothing is written
-   * and the result is `moved` with the counts found.
-   */
-  expectCounts?: ReversalCounts;
-  /**
-   * The approval request this change runs for (docs/domain/approvals.md): the change's
-   * transaction marks it `approved`, and changes nothing when it is no longer `processing`.
-   */
-  approvalRequestId?: string | undefined;
 }
 
 /**
- * What storing a reversal came to: `stored`, written now; `replay`, an earlier request of the
- * same client with the same idempotency key (the caller compares its digest); `stale`, the
- * configuration changed since `revision`, or the period states since `periodsVersion` (nothing
- * written: prepare the new ones and try again); `moved`, the counts were not the `expectCounts`
- * asked for (nothing written).
+ * The tables a reversal writes, in the change runner's transaction (`reversal-change.ts`).
+ * Errors (thrown as `AppError`): those each method names.
  */
-export type ReversalResult =
-  | { kind: 'stored'; reversal: StoredReversal }
-  | { kind: 'replay'; reversal: StoredReversal; digest: string }
-  | { kind: 'stale' }
-  | { kind: 'moved'; counts: ReversalCounts }
-  /** No selected journal needed a reversal journal: nothing was written, the counts say why. */
-  | { kind: 'unchanged'; counts: ReversalCounts };
+export interface ReversalTables {
+  /**
+   * The stored configuration revision and the period states' version, both held until the
+   * transaction ends: an upload that wipes and a close or a lock of a period wait for this
+   * reversal on PostgreSQL, or it for them.
+   */
+  heldVersions(): Promise<{ revision: number; periodsVersion: number }>;
+  /**
+   * The ids of the journals `selection` names, in the journals list order (core date, instant
+   * written, id). Errors: `nothing-to-reverse` (none), `not-found` (a `journalIds` id of no
+   * journal), `reversal-too-large`.
+   */
+  selectedIds(selection: ReversalSelection): Promise<string[]>;
+  /**
+   * Withdraws the journals `ids`: each one not withdrawn yet gets its reversal journal, with the
+   * kept balances and counters; answers the counts. Errors: `posting-date-closed`, `conflict`
+   * (a journal's node no longer has its accounting configuration).
+   */
+  withdraw(ids: readonly string[], withdrawal: ReversalWithdrawal): Promise<ReversalCounts>;
+  /** Records the reversal. */
+  record(row: ReversalRow): Promise<void>;
+  find(reversalId: string): Promise<StoredReversal | undefined>;
+  /** The first reversal journal ids a request made, in journal list order. */
+  reversalJournalIds(reversalId: string, limit: number): Promise<string[]>;
+}
 
 /**
- * Reversals over the store. `reverse` is one transaction: everything the request reverses, its
- * row and its audit entry, or nothing. Errors (thrown as `AppError`): `nothing-to-reverse`,
+ * The reads of reversals, and their dry run; a reversal itself is made through the change
+ * runner, on `ReversalTables`. Errors (thrown as `AppError`): `nothing-to-reverse`,
  * `reversal-too-large`, `posting-date-closed`.
  */
 export interface ReversalStore {
   /** The periods closed, locked or reopened by hand, with their version. */
   periodStates(): Promise<PeriodStates>;
-  /** The request stored under the client's idempotency key, with its digest, if any. */
-  findByIdempotencyKey(
-    clientId: string,
-    idempotencyKey: string,
-  ): Promise<{ reversal: StoredReversal; digest: string } | undefined>;
-  reverse(input: ReversalInput): Promise<ReversalResult>;
-  /** What `reverse` would do now; reads only. Errors as `reverse`'s. */
-  dryRun(input: Pick<ReversalInput, 'selection' | 'postingDate' | 'openWindowOf'>): Promise<ReversalCounts>;
+  /** What a reversal of `selection` would do now; reads only. Errors as `ReversalTables`'. */
+  dryRun(input: {
+    selection: ReversalSelection;
+    postingDate: string | undefined;
+    openWindowOf: OpenWindowOf;
+  }): Promise<ReversalCounts>;
   find(reversalId: string): Promise<StoredReversal | undefined>;
   /** The first reversal journal ids a request made, in journal list order. */
   reversalJournalIds(reversalId: string, limit: number): Promise<string[]>;

@@ -3,10 +3,11 @@
  * docs/adr/0020-corrections-as-reversal-journals.md). A request names journals (by id, by
  * session, by origin journal id, or by accounting configuration and core-date range) and a
  * reason; each selected journal not yet withdrawn gets one reversal journal
- * (`reversal-journals.ts`), in one transaction with the request's record and audit entry. A
- * journal is withdrawn at most once, whoever asks and however many instances share the store. A
- * dry run answers the same counts and writes nothing. An idempotency key makes a retry of the
- * same request answer the first answer again. A request that reverses nothing (every selected
+ * (`reversal-journals.ts`), through the change runner (`reversal-change.ts`): in one
+ * transaction with the request's record, its audit entry and its event. A journal is withdrawn
+ * at most once, whoever asks and however many instances share the store. A dry run answers the
+ * same counts and writes nothing. An idempotency key makes a retry of the same request answer
+ * the first answer again. A request that reverses nothing (every selected
  * journal reversed already, or a reversal journal itself) records nothing either: no reversal,
  * no audit entry, no event; its answer gives the counts only. An explicit posting date in a
  * closed or locked period of any selected journal's node and accounting configuration is
@@ -14,23 +15,34 @@
  */
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
-import { assertSameRequest, requestDigest } from '../../lib/idempotency.js';
+import { requestDigest } from '../../lib/idempotency.js';
 import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
+import type { AuditActor } from '../audit/store.js';
+import { BindingMoved, type ChangeRunner, type Outcome } from '../changes/runner.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import { parseIsoDate } from './dates.js';
 import { nodeOpenPeriods } from './node-business-date.js';
 import type { PreparedAccountingRevision } from './prepare.js';
+import {
+  NothingNew,
+  PreparedUnderOldStates,
+  type ReversalChangeInput,
+  type ReversalChangeTables,
+  type ReversalRequest,
+  type ReversalView,
+  reversalChange,
+} from './reversal-change.js';
 import { type ClosedPeriodOfDay, closedPeriodOf } from './reversal-journals.js';
 import {
   type OpenWindowOf,
   REVERSAL_IDS_LISTED_MAX,
   type ReversalCounts,
-  type ReversalInput,
   type ReversalKey,
-  type ReversalSelection,
   type ReversalStore,
   type StoredReversal,
 } from './reversal-store.js';
+
+export type { ReversalRequest, ReversalView } from './reversal-change.js';
 
 export { REVERSAL_IDS_LISTED_MAX, REVERSAL_JOURNALS_PER_REQUEST_MAX } from './reversal-store.js';
 
@@ -41,22 +53,6 @@ export const REVERSAL_REASON_LENGTH_MAX = 500;
 /** Attempts of a request whose configuration changed while it was prepared. */
 const STALE_CONFIGURATION_ATTEMPTS_MAX = 3;
 
-/** What a caller asks. */
-export interface ReversalRequest {
-  selection: ReversalSelection;
-  reason: string;
-  postingDate?: string;
-}
-
-/** Who asks: the user's e-mail (recorded) and the client id (the scope of idempotency keys). */
-export interface ReversalCaller {
-  ownerEmail: string;
-  clientId: string;
-}
-
-/** A stored reversal as answered: with its first reversal journal ids. */
-export type ReversalView = StoredReversal & { reversalJournalIds: string[] };
-
 /**
  * What a request came to: `stored`, the reversal, and whether it is the replay of an earlier
  * answer; `nothing-new`, no selected journal needed a reversal journal (each was reversed
@@ -66,6 +62,9 @@ export type ReversalView = StoredReversal & { reversalJournalIds: string[] };
 export type ReversalAnswer =
   | { kind: 'stored'; reversal: ReversalView; replayed: boolean }
   | { kind: 'nothing-new'; counts: ReversalCounts };
+
+/** The open windows a reversal is prepared with, and the versions of what they were read from. */
+type Windows = Pick<ReversalChangeInput, 'revision' | 'periodsVersion' | 'openWindowOf'>;
 
 /**
  * The checks a schema cannot say, and those of a request that reaches the service without one
@@ -133,6 +132,7 @@ function nothingNewToApprove(): AppError {
 /** Reversals by selection (see the header). */
 export class ReversalService<T extends PreparedAccountingRevision> {
   readonly #store: ReversalStore;
+  readonly #runner: ChangeRunner<ReversalChangeTables>;
   readonly #snapshots: ConfigurationSnapshots<T>;
   readonly #clock: Clock;
   readonly #newId: () => string;
@@ -140,11 +140,13 @@ export class ReversalService<T extends PreparedAccountingRevision> {
 
   constructor(
     store: ReversalStore,
+    runner: ChangeRunner<ReversalChangeTables>,
     snapshots: ConfigurationSnapshots<T>,
     clock: Clock,
     options: { newId: () => string; businessDatePinned: string | undefined },
   ) {
     this.#store = store;
+    this.#runner = runner;
     this.#snapshots = snapshots;
     this.#clock = clock;
     this.#newId = options.newId;
@@ -153,16 +155,13 @@ export class ReversalService<T extends PreparedAccountingRevision> {
 
   /**
    * The open windows of the current configuration and period states at `now`, worked out once per
-   * node and basis; the store refuses a request prepared under states it no longer holds. With a
+   * node and basis; the change refuses to run under states the store no longer holds. With a
    * `postingDate`, the window of a node and accounting configuration whose period holding that
    * date is closed or locked is refused instead (`posting-date-closed`, naming the period, its
-   * state and the node): the store asks for the window of every selected journal before it
+   * state and the node): the change asks for the window of every selected journal before it
    * reverses any, so the refusal does not depend on which journals were reversed already.
    */
-  async #windows(
-    now: Date,
-    postingDate: string | undefined,
-  ): Promise<{ revision: number; periodsVersion: number; openWindowOf: OpenWindowOf }> {
+  async #windows(now: Date, postingDate: string | undefined): Promise<Windows> {
     const { prepared } = await this.#snapshots.current();
     const periods = await this.#store.periodStates();
     const clock = {
@@ -192,21 +191,44 @@ export class ReversalService<T extends PreparedAccountingRevision> {
     return { revision: prepared.revision, periodsVersion: periods.version, openWindowOf };
   }
 
-  async #view(reversal: StoredReversal): Promise<ReversalView> {
-    return {
-      ...reversal,
-      reversalJournalIds: await this.#store.reversalJournalIds(reversal.reversalId, REVERSAL_IDS_LISTED_MAX),
-    };
-  }
-
-  /** The earlier answer of a repeated key, or `idempotency-key-reused` when the request differs. */
-  async #replay(found: { reversal: StoredReversal; digest: string }, digest: string, key: string) {
-    assertSameRequest(key, found.digest, digest, 'this client', `reversal ${found.reversal.reversalId}`);
-    return { kind: 'stored' as const, reversal: await this.#view(found.reversal), replayed: true };
+  /**
+   * Runs the reversal change for `request` as `actor`, prepared again while the configuration or
+   * the period states move under it; `bound`, for an approved request, is checked before each
+   * attempt. Errors: those of the change, and `conflict` when the states kept moving.
+   */
+  async #run(
+    request: ReversalRequest,
+    options: { actor: AuditActor; idempotencyKey?: string | undefined; approvalRequestId?: string },
+    bound?: { revision: number; counts: ReversalCounts },
+  ): Promise<Outcome<ReversalView>> {
+    for (let attempt = 1; ; attempt += 1) {
+      const windows = await this.#windows(this.#clock.now(), request.postingDate);
+      if (bound !== undefined && windows.revision !== bound.revision)
+        throw new BindingMoved(
+          `the configuration moved from revision ${bound.revision} to revision ${windows.revision}`,
+        );
+      const input = {
+        request,
+        reversalId: this.#newId(),
+        newId: this.#newId,
+        ...windows,
+        boundCounts: bound?.counts,
+      };
+      try {
+        return await this.#runner.run(reversalChange, input, options);
+      } catch (error) {
+        if (!(error instanceof PreparedUnderOldStates)) throw error;
+        if (attempt >= STALE_CONFIGURATION_ATTEMPTS_MAX)
+          throw new AppError(
+            'conflict',
+            'the configuration or the period states kept changing while the reversal was prepared',
+          );
+      }
+    }
   }
 
   /**
-   * Reverses the journals `request` selects, for `caller`, all or nothing. With an idempotency
+   * Reverses the journals `request` selects, as `actor`, all or nothing. With an idempotency
    * key, a repeat of an earlier request of the same client answers its first answer again, and
    * writes nothing. When no selected journal needs a reversal journal the answer is
    * `nothing-new` with the counts, and nothing is written: no reversal, no audit entry, no event,
@@ -219,31 +241,21 @@ export class ReversalService<T extends PreparedAccountingRevision> {
    */
   async reverse(
     request: ReversalRequest,
-    caller: ReversalCaller,
+    actor: AuditActor,
     idempotencyKey: string | undefined,
   ): Promise<ReversalAnswer> {
     checkRequest(request);
-    const digest = requestDigest(request);
-    if (idempotencyKey !== undefined) {
-      const earlier = await this.#store.findByIdempotencyKey(caller.clientId, idempotencyKey);
-      if (earlier !== undefined) return this.#replay(earlier, digest, idempotencyKey);
-    }
+    // A second attempt only under a key: the first may have found nothing new because a
+    // concurrent request under the same key reversed it all, whose answer is this one's.
     for (let attempt = 1; ; attempt += 1) {
-      const now = this.#clock.now();
-      const windows = await this.#windows(now, request.postingDate);
-      const result = await this.#store.reverse(
-        this.#inputOf(request, caller, now, windows, { digest, idempotencyKey }),
-      );
-      if (result.kind === 'unchanged') return { kind: 'nothing-new', counts: result.counts };
-      if (result.kind === 'stored')
-        return { kind: 'stored', reversal: await this.#view(result.reversal), replayed: false };
-      if (result.kind === 'replay') return this.#replay(result, digest, idempotencyKey ?? '');
-      if (result.kind === 'moved') throw new Error('a reversal without expected counts cannot have moved');
-      if (attempt >= STALE_CONFIGURATION_ATTEMPTS_MAX)
-        throw new AppError(
-          'conflict',
-          'the configuration or the period states kept changing while the reversal was prepared',
-        );
+      try {
+        const { answer, replayed } = await this.#run(request, { actor, idempotencyKey });
+        return { kind: 'stored', reversal: answer, replayed };
+      } catch (error) {
+        if (!(error instanceof NothingNew)) throw error;
+        if (idempotencyKey === undefined || attempt >= 2)
+          return { kind: 'nothing-new', counts: error.counts };
+      }
     }
   }
 
@@ -280,87 +292,40 @@ export class ReversalService<T extends PreparedAccountingRevision> {
   }
 
   /**
-   * The reversal of an approved request, for `caller` (the approver): made only while the
-   * configuration is at `bound.revision` and the reversal comes to exactly `bound.counts`
-   * (checked in its transaction), else nothing is written and the answer is `moved`, saying
-   * what moved. Errors as {@link reverse}'s, but the key's; and `nothing-to-reverse` when nothing
-   * it selects needs a reversal journal, as was the case when it was approved (nothing is
-   * recorded: an approved reversal of nothing makes no empty reversal).
+   * The reversal of an approved request, as `actor` (the approver): the same change as
+   * `reverse`, made only while the configuration is at `bound.revision` and the reversal comes
+   * to exactly `bound.counts` (checked in its transaction, which marks the request `approved`),
+   * else nothing is written and the answer is `moved`, saying what moved. Period states changed
+   * meanwhile (a close, a lock, a reopen) do not move what was approved: the reversal is
+   * prepared again under them. Errors as {@link reverse}'s, but the key's; and
+   * `nothing-to-reverse` when nothing it selects needs a reversal journal, as was the case when
+   * it was approved (an approved reversal of nothing makes no empty reversal).
    */
   async reverseBound(
     request: ReversalRequest,
-    caller: ReversalCaller,
+    actor: AuditActor,
     bound: { revision: number; counts: ReversalCounts; approvalRequestId: string },
   ): Promise<{ kind: 'done'; reversal: ReversalView } | { kind: 'moved'; detail: string }> {
     checkRequest(request);
-    const revisionMoved = (found: number) => ({
-      kind: 'moved' as const,
-      detail: `the configuration moved from revision ${bound.revision} to revision ${found}`,
-    });
-    // Period states changed meanwhile (a close, a lock, a reopen) do not move what was
-    // approved: the reversal is prepared again under them, as `reverse` does.
-    for (let attempt = 1; ; attempt += 1) {
-      const now = this.#clock.now();
-      const windows = await this.#windows(now, request.postingDate);
-      if (windows.revision !== bound.revision) return revisionMoved(windows.revision);
-      const result = await this.#store.reverse(
-        this.#inputOf(request, caller, now, windows, {
-          digest: requestDigest(request),
-          idempotencyKey: undefined,
-          expectCounts: bound.counts,
-          approvalRequestId: bound.approvalRequestId,
-        }),
-      );
-      if (result.kind === 'stored') return { kind: 'done', reversal: await this.#view(result.reversal) };
-      if (result.kind === 'moved')
-        return {
-          kind: 'moved',
-          detail: `the journals it would reverse changed: ${result.counts.journals} journal(s) and ${result.counts.lines} line(s) now, ${bound.counts.journals} and ${bound.counts.lines} when approved`,
-        };
-      if (result.kind === 'replay')
-        throw new Error('a reversal without an idempotency key cannot be a replay');
-      if (result.kind === 'unchanged') throw nothingNewToApprove();
-      const current = await this.#currentRevision();
-      if (current !== bound.revision) return revisionMoved(current);
-      if (attempt >= STALE_CONFIGURATION_ATTEMPTS_MAX)
-        throw new AppError(
-          'conflict',
-          'the configuration or the period states kept changing while the reversal was prepared',
-        );
+    try {
+      const { revision, counts, approvalRequestId } = bound;
+      const { answer } = await this.#run(request, { actor, approvalRequestId }, { revision, counts });
+      return { kind: 'done', reversal: answer };
+    } catch (error) {
+      if (error instanceof BindingMoved) return { kind: 'moved', detail: error.detail };
+      if (error instanceof NothingNew) throw nothingNewToApprove();
+      throw error;
     }
-  }
-
-  /** What the store is asked to reverse: `request` for `caller` at `now`, under `windows`. */
-  #inputOf(
-    request: ReversalRequest,
-    caller: ReversalCaller,
-    now: Date,
-    windows: { revision: number; periodsVersion: number; openWindowOf: OpenWindowOf },
-    extra: Pick<ReversalInput, 'digest' | 'idempotencyKey' | 'expectCounts' | 'approvalRequestId'>,
-  ): ReversalInput {
-    return {
-      reversalId: this.#newId(),
-      selection: request.selection,
-      reason: request.reason,
-      postingDate: request.postingDate,
-      createdBy: caller.ownerEmail,
-      clientId: caller.clientId,
-      at: now.toISOString(),
-      ...windows,
-      newId: this.#newId,
-      ...extra,
-    };
-  }
-
-  async #currentRevision(): Promise<number> {
-    return (await this.#snapshots.current()).prepared.revision;
   }
 
   /** One reversal with its first reversal journal ids. Errors: `not-found`. */
   async get(reversalId: string): Promise<ReversalView> {
     const found = await this.#store.find(reversalId);
     if (found === undefined) throw new AppError('not-found', `no reversal ${reversalId}`);
-    return this.#view(found);
+    return {
+      ...found,
+      reversalJournalIds: await this.#store.reversalJournalIds(reversalId, REVERSAL_IDS_LISTED_MAX),
+    };
   }
 
   /** A page of reversals, newest first; with page paging, their number too. */

@@ -33,9 +33,11 @@ export {
   REVERSAL_IDS_LISTED_MAX,
   REVERSAL_JOURNALS_PER_REQUEST_MAX,
   type ReversalCounts,
-  type ReversalInput,
+  type ReversalRow,
   type ReversalSelection,
   type ReversalStore,
+  type ReversalTables,
+  type ReversalWithdrawal,
   type StoredReversal,
 } from './reversal-store.js';
 export type { AuditActor, JournalDraft, PeriodStates };

@@ -13,6 +13,8 @@
  *   would answer; it writes no audit entry, keeps no answer and has no after-commit effect;
  * - the audit entry, with the actor and the details the change gives; none when the change
  *   says it changed nothing;
+ * - the events it announces, recorded in the outbox after the audit entry, in the same
+ *   transaction: an event exists exactly when its change was committed;
  * - what follows a commit (a deliverer woken, a cache forgotten), run once committed only;
  * - the approval mark: a change run for an approved request (docs/domain/approvals.md) marks it
  *   `approved` in its own transaction, and changes nothing when it is no longer `processing`; a
@@ -22,7 +24,7 @@ import type { Clock } from '../../lib/clock.js';
 import { assertSameRequest, requestDigest } from '../../lib/idempotency.js';
 import { invariant } from '../../lib/invariant.js';
 import type { AuditAction, AuditActor, AuditConfigurationFields, AuditSummary } from '../audit/store.js';
-import type { ChangeStore, ChangeTransaction } from './store.js';
+import type { ChangeEvent, ChangeStore, ChangeTransaction } from './store.js';
 
 /** When and by whom a change is made. */
 export interface ChangeContext {
@@ -41,21 +43,23 @@ export interface ChangeAudit {
   configuration?: AuditConfigurationFields;
 }
 
-/** What a change did: its answer, its audit entry, and what follows its commit. */
+/** What a change did: its answer, its audit entry, its events, and what follows its commit. */
 export interface Applied<Answer> {
   answer: Answer;
   /** The audit entry; null when nothing changed, and nothing is audited. */
   audit: ChangeAudit | null;
+  /** The events it announces; unset: none. */
+  events?: readonly ChangeEvent[];
   /** Run once the change is committed; never after a dry run or a refusal. */
   afterCommit?: () => void;
 }
 
 /** How an answer is kept for the repeats of its key when it may not be kept as it is. */
-export interface AnswerKeeping<Answer> {
+export interface AnswerKeeping<Answer, Tables extends object = object> {
   /** What is kept (JSON-able); a secret in an answer is kept sealed, never in clear. */
   toKept(answer: Answer): unknown;
-  /** The answer again, from what was kept. */
-  fromKept(kept: unknown): Answer | Promise<Answer>;
+  /** The answer again, from what was kept, read in the repeat's transaction `tx` where it needs more. */
+  fromKept(kept: unknown, tx: Tables): Answer | Promise<Answer>;
 }
 
 /** One state-changing operation on the tables `Tables`, as the runner runs it. */
@@ -65,7 +69,7 @@ export interface Change<Input, Answer, Tables extends object> {
   /** Makes the change in `tx`; throws an `AppError` to refuse it, which changes nothing. */
   apply(tx: Tables & ChangeTransaction, input: Input, context: ChangeContext): Promise<Applied<Answer>>;
   /** Unset: answers are kept as they are. */
-  readonly keeping?: AnswerKeeping<Answer>;
+  readonly keeping?: AnswerKeeping<Answer, Tables>;
   /**
    * What tells this request from another under one key, when not the whole input: an input that
    * carries a secret or a value made for this attempt (a password's salted hash, a secret drawn
@@ -185,7 +189,8 @@ export class ChangeRunner<Tables extends object> {
         assertSameRequest(key, kept.digest, digest, 'this client', `${kept.action} at ${kept.at}`);
         const stored: unknown = JSON.parse(kept.answer);
         return {
-          replayed: change.keeping === undefined ? (stored as Answer) : await change.keeping.fromKept(stored),
+          replayed:
+            change.keeping === undefined ? (stored as Answer) : await change.keeping.fromKept(stored, tx),
         };
       }
     }
@@ -201,6 +206,7 @@ export class ChangeRunner<Tables extends object> {
         throw new KeyTakenMeanwhile();
     }
     if (applied.audit !== null) await tx.audit({ at, action: change.action, actor, ...applied.audit });
+    for (const event of applied.events ?? []) await tx.announce(event, at);
     return { applied };
   }
 }

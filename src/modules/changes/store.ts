@@ -17,6 +17,15 @@ export interface KeptAnswer {
   at: string;
 }
 
+/**
+ * An event a change announces to the webhooks (docs/domain/events.md), made with
+ * `changeEventOf` (`modules/events/types.ts`), which fits its data to its type.
+ */
+export interface ChangeEvent {
+  readonly type: string;
+  readonly data: object;
+}
+
 /** What every change's transaction holds besides the tables of its feature. */
 export interface ChangeTransaction {
   /** The answer kept under `key` for the client `scope`, if any. */
@@ -33,6 +42,8 @@ export interface ChangeTransaction {
   markApprovalRan(requestId: string, at: string): Promise<void>;
   /** Appends the change's entry to the audit trail, last in the transaction. */
   audit(entry: AuditRecord & { at: string; configuration?: AuditConfigurationFields }): Promise<void>;
+  /** Records `event`, occurred at `at`, in the outbox the webhook deliverer reads. */
+  announce(event: ChangeEvent, at: string): Promise<void>;
 }
 
 /** The store of changes that touch `Tables` (`{ webhooks: WebhookTables }`, …). */

@@ -99,6 +99,14 @@ export const EVENT_VERSIONS: { readonly [T in EventType]: number } = {
 
 export const EVENT_TYPES = Object.keys(EVENT_VERSIONS) as EventType[];
 
+/** The event `type` with `data` as a change announces it (`Applied.events`, `modules/changes`). */
+export function changeEventOf<T extends EventType>(
+  type: T,
+  data: EventData[T],
+): { type: T; data: EventData[T] } {
+  return { type, data };
+}
+
 /** True when `name` is an event type. */
 export function isEventType(name: string): name is EventType {
   return Object.hasOwn(EVENT_VERSIONS, name);

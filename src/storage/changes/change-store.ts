@@ -1,21 +1,36 @@
 /**
  * The change runner's store (`modules/changes/store.ts`): one transaction, with the tables of the
  * features that change through the runner, the answers kept under an `Idempotency-Key`
- * (`change_answers`) and the audit trail's one writer.
+ * (`change_answers`), the audit trail's one writer and the outbox. A transaction that meets a
+ * deadlock, a serialization failure or a busy store is run again whole, a few times: every
+ * attempt starts from nothing, since a failed one was rolled back.
  */
 import type { Transaction } from 'kysely';
-import type { ReprocessRunTables, ReprocessScheduleTables } from '../../modules/accounting/store.js';
+import type {
+  ReprocessRunTables,
+  ReprocessScheduleTables,
+  ReversalTables,
+} from '../../modules/accounting/store.js';
 import type { ApprovalTables } from '../../modules/approvals/store.js';
 import type { AccessTables } from '../../modules/auth/store.js';
 import type { ChangeStore, ChangeTransaction } from '../../modules/changes/store.js';
-import type { WebhookTables } from '../../modules/events/store.js';
+import {
+  EVENT_TYPES,
+  type EventData,
+  type EventType,
+  type WebhookTables,
+} from '../../modules/events/store.js';
 import type { ExtractTables } from '../../modules/extracts/store.js';
 import type { PeriodTables } from '../../modules/periods/store.js';
 import { accessTablesIn } from '../access-tables.js';
 import { reprocessRunTablesIn } from '../accounting/reprocess-runs.js';
 import { reprocessScheduleTablesIn } from '../accounting/reprocess-schedule.js';
+import { reversalTablesIn } from '../accounting/reversal-store.js';
 import { approvalTablesIn, markApprovalRan } from '../approval-store.js';
 import { appendAudit } from '../audit-trail.js';
+import { type BulkInsert, createBulkInsert } from '../bulk-insert.js';
+import { isRetryableStoreError } from '../errors.js';
+import { recordEvent } from '../events/outbox.js';
 import { webhookTablesIn } from '../events/webhook-tables.js';
 import { extractTablesIn } from '../extracts/extract-tables.js';
 import { periodTablesIn } from '../period-store.js';
@@ -31,21 +46,41 @@ export interface ChangeTables {
   access: AccessTables;
   periods: PeriodTables;
   approvals: ApprovalTables;
+  reversals: ReversalTables;
 }
+
+/** Attempts of a change that meets a deadlock, a serialization failure or a busy store. */
+const CHANGE_ATTEMPTS_MAX = 3;
 
 /** The change runner's store over `store`. */
 export function createChangeStore(store: Store): ChangeStore<ChangeTables> {
   const { db, adapter } = store;
+  const bulkInsert = createBulkInsert(store);
   return {
-    transaction: (work) => db.transaction().execute((trx) => work(changeTransactionIn(trx, adapter))),
+    async transaction(work) {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          return await db.transaction().execute((trx) => work(changeTransactionIn(trx, adapter, bulkInsert)));
+        } catch (error) {
+          if (attempt >= CHANGE_ATTEMPTS_MAX || !isRetryableStoreError(error)) throw error;
+        }
+      }
+    },
   };
+}
+
+/** Whether `type` names an event the outbox knows. */
+function isEventType(type: string): type is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(type);
 }
 
 function changeTransactionIn(
   trx: Transaction<Database>,
   adapter: DialectAdapter,
+  bulkInsert: BulkInsert,
 ): ChangeTables & ChangeTransaction {
   return {
+    reversals: reversalTablesIn(trx, adapter, bulkInsert),
     webhooks: webhookTablesIn(trx, adapter),
     extracts: extractTablesIn(trx, adapter),
     reprocessSchedule: reprocessScheduleTablesIn(trx, adapter),
@@ -89,6 +124,12 @@ function changeTransactionIn(
 
     async audit(entry) {
       await appendAudit(trx, adapter, entry);
+    },
+
+    async announce(event, at) {
+      if (!isEventType(event.type)) throw new Error(`no event type ${event.type}`);
+      // `changeEventOf` (modules/events/types.ts) fitted the data to its type.
+      await recordEvent(trx, event.type, event.data as EventData[EventType], at);
     },
   };
 }

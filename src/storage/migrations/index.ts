@@ -38,6 +38,7 @@ import * as configurationRevisionFunction from './0031-configuration-revision-fu
 import * as eventFingerprintForms from './0032-event-fingerprint-forms.js';
 import * as sessionErrorSample from './0033-session-error-sample.js';
 import * as changeAnswers from './0034-change-answers.js';
+import * as reversalKeysKeptAsAnswers from './0035-reversal-keys-kept-as-answers.js';
 
 /** A migration file: its `up` may write per dialect. */
 interface DialectMigration {
@@ -80,6 +81,7 @@ const MIGRATIONS: readonly (readonly [string, DialectMigration])[] = [
   ['0032-event-fingerprint-forms', eventFingerprintForms],
   ['0033-session-error-sample', sessionErrorSample],
   ['0034-change-answers', changeAnswers],
+  ['0035-reversal-keys-kept-as-answers', reversalKeysKeptAsAnswers],
 ];
 
 function migratorOf(store: Store): Migrator {

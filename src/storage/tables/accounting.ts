@@ -111,14 +111,11 @@ export interface ReversalsTable {
   posting_date: string | null;
   /** The e-mail of the user the caller's credential belongs to. */
   created_by: string;
-  /** The caller's client id: the scope of its idempotency keys. */
+  /** The caller's client id (the signed-in user's own for the administration interface). */
   client_id: string;
   created_at: string;
   /** The configuration revision stored when it ran. */
   revision: number;
-  idempotency_key: string | null;
-  /** SHA-256 of the canonical JSON of the request's selection, reason and posting date. */
-  request_digest: string;
   /** Reversal journals written (an automatic reversal withdrawn with its journal included). */
   journals: number;
   lines: number;

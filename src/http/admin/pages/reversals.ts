@@ -9,7 +9,7 @@ import {
   type ReversalRequest,
   type ReversalView,
 } from '../../../modules/accounting/reversals.js';
-import { signedInClientIdOf } from '../../../modules/audit/entry.js';
+import { actorOfCaller } from '../../../modules/audit/entry.js';
 import { PROBLEM_STATUS } from '../../problems.js';
 import { dateField, lengthAttributes } from '../form-fields.js';
 import { type Html, html } from '../html.js';
@@ -257,12 +257,8 @@ function registerReverseAction(
         );
         return reply.redirect(approvalPagePath(made.requestId), 303);
       }
-      const answer = await services.reversals.reverse(
-        asked,
-        // Idempotency keys are the API's; a form post has none, so this scope holds none.
-        { ownerEmail: user.email, clientId: signedInClientIdOf(user.email) },
-        undefined,
-      );
+      // Idempotency keys are the API's; a form post has none.
+      const answer = await services.reversals.reverse(asked, actorOfCaller(user.email, null), undefined);
       // Reversed meanwhile (another user, the API): nothing was recorded; the dry run says why.
       if (answer.kind === 'nothing-new') return formAgain(200);
       return reply.redirect(`/admin/reversals/${encodeURIComponent(answer.reversal.reversalId)}`, 303);
