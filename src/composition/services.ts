@@ -303,6 +303,7 @@ function assembleServices(
   const { webhooks, deliverer } = createWebhooks(wiring);
   const configuration = new ConfigurationService(
     wiring.configurationStore,
+    wiring.changes,
     snapshots,
     clock,
     holdings.configurationReading.validate,

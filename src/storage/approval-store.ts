@@ -3,9 +3,9 @@
  * request's status is one transaction: a conditional update (`where status = <the status it
  * leaves>`), its audit entry and its day counters. Two instances deciding one request both run
  * the update; the one that changed no row lost and writes nothing more. The entries of a request
- * made, approved, finished or recovered are written here (`writeApprovalAudit`); a rejection and
- * a cancellation are made in the change runner's transaction (`approvalTablesIn`), which writes
- * theirs.
+ * made, finished or recovered are written here (`writeApprovalAudit`); a rejection, a
+ * cancellation and an approval's claim are made in the change runner's transaction
+ * (`approvalTablesIn`), which writes theirs.
  */
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { AppError } from '../lib/errors.js';
@@ -216,8 +216,6 @@ export function createApprovalStore(store: Store): ApprovalStore {
       return countRows(query);
     },
 
-    decide: (requestId, decision) => decide(db, adapter, requestId, decision),
-
     finish: (requestId, finish) => finishRequest(db, adapter, requestId, finish),
 
     recoverInterrupted: (decidedBefore, at) => recoverInterrupted(db, adapter, decidedBefore, at),
@@ -286,31 +284,6 @@ async function create(db: Kysely<Database>, adapter: DialectAdapter, input: NewA
     if (earlier === undefined) throw error;
     return { kind: 'replay' as const, request: earlier };
   }
-}
-
-/** `ApprovalStore.decide`: a pending request approved or rejected, with its day counters and audit entry. */
-function decide(
-  db: Kysely<Database>,
-  adapter: DialectAdapter,
-  requestId: string,
-  decision: ApprovalDecision,
-) {
-  return db.transaction().execute(async (trx) => {
-    const decided = await decideIn(trx, requestId, decision);
-    if (decided === undefined) return undefined;
-    await writeApprovalAudit(trx, adapter, {
-      at: decision.at,
-      actor: actorOfCaller(decision.by, decision.byClientId),
-      action: AUDIT_ACTION[decision.to],
-      revision: decided.revision,
-      details: {
-        ...approvalAuditDetails(decided),
-        decidedByClientId: decision.byClientId,
-        ...(decision.reason === undefined ? {} : { reason: decision.reason }),
-      },
-    });
-    return decided;
-  });
 }
 
 /**

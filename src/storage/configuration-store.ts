@@ -3,32 +3,20 @@ import {
   CONFIGURATION_FORMAT_VERSION,
   type Configuration,
   type ConfigurationStore,
+  type ConfigurationTables,
   emptyConfiguration,
   type ProcessingDataCounts,
-  type ReplaceOutcome,
 } from '../modules/configuration/store.js';
-import { markApprovalRan } from './approval-store.js';
-import { appendAudit } from './audit-trail.js';
 import {
   countRevisions,
   insertRevision,
   listRevisions,
   readRevisionDocument,
 } from './configuration-revisions.js';
-import { recordEvent } from './events/outbox.js';
 import type { Database } from './schema.js';
 import { clearStatisticsCounters } from './statistics-counters.js';
 import type { DialectAdapter, Store } from './store.js';
 import { blockingInTransaction, checkStoredData } from './stored-data-checks.js';
-
-/** What a change that keeps the processing data reports as kept: nothing deleted. */
-const NOTHING_DELETED: ProcessingDataCounts = {
-  ingestions: 0,
-  records: 0,
-  journals: 0,
-  journalLines: 0,
-  processingErrors: 0,
-};
 
 /** The single row that holds the configuration document. */
 const CONFIGURATION_ROW_ID = 1;
@@ -97,11 +85,6 @@ async function countProcessingData(db: Kysely<Database>): Promise<ProcessingData
     journalLines: Number(row.journalLines),
     processingErrors: Number(row.processingErrors),
   };
-}
-
-/** Whether two counts of processing data are equal, member by member. */
-function sameCounts(a: ProcessingDataCounts, b: ProcessingDataCounts): boolean {
-  return (Object.keys(a) as (keyof ProcessingDataCounts)[]).every((key) => a[key] === b[key]);
 }
 
 /**
@@ -174,87 +157,62 @@ export function createConfigurationStore(store: Store): ConfigurationStore {
     readRevisionDocument(revision) {
       return readRevisionDocument(db, revision);
     },
-
-    replace: (input) => db.transaction().execute((trx) => replaceConfiguration(trx, adapter, input)),
   };
 }
 
-/** What `ConfigurationStore.replace` is asked. */
-type ReplaceInput = Parameters<ConfigurationStore['replace']>[0];
-
 /**
- * `ConfigurationStore.replace` inside `trx`, its steps in the lock order of
- * `createConfigurationStore`, which they keep: the configuration row (`lockedRevision`), then the
- * chunks and sessions tables; then the check of the kept data or the wipe
- * (`wipeProcessingData`), the approval request, the new document, its audit entry, its event
- * (`recordChange`) and its revision.
+ * The tables a change of the configuration writes, in the change runner's transaction `trx`:
+ * its first step takes the locks in the order of `createConfigurationStore`, which the others
+ * keep: the configuration row (`lockedRevision`), then the chunks and sessions tables.
  */
-async function replaceConfiguration(
+export function configurationTablesIn(
   trx: Transaction<Database>,
   adapter: DialectAdapter,
-  input: ReplaceInput,
-): Promise<ReplaceOutcome> {
-  const revision = await lockedRevision(trx, adapter, input.at);
-  if (input.ifRevisionIn !== undefined && !input.ifRevisionIn.includes(revision)) {
-    return { replaced: false, revision };
-  }
-  const next = revision + 1;
-  // Every write of processing data (a session, a chunk, a journal) takes a lock on the
-  // sessions table or a session row; these locks wait for those in flight and hold off
-  // new ones until commit (reads go on), so the counts are exactly what is deleted.
-  // Chunks first: a processing transaction locks its chunk row, then a session row (the
-  // journals it inserts refer to the session), and a chunk's write also touches the
-  // chunks table before the session's row. Taking the sessions table first deadlocked
-  // with a processor holding a chunk (finding of test/e2e/configuration-crash.test.ts).
-  await adapter.lockTables(trx, ['chunks', 'ingestions']);
-  let deleted = NOTHING_DELETED;
-  if (input.keep !== undefined) {
-    const { risks, checkedUpTo } = input.keep;
-    const blocking = await blockingInTransaction(trx, adapter, risks, checkedUpTo);
-    if (blocking.length > 0) return { replaced: false, revision, blocking };
-  } else {
-    deleted = await countProcessingData(trx);
-    if (input.ifDeletes !== undefined && !sameCounts(deleted, input.ifDeletes))
-      return { replaced: false, revision, wouldDelete: deleted };
-    await wipeProcessingData(trx);
-  }
-  if (input.approvalRequestId !== undefined) await markApprovalRan(trx, input.approvalRequestId, input.at);
-  await trx
-    .updateTable('configuration')
-    .set({
-      revision: next,
-      version: input.version,
-      document: JSON.stringify(input.configuration),
-      updated_at: input.at,
-      updated_by: input.actor,
-    })
-    .where('id', '=', CONFIGURATION_ROW_ID)
-    .execute();
-  await appendAudit(trx, adapter, {
-    at: input.at,
-    action: input.action,
-    actor: { user: input.actor, clientId: input.clientId ?? null },
-    before: { revision },
-    after: { revision: next, version: input.version, sha256: input.document.sha256 },
-    configuration: {
-      version: input.version,
-      revision: next,
-      sections: input.sections,
-      deleted: { ...deleted },
+): ConfigurationTables {
+  return {
+    async lockForChange(at) {
+      const revision = await lockedRevision(trx, adapter, at);
+      // Every write of processing data (a session, a chunk, a journal) takes a lock on the
+      // sessions table or a session row; these locks wait for those in flight and hold off
+      // new ones until commit (reads go on), so the counts are exactly what is deleted.
+      // Chunks first: a processing transaction locks its chunk row, then a session row (the
+      // journals it inserts refer to the session), and a chunk's write also touches the
+      // chunks table before the session's row. Taking the sessions table first deadlocked
+      // with a processor holding a chunk (finding of test/e2e/configuration-crash.test.ts).
+      await adapter.lockTables(trx, ['chunks', 'ingestions']);
+      return revision;
     },
-  });
-  await recordChange(trx, input, next, deleted);
-  await insertRevision(trx, {
-    revision: next,
-    at: input.at,
-    actor: input.actor,
-    action: input.action === 'configuration.delete' ? 'delete' : 'upload',
-    version: input.version,
-    sha256: input.document.sha256,
-    sections: input.sections,
-    documentText: input.document.text,
-  });
-  return { replaced: true, revision: next, deleted };
+
+    blockingChanges: (risks, checkedUpTo) => blockingInTransaction(trx, adapter, risks, checkedUpTo),
+
+    countProcessingData: () => countProcessingData(trx),
+
+    wipeProcessingData: () => wipeProcessingData(trx),
+
+    async storeRevision(write) {
+      await trx
+        .updateTable('configuration')
+        .set({
+          revision: write.revision,
+          version: write.version,
+          document: JSON.stringify(write.configuration),
+          updated_at: write.at,
+          updated_by: write.actor,
+        })
+        .where('id', '=', CONFIGURATION_ROW_ID)
+        .execute();
+      await insertRevision(trx, {
+        revision: write.revision,
+        at: write.at,
+        actor: write.actor,
+        action: write.action,
+        version: write.version,
+        sha256: write.document.sha256,
+        sections: write.sections,
+        documentText: write.document.text,
+      });
+    },
+  };
 }
 
 /**
@@ -285,7 +243,7 @@ async function lockedRevision(
   return Number(revision);
 }
 
-/** Deletes the processing data inside `trx`, under the locks `replaceConfiguration` took. */
+/** Deletes the processing data inside `trx`, under the locks `lockForChange` took. */
 async function wipeProcessingData(trx: Transaction<Database>): Promise<void> {
   // The rows written in bulk first: on PostgreSQL they have no foreign key to cascade
   // from (migration 0030). Deleting the sessions cascades to their chunks and errors;
@@ -300,34 +258,4 @@ async function wipeProcessingData(trx: Transaction<Database>): Promise<void> {
   await trx.deleteFrom('balance_moves').execute();
   await trx.deleteFrom('balances').execute();
   await clearStatisticsCounters(trx);
-}
-
-/** Records the event of the change to revision `next` inside `trx`. */
-async function recordChange(
-  trx: Transaction<Database>,
-  input: ReplaceInput,
-  next: number,
-  deleted: ProcessingDataCounts,
-): Promise<void> {
-  // The outbox (`events/outbox.ts`): the change is reported exactly when it commits.
-  if (input.action === 'configuration.delete')
-    await recordEvent(
-      trx,
-      'configuration.wiped',
-      { revision: next, actor: input.actor, deleted: { ...deleted } },
-      input.at,
-    );
-  else
-    await recordEvent(
-      trx,
-      'configuration.changed',
-      {
-        revision: next,
-        version: input.version,
-        actor: input.actor,
-        processingData: input.keep === undefined ? 'wiped' : 'kept',
-        deleted: { ...deleted },
-      },
-      input.at,
-    );
 }

@@ -70,7 +70,7 @@ export async function accountantApp(): Promise<AccountantData> {
     caller(makerEmail),
     undefined,
   );
-  const approved = await approvals.approve(reversal.request.requestId, caller(approverEmail));
+  const { answer: approved } = await approvals.approve(reversal.request.requestId, caller(approverEmail));
   const reversalId = String(approved.outcome?.reversalId ?? '');
   const reversalJournalId = (await t.services.journals.get(reversedId)).withdrawnBy ?? '';
   expect(reversalJournalId).not.toBe('');

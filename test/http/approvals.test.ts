@@ -3,8 +3,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServices, type Services } from '../../src/composition/services.js';
 import { buildApp } from '../../src/http/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
+import { approvalDecisions } from '../../src/modules/approvals/changes.js';
 import { APPROVAL_RUN_LEASE_MS } from '../../src/modules/approvals/service.js';
-import { createApprovalStore } from '../../src/storage/approval-store.js';
+import { ChangeRunner } from '../../src/modules/changes/runner.js';
+import { createChangeStore } from '../../src/storage/changes/change-store.js';
 import { openStore, type Store } from '../../src/storage/store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { ingestClosedSession, realisticConfiguration } from '../helpers/fixtures.js';
@@ -225,13 +227,13 @@ describe('an approved request whose instance stopped while its action ran', () =
     const made = await upload(maker.token, withNote(), '?keep=processing-data');
     expect(made.statusCode, made.body).toBe(202);
     const request = made.json() as ApprovalRequest;
-    const claimed = await createApprovalStore(t.store).decide(request.requestId, {
-      to: 'processing',
-      by: 'approver@example.test',
-      byClientId: 'approver-client',
-      at: t.clock.now().toISOString(),
-    });
-    expect(claimed?.status).toBe('processing');
+    const decider = { email: 'approver@example.test', clientId: 'approver-client' };
+    const { answer: claimed } = await new ChangeRunner(createChangeStore(t.store), t.clock).run(
+      approvalDecisions.approve,
+      { requestId: request.requestId, decider },
+      { actor: { user: decider.email, clientId: decider.clientId } },
+    );
+    expect(claimed.status).toBe('processing');
     return request;
   }
 

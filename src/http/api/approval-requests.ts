@@ -123,8 +123,10 @@ function registerApprovalDecisionRoutes(app: ApiApp, approvals: ApprovalService)
         tags: ['approvals'],
         summary: 'Approve a pending request: it runs now, as your action on behalf of its maker',
         description:
-          "Four eyes: the maker cannot approve their own request, through any of their credentials (403 `approval-by-maker`). The request runs only while the data it binds to is what the approver was shown: the same configuration revision, the same document hash and, checked in the action's own transaction, the same dry-run counts. 200 with the request `approved` and its `outcome`; 409 `approval-invalidated` when that data moved (nothing changed, the request is `invalid`: make it again); 409 `approval-not-pending` when it was decided already or another approval, on any instance, won; the action's own error when it refuses (the request is `failed`, with the problem). No body.",
+          "Four eyes: the maker cannot approve their own request, through any of their credentials (403 `approval-by-maker`). The request runs only while the data it binds to is what the approver was shown: the same configuration revision, the same document hash and, checked in the action's own transaction, the same dry-run counts. 200 with the request `approved` and its `outcome`; 409 `approval-invalidated` when that data moved (nothing changed, the request is `invalid`: make it again); 409 `approval-not-pending` when it was decided already or another approval, on any instance, won; the action's own error when it refuses (the request is `failed`, with the problem). A dry run checks that you may approve it now and runs nothing; a repeat of an `Idempotency-Key` answers the request as it is. No body.",
         params: RequestParams,
+        querystring: ChangeQuery,
+        headers: ChangeHeaders,
         response: {
           200: ApprovalRequest,
           403: Problem,
@@ -135,7 +137,14 @@ function registerApprovalDecisionRoutes(app: ApiApp, approvals: ApprovalService)
         },
       },
     },
-    async (request) => approvals.approve(request.params.requestId, approvalCallerOf(request)),
+    async (request, reply) => {
+      const options = changeOptionsOf(request);
+      return sendChange(
+        reply,
+        await approvals.approve(request.params.requestId, approvalCallerOf(request), options),
+        200,
+      );
+    },
   );
 
   registerRejectAndCancelRoutes(app, approvals);

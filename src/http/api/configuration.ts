@@ -20,6 +20,7 @@ import { actorOf, principalOf } from '../authenticate.js';
 import { ajvErrorsToPaths } from '../problem.js';
 import { UploadResult, WipeDryRunResult } from './answer-schemas.js';
 import { approvalCallerOf, PendingApprovalAnswer, sendPendingApproval } from './approval-requests.js';
+import { ChangeHeaders } from './changes.js';
 import type { ApiApp } from './route-app.js';
 import { Problem } from './schemas.js';
 
@@ -66,6 +67,9 @@ function utf8Of(body: unknown): string {
 }
 
 const IfMatchHeaders = Type.Object({ 'if-match': Type.Optional(IfMatch) });
+
+/** The headers of an upload and a deletion: `If-Match`, and an `Idempotency-Key` as every change's. */
+const ChangeOfConfigurationHeaders = Type.Composite([IfMatchHeaders, ChangeHeaders]);
 
 /**
  * What a deletion may carry: no body, or an empty object. Some clients send `{}` on every DELETE;
@@ -180,7 +184,7 @@ async function registerUploadRoute(
             'Upload a whole configuration (all or nothing; wipes the processing data unless keep=processing-data)',
           description: `At most ${CONFIGURATION_BODY_BYTES_MAX} bytes. The new configuration replaces the old one as a new revision, and every ingestion session with its records, journals, journal lines and processing errors is deleted; users, credentials, the audit log and the revisions stay. The answer's \`deleted\` counts what was wiped. With \`dryRun=true\` the document is checked exactly as for an upload and nothing changes: the answer's \`wouldDelete\` counts what an upload would wipe now, and \`keepProcessingData\` says whether the same upload with \`keep=processing-data\` would be accepted (with every blocking change when not). With \`keep=${KEEP_PROCESSING_DATA}\` nothing is deleted: the change is made only when every stored record still conforms to its entity and the journal definition keeps the fields stored journals use (an entity may gain optional attributes, loosen a mandatory flag, gain entities, flows and rules; it may not remove, retype or make mandatory an attribute that stored records use, nor remove an entity with stored records); otherwise 409 \`configuration-change-unsafe\` with \`blocking\`, each change as { path (JSON Pointer), reason }, and nothing changes. Posted journals stay as they are; records processed afterwards are processed under the new revision. Its dry run answers 409 alike, or \`keepProcessingData.possible\` true and, where the service can tell, \`whatIf\`: how many records that failed processing would post under the new configuration. A 400 lists every problem as { path (JSON Pointer), message }; nothing changes on a 400. With \`If-Match\`, the upload (or its dry run) is made only while the stored configuration is the one that \`ETag\` names, else 412 \`configuration-changed\` and nothing changes. The answer's \`ETag\` names the revision stored after it (unchanged by a dry run).`,
           querystring: UploadQuery,
-          headers: IfMatchHeaders,
+          headers: ChangeOfConfigurationHeaders,
           body: ConfigurationUploadSchema,
           response: {
             200: UploadResult,
@@ -204,20 +208,47 @@ async function registerUploadRoute(
             'configuration.upload',
             payload,
             approvalCallerOf(request),
-            undefined,
+            request.headers['idempotency-key'],
           );
           return sendPendingApproval(reply, pending);
         }
-        const { revision, ...answer } = await configuration.upload(request.body, actorOf(request), {
+        const uploaded = await configuration.upload(request.body, actorOf(request), {
           dryRun: request.query.dryRun,
           ifRevisionIn: revisionsOf(request.headers['if-match']),
           keepProcessingData,
+          idempotencyKey: request.headers['idempotency-key'],
         });
-        reply.header('etag', etagOf(revision));
-        return answer;
+        return sendUploaded(reply, uploaded);
       },
     );
   });
+}
+
+/**
+ * Sends an upload's answer with the `ETag` of the revision it stored (or left, for a dry run);
+ * the first answer of an `Idempotency-Key` given again says so.
+ */
+function sendUploaded(
+  reply: FastifyReply,
+  uploaded: Awaited<ReturnType<ConfigurationService<unknown>['upload']>>,
+) {
+  const { revision, ...answer } = uploaded;
+  reply.header('etag', etagOf(revision));
+  if (!('replayed' in answer)) return answer;
+  const { replayed: _, ...first } = answer;
+  return reply.header('idempotent-replayed', 'true').send(first);
+}
+
+/** Refuses the body of a deletion unless it is absent or `{}`: `validation-failed` naming the member. */
+function refuseDeleteBody(valid: ReturnType<ValidatorCompiler>, body: unknown): void {
+  if (body === undefined || valid(body) === true) return;
+  const errors = ajvErrorsToPaths(valid.errors ?? []);
+  const first = errors[0];
+  throw new AppError(
+    'validation-failed',
+    first === undefined ? 'the body must be absent or {}' : `${first.path || 'the body'} ${first.message}`,
+    { errors },
+  );
 }
 
 /** `DELETE /api/v1/configuration/bulk`: the wipe, its dry run, or its approval request. */
@@ -245,7 +276,7 @@ function registerDeleteRoute(
         description:
           'Empties every section and deletes every ingestion session with its records, journals, journal lines and processing errors; users, credentials and the audit log stay, and the audit entry records what was wiped. With `dryRun=true` nothing changes and the answer (200) counts what a deletion would wipe now. It takes no body; an empty object is accepted, and any member is refused (400 naming it). With `If-Match`, the deletion (or its dry run) is made only while the stored configuration is the one that `ETag` names, else 412 `configuration-changed` and nothing changes. The `ETag` of the answer names the revision stored after it.',
         querystring: DryRunQuery,
-        headers: IfMatchHeaders,
+        headers: ChangeOfConfigurationHeaders,
         response: {
           200: WipeDryRunResult,
           202: PendingApprovalAnswer,
@@ -255,18 +286,7 @@ function registerDeleteRoute(
           412: Problem,
         },
       },
-      preValidation: async (request) => {
-        if (request.body === undefined || deleteBodyValid(request.body) === true) return;
-        const errors = ajvErrorsToPaths(deleteBodyValid.errors ?? []);
-        const first = errors[0];
-        throw new AppError(
-          'validation-failed',
-          first === undefined
-            ? 'the body must be absent or {}'
-            : `${first.path || 'the body'} ${first.message}`,
-          { errors },
-        );
-      },
+      preValidation: async (request) => refuseDeleteBody(deleteBodyValid, request.body),
     },
     async (request, reply) => {
       const actor = actorOf(request);
@@ -281,11 +301,16 @@ function registerDeleteRoute(
           'configuration.delete',
           {},
           approvalCallerOf(request),
-          undefined,
+          request.headers['idempotency-key'],
         );
         return sendPendingApproval(reply, pending);
       }
-      const { revision } = await configuration.wipe(actor, ifRevisionIn);
+      const { revision, replayed } = await configuration.wipe(
+        actor,
+        ifRevisionIn,
+        request.headers['idempotency-key'],
+      );
+      if (replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(204).header('etag', etagOf(revision)).send(null);
     },
   );

@@ -1,10 +1,11 @@
 /**
- * The decisions on an approval request that change only the request, made through the change
- * runner (`modules/changes/runner.ts`): a rejection by another user, and a cancellation by its
- * maker. Each reads the request in the runner's transaction, checks who may decide it, and moves
- * it from `pending-approval` by a conditional update, so a request is decided once however many
- * instances share the store. An approval runs an action, with its own transaction: it is the
- * service's (`service.ts`).
+ * The decisions on an approval request, made through the change runner
+ * (`modules/changes/runner.ts`): a rejection by another user, a cancellation by its maker, and the
+ * claim of an approval by another user. Each reads the request in the runner's transaction, checks
+ * who may decide it, and moves it from `pending-approval` by a conditional update, so a request is
+ * decided once however many instances share the store. An approval's claim moves it to
+ * `processing`; the action then runs in its own change (the service's, `service.ts`), which marks
+ * it `approved` as it commits.
  */
 import { AppError } from '../../lib/errors.js';
 import type { Applied, Change, ChangeContext } from '../changes/runner.js';
@@ -74,7 +75,7 @@ async function requestIn(tx: ApprovalChangeTables, requestId: string): Promise<S
 async function decided(
   tx: ApprovalChangeTables,
   input: DecisionInput,
-  to: 'rejected' | 'canceled',
+  to: 'rejected' | 'canceled' | 'processing',
   at: string,
 ): Promise<Applied<StoredApprovalRequest>> {
   const { requestId, decider, reason } = input;
@@ -113,6 +114,26 @@ function decision(
 
 /** The decisions the runner makes. */
 export const approvalDecisions = {
+  /**
+   * Claims a pending request for its approval: it moves to `processing`, so only one approval
+   * of it, on any instance, runs its action. A repeat of its `Idempotency-Key` answers the
+   * request as it is then (approved, invalid or failed once its action ran). Errors:
+   * `not-found`, `approval-not-pending`, `approval-by-maker`.
+   */
+  approve: {
+    ...decision('approval.approved', async (tx, input, { at }) => {
+      const request = await requestIn(tx, input.requestId);
+      if (request.status !== 'pending-approval') throw notPending(request);
+      if (samePerson(request.makerEmail, input.decider.email)) throw byMaker();
+      return decided(tx, input, 'processing', at);
+    }),
+    keeping: {
+      toKept: (request: StoredApprovalRequest) => ({ requestId: request.requestId }),
+      fromKept: (kept: unknown, tx: ApprovalChangeTables) =>
+        requestIn(tx, (kept as { requestId: string }).requestId),
+    },
+  },
+
   /**
    * Rejects a pending request with a reason; it never runs. Errors: `validation-failed` (a
    * blank reason), `not-found`, `approval-not-pending`, `approval-by-maker`.

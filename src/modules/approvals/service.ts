@@ -8,7 +8,6 @@ import {
   type ApprovalCaller,
   type ApprovalChangeTables,
   approvalDecisions,
-  byMaker,
   type DecisionInput,
   notPending,
   samePerson,
@@ -169,34 +168,27 @@ export class ApprovalService {
     return 'page' in start ? { ...page, total: await this.#store.count(status) } : page;
   }
 
-  /** The request, pending, that `caller` may decide. Errors: `not-found`, `approval-not-pending`, `approval-by-maker`. */
-  async #decidable(requestId: string, caller: ApprovalCaller): Promise<StoredApprovalRequest> {
-    const found = await this.get(requestId);
-    if (found.status !== 'pending-approval') throw notPending(found);
-    if (samePerson(found.makerEmail, caller.email)) throw byMaker();
-    return found;
-  }
-
   /**
    * Approves a pending request and runs it, as `approver`'s action on behalf of its maker. The
-   * request moves to `processing` by a conditional update, so only one approval of it, on any
-   * instance, runs it; then to `approved` in the action's own transaction (its outcome is added
-   * after), to `invalid` when the data it would change moved since it was made (and nothing
-   * changed), or to `failed` with the action's problem. An instance that stops in between leaves
-   * it `processing` until `recoverInterrupted`. Errors: `not-found`; `approval-not-pending`
+   * request is claimed through the change runner (`approvalDecisions.approve`): it moves to
+   * `processing` by a conditional update, so only one approval of it, on any instance, runs it;
+   * then to `approved` in the action's own transaction (its outcome is added after), to `invalid`
+   * when the data it would change moved since it was made (and nothing changed), or to `failed`
+   * with the action's problem. An instance that stops in between leaves it `processing` until
+   * `recoverInterrupted`. A dry run checks the claim only, and runs nothing; a repeat of an
+   * `Idempotency-Key` answers the request as it is. Errors: `not-found`; `approval-not-pending`
    * (decided already, or another approval won); `approval-by-maker`; `approval-invalidated` (the
-   * request is now `invalid`); the action's own errors (the request is now `failed`).
+   * request is now `invalid`); the action's own errors (the request is now `failed`);
+   * `idempotency-key-reused`.
    */
-  async approve(requestId: string, approver: ApprovalCaller): Promise<StoredApprovalRequest> {
-    const found = await this.#decidable(requestId, approver);
-    const at = this.#clock.now().toISOString();
-    const claimed = await this.#store.decide(requestId, {
-      to: 'processing',
-      by: approver.email,
-      byClientId: approver.clientId,
-      at,
-    });
-    if (claimed === undefined) throw notPending(await this.get(requestId));
+  async approve(
+    requestId: string,
+    approver: ApprovalCaller,
+    options: Omit<ChangeOptions, 'actor'> = {},
+  ): Promise<Outcome<StoredApprovalRequest>> {
+    const claim = await this.#decide('approve', { requestId, decider: approver }, options);
+    if (claim.replayed || claim.dryRun) return claim;
+    const found = claim.answer;
     const payload = await this.#store.payload(requestId);
     let execution: ApprovalExecution;
     try {
@@ -229,11 +221,12 @@ export class ApprovalService {
         { requestId, requestStatus: 'invalid' },
       );
     }
-    return this.#store.finish(requestId, {
+    const approved = await this.#store.finish(requestId, {
       to: 'approved',
       at: this.#clock.now().toISOString(),
       outcome: execution.outcome,
     });
+    return { answer: approved, replayed: false, dryRun: false };
   }
 
   /**

@@ -158,12 +158,6 @@ export interface ApprovalStore {
   /** The number of requests of one status, or all. */
   count(status: ApprovalStatus | undefined): Promise<number>;
   /**
-   * Moves a `pending-approval` request as `decision` says, with its audit entry and counters, in
-   * one conditional update: undefined when the request was not pending any more (another
-   * decision won), and then nothing is written.
-   */
-  decide(requestId: string, decision: ApprovalDecision): Promise<StoredApprovalRequest | undefined>;
-  /**
    * Ends the execution of an approved request, with its audit entry: one whose action ran (and
    * made it `approved` as it committed) gets its outcome; one whose action did not run moves
    * from `processing` to `invalid` or `failed`.

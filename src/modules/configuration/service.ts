@@ -1,16 +1,26 @@
 /**
  * The configuration service: download, the upload, the upload that keeps the processing data,
  * the wipe, their dry runs and the bound variants an approval runs. They share private checks
- * (`#checked`, `#keepCheck`, `#uploadChecked`), the write of a revision (`#replace`) and the
- * snapshot cache, so they stay one class; the errors of a change that cannot be made are in
- * change-errors.ts, and what an approved change is bound to and comes to in bound-changes.ts.
+ * (`#checked`, `#keepCheck`, `#uploadChecked`), the change of a revision through the change
+ * runner (`#change`, `changes.ts`) and the snapshot cache, so they stay one class; the errors of
+ * a change that cannot be made are in change-errors.ts, and what an approved change is bound to
+ * and comes to in bound-changes.ts.
  */
-import { createHash } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import type { AuditActor } from '../audit/entry.js';
-import { type BoundChange, type BoundOutcome, boundOutcome, revisionMoved } from './bound-changes.js';
+import { BindingMoved, type ChangeOptions, type ChangeRunner } from '../changes/runner.js';
+import { type BoundChange, type BoundOutcome, revisionMoved } from './bound-changes.js';
 import { changeUnsafe, configurationChanged } from './change-errors.js';
+import {
+  type ConfigurationChanged,
+  type ConfigurationChangeKind,
+  type ConfigurationChangeRequest,
+  type ConfigurationChangeTables,
+  NOTHING_DELETED,
+  revisionDocument,
+  runConfigurationChange,
+} from './changes.js';
 import { type ConfigurationError, pointer } from './configuration-errors.js';
 import { type ConfigurationDiff, diffConfigurations } from './diff.js';
 import {
@@ -18,7 +28,6 @@ import {
   canonicalConfigurationText,
   downloadMembers,
   emptyConfiguration,
-  revisionDocumentText,
   sectionCounts,
 } from './document.js';
 import type {
@@ -30,13 +39,7 @@ import type {
 } from './keep-data.js';
 import { CONFIGURATION_FORMAT_VERSION, type Configuration, type ConfigurationDocument } from './model.js';
 import type { ConfigurationSnapshots } from './snapshot.js';
-import type {
-  ConfigurationStore,
-  KeepCheck,
-  ProcessingDataCounts,
-  ReplaceOutcome,
-  StoredConfiguration,
-} from './store.js';
+import type { ConfigurationStore, KeepCheck, ProcessingDataCounts, StoredConfiguration } from './store.js';
 
 /**
  * What checking an upload found: a valid document (every section present), the problems of an
@@ -68,7 +71,11 @@ export type UploadResult = {
   sections: Record<string, number>;
   revision: number;
 } & (
-  | { deleted: ProcessingDataCounts }
+  | {
+      deleted: ProcessingDataCounts;
+      /** The first answer of its `Idempotency-Key`, given again. */
+      replayed?: true;
+    }
   | { wouldDelete: ProcessingDataCounts; keepProcessingData: KeepPossibility; whatIf?: WhatIfAnswer }
 );
 
@@ -103,27 +110,6 @@ function inDocument(risks: readonly StoredDataRisk[]): StoredDataRisk[] {
   return risks.map((risk) => ({ ...risk, path: `${configuration}${risk.path}` }));
 }
 
-/** What an upload that keeps the processing data deletes. */
-const NOTHING_DELETED: ProcessingDataCounts = {
-  ingestions: 0,
-  records: 0,
-  journals: 0,
-  journalLines: 0,
-  processingErrors: 0,
-};
-
-/** What a change asks the store to write (ConfigurationStore.replace). */
-type ReplaceInput = Parameters<ConfigurationStore['replace']>[0];
-
-/** The conditions a change is written under, and what it keeps (ConfigurationStore.replace). */
-type ReplaceTerms = Pick<ReplaceInput, 'ifRevisionIn' | 'keep' | 'ifDeletes' | 'approvalRequestId'>;
-
-/** The text and hash a revision keeps of its configuration. */
-function revisionDocument(configuration: Configuration): { text: string; sha256: string } {
-  const text = revisionDocumentText(configuration);
-  return { text, sha256: createHash('sha256').update(text).digest('hex') };
-}
-
 /**
  * The revisions a change is made against: it is made only when the stored revision is one of
  * them (checked in the transaction that makes it), so that what was read or checked is what is
@@ -139,6 +125,8 @@ export interface UploadOptions {
   dryRun?: boolean;
   ifRevisionIn?: RevisionCondition;
   keepProcessingData?: boolean;
+  /** The caller's `Idempotency-Key` (not read by a dry run). */
+  idempotencyKey?: string | undefined;
 }
 
 /**
@@ -154,6 +142,7 @@ export interface UploadOptions {
  */
 export class ConfigurationService<T> {
   readonly #store: ConfigurationStore;
+  readonly #runner: ChangeRunner<ConfigurationChangeTables>;
   readonly #snapshots: ConfigurationSnapshots<T>;
   readonly #clock: Clock;
   readonly #validate: ConfigurationValidator;
@@ -161,12 +150,14 @@ export class ConfigurationService<T> {
 
   constructor(
     store: ConfigurationStore,
+    runner: ChangeRunner<ConfigurationChangeTables>,
     snapshots: ConfigurationSnapshots<T>,
     clock: Clock,
     validate: ConfigurationValidator,
     options: ConfigurationServiceOptions,
   ) {
     this.#store = store;
+    this.#runner = runner;
     this.#snapshots = snapshots;
     this.#clock = clock;
     this.#validate = validate;
@@ -280,11 +271,12 @@ export class ConfigurationService<T> {
         blocking.length === 0 ? { possible: true } : { possible: false, blocking };
       return { version, sections, revision, wouldDelete, keepProcessingData };
     }
-    const outcome = await this.#replace({ version, configuration, action: 'configuration.upload' }, actor, {
-      ifRevisionIn: options.ifRevisionIn,
-    });
-    if (!outcome.replaced) throw configurationChanged(outcome.revision);
-    return { version, sections, revision: outcome.revision, deleted: outcome.deleted };
+    const changed = await this.#change(
+      'upload',
+      { version, configuration, ifRevisionIn: options.ifRevisionIn },
+      { actor, idempotencyKey: options.idempotencyKey },
+    );
+    return { version, sections, ...changed };
   }
 
   /**
@@ -338,31 +330,39 @@ export class ConfigurationService<T> {
         };
         return whatIf === undefined ? answer : { ...answer, whatIf };
       }
-      const outcome = await this.#replace({ version, configuration, action: 'configuration.upload' }, actor, {
-        ifRevisionIn: [check.revision],
-        keep: { risks: check.risks, checkedUpTo: check.checkedUpTo },
-      });
-      if (outcome.replaced)
-        return { version, sections, revision: outcome.revision, deleted: outcome.deleted };
-      if (outcome.blocking !== undefined) throw changeUnsafe(outcome.blocking);
-      if (condition !== undefined || attempt >= KEEP_ATTEMPTS_MAX)
-        throw configurationChanged(outcome.revision);
+      try {
+        const keep = { risks: check.risks, checkedUpTo: check.checkedUpTo };
+        const changed = await this.#change(
+          'upload',
+          { version, configuration, ifRevisionIn: [check.revision], keep },
+          { actor, idempotencyKey: options.idempotencyKey },
+        );
+        return { version, sections, ...changed };
+      } catch (error) {
+        const moved = error instanceof AppError && error.code === 'configuration-changed';
+        if (!moved || condition !== undefined || attempt >= KEEP_ATTEMPTS_MAX) throw error;
+      }
     }
   }
 
   /**
    * Empties the configuration and wipes the processing data; users, credentials and the audit
    * log stay. Answers with what was deleted, as the audit entry records it, and the new
-   * revision. With `ifRevisionIn`, only when the stored revision is one of those. Errors:
-   * `configuration-changed` (412) when that condition fails.
+   * revision. With `ifRevisionIn`, only when the stored revision is one of those; under an
+   * `Idempotency-Key`, a repeat answers the first answer again (`replayed`). Errors:
+   * `configuration-changed` (412) when that condition fails, `idempotency-key-reused`.
    */
   async wipe(
     actor: AuditActor,
     ifRevisionIn?: RevisionCondition,
-  ): Promise<{ deleted: ProcessingDataCounts; revision: number }> {
-    const outcome = await this.#replaceWithEmpty(actor, { ifRevisionIn });
-    if (!outcome.replaced) throw configurationChanged(outcome.revision);
-    return { deleted: outcome.deleted, revision: outcome.revision };
+    idempotencyKey?: string,
+  ): Promise<ConfigurationChanged & { replayed?: true }> {
+    const configuration = emptyConfiguration();
+    return this.#change(
+      'delete',
+      { version: CONFIGURATION_FORMAT_VERSION, configuration, ifRevisionIn },
+      { actor, idempotencyKey },
+    );
   }
 
   /**
@@ -401,9 +401,9 @@ export class ConfigurationService<T> {
   /**
    * The upload of an approved request: made only while the document still hashes to
    * `bound.documentSha256`, the stored revision is `bound.revision` and, for an upload that
-   * wipes, what it wipes is exactly `bound.wouldDelete` (counted under the upload's locks);
-   * otherwise nothing changes and the answer is `moved`, saying what moved. Errors: those of
-   * {@link upload}.
+   * wipes, what it wipes is exactly `bound.wouldDelete` (counted under the upload's locks, in the
+   * change's transaction, which marks the request `approved`); otherwise nothing changes and the
+   * answer is `moved`, saying what moved. Errors: those of {@link upload}.
    */
   async uploadBound(
     body: unknown,
@@ -421,17 +421,13 @@ export class ConfigurationService<T> {
       if (check.blocking.length > 0) throw changeUnsafe(check.blocking);
       keep = { risks: check.risks, checkedUpTo: check.checkedUpTo };
     }
-    const outcome = await this.#replace(
-      { version, configuration, document, action: 'configuration.upload' },
+    const wouldDelete = keep === undefined ? bound.wouldDelete : undefined;
+    return this.#bound(
+      'upload',
+      { version, configuration, document, keep, bound: { revision: bound.revision, wouldDelete } },
       actor,
-      {
-        ifRevisionIn: [bound.revision],
-        keep,
-        ifDeletes: keep === undefined ? bound.wouldDelete : undefined,
-        approvalRequestId: bound.approvalRequestId,
-      },
+      bound.approvalRequestId,
     );
-    return boundOutcome(outcome, bound);
   }
 
   /**
@@ -439,12 +435,16 @@ export class ConfigurationService<T> {
    * `bound.revision` and what it wipes is exactly `bound.wouldDelete`; otherwise `moved`.
    */
   async wipeBound(actor: AuditActor, bound: BoundChange): Promise<BoundOutcome> {
-    const outcome = await this.#replaceWithEmpty(actor, {
-      ifRevisionIn: [bound.revision],
-      ifDeletes: bound.wouldDelete,
-      approvalRequestId: bound.approvalRequestId,
-    });
-    return boundOutcome(outcome, bound);
+    return this.#bound(
+      'delete',
+      {
+        version: CONFIGURATION_FORMAT_VERSION,
+        configuration: emptyConfiguration(),
+        bound: { revision: bound.revision, wouldDelete: bound.wouldDelete },
+      },
+      actor,
+      bound.approvalRequestId,
+    );
   }
 
   /** The SHA-256 of the empty configuration's canonical text: the document a deletion stores. */
@@ -452,40 +452,28 @@ export class ConfigurationService<T> {
     return revisionDocument(emptyConfiguration()).sha256;
   }
 
-  /**
-   * Stores `configuration` as the next revision, recorded in the audit log as `action` by
-   * `actor` with its section counts, under the conditions of `terms` (see
-   * ConfigurationStore.replace); `document` is the revision's text and hash when the caller has
-   * them already.
-   */
-  #replace(
-    change: Pick<ReplaceInput, 'version' | 'configuration' | 'action'> & {
-      document?: ReplaceInput['document'];
-    },
+  /** The change `kind` of an approved request: `done`, or `moved` when its binding moved. */
+  async #bound(
+    kind: ConfigurationChangeKind,
+    input: ConfigurationChangeRequest,
     actor: AuditActor,
-    terms: ReplaceTerms,
-  ): Promise<ReplaceOutcome> {
-    const { version, configuration, action } = change;
-    return this.#store.replace({
-      version,
-      configuration,
-      document: change.document ?? revisionDocument(configuration),
-      at: this.#clock.now().toISOString(),
-      actor: actor.user,
-      clientId: actor.clientId ?? null,
-      action,
-      sections: sectionCounts(configuration),
-      ...terms,
-    });
+    approvalRequestId: string,
+  ): Promise<BoundOutcome> {
+    try {
+      const { revision, deleted } = await this.#change(kind, input, { actor, approvalRequestId });
+      return { kind: 'done', revision, deleted };
+    } catch (error) {
+      if (error instanceof BindingMoved) return { kind: 'moved', detail: error.detail };
+      throw error;
+    }
   }
 
-  /** {@link #replace} with the empty configuration: the revision a deletion stores. */
-  #replaceWithEmpty(actor: AuditActor, terms: ReplaceTerms): Promise<ReplaceOutcome> {
-    const configuration = emptyConfiguration();
-    return this.#replace(
-      { version: CONFIGURATION_FORMAT_VERSION, configuration, action: 'configuration.delete' },
-      actor,
-      terms,
-    );
+  /** The change `kind` through the change runner (`runConfigurationChange`). */
+  #change(
+    kind: ConfigurationChangeKind,
+    request: ConfigurationChangeRequest,
+    options: ChangeOptions,
+  ): Promise<ConfigurationChanged & { replayed?: true }> {
+    return runConfigurationChange(this.#runner, kind, request, options);
   }
 }

@@ -32,21 +32,6 @@ export interface ProcessingDataCounts {
   processingErrors: number;
 }
 
-/**
- * What a `replace` did: the new revision and what it wiped (nothing when it kept the data), or
- * nothing, since the revision was not one of those allowed, or since the stored data forbids a
- * change that keeps it (`blocking`).
- */
-export type ReplaceOutcome =
-  | { replaced: true; revision: number; deleted: ProcessingDataCounts }
-  | {
-      replaced: false;
-      revision: number;
-      blocking?: BlockingChange[];
-      /** What the change would have wiped, when that was not the `ifDeletes` asked for. */
-      wouldDelete?: ProcessingDataCounts;
-    };
-
 /** One configuration revision: who made it, when, how, and what its document holds. */
 export interface RevisionSummary {
   revision: number;
@@ -75,54 +60,58 @@ export interface KeepCheck {
   checkedUpTo: number;
 }
 
+/** A configuration revision as a change stores it. */
+export interface RevisionWrite {
+  revision: number;
+  version: string;
+  configuration: Configuration;
+  /** The revision's canonical document text and its SHA-256 (hex). */
+  document: { text: string; sha256: string };
+  at: string;
+  actor: string;
+  action: 'upload' | 'delete';
+  sections: Record<string, number>;
+}
+
 /**
- * The storage port of the configuration module. `replace` is the one write: in a single
- * transaction it stores the new document under the next revision, counts and wipes the
- * processing data (ingestions and everything hanging off them), and appends the audit entry with
- * those counts and the revision's row, so no reader ever sees a mix of old and new, no instance
- * keeps processing data of the old configuration, and the counts are exactly what was deleted.
- * With `keep` it wipes nothing: it checks instead, under the same locks, that the stored data
- * allows the change, and changes nothing when it does not.
+ * The tables a change of the configuration writes, in the change runner's transaction
+ * (`changes.ts`): one write stores the new document under the next revision and counts and wipes
+ * the processing data (ingestions and everything hanging off them), or, keeping it, checks under
+ * the same locks that the stored data allows the change; so no reader ever sees a mix of old and
+ * new, no instance keeps processing data of the old configuration, and the counts are exactly
+ * what was deleted.
+ */
+export interface ConfigurationTables {
+  /**
+   * The stored revision, read under the locks a change of the configuration takes first, in the
+   * order every writer of processing data keeps: the configuration row (made first when
+   * missing), then the chunks and the sessions tables, held until the transaction ends.
+   */
+  lockForChange(at: string): Promise<number>;
+  /** The changes of `risks` the data stored now makes blocking, reading the records after `checkedUpTo`. */
+  blockingChanges(risks: readonly StoredDataRisk[], checkedUpTo: number): Promise<BlockingChange[]>;
+  countProcessingData(): Promise<ProcessingDataCounts>;
+  /** Deletes every session with its records, journals, lines, errors, reversals and kept balances. */
+  wipeProcessingData(): Promise<void>;
+  /** Stores `write` as the configuration and keeps its revision. */
+  storeRevision(write: RevisionWrite): Promise<void>;
+}
+
+/**
+ * The storage port of the configuration module: reads of the configuration, of its revisions and
+ * of the processing data a change would wipe; a change itself is made through the change runner,
+ * on `ConfigurationTables`.
  */
 export interface ConfigurationStore {
   read(): Promise<StoredConfiguration>;
   /** The current revision alone: a cheap read that tells whether a cached snapshot is stale. */
   readRevision(): Promise<number>;
-  /** The processing data that a `replace` would wipe now; reads only. */
+  /** The processing data that a change of the configuration would wipe now; reads only. */
   countProcessingData(): Promise<ProcessingDataCounts>;
-  /**
-   * With `ifRevisionIn`, replaces only when the stored revision is one of those, read under the
-   * transaction's lock; otherwise changes nothing and answers `changed` with the revision found.
-   */
-  replace(input: {
-    version: string;
-    configuration: Configuration;
-    /** The revision's canonical document text and its SHA-256 (hex). */
-    document: { text: string; sha256: string };
-    at: string;
-    actor: string;
-    /** The credential that made the change through the API, when it did (for the audit trail). */
-    clientId?: string | null;
-    action: 'configuration.upload' | 'configuration.delete';
-    sections: Record<string, number>;
-    ifRevisionIn?: readonly number[] | undefined;
-    keep?: KeepCheck | undefined;
-    /**
-     * When set (an approved request, docs/domain/approvals.md), replaces only when what it wipes,
-     * counted under the transaction's locks, is exactly this; otherwise changes nothing and
-     * answers the counts found as `wouldDelete`.
-     */
-    ifDeletes?: ProcessingDataCounts | undefined;
-    /**
-     * The approval request this change runs for (docs/domain/approvals.md): the change's
-     * transaction marks it `approved`, and changes nothing when it is no longer `processing`.
-     */
-    approvalRequestId?: string | undefined;
-  }): Promise<ReplaceOutcome>;
   /**
    * The risks that the data stored now makes blocking, read without a transaction and, on a
    * dialect whose statements hold the event loop, in bounded steps; and how far the records were
-   * read, for the `keep` of a `replace`.
+   * read, for the `keep` of a change (`ConfigurationTables.blockingChanges`).
    */
   checkStoredData(
     risks: readonly StoredDataRisk[],

@@ -14,6 +14,7 @@ import type {
 import type { ApprovalTables } from '../../modules/approvals/store.js';
 import type { AccessTables } from '../../modules/auth/store.js';
 import type { ChangeStore, ChangeTransaction } from '../../modules/changes/store.js';
+import type { ConfigurationTables } from '../../modules/configuration/store.js';
 import {
   EVENT_TYPES,
   type EventData,
@@ -29,6 +30,7 @@ import { reversalTablesIn } from '../accounting/reversal-store.js';
 import { approvalTablesIn, markApprovalRan } from '../approval-store.js';
 import { appendAudit } from '../audit-trail.js';
 import { type BulkInsert, createBulkInsert } from '../bulk-insert.js';
+import { configurationTablesIn } from '../configuration-store.js';
 import { isRetryableStoreError } from '../errors.js';
 import { recordEvent } from '../events/outbox.js';
 import { webhookTablesIn } from '../events/webhook-tables.js';
@@ -47,6 +49,7 @@ export interface ChangeTables {
   periods: PeriodTables;
   approvals: ApprovalTables;
   reversals: ReversalTables;
+  configuration: ConfigurationTables;
 }
 
 /** Attempts of a change that meets a deadlock, a serialization failure or a busy store. */
@@ -81,6 +84,7 @@ function changeTransactionIn(
 ): ChangeTables & ChangeTransaction {
   return {
     reversals: reversalTablesIn(trx, adapter, bulkInsert),
+    configuration: configurationTablesIn(trx, adapter),
     webhooks: webhookTablesIn(trx, adapter),
     extracts: extractTablesIn(trx, adapter),
     reprocessSchedule: reprocessScheduleTablesIn(trx, adapter),
