@@ -6,6 +6,7 @@
  * attempt starts from nothing, since a failed one was rolled back.
  */
 import type { Transaction } from 'kysely';
+import { invariant } from '../../lib/invariant.js';
 import type {
   ReprocessRunTables,
   ReprocessScheduleTables,
@@ -131,9 +132,10 @@ function changeTransactionIn(
     },
 
     async announce(event, at) {
-      if (!isEventType(event.type)) throw new Error(`no event type ${event.type}`);
+      const { type } = event;
+      invariant(isEventType(type), 'an announced event has a known type', () => type);
       // `changeEventOf` (modules/events/types.ts) fitted the data to its type.
-      await recordEvent(trx, event.type, event.data as EventData[EventType], at);
+      await recordEvent(trx, type, event.data as EventData[EventType], at);
     },
   };
 }
