@@ -88,10 +88,10 @@ async function countProcessingData(db: Kysely<Database>): Promise<ProcessingData
 }
 
 /**
- * The configuration port over Kysely. The document is one row, replaced in one transaction
- * with the wipe of the processing data and the audit entry; on PostgreSQL the row is locked
- * first, so concurrent uploads from several instances apply one after the other and every
- * revision number is used once.
+ * The configuration port over Kysely. The document is one row, replaced in the change runner's
+ * transaction (`configurationTablesIn`) with the wipe of the processing data, the audit entry and
+ * the event; on PostgreSQL the row is locked first, so concurrent uploads from several instances
+ * apply one after the other and every revision number is used once.
  *
  * Lock order (PostgreSQL), which the chunk claims of processing rely on too
  * (`accounting/claim-postgres.ts`): an upload locks the configuration row, then the chunks

@@ -204,14 +204,29 @@ describe('a configuration upload waiting for approval', () => {
     expect(list.json().totalSize).toBe(0);
   });
 
-  it('is invalidated by another upload in between: nothing changes', async () => {
+  it('is invalidated by another upload in between: nothing changes, and a repeat of its key answers the same', async () => {
     const first = (await upload(maker.token, withNote(), '?keep=processing-data')).json() as ApprovalRequest;
     // Another change lands first (made directly by the service, as an earlier approval would).
     await t.services.configuration.upload(realisticConfiguration(), { user: 'other@example.test' });
     const moved = await revision();
-    const approved = await act(approver, first.requestId, 'approve');
+    const approve = () =>
+      t.call(approver, {
+        method: 'POST',
+        url: `/api/v1/approval-requests/${first.requestId}/approve`,
+        headers: { 'idempotency-key': 'approve-once' },
+      });
+    const approved = await approve();
     expect(approved.statusCode, approved.body).toBe(409);
     expect(approved.json().type).toBe('urn:ledgerflow:problem:approval-invalidated');
+    const again = await approve();
+    expect(again.statusCode, again.body).toBe(409);
+    // The same problem; only what names this answer (its reference and moment) differs.
+    const { reference: _first, timestamp: _at, ...problem } = approved.json();
+    expect(again.json()).toEqual({
+      ...problem,
+      reference: expect.any(String),
+      timestamp: expect.any(String),
+    });
     expect(await revision()).toBe(moved);
     const after = await t.call(approver, {
       method: 'GET',

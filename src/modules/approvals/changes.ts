@@ -116,7 +116,7 @@ function decision(
 export const approvalDecisions = {
   /**
    * Claims a pending request for its approval: it moves to `processing`, so only one approval
-   * of it, on any instance, runs its action. A repeat of its `Idempotency-Key` answers the
+   * of it, on any instance, runs its action. A repeat of its `Idempotency-Key` reads the
    * request as it is then (approved, invalid or failed once its action ran). Errors:
    * `not-found`, `approval-not-pending`, `approval-by-maker`.
    */

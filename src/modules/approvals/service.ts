@@ -1,5 +1,5 @@
 import type { Clock } from '../../lib/clock.js';
-import { AppError } from '../../lib/errors.js';
+import { AppError, PROBLEMS, type ProblemCode } from '../../lib/errors.js';
 import { assertSameRequest, requestDigest } from '../../lib/idempotency.js';
 import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
 import { actorOfCaller } from '../audit/entry.js';
@@ -30,6 +30,29 @@ export const APPROVAL_RUN_LEASE_MS = 30 * 60 * 1000;
 function problemOf(error: unknown): { code: string; detail: string } {
   if (error instanceof AppError) return { code: error.code, detail: error.message };
   return { code: 'internal', detail: 'the action failed unexpectedly; the server log has the reason' };
+}
+
+/** The refusal of an approval whose bound data moved: nothing changed, the request is `invalid`. */
+function invalidated(requestId: string, detail: string): AppError {
+  return new AppError(
+    'approval-invalidated',
+    `nothing was changed and the request is invalid now: ${detail}; make the request again to have it reviewed anew`,
+    { requestId, requestStatus: 'invalid' },
+  );
+}
+
+/**
+ * The first answer of an approval, given again from its request as it is now: a request that
+ * became `invalid` or `failed` was answered with its problem, which is thrown again (the code and
+ * detail kept with it); any other is answered as it is.
+ */
+function replayOf(claim: Outcome<StoredApprovalRequest>): Outcome<StoredApprovalRequest> {
+  const { status, problem, requestId } = claim.answer;
+  if (problem === null) return claim;
+  if (status === 'invalid') throw invalidated(requestId, problem.detail);
+  if (status === 'failed' && Object.hasOwn(PROBLEMS, problem.code))
+    throw new AppError(problem.code as ProblemCode, problem.detail);
+  return claim;
 }
 
 /**
@@ -176,7 +199,7 @@ export class ApprovalService {
    * when the data it would change moved since it was made (and nothing changed), or to `failed`
    * with the action's problem. An instance that stops in between leaves it `processing` until
    * `recoverInterrupted`. A dry run checks the claim only, and runs nothing; a repeat of an
-   * `Idempotency-Key` answers the request as it is. Errors: `not-found`; `approval-not-pending`
+   * `Idempotency-Key` answers the first answer again from the request as it is (`replayOf`). Errors: `not-found`; `approval-not-pending`
    * (decided already, or another approval won); `approval-by-maker`; `approval-invalidated` (the
    * request is now `invalid`); the action's own errors (the request is now `failed`);
    * `idempotency-key-reused`.
@@ -187,7 +210,8 @@ export class ApprovalService {
     options: Omit<ChangeOptions, 'actor'> = {},
   ): Promise<Outcome<StoredApprovalRequest>> {
     const claim = await this.#decide('approve', { requestId, decider: approver }, options);
-    if (claim.replayed || claim.dryRun) return claim;
+    if (claim.dryRun) return claim;
+    if (claim.replayed) return replayOf(claim);
     const found = claim.answer;
     const payload = await this.#store.payload(requestId);
     let execution: ApprovalExecution;
@@ -215,11 +239,7 @@ export class ApprovalService {
         at: this.#clock.now().toISOString(),
         problem: { code: 'approval-invalidated', detail: execution.detail },
       });
-      throw new AppError(
-        'approval-invalidated',
-        `nothing was changed and the request is invalid now: ${execution.detail}; make the request again to have it reviewed anew`,
-        { requestId, requestStatus: 'invalid' },
-      );
+      throw invalidated(requestId, execution.detail);
     }
     const approved = await this.#store.finish(requestId, {
       to: 'approved',
