@@ -435,6 +435,17 @@ describe('at most once, idempotency and validation', () => {
     expect(own.json()).toMatchObject({ reversalId: null, journals: 0, alreadyReversed: 4 });
     // It reversed nothing, so it recorded nothing: one reversal in all.
     expect(await get('/api/v1/reversals')).toMatchObject({ totalSize: 1 });
+
+    // An upload that wipes the processing data takes the reversal with it: its key answers so.
+    const wiped = await t.call(operator, {
+      method: 'PUT',
+      url: '/api/v1/configuration/bulk',
+      payload: realisticConfiguration(),
+    });
+    expect(wiped.statusCode, wiped.body).toBe(200);
+    const gone = await reverse(body, { key: 'k-1' });
+    expect(gone.statusCode, gone.body).toBe(404);
+    expect(gone.json().detail).toContain('deleted with the processing data');
   });
 
   it('names the member at fault', async () => {

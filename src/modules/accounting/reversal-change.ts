@@ -11,6 +11,7 @@
  * for an approved request makes the reversal only when it comes to the counts the approver saw,
  * else it throws `BindingMoved`.
  */
+import { AppError } from '../../lib/errors.js';
 import { signedInClientIdOf } from '../audit/entry.js';
 import { BindingMoved, type Change } from '../changes/runner.js';
 import { changeEventOf } from '../events/types.js';
@@ -90,7 +91,12 @@ function countsMoved(now: ReversalCounts, bound: ReversalCounts): string {
 /** The reversal `reversalId` as answered, read in `tx`. */
 async function viewIn(tx: ReversalChangeTables, reversalId: string): Promise<ReversalView> {
   const reversal = await tx.reversals.find(reversalId);
-  if (reversal === undefined) throw new Error(`the kept answer names no reversal ${reversalId}`);
+  // A change of the configuration that wipes the processing data takes the reversals with it.
+  if (reversal === undefined)
+    throw new AppError(
+      'not-found',
+      `the reversal ${reversalId} made under this Idempotency-Key was deleted with the processing data by a change of the configuration; send a new request under a new key`,
+    );
   return {
     ...reversal,
     reversalJournalIds: await tx.reversals.reversalJournalIds(reversalId, REVERSAL_IDS_LISTED_MAX),
