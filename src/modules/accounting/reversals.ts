@@ -19,6 +19,7 @@ import { requestDigest } from '../../lib/idempotency.js';
 import type { KeyedPage, PageStart } from '../../lib/keyed-page.js';
 import type { AuditActor } from '../audit/store.js';
 import { BindingMoved, type ChangeRunner, type Outcome } from '../changes/runner.js';
+import { revisionMovedDetail } from '../configuration/bound-changes.js';
 import type { ConfigurationSnapshots } from '../configuration/snapshot.js';
 import { parseIsoDate } from './dates.js';
 import { nodeOpenPeriods } from './node-business-date.js';
@@ -204,9 +205,7 @@ export class ReversalService<T extends PreparedAccountingRevision> {
     for (let attempt = 1; ; attempt += 1) {
       const windows = await this.#windows(this.#clock.now(), request.postingDate);
       if (bound !== undefined && windows.revision !== bound.revision)
-        throw new BindingMoved(
-          `the configuration moved from revision ${bound.revision} to revision ${windows.revision}`,
-        );
+        throw new BindingMoved(revisionMovedDetail(bound.revision, windows.revision));
       const input = {
         request,
         reversalId: this.#newId(),

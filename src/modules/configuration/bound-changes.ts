@@ -21,5 +21,10 @@ export type BoundOutcome =
 
 /** The `moved` outcome of a revision that changed since the review. */
 export function revisionMoved(bound: number, found: number): BoundOutcome {
-  return { kind: 'moved', detail: `the configuration moved from revision ${bound} to revision ${found}` };
+  return { kind: 'moved', detail: revisionMovedDetail(bound, found) };
+}
+
+/** How the configuration moved from the revision an approval was bound to. */
+export function revisionMovedDetail(bound: number, found: number): string {
+  return `the configuration moved from revision ${bound} to revision ${found}`;
 }

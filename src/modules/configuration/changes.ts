@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import { BindingMoved, type Change, type ChangeOptions, type ChangeRunner } from '../changes/runner.js';
 import { changeEventOf } from '../events/types.js';
+import { revisionMovedDetail } from './bound-changes.js';
 import { changeUnsafe, configurationChanged } from './change-errors.js';
 import { revisionDocumentText, sectionCounts } from './document.js';
 import type { Configuration } from './model.js';
@@ -75,9 +76,7 @@ function configurationChangeOf(
       const { version, document, sections, keep, bound } = input;
       const revision = await tx.configuration.lockForChange(at);
       if (bound !== undefined && revision !== bound.revision)
-        throw new BindingMoved(
-          `the configuration moved from revision ${bound.revision} to revision ${revision}`,
-        );
+        throw new BindingMoved(revisionMovedDetail(bound.revision, revision));
       if (input.ifRevisionIn !== undefined && !input.ifRevisionIn.includes(revision))
         throw configurationChanged(revision);
       let deleted = NOTHING_DELETED;
